@@ -1,0 +1,166 @@
+"""The cluster as the engine sees it: nodes, apps, their requests, containers.
+
+Plain mutable records; only the engine changes them, in response to events.
+"""
+
+from __future__ import annotations
+
+from .resources import ZERO, Resource
+
+NODE_LOCAL, RACK_LOCAL, OFF_SWITCH = 0, 1, 2
+LOCALITY_NAMES = ("node_local", "rack_local", "off_switch")
+ANY = "*"
+
+#: MRv1 job priorities as levels around NORMAL; each level doubles the weight.
+PRIORITY_LEVELS = {"VERY_LOW": -2, "LOW": -1, "NORMAL": 0, "HIGH": 1, "VERY_HIGH": 2}
+
+
+def parse_priority(value) -> int:
+    """An int (YARN: larger runs first) or an MRv1 name such as HIGH."""
+    if isinstance(value, str):
+        key = value.strip().upper()
+        if key in PRIORITY_LEVELS:
+            return PRIORITY_LEVELS[key]
+        try:
+            return int(key)
+        except ValueError:
+            raise ValueError(
+                f"priority must be an integer or one of {', '.join(PRIORITY_LEVELS)}, got {value!r}"
+            ) from None
+    return int(value)
+
+
+class Node:
+    __slots__ = ("node_id", "host", "rack", "capacity", "used", "containers")
+
+    def __init__(self, node_id: str, host: str, rack: str, capacity: Resource) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.rack = rack
+        self.capacity = capacity
+        self.used = ZERO
+        self.containers: set[str] = set()
+
+    @property
+    def free(self) -> Resource:
+        return self.capacity - self.used
+
+
+class Container:
+    __slots__ = ("container_id", "app_id", "node_id", "resource", "priority", "launch_time", "is_am",
+                 "preempt_time", "kill_sent")
+
+    def __init__(self, container_id: str, app_id: str, node_id: str, resource: Resource,
+                 launch_time: float, is_am: bool = False, priority: int = 0) -> None:
+        self.container_id = container_id
+        self.app_id = app_id
+        self.node_id = node_id
+        self.resource = resource
+        self.priority = priority
+        self.launch_time = launch_time
+        self.is_am = is_am
+        self.preempt_time: float | None = None  # when we first asked for it back
+        self.kill_sent = False
+
+
+class Request:
+    """An app's outstanding containers at one request priority, in YARN's
+    shape: a total (``*``) plus counts per host and per rack that prefer them."""
+
+    __slots__ = ("priority", "resource", "num_containers", "hosts", "racks", "relax_locality")
+
+    def __init__(self, priority: int, resource: Resource, num_containers: int,
+                 hosts: dict[str, int] | None = None, racks: dict[str, int] | None = None,
+                 relax_locality: bool = True) -> None:
+        if num_containers < 0:
+            raise ValueError("num_containers must be >= 0")
+        self.priority = priority
+        self.resource = resource
+        self.num_containers = num_containers
+        self.hosts = dict(hosts or {})
+        self.racks = dict(racks or {})
+        self.relax_locality = relax_locality
+
+    @property
+    def has_locality(self) -> bool:
+        return bool(self.hosts) or bool(self.racks)
+
+    def locality_on(self, node: Node) -> int | None:
+        """The best level this request can run at on ``node``, or None."""
+        if self.hosts.get(node.host, 0) > 0:
+            return NODE_LOCAL
+        if self.racks.get(node.rack, 0) > 0 and (self.relax_locality or not self.hosts):
+            return RACK_LOCAL
+        if self.relax_locality or not self.has_locality:
+            return OFF_SWITCH
+        return None
+
+    def take(self, node: Node, level: int) -> None:
+        """Count one container as placed, as YARN's AppSchedulingInfo does."""
+        self.num_containers -= 1
+        if level == NODE_LOCAL:
+            _dec(self.hosts, node.host)
+        if level <= RACK_LOCAL:
+            _dec(self.racks, node.rack)
+
+
+def _dec(counts: dict[str, int], key: str) -> None:
+    n = counts.get(key, 0)
+    if n > 1:
+        counts[key] = n - 1
+    elif key in counts:
+        del counts[key]
+
+
+class App:
+    """A job: a leaf of the scheduling tree with the same shape as a pool."""
+
+    __slots__ = ("app_id", "name", "user", "groups", "pool", "priority", "weight", "start_time",
+                 "requests", "containers", "usage", "pending", "demand", "fair_share",
+                 "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am",
+                 "locality_level", "locality_wait", "missed_opportunities")
+
+    def __init__(self, app_id: str, user: str, priority: int, start_time: float,
+                 groups: tuple[str, ...] = ()) -> None:
+        self.app_id = app_id
+        self.name = app_id
+        self.user = user
+        self.groups = groups
+        self.pool = None  # the leaf Pool, set by the engine
+        self.priority = priority
+        self.weight = 2.0 ** priority
+        self.start_time = start_time
+        self.requests: dict[int, Request] = {}
+        self.containers: dict[str, Container] = {}
+        self.usage = ZERO
+        self.pending = ZERO
+        self.demand = ZERO
+        self.fair_share = ZERO
+        self.steady_fair_share = ZERO
+        self.min_share = ZERO
+        self.max_share = Resource(float("inf"), float("inf"))
+        self.runnable = False
+        self.active = False  # runnable and has outstanding requests
+        self.has_am = False
+        self.locality_level = NODE_LOCAL
+        self.locality_wait = 0.0
+        self.missed_opportunities = 0
+
+    def set_priority(self, priority: int) -> None:
+        self.priority = priority
+        self.weight = 2.0 ** priority
+
+    def recompute_pending(self) -> Resource:
+        mem = 0.0
+        vc = 0.0
+        for r in self.requests.values():
+            n = r.num_containers
+            if n > 0:
+                mem += r.resource.memory_mb * n
+                vc += r.resource.vcores * n
+        self.pending = Resource(mem, vc)
+        return self.pending
+
+    @property
+    def wants_more(self) -> bool:
+        return self.runnable and self.pending.any_positive()

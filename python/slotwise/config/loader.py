@@ -1,0 +1,59 @@
+"""Reading an allocation file: XML syntax, format detection, then the YARN
+or MRv1 parser.  Whatever goes wrong comes back as one ``ConfigErrors``."""
+
+from __future__ import annotations
+
+import os
+
+from lxml import etree
+
+from .errors import ConfigError, ConfigErrors
+from .model import AllocationConfig
+from .mrv1_xml import MRV1_ONLY_ELEMENTS, parse_mrv1
+from .yarn_xml import YARN_ONLY_ELEMENTS, parse_yarn
+
+
+def _xml_parser(**kw) -> etree.XMLParser:
+    # An allocation file never needs a DTD, entities or the network: refuse them.
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, **kw)
+
+
+def detect_format(root: etree._Element) -> str:
+    """"mrv1" if the file uses an element only MRv1 knows, else "yarn".
+    schedulingMode is in both (an old YARN alias), so it decides only when
+    no YARN-only element is present."""
+    tags = {el.tag for el in root.iter() if isinstance(el.tag, str)}
+    if tags & MRV1_ONLY_ELEMENTS:
+        return "mrv1"
+    if "schedulingMode" in tags and not tags & YARN_ONLY_ELEMENTS:
+        return "mrv1"
+    return "yarn"
+
+
+def parse_allocations(data: bytes | str, source: str = "<string>") -> AllocationConfig:
+    """Parse an allocation file's contents; raises ``ConfigErrors``."""
+    if isinstance(data, str):
+        data, parser = data.encode("utf-8"), _xml_parser(encoding="utf-8")
+    else:
+        parser = _xml_parser()
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as e:
+        raise ConfigErrors([ConfigError(source, e.lineno, f"XML syntax error: {e.msg}")]) from None
+    if root.tag != "allocations":
+        raise ConfigErrors([ConfigError(source, root.sourceline,
+                                        f"the root element must be <allocations>, not <{root.tag}>")])
+    if detect_format(root) == "mrv1":
+        return parse_mrv1(root, source)
+    return parse_yarn(root, source)
+
+
+def load_allocations(path: str | os.PathLike) -> AllocationConfig:
+    """Read and parse an allocation file; an unreadable file is an error at line 0."""
+    source = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ConfigErrors([ConfigError(source, 0, f"cannot read allocation file: {e.strerror or e}")]) from None
+    return parse_allocations(data, source)

@@ -1,0 +1,154 @@
+"""The parsed allocation file: plain data, both formats mapped onto YARN's
+vocabulary (queue == pool).  Values left as None inherit from the parent
+queue or the file's defaults; ``QueueConfig.effective`` applies that rule."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..resources import Resource
+
+INFINITE = math.inf
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """An absolute resource or a percentage of the cluster (maxResources may be either).
+
+    Each dimension is absolute (``memory_mb``/``vcores``) or a percentage
+    (``memory_pct``/``vcores_pct``); a missing dimension means unlimited.
+    """
+
+    memory_mb: float | None = None
+    vcores: float | None = None
+    memory_pct: float | None = None
+    vcores_pct: float | None = None
+
+    def resolve(self, cluster: Resource) -> Resource:
+        mem = self.memory_mb
+        if mem is None:
+            mem = cluster.memory_mb * self.memory_pct / 100.0 if self.memory_pct is not None else INFINITE
+        vc = self.vcores
+        if vc is None:
+            vc = cluster.vcores * self.vcores_pct / 100.0 if self.vcores_pct is not None else INFINITE
+        return Resource(mem, vc)
+
+    @classmethod
+    def of(cls, r: Resource) -> "ResourceSpec":
+        return cls(memory_mb=r.memory_mb, vcores=r.vcores)
+
+
+@dataclass
+class QueueConfig:
+    name: str  # full dotted name, e.g. "root.prod.etl"
+    line: int = 0
+    is_parent: bool = False  # type="parent": may get children at runtime
+    min_resources: Resource | None = None
+    max_resources: ResourceSpec | None = None
+    max_child_resources: ResourceSpec | None = None
+    max_running_apps: int | None = None
+    max_am_share: float | None = None
+    weight: float = 1.0
+    scheduling_policy: str | None = None
+    min_share_preemption_timeout: float | None = None
+    fair_share_preemption_timeout: float | None = None
+    fair_share_preemption_threshold: float | None = None
+    allow_preemption_from: bool | None = None
+    acl_submit_apps: str | None = None
+    acl_administer_apps: str | None = None
+    # MRv1 slot limits: min and max map/reduce slots.
+    min_maps: int | None = None
+    min_reduces: int | None = None
+    max_maps: int | None = None
+    max_reduces: int | None = None
+    children: list["QueueConfig"] = field(default_factory=list)
+
+    @property
+    def short_name(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+
+@dataclass
+class UserConfig:
+    name: str
+    max_running_apps: int | None = None
+    line: int = 0
+
+
+@dataclass
+class PlacementRule:
+    """One rule of queuePlacementPolicy.
+
+    name: specified, user, primaryGroup, secondaryGroupExistingQueue,
+    nestedUserQueue, default or reject.  ``queue`` is the default rule's
+    target, ``parent`` the nested rule of nestedUserQueue.
+    """
+
+    name: str
+    create: bool = True
+    queue: str | None = None
+    parent: "PlacementRule | None" = None
+    line: int = 0
+
+
+@dataclass
+class AllocationConfig:
+    source: str = "<default>"
+    format: str = "yarn"  # "yarn" or "mrv1"
+    root: QueueConfig = field(default_factory=lambda: QueueConfig("root"))
+    users: dict[str, UserConfig] = field(default_factory=dict)
+    user_max_apps_default: int | None = None
+    queue_max_apps_default: int | None = None
+    queue_max_resources_default: ResourceSpec | None = None
+    queue_max_am_share_default: float = 0.5
+    default_queue_scheduling_policy: str = "fair"
+    default_min_share_preemption_timeout: float = INFINITE
+    default_fair_share_preemption_timeout: float = INFINITE
+    default_fair_share_preemption_threshold: float = 0.5
+    placement_rules: list[PlacementRule] = field(default_factory=list)
+    # MRv1: the job property naming the pool; one pool per user by default.
+    pool_name_property: str = "mapreduce.job.user.name"
+
+    def queues(self) -> dict[str, QueueConfig]:
+        return {q.name: q for q in self.root.walk()}
+
+    def user_max_apps(self, user: str) -> int | None:
+        u = self.users.get(user)
+        if u is not None and u.max_running_apps is not None:
+            return u.max_running_apps
+        return self.user_max_apps_default
+
+    def slot_view(self, kind: str) -> "AllocationConfig":
+        """For MRv1 files: a copy whose min/max resources are the map (or
+        reduce) slot limits, counted as ``Resource.slots``."""
+        import copy
+
+        if kind not in ("map", "reduce"):
+            raise ValueError(f"slot kind must be map or reduce, not {kind!r}")
+        view = copy.deepcopy(self)
+        for q in view.root.walk():
+            lo = q.min_maps if kind == "map" else q.min_reduces
+            hi = q.max_maps if kind == "map" else q.max_reduces
+            if lo is not None:
+                q.min_resources = Resource.slots(lo)
+            if hi is not None:
+                q.max_resources = ResourceSpec.of(Resource.slots(hi))
+        return view
+
+
+def default_placement_rules() -> list[PlacementRule]:
+    """YARN's behaviour with no queuePlacementPolicy: the queue the app asked
+    for, else one queue per user; both created on demand."""
+    return [PlacementRule("specified", create=True), PlacementRule("user", create=True)]
+
+
+def default_config() -> AllocationConfig:
+    cfg = AllocationConfig()
+    cfg.placement_rules = default_placement_rules()
+    return cfg

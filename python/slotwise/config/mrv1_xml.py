@@ -1,0 +1,107 @@
+"""The MRv1 allocation file (Hadoop 0.20/0.21 fair scheduler "pools" file).
+
+Pools are flat and count map and reduce slots.  They map onto YARN's model:
+pool p becomes queue root.p, and its map slots fill min/max resources (one
+slot is ``Resource(1, 1)``) so that the default view schedules map slots;
+``AllocationConfig.slot_view("reduce")`` gives the reduce side.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from . import values as v
+from ..resources import Resource
+from .model import AllocationConfig, PlacementRule, QueueConfig, ResourceSpec
+from .yarn_xml import (
+    YARN_ONLY_ELEMENTS,
+    Fields,
+    Reporter,
+    apply,
+    check_attributes,
+    check_name,
+    parse_users,
+    scan,
+    unknown_element,
+)
+
+POOL_FIELDS: Fields = {
+    "minMaps": ("min_maps", v.non_negative_int),
+    "minReduces": ("min_reduces", v.non_negative_int),
+    "maxMaps": ("max_maps", v.non_negative_int),
+    "maxReduces": ("max_reduces", v.non_negative_int),
+    "maxRunningJobs": ("max_running_apps", v.non_negative_int),
+    "weight": ("weight", v.non_negative_float),
+    "minSharePreemptionTimeout": ("min_share_preemption_timeout", v.seconds),
+    "schedulingMode": ("scheduling_policy", v.mrv1_mode),
+}
+
+TOP_FIELDS: Fields = {
+    "poolMaxJobsDefault": ("queue_max_apps_default", v.non_negative_int),
+    "userMaxJobsDefault": ("user_max_apps_default", v.non_negative_int),
+    "defaultMinSharePreemptionTimeout": ("default_min_share_preemption_timeout", v.seconds),
+    "fairSharePreemptionTimeout": ("default_fair_share_preemption_timeout", v.seconds),
+    "defaultPoolSchedulingMode": ("default_queue_scheduling_policy", v.mrv1_mode),
+}
+
+USER_FIELDS: Fields = {"maxRunningJobs": ("max_running_apps", v.non_negative_int)}
+
+# Elements only an MRv1 file has: any of them makes the loader pick this parser.
+# (schedulingMode is also an old YARN alias, so it only counts without YARN elements.)
+MRV1_ONLY_ELEMENTS = frozenset({
+    "minMaps", "minReduces", "maxMaps", "maxReduces", "maxRunningJobs",
+    "poolMaxJobsDefault", "userMaxJobsDefault", "defaultPoolSchedulingMode",
+})
+
+
+def _unknown(el: etree._Element, where: str) -> str:
+    """YARN elements get their own message: the file mixes the two formats."""
+    if el.tag in YARN_ONLY_ELEMENTS:
+        return (f"file mixes MRv1 and YARN elements: <{el.tag}> in {where} is a YARN element, "
+                "but this file uses MRv1 pool elements")
+    return unknown_element(el, where)
+
+
+def _parse_pool(el: etree._Element, rep: Reporter) -> QueueConfig | None:
+    name = check_name(el.get("name"), "<pool>", el.sourceline, rep)
+    pool = QueueConfig(f"root.{name or '?'}", line=el.sourceline)
+    where = f"pool {name or '?'}"
+    check_attributes(el, ("name",), where, rep)
+
+    def nested(child: etree._Element) -> None:
+        rep.error(child.sourceline, f"MRv1 pools are flat: <pool> inside {where} is not allowed")
+
+    apply(pool, scan(el, POOL_FIELDS, rep, where, {"pool": nested}, _unknown))
+    if pool.min_maps is not None:
+        pool.min_resources = Resource.slots(pool.min_maps)
+    if pool.max_maps is not None:
+        pool.max_resources = ResourceSpec.of(Resource.slots(pool.max_maps))
+    return pool if name is not None else None
+
+
+def parse_mrv1(root: etree._Element, source: str) -> AllocationConfig:
+    """Build the config from a parsed MRv1 <allocations> element; raises
+    ``ConfigErrors`` with every error found."""
+    rep = Reporter(source)
+    cfg = AllocationConfig(source=source, format="mrv1")
+    pools: list[etree._Element] = []
+    users: list[etree._Element] = []
+    found = scan(root, TOP_FIELDS, rep, "<allocations>",
+                 {"pool": pools.append, "user": users.append}, _unknown)
+    apply(cfg, found)
+
+    seen: dict[str, int] = {}
+    for el in pools:
+        pool = _parse_pool(el, rep)
+        if pool is None:
+            continue
+        if pool.short_name in seen:
+            rep.error(el.sourceline, f"duplicate pool {pool.short_name} (first at line {seen[pool.short_name]})")
+        else:
+            seen[pool.short_name] = el.sourceline
+            cfg.root.children.append(pool)
+    parse_users(users, cfg, rep, USER_FIELDS, _unknown)
+    # The job's pool-name property if set, else one pool per user.
+    cfg.placement_rules = [PlacementRule("specified", create=True), PlacementRule("user", create=True)]
+    rep.raise_if_any()
+    return cfg

@@ -1,0 +1,241 @@
+"""Scalar values of allocation files: numbers, booleans, policy names and
+resource strings.
+
+Each parser takes the raw element text and returns the value or raises
+``BadValue`` whose message completes "<element> ...", e.g. "must be a
+non-negative integer"; the XML parsers add the element, place and line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..resources import Resource
+from .model import ResourceSpec
+
+BUILTIN_POLICIES = frozenset({"fair", "fifo", "drf"})
+
+
+class BadValue(ValueError):
+    """A value that cannot be used; ``str()`` is the predicate of the message."""
+
+
+_INT = re.compile(r"\+?\d+")
+_FLOAT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+# A resource amount: sign kept so that "-5 mb" says "negative", not "garbled".
+_AMOUNT = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
+
+
+def _float(text: str) -> float | None:
+    text = text.strip()
+    return float(text) if _FLOAT.fullmatch(text) else None
+
+
+def non_negative_int(text: str) -> int:
+    text = text.strip()
+    if not _INT.fullmatch(text):
+        raise BadValue("must be a non-negative integer")
+    return int(text)
+
+
+def non_negative_float(text: str) -> float:
+    f = _float(text)
+    if f is None or f < 0:
+        raise BadValue("must be a non-negative number")
+    return f
+
+
+def seconds(text: str) -> float:
+    f = _float(text)
+    if f is None or f < 0:
+        raise BadValue("must be a non-negative number of seconds")
+    return f
+
+
+def fraction(text: str) -> float:
+    f = _float(text)
+    if f is None or not 0 <= f <= 1:
+        raise BadValue("must be a number between 0 and 1")
+    return f
+
+
+def am_share(text: str) -> float:
+    """maxAMShare: a fraction, or -1 to switch the AM limit off."""
+    f = _float(text)
+    if f is None or not (0 <= f <= 1 or f == -1):
+        raise BadValue("must be a number between 0 and 1, or -1 to disable the check")
+    return f
+
+
+def boolean(text: str) -> bool:
+    t = text.strip().lower()
+    if t not in ("true", "false"):
+        raise BadValue('must be "true" or "false"')
+    return t == "true"
+
+
+def text(text: str) -> str:
+    """Free text (class names of the reservation system): kept, trimmed."""
+    return text.strip()
+
+
+def acl(text: str) -> str:
+    """An ACL is kept verbatim: a leading space means "groups only"."""
+    return text
+
+
+# --- scheduling policies -------------------------------------------------
+
+
+def known_policies() -> set[str]:
+    """Registered policy names; the built-ins even while their modules are
+    missing (the registry imports them and may fail half-way)."""
+    try:
+        from ..policies import known_policy_names
+
+        names = {n.lower() for n in known_policy_names()}
+    except ImportError:
+        names = set()
+    return names | BUILTIN_POLICIES
+
+
+def is_leaf_only(name: str) -> bool:
+    """True for policies that only order apps, like YARN's fifo."""
+    if name == "fifo":
+        return True
+    try:
+        from ..policies import get_policy
+
+        return bool(get_policy(name).leaf_only)
+    except (ImportError, KeyError):
+        return False
+
+
+def policy_name(text: str) -> str:
+    name = text.strip().lower()
+    known = known_policies()
+    if name not in known:
+        raise BadValue("must be one of " + ", ".join(sorted(known)))
+    return name
+
+
+def mrv1_mode(text: str) -> str:
+    """MRv1 schedulingMode: only fair and fifo existed."""
+    name = text.strip().lower()
+    if name not in ("fair", "fifo"):
+        raise BadValue('must be "fair" or "fifo"')
+    return name
+
+
+# --- resources -----------------------------------------------------------
+
+_OLD_PAIR = re.compile(rf"\s*({_AMOUNT})\s*([a-z]+)\s*,?")
+_PCT = re.compile(rf"\s*({_AMOUNT})\s*%\s*([a-z]*)\s*")
+_NEW_KEYS = {"memory-mb": "memory", "vcores": "vcores"}
+_OLD_UNITS = {"mb": "memory", "vcores": "vcores"}
+_PCT_UNITS = {"memory": "memory", "cpu": "vcores"}
+
+
+def _amount(s: str) -> float:
+    value = float(s)
+    if value < 0:
+        raise BadValue("must not be negative")
+    return int(value) if value.is_integer() and "." not in s else value
+
+
+def _old_style(s: str) -> dict[str, float]:
+    """ "X mb, Y vcores": both parts, either order, comma and spaces optional."""
+    pos, found = 0, {}
+    while pos < len(s):
+        m = _OLD_PAIR.match(s, pos)
+        if not m or m.end() == pos:
+            raise BadValue('must look like "X mb, Y vcores" or "memory-mb=X, vcores=Y"')
+        dim = _OLD_UNITS.get(m.group(2))
+        if dim is None:
+            raise BadValue(f'has unknown unit "{m.group(2)}" (use mb and vcores)')
+        if dim in found:
+            raise BadValue(f'gives "{m.group(2)}" twice')
+        found[dim] = _amount(m.group(1))
+        pos = m.end()
+    if len(found) != 2:
+        raise BadValue('must give both memory and vcores, e.g. "1024 mb, 1 vcores"')
+    return found
+
+
+def _old_percent(s: str) -> dict[str, float]:
+    """ "X%" for every resource, or "X% cpu, Y% memory"."""
+    parts = s.split(",")
+    if len(parts) == 1:
+        m = _PCT.fullmatch(parts[0])
+        if not m or m.group(2):
+            raise BadValue('must look like "X%" or "X% cpu, Y% memory"')
+        pct = _amount(m.group(1))
+        return {"memory": pct, "vcores": pct}
+    found = {}
+    for part in parts:
+        m = _PCT.fullmatch(part)
+        dim = _PCT_UNITS.get(m.group(2)) if m else None
+        if dim is None:
+            raise BadValue('must look like "X%" or "X% cpu, Y% memory"')
+        if dim in found:
+            raise BadValue(f'gives "{m.group(2)}" twice')
+        found[dim] = _amount(m.group(1))
+    if len(found) != 2:
+        raise BadValue("must give both cpu and memory percentages")
+    return found
+
+
+def _new_style(s: str) -> tuple[dict[str, float], bool]:
+    """ "memory-mb=X, vcores=Y" (or all values "X%"); returns (values, is_percent)."""
+    found, kinds = {}, set()
+    for part in s.split(","):
+        key, eq, val = part.partition("=")
+        key, val = key.strip(), val.strip()
+        if not eq or not key or not val:
+            raise BadValue('must look like "memory-mb=X, vcores=Y": every part needs name=value')
+        dim = _NEW_KEYS.get(key)
+        if dim is None:
+            raise BadValue(f'names unknown resource "{key}" (known: memory-mb, vcores)')
+        if dim in found:
+            raise BadValue(f'gives "{key}" twice')
+        pct = val.endswith("%")
+        number = val[:-1].strip() if pct else val
+        if not re.fullmatch(_AMOUNT, number) or (not pct and not re.fullmatch(r"[+-]?\d+", number)):
+            raise BadValue(f'has a bad value "{val}" for {key} (a whole number, or a percentage)')
+        kinds.add(pct)
+        found[dim] = _amount(number)
+    if len(kinds) > 1:
+        raise BadValue("must give either all values as percentages or none")
+    return found, kinds == {True}
+
+
+def min_resource(text: str) -> Resource:
+    """minResources: absolute only; a key missing in key=value form is 0."""
+    s = text.strip().lower()
+    if not s:
+        raise BadValue("must not be empty")
+    if "=" in s:
+        found, pct = _new_style(s)
+    else:
+        pct = "%" in s
+        found = {} if pct else _old_style(s)
+    if pct:
+        raise BadValue("may not be a percentage; only maximum limits may")
+    return Resource(found.get("memory", 0), found.get("vcores", 0))
+
+
+def max_resource(text: str) -> ResourceSpec:
+    """maxResources and friends: absolute or percentages of the cluster; a key
+    missing in key=value form is unlimited."""
+    s = text.strip().lower()
+    if not s:
+        raise BadValue("must not be empty")
+    if "=" in s:
+        found, pct = _new_style(s)
+    elif "%" in s:
+        found, pct = _old_percent(s), True
+    else:
+        found, pct = _old_style(s), False
+    if pct:
+        return ResourceSpec(memory_pct=found.get("memory"), vcores_pct=found.get("vcores"))
+    return ResourceSpec(memory_mb=found.get("memory"), vcores=found.get("vcores"))

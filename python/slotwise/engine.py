@@ -1,0 +1,630 @@
+"""The scheduling engine: events in, decisions out.
+
+Pure by design: no I/O, no threads, time only from the injected clock.  The
+Py4J bridge drives it from a real ResourceManager and the simulator drives
+it from a trace; both see the same decisions for the same events.
+
+One heartbeat: ``heartbeat(node_id)`` walks the pool tree from the root,
+each pool ordering its children with its policy's ``sort_key``, until an app
+with a request that fits the node, at a locality level delay scheduling
+allows, takes a container.  ``update()`` is the Fair Scheduler's update
+thread: runnability, demand, fair shares, starvation and preemption.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+from .clock import Clock, SystemClock
+from .cluster import (LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App, Container, Node,
+                      Request)
+from .config.model import AllocationConfig, default_config
+from .decisions import Assignment, Preemption
+from .placement import PlacementRejected, acl_allows, place, queue_path
+from .policies import get_policy
+from .pool import Pool
+from .resources import ZERO, Resource
+from .settings import EngineSettings
+
+__all__ = ["Engine", "PlacementRejected"]
+
+
+class Engine:
+    def __init__(self, config: AllocationConfig | None = None, clock: Clock | None = None,
+                 settings: EngineSettings | None = None) -> None:
+        self.clock = clock or SystemClock()
+        self.settings = settings or EngineSettings()
+        self.nodes: dict[str, Node] = {}
+        self.apps: dict[str, App] = {}
+        self.containers: dict[str, Container] = {}
+        self.cluster = ZERO
+        self.pools: dict[str, Pool] = {}
+        self.root: Pool = Pool("root", None, self.clock.now())
+        self.user_running: dict[str, int] = {}
+        self._skipped: dict[str, App] = {}
+        self._last_heartbeat: float | None = None
+        self._seq = 0
+        self.config = config or default_config()
+        self.set_config(self.config)
+
+    # ----------------------------------------------------------------- config
+    def set_config(self, config: AllocationConfig) -> None:
+        """Swap in a new allocation file.  Pools keep their runtime state by
+        name; pools that vanished from the file but still hold apps stay on as
+        dynamic pools, so a reload never loses a running job."""
+        now = self.clock.now()
+        self.config = config
+        old = self.pools
+        self.pools = {}
+
+        def build(qc, parent):
+            pool = old.get(qc.name) or Pool(qc.name, parent, now)
+            pool.parent = parent
+            pool.children = []
+            if parent is not None:
+                parent.children.append(pool)
+            self.pools[qc.name] = pool
+            pool.apply_config(qc, config, self.cluster)
+            for child in qc.children:
+                build(child, pool)
+
+        build(config.root, None)
+        self.root = self.pools["root"]
+        if self.settings.root_policy:
+            self.root.policy = get_policy(self.settings.root_policy)
+        for name, pool in old.items():
+            if name not in self.pools and pool.apps:
+                leaf = self._ensure_pool(name, force=True)
+                leaf.apps = pool.apps
+                for app in leaf.apps:
+                    app.pool = leaf
+        self._rebuild_aggregates()
+        self._update_runnability()
+
+    def _rebuild_aggregates(self) -> None:
+        for p in self.pools.values():
+            p.usage = ZERO
+            p.am_usage = ZERO
+            p.running_apps = 0
+            p.active_apps = 0
+        self.user_running = {}
+        for app in self.apps.values():
+            self._attach(app, app.pool, +1)
+
+    def _attach(self, app: App, pool: Pool, sign: int) -> None:
+        """Add (sign=+1) or remove (-1) an app's weight in its pool chain."""
+        am = sum((c.resource for c in app.containers.values() if c.is_am), ZERO)
+        usage = app.usage * sign
+        am = am * sign
+        for p in pool.ancestors():
+            p.usage = p.usage + usage
+            p.am_usage = p.am_usage + am
+            if app.runnable:
+                p.running_apps += sign
+            if app.active:
+                p.active_apps += sign
+        if app.runnable:
+            self.user_running[app.user] = self.user_running.get(app.user, 0) + sign
+
+    # ------------------------------------------------------------------ pools
+    def _can_create(self, name: str) -> bool:
+        parts = name.split(".")
+        if parts[0] != "root" or any(not p.strip() for p in parts):
+            return False
+        for i in range(len(parts) - 1, 0, -1):
+            anc = self.pools.get(".".join(parts[:i]))
+            if anc is not None:
+                return anc is self.root or anc.is_parent
+        return False
+
+    def _ensure_pool(self, name: str, force: bool = False) -> Pool:
+        pool = self.pools.get(name)
+        if pool is not None:
+            return pool
+        if not force and not self._can_create(name):
+            raise PlacementRejected(f"cannot create pool {name}")
+        parent_name = name.rsplit(".", 1)[0]
+        parent = self._ensure_pool(parent_name, force=True)
+        if parent.apps and not parent.children:
+            if not force:
+                raise PlacementRejected(f"{parent_name} is a leaf pool with apps")
+        pool = Pool(name, parent, self.clock.now())
+        parent.children.append(pool)
+        parent.is_parent = True
+        self.pools[name] = pool
+        pool.apply_config(None, self.config, self.cluster)
+        return pool
+
+    def _may_submit(self, name: str, user: str, groups: Sequence[str]) -> bool:
+        """Hadoop's rule: access to a queue or any queue above it is enough;
+        root's ACL is everyone unless the file says otherwise."""
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            pool = self.pools.get(".".join(parts[:i]))
+            acl = pool.acl_submit if pool is not None else None
+            ok = acl_allows(acl, user, groups)
+            if ok:
+                return True
+            if i == 1 and ok is None:
+                return True
+        return False
+
+    def pool_exists(self, name: str) -> bool:
+        return queue_path(name) in self.pools
+
+    # ------------------------------------------------------------------ nodes
+    def add_node(self, node_id: str, host: str, rack: str, capacity: Resource) -> None:
+        if node_id in self.nodes:
+            self.update_node(node_id, capacity)
+            return
+        self.nodes[node_id] = Node(node_id, host, rack, capacity)
+        self._set_cluster(self.cluster + capacity)
+
+    def update_node(self, node_id: str, capacity: Resource) -> None:
+        node = self.nodes[node_id]
+        self._set_cluster(self.cluster - node.capacity + capacity)
+        node.capacity = capacity
+
+    def remove_node(self, node_id: str) -> list[str]:
+        """Forget a node; its containers are gone with it (ids returned)."""
+        node = self.nodes.pop(node_id, None)
+        if node is None:
+            return []
+        lost = list(node.containers)
+        for cid in lost:
+            self.container_finished(cid)
+        self._set_cluster(self.cluster - node.capacity)
+        return lost
+
+    def _set_cluster(self, total: Resource) -> None:
+        self.cluster = total
+        for p in self.pools.values():  # percentages in maxResources follow the cluster
+            if p.max_share_spec is not None:
+                p.max_share = p.max_share_spec.resolve(total)
+
+    # ------------------------------------------------------------------- apps
+    def add_app(self, app_id: str, user: str, queue: str | None = None, priority: int = 0,
+                groups: Sequence[str] = (), submit_time: float | None = None,
+                placed: bool = False) -> str:
+        """Admit an app; returns its pool's full name.  ``placed=True`` takes
+        ``queue`` as final (a driver restoring state), else the placement
+        policy decides.  Raises PlacementRejected."""
+        if app_id in self.apps:
+            return self.apps[app_id].pool.name
+        groups = tuple(groups)
+        if placed:
+            name = queue_path(queue or "default")
+        else:
+            name = place(self.config.placement_rules, queue, user, groups, self.pool_exists,
+                         self._can_create, self._may_submit)
+        pool = self._ensure_pool(name, force=placed)
+        if pool.children:
+            raise PlacementRejected(f"{name} is a parent pool; apps go in leaf pools")
+        now = self.clock.now()
+        app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
+        app.pool = pool
+        pool.apps.append(app)
+        self.apps[app_id] = app
+        self._update_runnability()
+        return pool.name
+
+    def remove_app(self, app_id: str) -> None:
+        app = self.apps.get(app_id)
+        if app is None:
+            return
+        for cid in list(app.containers):
+            self.container_finished(cid)
+        self._attach(app, app.pool, -1)
+        app.pool.apps.remove(app)
+        del self.apps[app_id]
+        self._skipped.pop(app_id, None)
+        self._update_runnability()
+
+    def move_app(self, app_id: str, queue: str) -> str:
+        """Move a running app, as ``yarn application -movetoqueue`` does.
+        Raises ValueError when the target cannot take it."""
+        app = self.apps[app_id]
+        name = queue_path(queue)
+        try:
+            target = self._ensure_pool(name)
+        except PlacementRejected as e:
+            raise ValueError(str(e)) from None
+        if target.children:
+            raise ValueError(f"{name} is a parent pool; apps go in leaf pools")
+        if target is app.pool:
+            return name
+        if app.runnable:
+            for p in target.ancestors():
+                if p not in set(app.pool.ancestors()) and p.running_apps + 1 > p.max_running_apps:
+                    raise ValueError(f"moving {app_id} to {name} would exceed maxRunningApps of {p.name}")
+        self._attach(app, app.pool, -1)
+        app.pool.apps.remove(app)
+        app.pool = target
+        target.apps.append(app)
+        self._attach(app, target, +1)
+        self._update_runnability()
+        return name
+
+    def set_app_priority(self, app_id: str, priority: int) -> None:
+        self.apps[app_id].set_priority(int(priority))
+        self._update_runnability()
+
+    def update_requests(self, app_id: str, requests: Iterable[Request]) -> None:
+        """Replace an app's outstanding requests with the driver's view."""
+        app = self.apps[app_id]
+        app.requests = {r.priority: r for r in requests}
+        app.recompute_pending()
+        self._refresh_active(app)
+
+    def _refresh_active(self, app: App) -> None:
+        active = app.runnable and (app.pending.memory_mb > 0 or app.pending.vcores > 0)
+        if active != app.active:
+            app.active = active
+            d = 1 if active else -1
+            for p in app.pool.ancestors():
+                p.active_apps += d
+
+    def _update_runnability(self) -> None:
+        """Running-job limits: waiting apps become runnable in order of
+        priority and submit time while their user and every pool above them
+        have room.  A runnable app stays runnable."""
+        waiting = [a for a in self.apps.values() if not a.runnable]
+        if not waiting:
+            return
+        waiting.sort(key=lambda a: (-a.priority, a.start_time, a.app_id))
+        for app in waiting:
+            limit = self.config.user_max_apps(app.user)
+            if limit is not None and self.user_running.get(app.user, 0) >= limit:
+                continue
+            if any(p.running_apps >= p.max_running_apps for p in app.pool.ancestors()):
+                continue
+            app.runnable = True
+            self.user_running[app.user] = self.user_running.get(app.user, 0) + 1
+            for p in app.pool.ancestors():
+                p.running_apps += 1
+            self._refresh_active(app)
+
+    # ------------------------------------------------------------- containers
+    def container_launched(self, container_id: str, app_id: str, node_id: str, resource: Resource,
+                           is_am: bool = False, priority: int = 0,
+                           launch_time: float | None = None) -> None:
+        """A container the driver started itself (a FIFO fallback, a resync)."""
+        if container_id in self.containers or app_id not in self.apps or node_id not in self.nodes:
+            return
+        now = self.clock.now() if launch_time is None else launch_time
+        self._launch(Container(container_id, app_id, node_id, resource, now, is_am, priority))
+
+    def _launch(self, c: Container) -> None:
+        app = self.apps[c.app_id]
+        node = self.nodes[c.node_id]
+        self.containers[c.container_id] = c
+        app.containers[c.container_id] = c
+        node.containers.add(c.container_id)
+        node.used = node.used + c.resource
+        app.usage = app.usage + c.resource
+        if c.is_am:
+            app.has_am = True
+        for p in app.pool.ancestors():
+            p.usage = p.usage + c.resource
+            if c.is_am:
+                p.am_usage = p.am_usage + c.resource
+
+    def container_finished(self, container_id: str) -> None:
+        c = self.containers.pop(container_id, None)
+        if c is None:
+            return
+        node = self.nodes.get(c.node_id)
+        if node is not None:
+            node.containers.discard(container_id)
+            node.used = node.used - c.resource
+        app = self.apps.get(c.app_id)
+        if app is None:
+            return
+        app.containers.pop(container_id, None)
+        app.usage = app.usage - c.resource
+        for p in app.pool.ancestors():
+            p.usage = p.usage - c.resource
+            if c.is_am:
+                p.am_usage = p.am_usage - c.resource
+
+    def rename_container(self, old_id: str, new_id: str) -> None:
+        """The driver's real id for a container the engine placed."""
+        c = self.containers.pop(old_id, None)
+        if c is None:
+            return
+        c.container_id = new_id
+        self.containers[new_id] = c
+        app = self.apps[c.app_id]
+        app.containers[new_id] = app.containers.pop(old_id)
+        node = self.nodes[c.node_id]
+        node.containers.discard(old_id)
+        node.containers.add(new_id)
+
+    # -------------------------------------------------------------- heartbeat
+    def heartbeat(self, node_id: str) -> list[Assignment]:
+        """Decide which containers start on ``node_id`` now."""
+        now = self.clock.now()
+        last = self._last_heartbeat
+        if last is not None and self._skipped:
+            # Jobs passed over on the last heartbeat waited until this one.
+            dt = now - last
+            for app in self._skipped.values():
+                app.locality_wait += dt
+        self._skipped = {}
+        self._last_heartbeat = now
+        node = self.nodes.get(node_id)
+        if node is None:
+            return []
+        s = self.settings
+        limit = (s.max_assign if s.max_assign > 0 else math.inf) if s.assign_multiple else 1
+        out: list[Assignment] = []
+        while len(out) < limit:
+            free = node.capacity - node.used
+            if free.memory_mb <= 0 or free.vcores <= 0:
+                break
+            a = self._assign_in(self.root, node, free, now)
+            if a is None:
+                break
+            out.append(a)
+        return out
+
+    def _assign_in(self, pool: Pool, node: Node, free: Resource, now: float) -> Assignment | None:
+        if pool.active_apps == 0:
+            return None
+        u, cap = pool.usage, pool.max_share
+        if u.memory_mb >= cap.memory_mb or u.vcores >= cap.vcores:
+            return None
+        policy = pool.policy
+        cluster = self.cluster
+        if policy.flatten or not pool.children:
+            apps = [a for a in (pool.descendant_apps() if pool.children else pool.apps) if a.active]
+            if len(apps) > 1:
+                apps.sort(key=lambda a: policy.sort_key(a, cluster))
+            for app in apps:
+                a = self._try_app(app, node, free, now)
+                if a is not None:
+                    return a
+            return None
+        kids = [c for c in pool.children if c.active_apps]
+        if len(kids) > 1:
+            kids.sort(key=lambda c: policy.sort_key(c, cluster))
+        for child in kids:
+            a = self._assign_in(child, node, free, now)
+            if a is not None:
+                return a
+        return None
+
+    def _try_app(self, app: App, node: Node, free: Resource, now: float) -> Assignment | None:
+        allowed = self._allowed_level(app)
+        passed_for_locality = False
+        for prio in sorted(app.requests):
+            req = app.requests[prio]
+            if req.num_containers <= 0:
+                continue
+            r = req.resource
+            if r.memory_mb > free.memory_mb or r.vcores > free.vcores:
+                continue
+            level = req.locality_on(node)
+            if level is None or (level > allowed and req.has_locality and req.relax_locality):
+                passed_for_locality = True
+                continue
+            is_am = not app.has_am and not app.containers
+            if not self._within_limits(app.pool, r, is_am):
+                continue
+            return self._commit(app, req, node, level, is_am, now)
+        if passed_for_locality:
+            self._skipped[app.app_id] = app
+            app.missed_opportunities += 1
+        return None
+
+    def _allowed_level(self, app: App) -> int:
+        """Delay scheduling: how far from its data a job may run now."""
+        s = self.settings
+        if s.locality_mode == "count":
+            n = len(self.nodes)
+            if app.locality_level == NODE_LOCAL and app.missed_opportunities >= s.node_locality_threshold * n:
+                app.locality_level = RACK_LOCAL
+                app.missed_opportunities = 0
+            if app.locality_level == RACK_LOCAL and app.missed_opportunities >= s.rack_locality_threshold * n:
+                app.locality_level = OFF_SWITCH
+                app.missed_opportunities = 0
+            return app.locality_level
+        t1, t2 = s.t1, s.t2
+        w = app.locality_wait
+        if app.locality_level == NODE_LOCAL:
+            return OFF_SWITCH if w >= t1 + t2 else RACK_LOCAL if w >= t1 else NODE_LOCAL
+        if app.locality_level == RACK_LOCAL:
+            return OFF_SWITCH if w >= t2 else RACK_LOCAL
+        return OFF_SWITCH
+
+    def _within_limits(self, pool: Pool, r: Resource, is_am: bool) -> bool:
+        for p in pool.ancestors():
+            u, cap = p.usage, p.max_share
+            if u.memory_mb + r.memory_mb > cap.memory_mb or u.vcores + r.vcores > cap.vcores:
+                return False
+        if is_am and pool.max_am_share >= 0 and pool.am_usage.any_positive():
+            base = pool.fair_share if pool.fair_share.memory_mb > 0 else pool.max_share.min(self.cluster)
+            limit = base * pool.max_am_share
+            used = pool.am_usage + r
+            if used.memory_mb > limit.memory_mb:
+                return False
+        return True
+
+    def _commit(self, app: App, req: Request, node: Node, level: int, is_am: bool,
+                now: float) -> Assignment:
+        req.take(node, level)
+        r = req.resource
+        app.pending = app.pending - r
+        self._seq += 1
+        cid = f"{app.app_id}#{self._seq}"
+        self._launch(Container(cid, app.app_id, node.node_id, r, now, is_am, req.priority))
+        if req.has_locality:
+            app.locality_level = level
+        app.locality_wait = 0.0
+        app.missed_opportunities = 0
+        self._skipped.pop(app.app_id, None)
+        self._refresh_active(app)
+        return Assignment(cid, app.app_id, app.pool.name, node.node_id, req.priority,
+                          LOCALITY_NAMES[level], r, is_am)
+
+    # ----------------------------------------------------------------- update
+    def update(self) -> list[Preemption]:
+        """The periodic pass: runnability, demand, fair shares, starvation,
+        and the containers to take back."""
+        now = self.clock.now()
+        self._update_runnability()
+        self._update_demand(self.root)
+        self.root.fair_share = self.cluster
+        self.root.steady_fair_share = self.cluster
+        self._update_shares(self.root)
+        for pool in self.pools.values():
+            pool.policy.on_update(pool, now)
+        if not self.settings.preemption:
+            return []
+        return self._preempt(now)
+
+    def _update_demand(self, pool: Pool) -> Resource:
+        total = ZERO
+        for child in pool.children:
+            total = total + self._update_demand(child)
+        for app in pool.apps:
+            app.demand = app.usage + app.pending if app.runnable else app.usage
+            total = total + app.demand
+        pool.demand = total.min(pool.max_share)
+        return total
+
+    def _update_shares(self, pool: Pool) -> None:
+        policy = pool.policy
+        if pool.children:
+            active = [c for c in pool.children if c.running_apps > 0]
+            shares = policy.compute_shares(active, pool.fair_share) if active else []
+            for c in pool.children:
+                c.fair_share = ZERO
+            for c, share in zip(active, shares):
+                c.fair_share = share
+            steady = policy.compute_shares(pool.children, pool.steady_fair_share, steady=True)
+            for c, share in zip(pool.children, steady):
+                c.steady_fair_share = share
+            for c in pool.children:
+                self._update_shares(c)
+        if pool.apps:
+            runnable = [a for a in pool.apps if a.runnable]
+            shares = policy.compute_shares(runnable, pool.fair_share) if runnable else []
+            for a in pool.apps:
+                a.fair_share = ZERO
+            for a, share in zip(runnable, shares):
+                a.fair_share = share
+
+    # ------------------------------------------------------------- preemption
+    def starvation(self, pool: Pool, now: float | None = None) -> tuple[float, float]:
+        """Seconds since the pool was last at its min share and at its fair
+        share threshold: what the preemption timeouts are compared with."""
+        now = self.clock.now() if now is None else now
+        return now - pool.last_at_min_share, now - pool.last_at_fair_share
+
+    def _preempt(self, now: float) -> list[Preemption]:
+        out: list[Preemption] = []
+        warn = self.settings.preemption_warn_time
+        in_flight = ZERO  # asked for or killed, not yet reported finished
+        for c in self.containers.values():
+            if c.preempt_time is None:
+                continue
+            in_flight = in_flight + c.resource
+            if not c.kill_sent and now - c.preempt_time >= warn:
+                c.kill_sent = True
+                out.append(Preemption(c.container_id, c.app_id, self.apps[c.app_id].pool.name,
+                                      c.node_id, True, "warned"))
+
+        need = ZERO
+        reason = "fair_share"
+        for pool in self.pools.values():
+            if pool.children:
+                continue
+            dims = pool.parent.policy.dimensions if pool.parent else ("memory_mb",)
+            usage = pool.usage
+            min_target = pool.min_share.min(pool.demand)
+            if _at_least(usage, min_target, dims):
+                pool.last_at_min_share = now
+            fair_target = (pool.fair_share * pool.fair_share_threshold).min(pool.demand)
+            if _at_least(usage, fair_target, dims):
+                pool.last_at_fair_share = now
+            want = ZERO
+            if now - pool.last_at_min_share > pool.min_share_timeout:
+                want = (min_target - usage).clamp_zero()
+                reason = "min_share"
+            if now - pool.last_at_fair_share > pool.fair_share_timeout:
+                want = want.max((pool.fair_share.min(pool.demand) - usage).clamp_zero())
+            pool.to_preempt = want
+            need = need + want
+        dims = self.root.policy.dimensions
+        need = need - in_flight
+        if not any(need.get(d) > 0 for d in dims):
+            return out
+        for c in self._victims():
+            app = self.apps[c.app_id]
+            c.preempt_time = now
+            c.kill_sent = warn <= 0
+            out.append(Preemption(c.container_id, c.app_id, app.pool.name, c.node_id, c.kill_sent,
+                                  reason))
+            need = need - c.resource
+            if not any(need.get(d) > 0 for d in dims):
+                break
+        return out
+
+    def _victims(self):
+        """Containers that may be taken back, best first: from pools over
+        their fair share that allow it, newest first, AMs last; never one that
+        would push its pool below its fair share."""
+        left: dict[str, Resource] = {}
+        candidates = []
+        for pool in self.pools.values():
+            if pool.children or not pool.allow_preemption_from:
+                continue
+            if not pool.usage.any_positive() or _at_least(pool.fair_share, pool.usage, ("memory_mb",)):
+                continue
+            left[pool.name] = pool.usage
+            for app in pool.apps:
+                candidates.extend(c for c in app.containers.values() if c.preempt_time is None)
+        candidates.sort(key=lambda c: (c.is_am, -c.launch_time))
+        for c in candidates:
+            pool = self.apps[c.app_id].pool
+            dims = pool.parent.policy.dimensions if pool.parent else ("memory_mb",)
+            after = left[pool.name] - c.resource
+            if not _at_least(after, pool.fair_share, dims):
+                continue
+            left[pool.name] = after
+            yield c
+
+    # ------------------------------------------------------------- read side
+    def describe_pools(self) -> list[dict]:
+        """Plain rows for the CLI, web UI and metrics."""
+        now = self.clock.now()
+        rows = []
+        for p in self.root.walk():
+            since_min, since_fair = self.starvation(p, now)
+            rows.append({
+                "pool": p.name,
+                "parent": p.parent.name if p.parent else None,
+                "policy": p.policy.name,
+                "weight": p.weight,
+                "min_share": p.min_share.to_dict(),
+                "max_share": p.max_share.to_dict(),
+                "demand": p.demand.to_dict(),
+                "usage": p.usage.to_dict(),
+                "fair_share": p.fair_share.to_dict(),
+                "steady_fair_share": p.steady_fair_share.to_dict(),
+                "running_apps": p.running_apps,
+                "apps": sum(1 for _ in p.descendant_apps()),
+                "dynamic": p.dynamic,
+                "min_share_starved_for": since_min if p.min_share.any_positive() else 0.0,
+                "fair_share_starved_for": since_fair,
+            })
+        return rows
+
+
+def _at_least(a: Resource, b: Resource, dims: tuple[str, ...]) -> bool:
+    for d in dims:
+        if getattr(a, d) < getattr(b, d):
+            return False
+    return True

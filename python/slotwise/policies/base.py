@@ -1,0 +1,86 @@
+"""The policy interface and its registry."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Callable, Sequence
+
+from ..resources import Resource
+from ..schedulable import Schedulable
+
+ENTRY_POINT_GROUP = "slotwise.policies"
+
+
+class SchedulingPolicy:
+    """How a queue orders its children for a free container and splits its
+    fair share among them.  Stateless: everything it needs is on the
+    schedulables, so one instance serves every queue.
+
+    Extension points (implement only what you need):
+      sort_key        -- order children for the next container (ascending)
+      compute_shares  -- split a share among children (pure)
+      on_update       -- periodic hook, e.g. to recompute weights
+    """
+
+    name = "base"
+    #: True for policies that only make sense between apps (like YARN's fifo).
+    leaf_only = False
+    #: True: a queue with this policy orders all apps beneath it as one list,
+    #: ignoring sub-queues (how the baseline FIFO scheduler sees the cluster).
+    flatten = False
+    #: The dimensions compared for starvation and preemption.
+    dimensions: tuple[str, ...] = ("memory_mb",)
+
+    def sort_key(self, s: Schedulable, cluster: Resource):
+        raise NotImplementedError
+
+    def compute_shares(
+        self, children: Sequence[Schedulable], total: Resource, steady: bool = False
+    ) -> list[Resource]:
+        raise NotImplementedError
+
+    def on_update(self, queue, now: float) -> None:  # pragma: no cover - default no-op
+        return None
+
+
+_REGISTRY: dict[str, Callable[[], SchedulingPolicy]] = {}
+_INSTANCES: dict[str, SchedulingPolicy] = {}
+_entry_points_loaded = False
+
+
+def register_policy(name: str, factory: Callable[[], SchedulingPolicy]) -> None:
+    _REGISTRY[name.lower()] = factory
+    _INSTANCES.pop(name.lower(), None)
+
+
+def _load_builtins_and_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from . import drf, fair, fifo  # noqa: F401  (register themselves)
+
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name.lower() in _REGISTRY:
+            continue
+        try:
+            register_policy(ep.name, ep.load())
+        except Exception:  # a broken plugin must not take the scheduler down
+            import logging
+
+            logging.getLogger(__name__).exception("cannot load policy plugin %s", ep.name)
+
+
+def known_policy_names() -> list[str]:
+    _load_builtins_and_entry_points()
+    return sorted(_REGISTRY)
+
+
+def get_policy(name: str) -> SchedulingPolicy:
+    _load_builtins_and_entry_points()
+    key = name.lower()
+    if key not in _INSTANCES:
+        if key not in _REGISTRY:
+            raise KeyError(f"unknown scheduling policy {name!r} (known: {', '.join(sorted(_REGISTRY))})")
+        _INSTANCES[key] = _REGISTRY[key]()
+    return _INSTANCES[key]

@@ -1,0 +1,137 @@
+"""A pool (YARN: queue) at runtime: a node of the scheduling tree with the
+same Schedulable shape as an app, plus the settings resolved from the
+allocation file (inheriting from parents and the file's defaults)."""
+
+from __future__ import annotations
+
+import math
+
+from .cluster import App
+from .config.model import AllocationConfig, QueueConfig
+from .policies import SchedulingPolicy, get_policy
+from .resources import ZERO, Resource
+
+INF_RESOURCE = Resource(math.inf, math.inf)
+
+
+class Pool:
+    __slots__ = ("name", "parent", "children", "apps", "config", "policy", "dynamic", "weight",
+                 "min_share", "max_share", "max_share_spec", "max_child_spec", "usage", "demand",
+                 "fair_share", "steady_fair_share", "priority", "start_time", "am_usage",
+                 "max_running_apps", "max_am_share", "min_share_timeout", "fair_share_timeout",
+                 "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
+                 "active_apps", "last_at_min_share", "last_at_fair_share", "acl_submit",
+                 "acl_administer", "to_preempt")
+
+    def __init__(self, name: str, parent: "Pool | None", now: float) -> None:
+        self.name = name
+        self.parent = parent
+        self.children: list[Pool] = []
+        self.apps: list[App] = []
+        self.config: QueueConfig | None = None
+        self.policy: SchedulingPolicy = get_policy("fair")
+        self.dynamic = True
+        self.is_parent = False
+        self.weight = 1.0
+        self.min_share = ZERO
+        self.max_share = INF_RESOURCE
+        self.max_share_spec = None
+        self.max_child_spec = None
+        self.usage = ZERO
+        self.demand = ZERO
+        self.fair_share = ZERO
+        self.steady_fair_share = ZERO
+        self.priority = 0
+        self.start_time = 0.0
+        self.am_usage = ZERO
+        self.max_running_apps: float = math.inf
+        self.max_am_share = 0.5
+        self.min_share_timeout = math.inf
+        self.fair_share_timeout = math.inf
+        self.fair_share_threshold = 0.5
+        self.allow_preemption_from = True
+        self.running_apps = 0  # runnable apps beneath this pool
+        self.active_apps = 0  # runnable apps beneath with outstanding requests
+        self.last_at_min_share = now
+        self.last_at_fair_share = now
+        self.acl_submit: str | None = None
+        self.acl_administer: str | None = None
+        self.to_preempt = ZERO
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children and not self.is_parent
+
+    @property
+    def short_name(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+    def ancestors(self):
+        """This pool and every pool above it, up to root."""
+        p = self
+        while p is not None:
+            yield p
+            p = p.parent
+
+    def leaves(self):
+        if not self.children:
+            yield self
+        for c in self.children:
+            yield from c.leaves()
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    def descendant_apps(self):
+        for p in self.leaves():
+            yield from p.apps
+
+    def apply_config(self, qc: QueueConfig | None, alloc: AllocationConfig, cluster: Resource) -> None:
+        """Resolve this pool's settings: its own element, else the parent's
+        value (timeouts, thresholds, preemptability), else the file's defaults."""
+        parent = self.parent
+        self.config = qc
+        self.dynamic = qc is None
+        self.is_parent = bool(qc and (qc.is_parent or qc.children))
+        self.weight = qc.weight if qc else 1.0
+        self.min_share = (qc.min_resources if qc and qc.min_resources else ZERO)
+        spec = qc.max_resources if qc and qc.max_resources else None
+        if spec is None and qc is None and parent is not None and parent.max_child_spec is not None:
+            spec = parent.max_child_spec
+        if spec is None and self.name != "root":
+            spec = alloc.queue_max_resources_default
+        self.max_share_spec = spec
+        self.max_child_spec = qc.max_child_resources if qc else None
+        self.max_share = spec.resolve(cluster) if spec else INF_RESOURCE
+        mra = qc.max_running_apps if qc and qc.max_running_apps is not None else alloc.queue_max_apps_default
+        self.max_running_apps = math.inf if mra is None else mra
+        mas = qc.max_am_share if qc and qc.max_am_share is not None else alloc.queue_max_am_share_default
+        self.max_am_share = mas
+        policy_name = (qc.scheduling_policy if qc and qc.scheduling_policy else
+                       alloc.default_queue_scheduling_policy)
+        policy = get_policy(policy_name)
+        if policy.leaf_only and not self.is_leaf:
+            policy = get_policy("fair")  # the validator rejects this in files; dynamic parents fall back
+        self.policy = policy
+
+        def inherit(own, parent_value, default):
+            if own is not None:
+                return own
+            return parent_value if parent is not None else default
+
+        self.min_share_timeout = inherit(qc.min_share_preemption_timeout if qc else None,
+                                         parent.min_share_timeout if parent else None,
+                                         alloc.default_min_share_preemption_timeout)
+        self.fair_share_timeout = inherit(qc.fair_share_preemption_timeout if qc else None,
+                                          parent.fair_share_timeout if parent else None,
+                                          alloc.default_fair_share_preemption_timeout)
+        self.fair_share_threshold = inherit(qc.fair_share_preemption_threshold if qc else None,
+                                            parent.fair_share_threshold if parent else None,
+                                            alloc.default_fair_share_preemption_threshold)
+        self.allow_preemption_from = inherit(qc.allow_preemption_from if qc else None,
+                                             parent.allow_preemption_from if parent else None,
+                                             True)
+        self.acl_submit = qc.acl_submit_apps if qc else None
+        self.acl_administer = qc.acl_administer_apps if qc else None

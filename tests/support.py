@@ -1,0 +1,65 @@
+"""Builders shared by the engine tests: a cluster on a manual clock."""
+
+from __future__ import annotations
+
+from slotwise.clock import ManualClock
+from slotwise.cluster import Request
+from slotwise.config.model import AllocationConfig, QueueConfig, default_placement_rules
+from slotwise.engine import Engine
+from slotwise.resources import Resource
+from slotwise.settings import EngineSettings
+
+SLOT = Resource.slots(1)
+
+
+def make_config(pools: dict | None = None, **top) -> AllocationConfig:
+    """pools: {"name": {field: value, "children": {...}}} under root."""
+    cfg = AllocationConfig(**top)
+    if not cfg.placement_rules:
+        cfg.placement_rules = default_placement_rules()
+
+    def build(parent: QueueConfig, spec: dict) -> None:
+        for name, fields in spec.items():
+            fields = dict(fields)
+            kids = fields.pop("children", {})
+            q = QueueConfig(f"{parent.name}.{name}", **fields)
+            parent.children.append(q)
+            build(q, kids)
+
+    build(cfg.root, pools or {})
+    return cfg
+
+
+def make_engine(pools=None, nodes: int = 4, slots: int = 4, racks: int = 1, settings=None,
+                **top) -> tuple[Engine, ManualClock]:
+    clock = ManualClock()
+    settings = settings or EngineSettings(node_locality_delay=0, rack_locality_delay=0)
+    engine = Engine(make_config(pools, **top), clock, settings)
+    for i in range(nodes):
+        engine.add_node(f"n{i}", f"host{i}", f"/rack{i % racks}", Resource.slots(slots))
+    return engine, clock
+
+
+def submit(engine: Engine, app_id: str, pool: str | None = None, tasks: int = 10, user: str | None = None,
+           priority: int = 0, hosts: dict | None = None, racks: dict | None = None, needs_am: bool = False,
+           size: Resource = SLOT) -> str:
+    """An app with ``tasks`` one-slot requests.  Unless ``needs_am``, it is
+    treated as already having its AM, so every container it gets is a task."""
+    engine.add_app(app_id, user or app_id, queue=pool, priority=priority)
+    engine.update_requests(app_id, [Request(1, size, tasks, hosts, racks)])
+    if not needs_am:
+        engine.apps[app_id].has_am = True
+    return app_id
+
+
+def fill(engine: Engine, rounds: int = 1) -> list:
+    """Heartbeat every node ``rounds`` times; returns all assignments."""
+    out = []
+    for _ in range(rounds):
+        for node_id in list(engine.nodes):
+            out.extend(engine.heartbeat(node_id))
+    return out
+
+
+def running(engine: Engine, pool: str) -> float:
+    return engine.pools[pool].usage.memory_mb

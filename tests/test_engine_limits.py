@@ -1,0 +1,143 @@
+"""Running-job limits, placement, moves, priorities and reloads."""
+
+import pytest
+
+from slotwise.config.model import PlacementRule, UserConfig
+from slotwise.engine import PlacementRejected
+from support import fill, make_config, make_engine, running, submit
+
+
+def test_pool_running_app_limit_holds_later_jobs():
+    e, clock = make_engine({"q": {"max_running_apps": 1}}, nodes=1, slots=4)
+    submit(e, "first", "q", tasks=2)
+    clock.advance(1)
+    submit(e, "second", "q", tasks=2)
+    assert e.apps["first"].runnable and not e.apps["second"].runnable
+    e.update()
+    assert e.apps["second"].demand.memory_mb == 0  # a job that cannot run demands nothing
+    assert {a.app_id for a in fill(e)} == {"first"}
+    e.remove_app("first")
+    assert e.apps["second"].runnable
+    assert {a.app_id for a in fill(e)} == {"second"}
+
+
+def test_runnable_order_is_priority_then_submit_time():
+    e, clock = make_engine({"q": {"max_running_apps": 1}}, nodes=1, slots=4)
+    submit(e, "running", "q")
+    clock.advance(1)
+    submit(e, "old_normal", "q")
+    clock.advance(1)
+    submit(e, "new_high", "q", priority=1)
+    e.remove_app("running")
+    assert e.apps["new_high"].runnable and not e.apps["old_normal"].runnable
+
+
+def test_user_limit_and_default():
+    e, _ = make_engine(users={"ann": UserConfig("ann", max_running_apps=2)}, user_max_apps_default=1)
+    for i in range(3):
+        submit(e, f"ann{i}", "q", user="ann")
+        submit(e, f"bob{i}", "q", user="bob")
+    assert sum(e.apps[f"ann{i}"].runnable for i in range(3)) == 2
+    assert sum(e.apps[f"bob{i}"].runnable for i in range(3)) == 1
+
+
+def test_parent_pool_limit_counts_all_children():
+    e, _ = make_engine({"p": {"max_running_apps": 2, "children": {"a": {}, "b": {}}}})
+    submit(e, "1", "p.a")
+    submit(e, "2", "p.b")
+    submit(e, "3", "p.a")
+    assert [e.apps[x].runnable for x in "123"] == [True, True, False]
+
+
+def test_queue_max_apps_default_applies_to_unconfigured_pools():
+    e, _ = make_engine(queue_max_apps_default=1)
+    submit(e, "1", "adhoc")
+    submit(e, "2", "adhoc")
+    assert [e.apps[x].runnable for x in "12"] == [True, False]
+
+
+def test_placement_default_is_specified_then_user():
+    e, _ = make_engine()
+    assert e.add_app("a1", "alice", queue="etl") == "root.etl"
+    assert e.add_app("a2", "alice") == "root.alice"
+    assert e.add_app("a3", "bob.smith", queue="default") == "root.bob_dot_smith"
+
+
+def test_placement_rules_create_false_falls_through_and_reject():
+    rules = [PlacementRule("specified", create=False), PlacementRule("primaryGroup", create=False),
+             PlacementRule("reject")]
+    e, _ = make_engine({"prod": {}, "analysts": {}}, placement_rules=rules)
+    assert e.add_app("a", "u", queue="prod") == "root.prod"
+    assert e.add_app("b", "u", queue="nope", groups=["analysts"]) == "root.analysts"
+    with pytest.raises(PlacementRejected):
+        e.add_app("c", "u", queue="nope", groups=["other"])
+
+
+def test_nested_user_queue_and_secondary_group_and_default():
+    rules = [PlacementRule("nestedUserQueue", create=True,
+                           parent=PlacementRule("secondaryGroupExistingQueue", create=False)),
+             PlacementRule("default", queue="root.catchall")]
+    e, _ = make_engine({"team": {"is_parent": True}}, placement_rules=rules)
+    assert e.add_app("a", "ann", groups=["ann", "team"]) == "root.team.ann"
+    assert e.add_app("b", "bob", groups=["bob", "nobody"]) == "root.catchall"
+
+
+def test_submit_acl_makes_a_rule_fall_through():
+    rules = [PlacementRule("specified", create=False), PlacementRule("default", queue="root.public")]
+    cfg = make_config({"secret": {"acl_submit_apps": "alice"}, "public": {"acl_submit_apps": "*"}},
+                      placement_rules=rules)
+    cfg.root.acl_submit_apps = " "  # nobody at root, so child ACLs decide
+    from slotwise.engine import Engine
+    e = Engine(cfg)
+    assert e.add_app("a", "alice", queue="secret") == "root.secret"
+    assert e.add_app("b", "mallory", queue="secret") == "root.public"
+    assert e.add_app("c", "mallory", groups=["x"], queue="root.elsewhere") == "root.public"
+
+
+def test_move_app_transfers_usage_and_changes_order():
+    e, _ = make_engine(nodes=1, slots=4)
+    submit(e, "a", "one", tasks=10)
+    fill(e)
+    assert running(e, "root.one") == 4
+    e.move_app("a", "two")
+    assert running(e, "root.one") == 0
+    assert running(e, "root.two") == 4
+    assert e.apps["a"].pool.name == "root.two"
+
+
+def test_move_refused_when_target_is_full():
+    e, _ = make_engine({"full": {"max_running_apps": 1}})
+    submit(e, "x", "full")
+    submit(e, "y", "other")
+    with pytest.raises(ValueError, match="maxRunningApps"):
+        e.move_app("y", "full")
+    assert e.apps["y"].pool.name == "root.other"
+
+
+def test_priority_change_reorders_a_fifo_pool():
+    e, clock = make_engine({"q": {"scheduling_policy": "fifo"}}, nodes=1, slots=2)
+    submit(e, "a", "q")
+    clock.advance(1)
+    submit(e, "b", "q")
+    e.set_app_priority("b", 2)
+    assert {x.app_id for x in fill(e)} == {"b"}
+
+
+def test_reload_keeps_running_apps_in_removed_pools():
+    e, _ = make_engine({"old": {"weight": 2.0}}, nodes=1, slots=4)
+    submit(e, "a", "old", tasks=10)
+    fill(e)
+    e.set_config(make_config({"new": {}}))
+    assert e.apps["a"].pool.name == "root.old"
+    assert running(e, "root.old") == 4
+    assert e.pools["root.old"].weight == 1.0  # now an ordinary dynamic pool
+    assert "root.new" in e.pools
+
+
+def test_reload_applies_new_weights():
+    e, _ = make_engine({"a": {}, "b": {}}, nodes=3, slots=4)
+    submit(e, "x", "a", tasks=50)
+    submit(e, "y", "b", tasks=50)
+    e.set_config(make_config({"a": {"weight": 2.0}, "b": {}}))
+    e.update()
+    assert e.pools["root.a"].fair_share.memory_mb == pytest.approx(8)

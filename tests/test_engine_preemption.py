@@ -1,0 +1,152 @@
+"""Min-share and fair-share preemption with timeouts, and victim choice."""
+
+import math
+
+import pytest
+
+from slotwise.resources import Resource
+from slotwise.settings import EngineSettings
+from support import fill, make_engine, running, submit
+
+
+def hog_then_starve(pools, hog_tasks=16, **kw):
+    e, clock = make_engine(pools, nodes=4, slots=4, **kw)
+    submit(e, "hog", "hog", tasks=hog_tasks)
+    e.update()
+    fill(e)
+    assert running(e, "root.hog") == 16
+    clock.advance(10)
+    e.update()  # the periodic pass: prod, idle, is not starved
+    submit(e, "victim_of_nothing", "prod", tasks=16)
+    e.update()
+    return e, clock
+
+
+def test_min_share_preemption_after_timeout():
+    e, clock = hog_then_starve({"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 30},
+                                "hog": {}})
+    clock.advance(30)
+    assert e.update() == []  # not yet: needs to be starved for more than the timeout
+    clock.advance(1)
+    got = e.update()
+    assert len(got) == 6
+    assert all(p.kill and p.pool == "root.hog" and p.reason == "min_share" for p in got)
+    # The most recently launched go first.
+    launched = sorted(e.apps["hog"].containers.values(), key=lambda c: -c.launch_time)
+    assert {p.container_id for p in got} <= {c.container_id for c in launched}
+
+
+def test_pool_with_demand_met_is_not_starved():
+    e, clock = make_engine({"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 5},
+                            "hog": {}}, nodes=4, slots=4)
+    submit(e, "hog", "hog", tasks=16)
+    e.update()
+    fill(e)
+    submit(e, "small", "prod", tasks=0)  # active but wants nothing
+    clock.advance(60)
+    e.update()
+    assert e.update() == []
+
+
+def test_fair_share_preemption_below_threshold():
+    pools = {"prod": {"fair_share_preemption_timeout": 20, "fair_share_preemption_threshold": 0.5}, "hog": {}}
+    e, clock = hog_then_starve(pools)
+    clock.advance(21)
+    got = e.update()
+    # Fair share 8; the pool gets back up to its whole fair share.
+    assert len(got) == 8
+    assert {p.reason for p in got} == {"fair_share"}
+
+
+def test_no_preemption_while_above_threshold():
+    pools = {"prod": {"fair_share_preemption_timeout": 20, "fair_share_preemption_threshold": 0.5}, "hog": {}}
+    e, clock = hog_then_starve(pools)
+    # Give prod 4 of its 8: exactly half, so it is not starved.
+    for c in list(e.apps["hog"].containers)[:4]:
+        e.container_finished(c)
+    fill(e)
+    assert running(e, "root.prod") == 4
+    clock.advance(100)
+    assert e.update() == []
+
+
+def test_victims_never_push_a_pool_below_its_fair_share():
+    pools = {"prod": {"min_resources": Resource.slots(16), "min_share_preemption_timeout": 1}, "hog": {}}
+    e, clock = hog_then_starve(pools)
+    clock.advance(2)
+    got = e.update()
+    # prod's min share covers the cluster, but hog's fair share is 0 here? No: both active,
+    # min share 16 of 16 leaves hog a fair share of 0, so all 16 may go.
+    assert e.pools["root.hog"].fair_share.memory_mb == pytest.approx(0)
+    assert len(got) == 16
+    pools = {"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 1,
+                      "fair_share_preemption_timeout": 1, "fair_share_preemption_threshold": 1.0},
+             "mid": {}, "hog": {}}
+    e, clock = make_engine(pools, nodes=4, slots=4)
+    submit(e, "hog", "hog", tasks=20)
+    submit(e, "mid", "mid", tasks=4)
+    e.update()
+    fill(e)
+    clock.advance(5)
+    e.update()
+    submit(e, "p", "prod", tasks=20)
+    e.update()
+    clock.advance(5)
+    got = e.update()
+    assert got and all(p.pool == "root.hog" for p in got)  # mid is at its share: untouched
+    assert running(e, "root.hog") - len(got) >= e.pools["root.hog"].fair_share.memory_mb - 1e-9
+
+
+def test_allow_preemption_from_false_protects_a_pool():
+    pools = {"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 1},
+             "hog": {"allow_preemption_from": False}}
+    e, clock = hog_then_starve(pools)
+    clock.advance(5)
+    assert e.update() == []
+
+
+def test_am_containers_go_last():
+    pools = {"prod": {"min_resources": Resource.slots(16), "min_share_preemption_timeout": 1}, "hog": {}}
+    e, clock = make_engine(pools, nodes=1, slots=4)
+    submit(e, "hog", "hog", tasks=4, needs_am=True)
+    e.update()
+    fill(e)
+    am = [c for c in e.apps["hog"].containers.values() if c.is_am]
+    assert len(am) == 1 and am[0].launch_time == 0
+    clock.advance(5)
+    e.update()
+    submit(e, "p", "prod", tasks=3)
+    e.update()
+    clock.advance(5)
+    got = e.update()
+    assert len(got) == 3 and am[0].container_id not in {p.container_id for p in got}
+
+
+def test_warning_then_kill_after_grace_time():
+    pools = {"prod": {"min_resources": Resource.slots(2), "min_share_preemption_timeout": 1}, "hog": {}}
+    e, clock = hog_then_starve(pools, settings=EngineSettings(preemption_warn_time=15, node_locality_delay=0,
+                                                              rack_locality_delay=0))
+    clock.advance(2)
+    warned = e.update()
+    assert len(warned) == 2 and not any(p.kill for p in warned)
+    clock.advance(5)
+    assert e.update() == []  # in flight: not asked again, not killed yet
+    clock.advance(10)
+    killed = e.update()
+    assert {p.container_id for p in killed} == {p.container_id for p in warned}
+    assert all(p.kill for p in killed)
+
+
+def test_preemption_can_be_turned_off():
+    pools = {"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 1}, "hog": {}}
+    e, clock = hog_then_starve(pools, settings=EngineSettings(preemption=False))
+    clock.advance(5)
+    assert e.update() == []
+
+
+def test_timeouts_inherit_from_parent_and_defaults():
+    e, _ = make_engine({"p": {"min_share_preemption_timeout": 7, "children": {"c": {}}}, "q": {}},
+                       default_fair_share_preemption_timeout=99)
+    assert e.pools["root.p.c"].min_share_timeout == 7
+    assert e.pools["root.q"].min_share_timeout == math.inf
+    assert e.pools["root.q"].fair_share_timeout == 99
