@@ -117,7 +117,7 @@ class App:
 
     __slots__ = ("app_id", "name", "user", "groups", "pool", "priority", "weight", "start_time",
                  "requests", "containers", "usage", "pending", "demand", "fair_share",
-                 "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am",
+                 "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "want_hosts", "want_racks", "want_anywhere",
                  "locality_level", "locality_wait", "missed_opportunities")
 
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
@@ -131,6 +131,11 @@ class App:
         self.weight = 2.0 ** priority
         self.start_time = start_time
         self.requests: dict[int, Request] = {}
+        # Where the app's outstanding containers would like to run, summed over
+        # priorities, so a heartbeat can pass over it without reading requests.
+        self.want_hosts: dict[str, int] = {}
+        self.want_racks: dict[str, int] = {}
+        self.want_anywhere = 0  # containers with no locality preference
         self.containers: dict[str, Container] = {}
         self.usage = ZERO
         self.pending = ZERO
@@ -150,16 +155,43 @@ class App:
         self.priority = priority
         self.weight = 2.0 ** priority
 
-    def recompute_pending(self) -> Resource:
+    def set_requests(self, requests) -> None:
+        self.requests = {r.priority: r for r in requests}
         mem = 0.0
         vc = 0.0
+        hosts: dict[str, int] = {}
+        racks: dict[str, int] = {}
+        anywhere = 0
         for r in self.requests.values():
             n = r.num_containers
-            if n > 0:
-                mem += r.resource.memory_mb * n
-                vc += r.resource.vcores * n
+            if n <= 0:
+                continue
+            mem += r.resource.memory_mb * n
+            vc += r.resource.vcores * n
+            if not r.has_locality:
+                anywhere += n
+            for h, k in r.hosts.items():
+                hosts[h] = hosts.get(h, 0) + k
+            for k_rack, k in r.racks.items():
+                racks[k_rack] = racks.get(k_rack, 0) + k
         self.pending = Resource(mem, vc)
-        return self.pending
+        self.want_hosts = hosts
+        self.want_racks = racks
+        self.want_anywhere = anywhere
+
+    def take(self, req: Request, node: Node, level: int) -> None:
+        """One container of ``req`` placed on ``node`` at ``level``."""
+        had_locality = req.has_locality
+        req.take(node, level)
+        self.pending = self.pending - req.resource
+        if not had_locality:
+            self.want_anywhere -= 1
+        elif not req.has_locality and req.num_containers > 0:
+            self.want_anywhere += req.num_containers  # preferences used up: the rest may go anywhere
+        if level == NODE_LOCAL:
+            _dec(self.want_hosts, node.host)
+        if level <= RACK_LOCAL:
+            _dec(self.want_racks, node.rack)
 
     @property
     def wants_more(self) -> bool:

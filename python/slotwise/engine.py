@@ -13,6 +13,7 @@ thread: runnability, demand, fair shares, starvation and preemption.
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Iterable, Sequence
 
@@ -35,6 +36,7 @@ class Engine:
                  settings: EngineSettings | None = None) -> None:
         self.clock = clock or SystemClock()
         self.settings = settings or EngineSettings()
+        self._t1, self._t2 = self.settings.t1, self.settings.t2
         self.nodes: dict[str, Node] = {}
         self.apps: dict[str, App] = {}
         self.containers: dict[str, Container] = {}
@@ -70,13 +72,15 @@ class Engine:
                 build(child, pool)
 
         build(config.root, None)
+        for pool in self.pools.values():
+            pool.children.sort(key=_by_name)
         self.root = self.pools["root"]
         if self.settings.root_policy:
             self.root.policy = get_policy(self.settings.root_policy)
         for name, pool in old.items():
             if name not in self.pools and pool.apps:
                 leaf = self._ensure_pool(name, force=True)
-                leaf.apps = pool.apps
+                leaf.apps = pool.apps  # already in (start_time, app_id) order
                 for app in leaf.apps:
                     app.pool = leaf
         self._rebuild_aggregates()
@@ -130,7 +134,7 @@ class Engine:
             if not force:
                 raise PlacementRejected(f"{parent_name} is a leaf pool with apps")
         pool = Pool(name, parent, self.clock.now())
-        parent.children.append(pool)
+        bisect.insort(parent.children, pool, key=_by_name)
         parent.is_parent = True
         self.pools[name] = pool
         pool.apply_config(None, self.config, self.cluster)
@@ -204,7 +208,7 @@ class Engine:
         now = self.clock.now()
         app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
         app.pool = pool
-        pool.apps.append(app)
+        bisect.insort(pool.apps, app, key=_by_submit)
         self.apps[app_id] = app
         self._update_runnability()
         return pool.name
@@ -241,7 +245,7 @@ class Engine:
         self._attach(app, app.pool, -1)
         app.pool.apps.remove(app)
         app.pool = target
-        target.apps.append(app)
+        bisect.insort(target.apps, app, key=_by_submit)
         self._attach(app, target, +1)
         self._update_runnability()
         return name
@@ -253,8 +257,7 @@ class Engine:
     def update_requests(self, app_id: str, requests: Iterable[Request]) -> None:
         """Replace an app's outstanding requests with the driver's view."""
         app = self.apps[app_id]
-        app.requests = {r.priority: r for r in requests}
-        app.recompute_pending()
+        app.set_requests(requests)
         self._refresh_active(app)
 
     def _refresh_active(self, app: App) -> None:
@@ -378,26 +381,61 @@ class Engine:
         policy = pool.policy
         cluster = self.cluster
         if policy.flatten or not pool.children:
-            apps = [a for a in (pool.descendant_apps() if pool.children else pool.apps) if a.active]
-            if len(apps) > 1:
-                apps.sort(key=lambda a: policy.sort_key(a, cluster))
-            for app in apps:
-                a = self._try_app(app, node, free, now)
-                if a is not None:
-                    return a
-            return None
+            return self._assign_among_apps(pool, node, free, now)
         kids = [c for c in pool.children if c.active_apps]
         if len(kids) > 1:
-            kids.sort(key=lambda c: policy.sort_key(c, cluster))
+            kids = policy.order(kids, cluster)
         for child in kids:
             a = self._assign_in(child, node, free, now)
             if a is not None:
                 return a
         return None
 
-    def _try_app(self, app: App, node: Node, free: Resource, now: float) -> Assignment | None:
-        allowed = self._allowed_level(app)
-        passed_for_locality = False
+    def _assign_among_apps(self, pool: Pool, node: Node, free: Resource,
+                           now: float) -> Assignment | None:
+        """Offer the node to a pool's apps in policy order.  An app with
+        nothing it may run here yet (delay scheduling) is passed over and
+        counted as skipped; the order is only needed once some app can run."""
+        apps = [a for a in (pool.descendant_apps() if pool.children else pool.apps) if a.active]
+        host, rack = node.host, node.rack
+        levels = {}
+        skipped = self._skipped
+        count_mode = self.settings.locality_mode == "count"
+        t1, t12 = self._t1, self._t1 + self._t2
+        for app in apps:
+            # Counted as skipped up front (the usual outcome); undone below for
+            # the apps that come after the one that launches.
+            skipped[app.app_id] = app
+            if count_mode:
+                app.missed_opportunities += 1
+                level = self._allowed_level(app)
+            elif app.locality_level == NODE_LOCAL:  # the common case, inlined
+                w = app.locality_wait
+                level = OFF_SWITCH if w >= t12 else RACK_LOCAL if w >= t1 else NODE_LOCAL
+            else:
+                level = self._allowed_level(app)
+            if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+                    or (level == RACK_LOCAL and rack in app.want_racks)):
+                levels[app.app_id] = level
+        if not levels:
+            return None
+        if len(apps) > 1:
+            apps = pool.policy.order(apps, self.cluster)
+        for i, app in enumerate(apps):
+            level = levels.get(app.app_id)
+            if level is None:
+                continue
+            a = self._try_app(app, node, free, now, level)
+            if a is not None:
+                for later in apps[i + 1:]:  # never offered this node after all
+                    skipped.pop(later.app_id, None)
+                    if count_mode:
+                        later.missed_opportunities -= 1
+                return a
+        return None
+
+    def _try_app(self, app: App, node: Node, free: Resource, now: float,
+                 allowed: int) -> Assignment | None:
         for prio in sorted(app.requests):
             req = app.requests[prio]
             if req.num_containers <= 0:
@@ -407,15 +445,11 @@ class Engine:
                 continue
             level = req.locality_on(node)
             if level is None or (level > allowed and req.has_locality and req.relax_locality):
-                passed_for_locality = True
                 continue
             is_am = not app.has_am and not app.containers
             if not self._within_limits(app.pool, r, is_am):
                 continue
             return self._commit(app, req, node, level, is_am, now)
-        if passed_for_locality:
-            self._skipped[app.app_id] = app
-            app.missed_opportunities += 1
         return None
 
     def _allowed_level(self, app: App) -> int:
@@ -430,7 +464,7 @@ class Engine:
                 app.locality_level = OFF_SWITCH
                 app.missed_opportunities = 0
             return app.locality_level
-        t1, t2 = s.t1, s.t2
+        t1, t2 = self._t1, self._t2
         w = app.locality_wait
         if app.locality_level == NODE_LOCAL:
             return OFF_SWITCH if w >= t1 + t2 else RACK_LOCAL if w >= t1 else NODE_LOCAL
@@ -453,9 +487,8 @@ class Engine:
 
     def _commit(self, app: App, req: Request, node: Node, level: int, is_am: bool,
                 now: float) -> Assignment:
-        req.take(node, level)
+        app.take(req, node, level)
         r = req.resource
-        app.pending = app.pending - r
         self._seq += 1
         cid = f"{app.app_id}#{self._seq}"
         self._launch(Container(cid, app.app_id, node.node_id, r, now, is_am, req.priority))
@@ -621,6 +654,15 @@ class Engine:
                 "fair_share_starved_for": since_fair,
             })
         return rows
+
+
+def _by_name(pool: Pool) -> str:
+    return pool.name
+
+
+def _by_submit(app: App) -> tuple:
+    """Apps are kept in this order so policies can sort them stably."""
+    return (app.start_time, app.app_id)
 
 
 def _at_least(a: Resource, b: Resource, dims: tuple[str, ...]) -> bool:

@@ -1,6 +1,6 @@
 """The parsed allocation file: plain data, both formats mapped onto YARN's
 vocabulary (queue == pool).  Values left as None inherit from the parent
-queue or the file's defaults; ``QueueConfig.effective`` applies that rule."""
+queue or the file's defaults; ``Pool.apply_config`` applies that rule."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def boolean(text: str) -> bool:
     return t == "true"
 
 
-def text(text: str) -> str:
+def trimmed(text: str) -> str:
     """Free text (class names of the reservation system): kept, trimmed."""
     return text.strip()
 

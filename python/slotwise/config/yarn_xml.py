@@ -54,9 +54,9 @@ TOP_FIELDS: Fields = {
     "defaultFairSharePreemptionTimeout": ("default_fair_share_preemption_timeout", v.seconds),
     "defaultFairSharePreemptionThreshold": ("default_fair_share_preemption_threshold", v.fraction),
     "fairSharePreemptionTimeout": (_LEGACY_FAIR_TIMEOUT, v.seconds),
-    "reservation-agent": (None, v.text),
-    "reservation-policy": (None, v.text),
-    "reservation-planner": (None, v.text),
+    "reservation-agent": (None, v.trimmed),
+    "reservation-policy": (None, v.trimmed),
+    "reservation-planner": (None, v.trimmed),
 }
 
 USER_FIELDS: Fields = {"maxRunningApps": ("max_running_apps", v.non_negative_int)}
@@ -88,8 +88,8 @@ class Reporter:
         self.errors.append(ConfigError(self.source, line, message))
 
     def raise_if_any(self) -> None:
-        if self.errors:
-            raise ConfigErrors(self.errors)
+        if self.errors:  # in file order, whatever order the checks ran in
+            raise ConfigErrors(sorted(self.errors, key=lambda e: e.line or 0))
 
 
 Unknown = Callable[[etree._Element, str], str]
@@ -300,6 +300,7 @@ def _parse_rule(el: etree._Element, rep: Reporter) -> PlacementRule | None:
             rule.create = v.boolean(el.get("create"))
         except v.BadValue as e:
             rep.error(line, f'create of {where} {e}, got "{el.get("create")}"')
+            return None  # whether it is terminal is unknown: judge no other rule by it
     if name == "default":
         rule.queue = _queue_target(el.get("queue", "default"), line, rep)
 

@@ -34,6 +34,12 @@ class SchedulingPolicy:
     def sort_key(self, s: Schedulable, cluster: Resource):
         raise NotImplementedError
 
+    def order(self, children: list, cluster: Resource) -> list:
+        """Children in the order they are offered a container.  They arrive
+        sorted by (start_time, name).  Override only to make it faster; it
+        must agree with ``sort_key``."""
+        return sorted(children, key=lambda s: self.sort_key(s, cluster))
+
     def compute_shares(
         self, children: Sequence[Schedulable], total: Resource, steady: bool = False
     ) -> list[Resource]:

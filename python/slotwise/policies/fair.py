@@ -28,6 +28,26 @@ class FairPolicy(SchedulingPolicy):
         w = s.weight
         return (1, used / w if w > 0 else math.inf, s.start_time, s.name)
 
+    def order(self, children: list, cluster: Resource) -> list:
+        # sort_key as one float per child (needy ones below -1), sorted
+        # stably: children arrive in (start_time, name) order, which settles
+        # ties exactly as the tuple would.  This runs on every heartbeat.
+        inf = math.inf
+        keys = []
+        for s in children:
+            used = s.usage.memory_mb
+            floor = s.min_share.memory_mb
+            d = s.demand.memory_mb
+            if d < floor:
+                floor = d
+            if used < floor:
+                keys.append(used / floor - 2.0)
+            else:
+                w = s.weight
+                keys.append(used / w if w > 0 else inf)
+        idx = sorted(range(len(children)), key=keys.__getitem__)
+        return [children[i] for i in idx]
+
     def compute_shares(
         self, children: Sequence[Schedulable], total: Resource, steady: bool = False
     ) -> list[Resource]:

@@ -1,0 +1,120 @@
+"""Engine speed: fair shares and one heartbeat's decision.
+
+Run: python benchmarks/bench_engine.py [--quick]
+Prints microseconds per call; goals (issue 2): fair shares for 10,000 pools
+in at most 5 ms, and a median heartbeat of at most 200 us with 100 pools,
+1,000 jobs and 1,000 nodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+from slotwise.clock import ManualClock
+from slotwise.cluster import Request
+from slotwise.config.model import AllocationConfig, QueueConfig, default_placement_rules
+from slotwise.engine import Engine
+from slotwise.fairshare import compute_shares
+from slotwise.resources import Resource
+from slotwise.settings import EngineSettings
+
+
+def timed(fn, repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e6)
+    return out
+
+
+def bench_fair_shares(n: int, repeat: int, rng: random.Random) -> dict:
+    weights = [rng.choice([0.5, 1, 1, 2, 4]) for _ in range(n)]
+    mins = [rng.choice([0, 0, 0, 10, 50]) for _ in range(n)]
+    caps = [rng.choice([5, 20, 100, 1000, float("inf")]) for _ in range(n)]
+    total = 40.0 * n
+    compute_shares(weights, mins, caps, total)  # warm up (the first call imports numpy)
+    samples = timed(lambda: compute_shares(weights, mins, caps, total), repeat)
+    return {"pools": n, "median_us": statistics.median(samples), "max_us": max(samples)}
+
+
+def build_cluster(pools: int, jobs: int, nodes: int, rng: random.Random, slots: int = 8) -> Engine:
+    cfg = AllocationConfig(placement_rules=default_placement_rules())
+    for i in range(pools):
+        cfg.root.children.append(QueueConfig(f"root.pool{i}", weight=rng.choice([1.0, 1.0, 2.0]),
+                                             min_resources=Resource.slots(rng.choice([0, 0, 4]))))
+    clock = ManualClock()
+    # Delay scheduling on, as in production: most jobs pass on most nodes.
+    engine = Engine(cfg, clock, EngineSettings(heartbeat_interval=3.0, preemption=False))
+    racks = max(1, nodes // 40)
+    for n in range(nodes):
+        engine.add_node(f"n{n}", f"host{n}", f"/rack{n % racks}", Resource.slots(slots))
+    for j in range(jobs):
+        app = f"job{j}"
+        engine.add_app(app, f"user{j % 50}", queue=f"pool{j % pools}", submit_time=float(j), placed=True)
+        engine.apps[app].has_am = True
+        hosts = {f"host{h}": 10**6 for h in rng.sample(range(nodes), 3)}
+        rack_counts = {f"/rack{int(h[4:]) % racks}": 10**6 for h in hosts}
+        engine.update_requests(app, [Request(1, Resource.slots(1), 10**6, hosts, rack_counts)])
+    # Fill every node but one slot, so each heartbeat places exactly one container.
+    for n in range(nodes):
+        node = f"n{n}"
+        while engine.nodes[node].free.memory_mb > 1:
+            engine.container_launched(f"fill-{n}-{engine.nodes[node].used.memory_mb}",
+                                      f"job{rng.randrange(jobs)}", node, Resource.slots(1))
+    engine.update()
+    return engine
+
+
+def bench_heartbeat(pools: int, jobs: int, nodes: int, repeat: int, rng: random.Random) -> dict:
+    engine = build_cluster(pools, jobs, nodes, rng)
+    clock = engine.clock
+    node_ids = list(engine.nodes)
+    samples = []
+    placed = 0
+    for i in range(repeat):
+        node = node_ids[i % len(node_ids)]
+        clock.advance(3.0 / len(node_ids))  # heartbeats of all nodes spread over 3 s
+        t0 = time.perf_counter()
+        got = engine.heartbeat(node)
+        samples.append((time.perf_counter() - t0) * 1e6)
+        for a in got:  # the container ends at once so the cluster stays as it was
+            placed += 1
+            engine.container_finished(a.container_id)
+    samples.sort()
+    return {
+        "pools": pools, "jobs": jobs, "nodes": nodes, "heartbeats": repeat, "placed": placed,
+        "median_us": statistics.median(samples), "p99_us": samples[int(0.99 * (len(samples) - 1))],
+    }
+
+
+def bench_update(pools: int, jobs: int, nodes: int, repeat: int, rng: random.Random) -> dict:
+    engine = build_cluster(pools, jobs, nodes, rng)
+    samples = timed(engine.update, repeat)
+    return {"pools": pools, "jobs": jobs, "median_us": statistics.median(samples)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = ap.parse_args()
+    rng = random.Random(42)
+    rep = 20 if args.quick else 200
+    print("fair shares (compute_shares, one dimension)")
+    for n in (10, 1_000, 10_000):
+        r = bench_fair_shares(n, rep, rng)
+        print(f"  {r['pools']:>6} pools: median {r['median_us']:9.1f} us   max {r['max_us']:9.1f} us")
+    print("heartbeat decision (delay scheduling on, one free slot per node)")
+    r = bench_heartbeat(100, 1_000, 1_000, 500 if args.quick else 5_000, rng)
+    print(f"  {r['pools']} pools, {r['jobs']} jobs, {r['nodes']} nodes: median {r['median_us']:.1f} us, "
+          f"p99 {r['p99_us']:.1f} us ({r['placed']} containers over {r['heartbeats']} heartbeats)")
+    print("update pass (runnability, demand, fair shares, preemption check)")
+    r = bench_update(100, 1_000, 1_000, 10 if args.quick else 50, rng)
+    print(f"  {r['pools']} pools, {r['jobs']} jobs: median {r['median_us']:.1f} us")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""The operator CLI, run as a real subprocess."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONF = ROOT / "conf"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "slotwise.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT)
+
+
+def test_validate_accepts_the_example_files():
+    r = run("validate", *(str(p) for p in sorted(CONF.glob("*.xml"))))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == ""
+
+
+def test_validate_reports_file_and_line(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<allocations>\n  <queue name=\"a\">\n    <weight>-2</weight>\n"
+                   "    <bogus>1</bogus>\n  </queue>\n</allocations>\n")
+    r = run("validate", str(bad))
+    assert r.returncode == 1
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"{bad}:3: ") and "weight" in lines[0]
+    assert lines[1].startswith(f"{bad}:4: ") and "bogus" in lines[1]
+
+
+def test_validate_reports_xml_syntax_errors(tmp_path):
+    bad = tmp_path / "broken.xml"
+    bad.write_text("<allocations>\n<queue name='a'>\n</allocations>\n")
+    r = run("validate", str(bad))
+    assert r.returncode == 1
+    assert r.stdout.startswith(f"{bad}:")
+
+
+def test_shares_json_yarn(tmp_path):
+    f = tmp_path / "a.xml"
+    f.write_text("<allocations><queue name='a'><weight>3</weight></queue><queue name='b'/></allocations>")
+    r = run("shares", "--allocations", str(f), "--capacity", "100", "--demand", "a=90", "--demand", "b=90",
+            "--json")
+    assert r.returncode == 0, r.stderr
+    rows = {row["pool"]: row for row in json.loads(r.stdout)}
+    assert rows["root.a"]["fair_share"] == 75 and rows["root.b"]["fair_share"] == 25
+    assert rows["root.a"]["weight"] == 3 and rows["root.a"]["demand"] == 90
+    assert {"pool", "weight", "min_share", "demand", "fair_share"} <= set(rows["root.b"])
+
+
+def test_shares_mrv1_counts_map_slots():
+    r = run("shares", "--allocations", str(CONF / "mrv1-pools.xml"), "--capacity", "100",
+            "--demand", "production=80", "--demand", "research=80", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = {row["pool"]: row for row in json.loads(r.stdout)}
+    total = sum(row["fair_share"] for row in rows.values())
+    assert abs(total - 100) < 1e-6
+    assert rows["root.production"]["min_share"] > 0
+
+
+def test_shares_text_table_and_bad_demand():
+    r = run("shares", "--allocations", str(CONF / "allocations.xml"), "--capacity", "8192 mb, 8 vcores",
+            "--demand", "research=4096 mb, 4 vcores")
+    assert r.returncode == 0, r.stderr
+    assert "root.research" in r.stdout and "fair_share" in r.stdout
+    r = run("shares", "--allocations", str(CONF / "allocations.xml"), "--capacity", "10", "--demand", "oops")
+    assert r.returncode == 2 and "POOL=AMOUNT" in r.stderr

@@ -1,0 +1,242 @@
+"""The MRv1 (Hadoop 0.20/0.21 pools file) parser and its mapping onto queues."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from slotwise.config import ConfigErrors, load_allocations, parse_allocations
+from slotwise.config.model import PlacementRule, ResourceSpec
+from slotwise.resources import Resource
+
+CONF = Path(__file__).resolve().parent.parent / "conf"
+
+
+def doc(body: str) -> str:
+    """<allocations> on line 1, so the body's first line is line 2."""
+    return "<allocations>\n" + dedent(body).strip("\n") + "\n</allocations>\n"
+
+
+def parse(body: str):
+    return parse_allocations(doc(body), "pools.xml")
+
+
+def errors(body: str) -> list[tuple[int, str]]:
+    with pytest.raises(ConfigErrors) as info:
+        parse(body)
+    return [(e.line, e.message) for e in info.value.errors]
+
+
+@pytest.fixture(scope="module")
+def pools():
+    return load_allocations(CONF / "mrv1-pools.xml")
+
+
+def test_example_file(pools):
+    cfg = pools
+    assert cfg.format == "mrv1"
+    qs = cfg.queues()
+    assert list(qs) == ["root", "root.production", "root.research", "root.adhoc"]
+    prod = qs["root.production"]
+    assert (prod.min_maps, prod.min_reduces, prod.max_maps, prod.max_reduces) == (20, 10, 80, 40)
+    assert prod.weight == 2.0 and prod.min_share_preemption_timeout == 300
+    assert prod.line == 7
+    research = qs["root.research"]
+    assert research.max_running_apps == 10 and research.scheduling_policy == "fifo"
+    assert research.max_maps is None and research.max_resources is None
+    assert qs["root.adhoc"].weight == 0.5
+    assert cfg.users["etl"].max_running_apps == 6
+    assert cfg.user_max_apps("etl") == 6 and cfg.user_max_apps("joe") == 3
+    assert cfg.queue_max_apps_default == 20
+    assert cfg.user_max_apps_default == 3
+    assert cfg.default_min_share_preemption_timeout == 600
+    assert cfg.default_fair_share_preemption_timeout == 900
+    assert cfg.default_queue_scheduling_policy == "fair"
+
+
+def test_default_view_counts_map_slots(pools):
+    prod = pools.queues()["root.production"]
+    assert prod.min_resources == Resource.slots(20)
+    assert prod.max_resources == ResourceSpec.of(Resource.slots(80))
+    assert pools.queues()["root.research"].min_resources == Resource(5, 5)
+
+
+def test_slot_views(pools):
+    maps, reduces = pools.slot_view("map").queues(), pools.slot_view("reduce").queues()
+    assert maps["root.production"].min_resources == Resource.slots(20)
+    assert maps["root.production"].max_resources.resolve(Resource(1000, 1000)) == Resource(80, 80)
+    assert reduces["root.production"].min_resources == Resource.slots(10)
+    assert reduces["root.production"].max_resources == ResourceSpec.of(Resource.slots(40))
+    assert reduces["root.adhoc"].max_resources == ResourceSpec.of(Resource.slots(10))
+    assert reduces["root.adhoc"].min_resources is None
+    # the view is a copy
+    assert pools.queues()["root.production"].min_resources == Resource.slots(20)
+
+
+def test_placement_is_pool_property_then_user(pools):
+    assert pools.placement_rules == [PlacementRule("specified", create=True), PlacementRule("user", create=True)]
+
+
+def test_hadoop_020_doc_sample():
+    cfg = parse("""
+        <pool name="sample_pool">
+          <minMaps>5</minMaps>
+          <minReduces>5</minReduces>
+          <weight>2.0</weight>
+        </pool>
+        <user name="sample_user">
+          <maxRunningJobs>6</maxRunningJobs>
+        </user>
+        <userMaxJobsDefault>3</userMaxJobsDefault>
+    """)
+    assert cfg.format == "mrv1"
+    q = cfg.queues()["root.sample_pool"]
+    assert (q.min_maps, q.min_reduces, q.weight, q.min_resources) == (5, 5, 2.0, Resource(5, 5))
+    assert cfg.users["sample_user"].max_running_apps == 6 and cfg.user_max_apps_default == 3
+    assert cfg.default_min_share_preemption_timeout == math.inf
+
+
+def test_scheduling_mode_alone_means_mrv1():
+    cfg = parse("""
+        <pool name="a"><schedulingMode>FIFO</schedulingMode></pool>
+        <pool name="b"/>
+    """)
+    assert cfg.format == "mrv1" and cfg.queues()["root.a"].scheduling_policy == "fifo"
+
+
+def test_default_pool_scheduling_mode():
+    assert parse("<defaultPoolSchedulingMode>fifo</defaultPoolSchedulingMode>").default_queue_scheduling_policy == "fifo"
+
+
+@pytest.mark.parametrize("element, value, message", [
+    ("minMaps", "-1", 'minMaps in pool a must be a non-negative integer, got "-1"'),
+    ("minReduces", "two", 'minReduces in pool a must be a non-negative integer, got "two"'),
+    ("maxMaps", "1.5", "maxMaps in pool a must be a non-negative integer"),
+    ("maxReduces", "-7", "maxReduces in pool a must be a non-negative integer"),
+    ("maxRunningJobs", "x", "maxRunningJobs in pool a must be a non-negative integer"),
+    ("weight", "-2", "weight in pool a must be a non-negative number"),
+    ("minSharePreemptionTimeout", "-1", "must be a non-negative number of seconds"),
+    ("schedulingMode", "drf", 'schedulingMode in pool a must be "fair" or "fifo", got "drf"'),
+])
+def test_bad_pool_values(element, value, message):
+    errs = errors(f"""
+        <userMaxJobsDefault>1</userMaxJobsDefault>
+        <pool name="a">
+          <{element}>{value}</{element}>
+        </pool>
+    """)  # userMaxJobsDefault marks the file as MRv1 whatever the element
+    assert len(errs) == 1 and errs[0][0] == 4 and message in errs[0][1], errs
+
+
+@pytest.mark.parametrize("element, value, message", [
+    ("poolMaxJobsDefault", "-1", "must be a non-negative integer"),
+    ("userMaxJobsDefault", "x", "must be a non-negative integer"),
+    ("defaultMinSharePreemptionTimeout", "-1", "seconds"),
+    ("fairSharePreemptionTimeout", "later", "seconds"),
+    ("defaultPoolSchedulingMode", "drf", 'must be "fair" or "fifo"'),
+])
+def test_bad_top_level_values(element, value, message):
+    errs = errors(f"""
+        <pool name="a"><minMaps>1</minMaps></pool>
+        <{element}>{value}</{element}>
+    """)
+    assert len(errs) == 1 and errs[0][0] == 3 and errs[0][1].startswith(f"{element} in <allocations> ")
+    assert message in errs[0][1]
+
+
+def test_pools_are_flat():
+    assert errors("""
+        <pool name="a">
+          <minMaps>1</minMaps>
+          <pool name="b"><minMaps>1</minMaps></pool>
+        </pool>
+    """) == [(4, "MRv1 pools are flat: <pool> inside pool a is not allowed")]
+
+
+def test_mixing_formats():
+    assert errors("""
+        <pool name="a">
+          <minMaps>1</minMaps>
+          <maxResources>10 mb, 1 vcores</maxResources>
+          <queue name="b"/>
+        </pool>
+        <queue name="c"><weight>1</weight></queue>
+        <user name="u"><maxRunningApps>1</maxRunningApps></user>
+        <queuePlacementPolicy><rule name="reject"/></queuePlacementPolicy>
+        <userMaxAppsDefault>3</userMaxAppsDefault>
+    """) == [
+        (4, "file mixes MRv1 and YARN elements: <maxResources> in pool a is a YARN element, "
+            "but this file uses MRv1 pool elements"),
+        (5, "file mixes MRv1 and YARN elements: <queue> in pool a is a YARN element, "
+            "but this file uses MRv1 pool elements"),
+        (7, "file mixes MRv1 and YARN elements: <queue> in <allocations> is a YARN element, "
+            "but this file uses MRv1 pool elements"),
+        (8, "file mixes MRv1 and YARN elements: <maxRunningApps> in user u is a YARN element, "
+            "but this file uses MRv1 pool elements"),
+        (9, "file mixes MRv1 and YARN elements: <queuePlacementPolicy> in <allocations> is a YARN element, "
+            "but this file uses MRv1 pool elements"),
+        (10, "file mixes MRv1 and YARN elements: <userMaxAppsDefault> in <allocations> is a YARN element, "
+             "but this file uses MRv1 pool elements"),
+    ]
+
+
+def test_unknown_elements_and_attributes():
+    assert errors("""
+        <pool name="a" kind="x">
+          <minMaps>1</minMaps>
+          <minSlots>3</minSlots>
+        </pool>
+        <user name="u"><maxJobs>1</maxJobs></user>
+        <poolDefaults/>
+    """) == [
+        (2, 'unknown attribute "kind" on <pool> in pool a'),
+        (4, "unknown element <minSlots> in pool a"),
+        (6, "unknown element <maxJobs> in user u"),
+        (7, "unknown element <poolDefaults> in <allocations>"),
+    ]
+
+
+def test_names():
+    assert errors("""
+        <pool name="a"><minMaps>1</minMaps></pool>
+        <pool name="a"><minMaps>2</minMaps></pool>
+        <pool name="b.c"/>
+        <pool name=""/>
+        <pool><maxMaps>-1</maxMaps></pool>
+        <user name="u"/>
+        <user name="u"/>
+        <user/>
+    """) == [
+        (3, "duplicate pool a (first at line 2)"),
+        (4, '<pool> name "b.c" must not contain "." (nest the element instead)'),
+        (5, "<pool> needs a non-empty name attribute"),
+        (6, "<pool> needs a non-empty name attribute"),
+        (6, 'maxMaps in pool ? must be a non-negative integer, got "-1"'),
+        (8, "duplicate user u (first at line 7)"),
+        (9, "<user> needs a non-empty name attribute"),
+    ]
+
+
+def test_element_given_twice():
+    assert errors("""
+        <pool name="a">
+          <minMaps>1</minMaps>
+          <minMaps>2</minMaps>
+        </pool>
+    """) == [(4, "<minMaps> given twice in pool a (first at line 3)")]
+
+
+def test_all_errors_collected():
+    with pytest.raises(ConfigErrors) as info:
+        parse("""
+            <pool name="a">
+              <minMaps>-1</minMaps>
+              <maxReduces>lots</maxReduces>
+            </pool>
+            <poolMaxJobsDefault>x</poolMaxJobsDefault>
+        """)
+    assert [e.line for e in info.value.errors] == [3, 4, 6]
+    assert all(e.file == "pools.xml" for e in info.value.errors)
