@@ -57,6 +57,14 @@ def compute_shares(
             s += x
         return s
 
+    lo, hi = _bracket(used, total)
+    r = _refine(triples, lo, hi, total)
+    return [min(c, max(r * w, m)) for w, m, c in triples]
+
+
+def _bracket(used, total: float) -> tuple[float, float]:
+    """The design document's search: double r until f(r) reaches the total,
+    then halve the interval ITERATIONS times."""
     hi = 1.0
     while used(hi) < total:
         hi *= 2.0
@@ -67,8 +75,7 @@ def compute_shares(
             lo = mid
         else:
             hi = mid
-    r = _refine(triples, lo, hi, total)
-    return [min(c, max(r * w, m)) for w, m, c in triples]
+    return lo, hi
 
 
 def _refine(triples, lo: float, hi: float, total: float) -> float:
@@ -108,16 +115,7 @@ def _compute_numpy(weights, min_shares, caps, total: float) -> list[float]:
     def used(r: float) -> float:
         return float(np.minimum(c, np.maximum(r * w, m)).sum())
 
-    hi = 1.0
-    while used(hi) < total:
-        hi *= 2.0
-    lo = 0.0
-    for _ in range(ITERATIONS):
-        mid = (lo + hi) / 2.0
-        if used(mid) < total:
-            lo = mid
-        else:
-            hi = mid
+    lo, hi = _bracket(used, total)
     mid = (lo + hi) / 2.0
     x = mid * w
     low_side = x <= m

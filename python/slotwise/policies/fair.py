@@ -11,6 +11,21 @@ from ..schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
 
 
+def share_key(s: Schedulable) -> float:
+    """The Fair Scheduler's comparator as one number: below -1 for those
+    under their min share (by the fraction of it they hold), else running
+    per unit of weight."""
+    used = s.usage.memory_mb
+    floor = s.min_share.memory_mb
+    d = s.demand.memory_mb
+    if d < floor:
+        floor = d
+    if used < floor:
+        return used / floor - 2.0
+    w = s.weight
+    return used / w if w > 0 else math.inf
+
+
 class FairPolicy(SchedulingPolicy):
     """Schedulables below their min share go first, the neediest (by fraction
     of min share) first; then the one with the fewest running per weight."""
@@ -18,33 +33,12 @@ class FairPolicy(SchedulingPolicy):
     name = "fair"
 
     def sort_key(self, s: Schedulable, cluster: Resource):
-        used = s.usage.memory_mb
-        floor = s.min_share.memory_mb
-        d = s.demand.memory_mb
-        if d < floor:
-            floor = d
-        if used < floor:
-            return (0, used / floor, s.start_time, s.name)
-        w = s.weight
-        return (1, used / w if w > 0 else math.inf, s.start_time, s.name)
+        return (share_key(s), s.start_time, s.name)
 
     def order(self, children: list, cluster: Resource) -> list:
-        # sort_key as one float per child (needy ones below -1), sorted
-        # stably: children arrive in (start_time, name) order, which settles
-        # ties exactly as the tuple would.  This runs on every heartbeat.
-        inf = math.inf
-        keys = []
-        for s in children:
-            used = s.usage.memory_mb
-            floor = s.min_share.memory_mb
-            d = s.demand.memory_mb
-            if d < floor:
-                floor = d
-            if used < floor:
-                keys.append(used / floor - 2.0)
-            else:
-                w = s.weight
-                keys.append(used / w if w > 0 else inf)
+        # Children arrive in (start_time, name) order and the sort is stable,
+        # so one float per child settles ties exactly as sort_key would.
+        keys = [share_key(s) for s in children]
         idx = sorted(range(len(children)), key=keys.__getitem__)
         return [children[i] for i in idx]
 
