@@ -188,6 +188,16 @@ class Engine:
                 p.max_share = p.max_share_spec.resolve(total)
 
     # ------------------------------------------------------------------- apps
+    def place_app(self, user: str, queue: str | None = None, groups: Sequence[str] = ()) -> str:
+        """Where the placement policy would put a new app (raises
+        PlacementRejected); nothing changes until ``add_app``."""
+        name = place(self.config.placement_rules, queue, user, tuple(groups), self.pool_exists,
+                     self._can_create, self._may_submit)
+        pool = self.pools.get(name)
+        if pool is not None and pool.children:
+            raise PlacementRejected(f"{name} is a parent pool; apps go in leaf pools")
+        return name
+
     def add_app(self, app_id: str, user: str, queue: str | None = None, priority: int = 0,
                 groups: Sequence[str] = (), submit_time: float | None = None,
                 placed: bool = False) -> str:
@@ -197,11 +207,7 @@ class Engine:
         if app_id in self.apps:
             return self.apps[app_id].pool.name
         groups = tuple(groups)
-        if placed:
-            name = queue_path(queue or "default")
-        else:
-            name = place(self.config.placement_rules, queue, user, groups, self.pool_exists,
-                         self._can_create, self._may_submit)
+        name = queue_path(queue or "default") if placed else self.place_app(user, queue, groups)
         pool = self._ensure_pool(name, force=placed)
         if pool.children:
             raise PlacementRejected(f"{name} is a parent pool; apps go in leaf pools")

@@ -1,0 +1,155 @@
+"""Payloads in, answers out: the engine behind the shim's four calls.
+
+No Py4J here: a ``PolicyCore`` takes and returns JSON strings, so it can be
+driven by the live gateway, by a recorded log, or by a test.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from ..clock import Clock, SystemClock
+from ..cluster import Request
+from ..config.model import AllocationConfig
+from ..engine import Engine, PlacementRejected
+from ..eventlog import EventLog
+from ..resources import Resource
+from ..settings import EngineSettings
+
+
+def _pair(r: Resource):
+    inf = float("inf")
+    if r.memory_mb == inf or r.vcores == inf:
+        return None
+    return [r.memory_mb, r.vcores]
+
+
+class PolicyCore:
+    """All four protocol calls; thread-safe, since Py4J calls in on its own
+    threads."""
+
+    def __init__(self, config: AllocationConfig, settings: EngineSettings | None = None,
+                 clock: Clock | None = None, event_log: EventLog | None = None) -> None:
+        self.clock = clock or SystemClock()
+        self.settings = settings or EngineSettings()
+        self.engine = Engine(config, self.clock, self.settings)
+        self.log = event_log or EventLog()
+        self.lock = threading.RLock()
+        self.calls = 0
+
+    # -------------------------------------------------------------- the calls
+    def heartbeat(self, payload: str) -> str:
+        with self.lock:
+            msg = json.loads(payload)
+            self._apply(msg)
+            assigned = self.engine.heartbeat(msg["node"]) if msg.get("node") in self.engine.nodes else []
+            for a in assigned:
+                self.log.write("assign", app=a.app_id, pool=a.pool, node=a.node_id, locality=a.locality,
+                               priority=a.priority, container=a.container_id,
+                               memory_mb=a.resource.memory_mb, vcores=a.resource.vcores, am=a.is_am)
+            return json.dumps({"assign": [[a.app_id, a.node_id, a.priority, a.locality, a.container_id]
+                                          for a in assigned], "preempt": []}, separators=(",", ":"))
+
+    def update(self, payload: str) -> str:
+        with self.lock:
+            self._apply(json.loads(payload))
+            preempt = self.engine.update()
+            for p in preempt:
+                self.log.write("preempt", container=p.container_id, app=p.app_id, pool=p.pool,
+                               node=p.node_id, kill=p.kill, reason=p.reason)
+            return json.dumps({"preempt": [[p.container_id, p.kill] for p in preempt],
+                               "queues": self.queue_table()}, separators=(",", ":"))
+
+    def place(self, app: str) -> str:
+        with self.lock:
+            msg = json.loads(app)
+            try:
+                pool = self.engine.place_app(msg.get("user", ""), msg.get("queue"), msg.get("groups") or ())
+            except PlacementRejected as e:
+                self.log.write("reject", app=msg.get("id"), user=msg.get("user"), reason=str(e))
+                return json.dumps({"reject": str(e)})
+            self.log.write("place", app=msg.get("id"), user=msg.get("user"), asked=msg.get("queue"), pool=pool)
+            return json.dumps({"queue": pool})
+
+    def move(self, app_id: str, queue: str) -> str:
+        with self.lock:
+            if app_id not in self.engine.apps:
+                return json.dumps({"error": f"unknown application {app_id}"})
+            try:
+                pool = self.engine.move_app(app_id, queue)
+            except ValueError as e:
+                return json.dumps({"error": str(e)})
+            self.log.write("move", app=app_id, pool=pool)
+            return json.dumps({"queue": pool})
+
+    # ----------------------------------------------------------------- deltas
+    def _apply(self, msg: dict) -> None:
+        self.calls += 1
+        e = self.engine
+        if msg.get("fallbacks"):
+            self.log.write("fallback", count=msg["fallbacks"])
+        if msg.get("full"):
+            # A resync: start from the shim's view alone.
+            self.engine = e = Engine(e.config, self.clock, self.settings)
+            self.log.write("resync", nodes=len(msg.get("nodes", ())), apps=len(msg.get("apps", ())))
+        for node_id, host, rack, mem, vc in msg.get("nodes", ()):
+            e.add_node(node_id, host, rack, Resource(mem, vc))
+        for node_id in msg.get("nodes_removed", ()):
+            e.remove_node(node_id)
+        for app in msg.get("apps", ()):
+            self._apply_app(app)
+        for app_id in msg.get("apps_removed", ()):
+            e.remove_app(app_id)
+        for cid, app_id, node_id, mem, vc, is_am, prio, engine_id in msg.get("launched", ()):
+            if engine_id and engine_id in e.containers:
+                e.rename_container(engine_id, cid)
+            else:
+                e.container_launched(cid, app_id, node_id, Resource(mem, vc), bool(is_am), prio)
+        for engine_id in msg.get("rejected", ()):
+            e.container_finished(engine_id)
+        for cid in msg.get("finished", ()):
+            e.container_finished(cid)
+
+    def _apply_app(self, app: dict) -> None:
+        e = self.engine
+        app_id = app["id"]
+        known = e.apps.get(app_id)
+        if known is None:
+            e.add_app(app_id, app.get("user", "unknown"), queue=app.get("queue") or "default",
+                      priority=int(app.get("prio", 0)), submit_time=self._submit_time(app.get("submit")),
+                      placed=True)
+        else:
+            queue = app.get("queue")
+            if queue and queue != known.pool.name:
+                try:
+                    e.move_app(app_id, queue)
+                except ValueError:  # the shim moved it already; follow it regardless
+                    e.remove_app(app_id)
+                    return self._apply_app(app)
+            if "prio" in app and int(app["prio"]) != known.priority:
+                e.set_app_priority(app_id, int(app["prio"]))
+        if "req" in app:
+            e.update_requests(app_id, [Request(p, Resource(mem, vc), n, hosts, racks, relax)
+                                       for p, mem, vc, n, hosts, racks, relax in app["req"]])
+
+    def _submit_time(self, submit_ms) -> float | None:
+        """The shim sends epoch milliseconds; the engine's clock is its own.
+        Both run on this machine, so the age of the app carries over."""
+        if not submit_ms:
+            return None
+        age = max(0.0, time.time() - submit_ms / 1000.0)
+        return self.clock.now() - age
+
+    # ------------------------------------------------------------------ reads
+    def queue_table(self) -> list[dict]:
+        rows = []
+        for p in self.engine.root.walk():
+            rows.append({
+                "name": p.name, "parent": p.parent.name if p.parent else None, "weight": p.weight,
+                "min": _pair(p.min_share), "max": _pair(p.max_share), "fair": _pair(p.fair_share),
+                "steady": _pair(p.steady_fair_share), "usage": _pair(p.usage), "demand": _pair(p.demand),
+                "running_apps": p.running_apps, "apps": len(p.apps),
+            })
+        return rows

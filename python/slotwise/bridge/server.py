@@ -1,0 +1,143 @@
+"""``slotwise serve``: connect to the shim's gateway inside the
+ResourceManager and answer its calls until stopped.
+
+The gateway's port and token come from files the shim wrote (0600); the
+token authenticates both directions.  If the RM goes away, the server waits
+and registers again when it is back (the shim then sends a full resync).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+import threading
+import time
+from dataclasses import dataclass
+
+from .protocol import PolicyCore
+
+log = logging.getLogger("slotwise.serve")
+
+
+class GatewayUnavailable(Exception):
+    pass
+
+
+@dataclass
+class GatewayInfo:
+    port: int
+    token: str
+
+
+def read_gateway_info(info_file: str, token_file: str) -> GatewayInfo:
+    """The port and token the shim published; refuses a token file others
+    could read, since the token gives full control of the RM's JVM."""
+    try:
+        with open(info_file, encoding="utf-8") as f:
+            port = int(json.load(f)["port"])
+        st = os.stat(token_file)
+        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise GatewayUnavailable(f"{token_file}: token file must be mode 0600, is {stat.filemode(st.st_mode)}")
+        with open(token_file, encoding="utf-8") as f:
+            token = f.read().strip()
+    except (OSError, ValueError, KeyError) as e:
+        raise GatewayUnavailable(f"cannot read gateway info ({info_file}, {token_file}): {e}") from e
+    if not token:
+        raise GatewayUnavailable(f"{token_file}: empty token")
+    return GatewayInfo(port, token)
+
+
+class _Callback:
+    """What Java sees as org.slotwise.shim.PolicyServer."""
+
+    def __init__(self, core: PolicyCore) -> None:
+        self.core = core
+
+    def heartbeat(self, payload):
+        return self.core.heartbeat(payload)
+
+    def update(self, payload):
+        return self.core.update(payload)
+
+    def place(self, app):
+        return self.core.place(app)
+
+    def move(self, app_id, queue):
+        return self.core.move(app_id, queue)
+
+    class Java:
+        implements = ["org.slotwise.shim.PolicyServer"]
+
+
+class PolicyServer:
+    def __init__(self, core: PolicyCore, info_file: str, token_file: str) -> None:
+        self.core = core
+        self.info_file = info_file
+        self.token_file = token_file
+        self.gateway = None
+        self._stop = threading.Event()
+
+    def connect(self) -> None:
+        from py4j.java_gateway import CallbackServerParameters, GatewayParameters, JavaGateway
+
+        info = read_gateway_info(self.info_file, self.token_file)
+        gateway = JavaGateway(
+            gateway_parameters=GatewayParameters(address="127.0.0.1", port=info.port, auth_token=info.token,
+                                                 auto_convert=False, eager_load=True),
+            callback_server_parameters=CallbackServerParameters(address="127.0.0.1", port=0,
+                                                                auth_token=info.token, daemonize=True,
+                                                                daemonize_connections=True),
+        )
+        try:
+            port = gateway.get_callback_server().get_listening_port()
+            server = gateway.java_gateway_server
+            server.resetCallbackClient(server.getCallbackClient().getAddress(), port)
+            gateway.entry_point.register(_Callback(self.core))
+        except Exception:
+            gateway.shutdown()
+            raise
+        self.gateway = gateway
+        self.core.log.write("register", port=info.port)
+        log.info("registered with the ResourceManager's gateway on 127.0.0.1:%d", info.port)
+
+    def alive(self) -> bool:
+        try:
+            return self.gateway is not None and self.gateway.entry_point.ping() is not None
+        except Exception:
+            return False
+
+    def close(self) -> None:
+        if self.gateway is not None:
+            try:
+                self.gateway.shutdown()
+            except Exception:
+                pass
+            self.gateway = None
+
+    def run(self, retry_seconds: float = 2.0) -> None:
+        """Serve until stop(): connect, watch the connection, reconnect."""
+        waiting_logged = False
+        while not self._stop.is_set():
+            if self.gateway is None:
+                try:
+                    self.connect()
+                    waiting_logged = False
+                except Exception as e:
+                    if not waiting_logged:
+                        log.warning("waiting for the ResourceManager's gateway: %s", e)
+                        waiting_logged = True
+                    self.close()
+                    self._stop.wait(retry_seconds)
+                    continue
+            if not self.alive():
+                log.warning("lost the gateway; will register again when the ResourceManager is back")
+                self.core.log.write("disconnect")
+                self.close()
+                continue
+            self._stop.wait(retry_seconds)
+        self.close()
+
+    def stop(self) -> None:
+        self._stop.set()
