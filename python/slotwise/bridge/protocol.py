@@ -94,14 +94,11 @@ class PolicyCore:
             # A resync: start from the shim's view alone.
             self.engine = e = Engine(e.config, self.clock, self.settings)
             self.log.write("resync", nodes=len(msg.get("nodes", ())), apps=len(msg.get("apps", ())))
+        # The shim's order: what exists first, then what happened, then what left.
         for node_id, host, rack, mem, vc in msg.get("nodes", ()):
             e.add_node(node_id, host, rack, Resource(mem, vc))
-        for node_id in msg.get("nodes_removed", ()):
-            e.remove_node(node_id)
         for app in msg.get("apps", ()):
             self._apply_app(app)
-        for app_id in msg.get("apps_removed", ()):
-            e.remove_app(app_id)
         for cid, app_id, node_id, mem, vc, is_am, prio, engine_id in msg.get("launched", ()):
             if engine_id and engine_id in e.containers:
                 e.rename_container(engine_id, cid)
@@ -111,6 +108,10 @@ class PolicyCore:
             e.container_finished(engine_id)
         for cid in msg.get("finished", ()):
             e.container_finished(cid)
+        for app_id in msg.get("apps_removed", ()):
+            e.remove_app(app_id)
+        for node_id in msg.get("nodes_removed", ()):
+            e.remove_node(node_id)
 
     def _apply_app(self, app: dict) -> None:
         e = self.engine

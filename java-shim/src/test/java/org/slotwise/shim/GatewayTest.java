@@ -1,0 +1,88 @@
+package org.slotwise.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import py4j.Protocol;
+
+class GatewayTest {
+
+  private static String perms(Path p) throws Exception {
+    return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
+  }
+
+  @Test
+  void tokensAre32RandomBytesInHex() {
+    String a = Gateway.newToken();
+    assertTrue(a.matches("[0-9a-f]{64}"), a);
+    assertFalse(a.equals(Gateway.newToken()));
+  }
+
+  @Test
+  void privateFilesAreOwnerOnlyEvenWhenReplacingAWiderFile(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("new/sub/secret");
+    Gateway.writePrivate(file, "s3cret");
+    assertEquals("rw-------", perms(file));
+    assertEquals("rwx------", perms(file.getParent()));
+    assertEquals("s3cret", new String(Files.readAllBytes(file), StandardCharsets.UTF_8));
+
+    Path old = dir.resolve("old");
+    Files.write(old, "public".getBytes(StandardCharsets.UTF_8));
+    Files.setPosixFilePermissions(old, PosixFilePermissions.fromString("rw-r--r--"));
+    Gateway.writePrivate(old, "private");
+    assertEquals("rw-------", perms(old));
+    assertEquals("private", new String(Files.readAllBytes(old), StandardCharsets.UTF_8));
+    assertFalse(Files.exists(dir.resolve("old.tmp")));
+  }
+
+  @Test
+  void gatewayListensOnLoopbackAndRequiresTheToken(@TempDir Path dir) throws Exception {
+    Path token = dir.resolve("slotwise/gateway.token");
+    Path info = dir.resolve("slotwise/gateway.json");
+    Gateway g = new Gateway(new Object(), 0, token, info, 1000);
+    int port = g.start();
+    try {
+      assertEquals("rw-------", perms(token));
+      assertEquals("rw-------", perms(info));
+      String secret = new String(Files.readAllBytes(token), StandardCharsets.UTF_8);
+      Map<?, ?> m = (Map<?, ?>) Json.parse(
+          new String(Files.readAllBytes(info), StandardCharsets.UTF_8));
+      assertEquals((long) port, m.get("port"));
+      assertEquals(ProcessHandle.current().pid(), m.get("pid"));
+
+      assertTrue(authenticate(port, "0".repeat(64)).startsWith("!x"), "a wrong token is refused");
+      assertEquals("!yv", authenticate(port, secret));
+    } finally {
+      g.stop();
+    }
+    assertFalse(Files.exists(token));
+    assertFalse(Files.exists(info));
+  }
+
+  private static String authenticate(int port, String token) throws Exception {
+    try (Socket s = new Socket(InetAddress.getByName("127.0.0.1"), port)) {
+      s.setSoTimeout(5000);
+      Writer w = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8);
+      w.write(Protocol.getAuthCommand(token));
+      w.flush();
+      return new BufferedReader(new InputStreamReader(s.getInputStream(),
+          StandardCharsets.UTF_8)).readLine();
+    }
+  }
+}
