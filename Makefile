@@ -1,5 +1,8 @@
-# Slotwise: `make demo` installs everything and runs the demo;
-# `make test` installs everything and runs every test.
+# Slotwise: `make demo` installs everything and runs the demo (a real YARN
+# cluster scheduled by Python); `make test` installs everything and runs every
+# test (Python, the shim's JUnit tests, and the real-cluster tests).
+# Needs Python 3.11, a JDK 17 and Maven; everything else comes from PyPI and
+# Maven Central.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -17,23 +20,16 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: setup
+	mvn -q -B package
 	$(PY) -m pytest -q
 
 demo: setup
-	@echo "== slotwise validate conf/*.xml"
 	$(VENV)/bin/slotwise validate conf/allocations.xml conf/hadoop-doc-example.xml conf/mrv1-pools.xml
-	@echo
-	@echo "== What-if: 64 GB / 64 vcores, prod and research both want 48 GB, adhoc 8 GB"
-	$(VENV)/bin/slotwise shares --allocations conf/allocations.xml --capacity "65536 mb, 64 vcores" \
-		--demand "prod=49152 mb, 48 vcores" --demand "research=49152 mb, 48 vcores" \
-		--demand "adhoc=8192 mb, 8 vcores"
-	@echo
-	@echo "== What-if (MRv1 file): 100 map slots, production and research want 80 each"
-	$(VENV)/bin/slotwise shares --allocations conf/mrv1-pools.xml --capacity 100 \
-		--demand production=80 --demand research=80
+	$(VENV)/bin/slotwise demo
 
 bench: setup
 	$(PY) benchmarks/bench_engine.py
+	$(PY) benchmarks/bench_roundtrip.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

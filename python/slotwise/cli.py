@@ -114,6 +114,123 @@ def _finite(x: float) -> float | None:
     return None if x == float("inf") else x
 
 
+def _cluster(args):
+    from .localcluster import LocalCluster
+
+    return LocalCluster(args.dir)
+
+
+def cmd_cluster_up(args) -> int:
+    from .localcluster import LocalCluster
+    from .localcluster.config import parse_conf_pairs
+
+    try:
+        conf = parse_conf_pairs(args.conf)
+    except ValueError as e:
+        print(f"slotwise cluster up: --conf: {e}", file=sys.stderr)
+        return 2
+    cluster = LocalCluster(args.dir, nodes=args.nodes, scheduler=args.scheduler, conf=conf,
+                           with_shim=True if args.with_shim else None, build_shim=not args.no_build,
+                           java_home=args.java_home, start_timeout=args.timeout)
+    cluster.up()
+    return 0
+
+
+def cmd_cluster_status(args) -> int:
+    from .localcluster import LocalCluster
+
+    st = _cluster(args).status()
+    if args.json:
+        json.dump(st, sys.stdout, indent=2)
+        print()
+    else:
+        print(LocalCluster.format_status(st))
+    return 0 if st["running"] and not st["error"] else 1
+
+
+def cmd_cluster_down(args) -> int:
+    _cluster(args).down(timeout=args.timeout)
+    return 0
+
+
+def cmd_cluster_submit(args) -> int:
+    import os
+
+    program = list(args.program)
+    if program[:1] == ["--"]:
+        program = program[1:]
+    if not program:
+        print("slotwise cluster submit: name a program after --, e.g. -- pi 2 10", file=sys.stderr)
+        return 2
+    result = _cluster(args).submit(program[0], program[1:], pool=args.pool, user=args.user,
+                                   cwd=os.getcwd(), timeout=args.timeout, echo=not args.quiet)
+    verdict = "SUCCEEDED" if result.succeeded else "FAILED"
+    print(f"{result.app_id or 'no application id'} {verdict} in {result.seconds:.1f} s "
+          f"(client exit {result.returncode}, RM state {result.state}/{result.final_status}, "
+          f"queue {result.queue}, user {result.app_user}); client log {result.log}", flush=True)
+    return 0 if result.succeeded else 1
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _add_cluster_parser(sub) -> None:
+    from .localcluster.config import FIFO_SCHEDULER, SHIM_SCHEDULER
+
+    c = sub.add_parser("cluster", help="a real local YARN cluster: up, status, submit, down",
+                       description="An embedded Hadoop YARN cluster (one ResourceManager, N NodeManagers, "
+                                   "each its own JVM) built from the jars of java-shim/pom.xml. "
+                                   "See docs/local-cluster.md.")
+    csub = c.add_subparsers(dest="cluster_command", required=True)
+
+    def with_dir(p):
+        p.add_argument("--dir", metavar="DIR",
+                       help="cluster directory (default: $SLOTWISE_CLUSTER_DIR, else run/cluster in the checkout)")
+        return p
+
+    up = with_dir(csub.add_parser("up", help="start the cluster; returns when every NodeManager is RUNNING"))
+    up.add_argument("--nodes", type=_positive_int, default=2, metavar="N", help="NodeManagers (default 2)")
+    up.add_argument("--scheduler", default=FIFO_SCHEDULER, metavar="CLASS",
+                    help=f"yarn.resourcemanager.scheduler.class (default {FIFO_SCHEDULER}; "
+                         f"the shim is {SHIM_SCHEDULER})")
+    up.add_argument("--conf", action="append", metavar="KEY=VALUE",
+                    help="an extra yarn-site.xml property for every daemon and client; repeat")
+    up.add_argument("--with-shim", action="store_true",
+                    help="put the shim jar on the RM's classpath (implied by the shim scheduler)")
+    up.add_argument("--no-build", action="store_true",
+                    help="use the shim jar already in java-shim/target instead of running mvn package")
+    up.add_argument("--java-home", metavar="JDK", help="the JDK to run Hadoop (default $JAVA_HOME, else java on PATH)")
+    up.add_argument("--timeout", type=float, default=180.0, metavar="S", help="start-up timeout (default 180)")
+    up.set_defaults(func=cmd_cluster_up)
+
+    st = with_dir(csub.add_parser("status", help="daemons, nodes and apps; exit 1 unless running"))
+    st.add_argument("--json", action="store_true", help="print JSON")
+    st.set_defaults(func=cmd_cluster_status)
+
+    dn = with_dir(csub.add_parser("down", help="stop every daemon and container (idempotent)"))
+    dn.add_argument("--timeout", type=float, default=30.0, metavar="S",
+                    help="seconds between SIGTERM and SIGKILL (default 30)")
+    dn.set_defaults(func=cmd_cluster_down)
+
+    sm = with_dir(csub.add_parser(
+        "submit", help="run a MapReduce example (pi, sleep, wordcount...) and wait; exit 0 if it succeeded",
+        usage="slotwise cluster submit --pool NAME [--user U] [--dir DIR] -- PROGRAM [ARGS...]"))
+    sm.add_argument("--pool", required=True, help="the pool (queue) to submit to")
+    sm.add_argument("--user", help="submit as this user (HADOOP_USER_NAME)")
+    sm.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds")
+    sm.add_argument("-q", "--quiet", action="store_true", help="do not echo the job client's output")
+    sm.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
+                    help="pi 2 10 | sleep -m 2 -r 1 -mt 500 -rt 500 | wordcount IN OUT | my.jar ...")
+    sm.set_defaults(func=cmd_cluster_submit)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="slotwise", description=__doc__)
     p.add_argument("--version", action="version", version=f"slotwise {__version__}")
@@ -132,11 +249,38 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a pool's demand; repeat per pool")
     s.add_argument("--json", action="store_true", help="print a JSON list")
     s.set_defaults(func=cmd_shares)
+
+    _add_cluster_parser(sub)
+    from .bridge.server import add_serve_parser
+
+    add_serve_parser(sub)
+
+    d = sub.add_parser("demo", help="a real YARN cluster scheduled by Python: jobs in several pools, then a summary")
+    d.add_argument("--dir", help="cluster directory (default: run/cluster in the checkout)")
+    d.add_argument("--keep", action="store_true", help="leave the cluster running afterwards")
+    d.set_defaults(func=cmd_demo)
     return p
+
+
+def cmd_demo(args) -> int:
+    from .demo import run_demo
+
+    return run_demo(args.dir, keep=args.keep)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "cluster":
+        from .localcluster import ClusterError
+
+        try:
+            return args.func(args)
+        except ClusterError as e:
+            print(f"slotwise cluster {args.cluster_command}: {e}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(f"slotwise cluster {args.cluster_command}: interrupted", file=sys.stderr)
+            return 130
     return args.func(args)
 
 

@@ -141,3 +141,64 @@ class PolicyServer:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def serve_main(args) -> int:
+    """Entry of ``slotwise serve``."""
+    import signal
+
+    from ..config import ConfigErrors, load_allocations
+    from ..eventlog import EventLog
+    from ..settings import EngineSettings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)  # py4j logs every call at INFO
+    try:
+        config = load_allocations(args.allocations)
+    except ConfigErrors as e:
+        for err in e.errors:
+            print(err)
+        return 1
+    info_file, token_file = args.gateway_info, args.token_file
+    if not info_file:
+        info_file, default_token = local_gateway_files(args.cluster_dir)
+        token_file = token_file or default_token
+    elif not token_file:
+        token_file = os.path.join(os.path.dirname(info_file), "gateway.token")
+    settings = EngineSettings(heartbeat_interval=args.heartbeat_interval)
+    event_log = EventLog(args.event_log) if args.event_log else EventLog()
+    core = PolicyCore(config, settings, event_log=event_log)
+    server = PolicyServer(core, info_file, token_file)
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    signal.signal(signal.SIGINT, lambda *_: server.stop())
+    log.info("serving %s (%s format, %d pools); gateway file %s", args.allocations, config.format,
+             sum(1 for _ in config.root.walk()) - 1, info_file)
+    try:
+        server.run()
+    finally:
+        event_log.close()
+    return 0
+
+
+def local_gateway_files(cluster_dir: str | None = None) -> tuple[str, str]:
+    """The gateway files of the local cluster (``slotwise cluster up``)."""
+    from ..localcluster import ClusterError, LocalCluster
+
+    cluster = LocalCluster(cluster_dir)
+    try:
+        info = cluster.gateway_info_file
+    except ClusterError:  # not started yet: where it will write them
+        info = cluster.dir / "rm" / "tmp" / "slotwise" / "gateway.json"
+    return str(info), str(info.with_name("gateway.token"))
+
+
+def add_serve_parser(sub) -> None:
+    s = sub.add_parser("serve", help="run the policy server for the ResourceManager's shim")
+    s.add_argument("--allocations", required=True, metavar="FILE")
+    s.add_argument("--event-log", metavar="FILE", help="append JSON-lines events here")
+    s.add_argument("--cluster-dir", help="the local cluster whose gateway to use (default: run/cluster)")
+    s.add_argument("--gateway-info", help="the shim's port file (default: the local cluster's)")
+    s.add_argument("--token-file", help="the shim's token file, mode 0600 (default: beside the port file)")
+    s.add_argument("--heartbeat-interval", type=float, default=1.0,
+                   help="NodeManager heartbeat interval, seconds (sets the default locality delays)")
+    s.set_defaults(func=serve_main)

@@ -1,0 +1,203 @@
+"""Submitting MapReduce jobs to the local cluster as a real client would.
+
+``submit`` runs the job client in its own JVM, ``java ... RunJar <jar>
+PROGRAM -Dmapreduce.job.queuename=POOL ARGS`` (what ``hadoop jar`` does),
+with a client configuration pointing at the cluster, as user ``U`` through
+``HADOOP_USER_NAME``. Programs:
+
+- the Hadoop examples (``pi``, ``wordcount``, ``randomtextwriter``,
+  ``teragen``...) from ``hadoop-mapreduce-examples``;
+- ``sleep`` (``-m MAPS -r REDUCES -mt MS -rt MS``), which Hadoop ships in the
+  tests jar of ``hadoop-mapreduce-client-jobclient``; its class is run
+  directly;
+- any ``PATH.jar`` of your own: ``submit --pool x -- my.jar [MainClass] ARGS``.
+
+Each submission gets ``DIR/jobs/<time>-<program>-<random>/`` with its client
+configuration, its own staging directory (the job client insists that the
+staging directory belongs to the submitting user, which a local file system
+cannot fake for a second user) and ``client.log``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .config import marker, write_conf_dir
+from .errors import ClusterError
+from .rest import RestError, RMRest
+from .state import ClusterState
+
+RUNJAR = "org.apache.hadoop.util.RunJar"
+#: Programs of Hadoop's jobclient tests jar, by class.
+TEST_PROGRAMS = {"sleep": "org.apache.hadoop.mapreduce.SleepJob"}
+APP_ID = re.compile(r"\b(application_\d+_\d+)\b")
+FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
+
+
+@dataclass
+class JobResult:
+    program: str
+    pool: str
+    user: str | None
+    app_id: str | None
+    returncode: int
+    state: str | None           # the RM's application state: FINISHED, FAILED, KILLED
+    final_status: str | None    # SUCCEEDED, FAILED, KILLED, UNDEFINED
+    queue: str | None           # the queue the RM put it in
+    app_user: str | None        # the user the RM ran it as
+    seconds: float
+    job_dir: str
+    log: str
+
+    @property
+    def succeeded(self) -> bool:
+        return self.returncode == 0 and self.final_status == "SUCCEEDED"
+
+
+def _client_argv(state: ClusterState, program: str, args: list[str], pool: str) -> tuple[list[str], str, list[str]]:
+    """(extra classpath, main class, arguments) for one program."""
+    queue = f"-Dmapreduce.job.queuename={pool}"
+    if program.endswith(".jar"):
+        if not os.path.isfile(program):
+            raise ClusterError(f"no such jar: {program}")
+        # The queue comes from the per-job mapred-site: a user's main may not parse -D.
+        return [], RUNJAR, [os.path.abspath(program), *args]
+    if program in TEST_PROGRAMS:
+        if not state.tests_jar:
+            raise ClusterError(f"'{program}' needs the hadoop-mapreduce-client-jobclient tests jar, "
+                               "which Maven could not fetch when the cluster came up (see the warning of up)")
+        return [state.tests_jar], TEST_PROGRAMS[program], [queue, *args]
+    if not state.examples_jar:
+        raise ClusterError("no hadoop-mapreduce-examples jar: add it to java-shim/pom.xml and run up again")
+    return [], RUNJAR, [state.examples_jar, program, queue, *args]
+
+
+def submit(state: ClusterState, program: str, args: list[str], *, pool: str, user: str | None = None,
+           cwd: Path | None = None, timeout: float | None = None, echo: bool = True,
+           log: Callable[[str], None] = print) -> JobResult:
+    cluster_dir = Path(state.dir)
+    jobs = cluster_dir / "jobs"
+    jobs.mkdir(parents=True, exist_ok=True)
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(program).name)[:40] or "job"
+    job_dir = Path(tempfile.mkdtemp(prefix=f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-", dir=jobs))
+    conf = job_dir / "conf"
+    mapred = {**state.mapred_site,
+              "yarn.app.mapreduce.am.staging-dir": str(job_dir / "staging"),
+              "mapreduce.job.queuename": pool}
+    write_conf_dir(conf, core={"fs.defaultFS": "file:///", "hadoop.tmp.dir": str(job_dir / "tmp"),
+                               "hadoop.security.authentication": "simple"},
+                   yarn=state.yarn_site, mapred=mapred, log_file=None)
+    extra_cp, main, argv = _client_argv(state, program, args, pool)
+    (job_dir / "tmp").mkdir()
+    cmd = [str(Path(state.java_home) / "bin" / "java"), *state.jvm_flags, "-Xmx512m",
+           marker(cluster_dir), "-Dslotwise.daemon=client",
+           f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
+           f"-Djava.io.tmpdir={job_dir / 'tmp'}",
+           "-cp", os.pathsep.join([str(conf), *extra_cp, *state.classpath]), main, *argv]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "HADOOP_USER_NAME")}
+    env["JAVA_HOME"] = state.java_home
+    if user:
+        env["HADOOP_USER_NAME"] = user
+    elif os.environ.get("HADOOP_USER_NAME"):
+        env["HADOOP_USER_NAME"] = os.environ["HADOOP_USER_NAME"]
+    (job_dir / "command.txt").write_text(" ".join(cmd) + "\n")
+    client_log = job_dir / "client.log"
+    started = time.monotonic()
+    found: list[str] = []
+
+    proc = subprocess.Popen(cmd, cwd=cwd or job_dir, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def pump() -> None:
+        with open(client_log, "wb") as f:
+            for raw in iter(proc.stdout.readline, b""):
+                f.write(raw)
+                f.flush()
+                line = raw.decode(errors="replace")
+                if echo:
+                    sys.stdout.write(line)
+                    sys.stdout.flush()
+                if not found:
+                    m = APP_ID.search(line)
+                    if m and "ubmitted application" in line:
+                        found.append(m.group(1))
+                        log(f"submitted {m.group(1)} to pool {pool}" + (f" as {user}" if user else ""))
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        returncode = proc.wait(timeout=timeout)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:
+        proc.kill()
+        proc.wait()
+        reader.join(5)
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        raise ClusterError(f"{program} did not finish in {timeout:.0f} s "
+                           f"({found[0] if found else 'no application id yet'}); client log: {client_log}") from None
+    reader.join(10)
+    if not found:
+        m = APP_ID.search(client_log.read_text(errors="replace"))
+        if m:
+            found.append(m.group(1))
+    app_id = found[0] if found else None
+    report = _final_report(RMRest(state.rm_web), app_id) if app_id else {}
+    return JobResult(
+        program=program, pool=pool, user=user, app_id=app_id, returncode=returncode,
+        state=report.get("state"), final_status=report.get("finalStatus"),
+        queue=report.get("queue"), app_user=report.get("user"),
+        seconds=round(time.monotonic() - started, 1), job_dir=str(job_dir), log=str(client_log))
+
+
+#: ``yarn SUBCOMMAND`` as Hadoop's launch script maps it (the application CLI
+#: takes its sub-command as its first argument).
+YARN_COMMANDS = {"application": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
+                 "queue": ("org.apache.hadoop.yarn.client.cli.QueueCLI", False),
+                 "node": ("org.apache.hadoop.yarn.client.cli.NodeCLI", False)}
+
+
+def yarn(state: ClusterState, args: list[str], *, user: str | None = None,
+         timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run a ``yarn`` client command (``application -movetoqueue ...``,
+    ``queue -status root.x``) against the cluster, as its own JVM."""
+    if not args or args[0] not in YARN_COMMANDS:
+        raise ClusterError(f"yarn sub-command must be one of {', '.join(YARN_COMMANDS)}")
+    main, keep = YARN_COMMANDS[args[0]]
+    cluster_dir = Path(state.dir)
+    conf = cluster_dir / "jobs" / "yarn-client-conf"
+    write_conf_dir(conf, core={"fs.defaultFS": "file:///", "hadoop.security.authentication": "simple"},
+                   yarn=state.yarn_site, mapred=state.mapred_site, log_file=None)
+    cmd = [str(Path(state.java_home) / "bin" / "java"), *state.jvm_flags, "-Xmx256m", marker(cluster_dir),
+           "-Dslotwise.daemon=client", f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
+           "-cp", os.pathsep.join([str(conf), *state.classpath]), main, *(args if keep else args[1:])]
+    env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR")}
+    env["JAVA_HOME"] = state.java_home
+    if user:
+        env["HADOOP_USER_NAME"] = user
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def _final_report(rest: RMRest, app_id: str, wait: float = 30.0) -> dict:
+    """The RM's report once the app reached a final state (the client may
+    return a moment before the RM moves the app from FINISHING)."""
+    deadline = time.monotonic() + wait
+    report: dict = {}
+    while True:
+        try:
+            report = rest.app(app_id)
+        except RestError:
+            pass
+        if report.get("state") in FINAL_STATES or time.monotonic() > deadline:
+            return report
+        time.sleep(0.5)

@@ -1,0 +1,244 @@
+"""The whole path on a real cluster: YARN's ResourceManager with the Slotwise
+shim, two NodeManagers, real MapReduce jobs, and ``slotwise serve`` as its
+own process making the decisions."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import skip_without_tools
+from slotwise.localcluster import SHIM_SCHEDULER, LocalCluster
+
+pytestmark = pytest.mark.cluster
+
+ALLOCATIONS = """<?xml version="1.0"?>
+<allocations>
+  <queue name="prod"><weight>2</weight></queue>
+  <queue name="research"/>
+  <queue name="limited"><maxRunningApps>1</maxRunningApps></queue>
+  <queue name="other"/>
+  <queuePlacementPolicy>
+    <rule name="specified" create="false"/>
+    <rule name="default" queue="research"/>
+  </queuePlacementPolicy>
+</allocations>
+"""
+
+
+class Serve:
+    """``slotwise serve`` as a separate process, as operators run it."""
+
+    def __init__(self, cluster: LocalCluster, allocations: Path, event_log: Path) -> None:
+        self.cluster = cluster
+        self.allocations = allocations
+        self.event_log = event_log
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60) -> None:
+        info = self.cluster.gateway_info_file
+        mark = len(self.events())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(self.allocations),
+             "--event-log", str(self.event_log), "--gateway-info", str(info),
+             "--token-file", str(info.with_name("gateway.token"))],
+            stdout=open(self.event_log.with_suffix(".out"), "a"), stderr=subprocess.STDOUT)
+        # Registered, and the shim's full resync has arrived.
+        self.wait_for(lambda e: e["event"] == "resync", timeout, since=mark)
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def events(self) -> list[dict]:
+        if not self.event_log.exists():
+            return []
+        return [json.loads(line) for line in self.event_log.read_text().splitlines() if line.strip()]
+
+    def wait_for(self, pred, timeout: float, since: int = 0) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for e in self.events()[since:]:
+                if pred(e):
+                    return e
+            if self.proc is not None and self.proc.poll() is not None:
+                raise AssertionError(f"slotwise serve exited ({self.proc.returncode}); "
+                                     f"see {self.event_log.with_suffix('.out')}")
+            time.sleep(0.2)
+        raise AssertionError(f"no matching event within {timeout} s in {self.event_log}")
+
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory):
+    skip_without_tools()
+    base = tmp_path_factory.mktemp("shim")
+    allocations = base / "allocations.xml"
+    allocations.write_text(ALLOCATIONS)
+    # A generous deadline: this 2-core machine also runs every job JVM.
+    cluster = LocalCluster(base / "cluster", nodes=2, scheduler=SHIM_SCHEDULER, start_timeout=300,
+                           conf={"slotwise.policy.timeout-ms": "2000",
+                                 "yarn.cluster.max-application-priority": "10"})
+    serve = Serve(cluster, allocations, base / "events.jsonl")
+    try:
+        cluster.up()
+        serve.start()
+        yield cluster, serve
+    finally:
+        serve.stop()
+        cluster.down()
+
+
+def run_async(cluster, *args, **kw):
+    """Submit in a thread; returns (thread, holder) with holder["result"]."""
+    holder = {}
+    t = threading.Thread(target=lambda: holder.setdefault("result", cluster.submit(*args, **kw)), daemon=True)
+    t.start()
+    return t, holder
+
+
+def app_ids_in(cluster, queue: str) -> list[str]:
+    return [a["id"] for a in cluster.rest.apps() if a["queue"] == queue]
+
+
+def wait_running_app(cluster, queue: str, timeout: float = 90) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for a in cluster.rest.apps():
+            if a["queue"] == queue and a["state"] == "RUNNING":
+                return a["id"]
+        time.sleep(0.5)
+    raise AssertionError(f"no running app in {queue} within {timeout} s")
+
+
+def test_jobs_in_two_pools_are_scheduled_by_python(shim):
+    cluster, serve = shim
+    mark = len(serve.events())
+    t1, r1 = run_async(cluster, "pi", ["2", "10"], pool="prod")
+    t2, r2 = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "500", "-rt", "500"], pool="research")
+    t1.join(300)
+    t2.join(300)
+    pi, sleep = r1["result"], r2["result"]
+    assert pi.succeeded, pi.log
+    assert sleep.succeeded, sleep.log
+    assert pi.queue == "root.prod" and sleep.queue == "root.research"
+    events = serve.events()[mark:]
+    for result, pool in ((pi, "root.prod"), (sleep, "root.research")):
+        mine = [e for e in events if e["event"] == "assign" and e["app"] == result.app_id]
+        # The AM, two maps and one reduce: every container came from Python.
+        assert len(mine) >= 4, mine
+        assert {e["pool"] for e in mine} == {pool}
+        assert sum(1 for e in mine if e["am"]) >= 1
+        assert all(e["locality"] in ("node_local", "rack_local", "off_switch") for e in mine)
+    assert not [e for e in events if e["event"] == "fallback"]
+
+
+def test_gateway_refuses_missing_or_wrong_token(shim):
+    from py4j.java_gateway import GatewayParameters, JavaGateway
+
+    cluster, _ = shim
+    port = json.loads(cluster.gateway_info_file.read_text())["port"]
+    token_file = cluster.gateway_info_file.with_name("gateway.token")
+    assert oct(token_file.stat().st_mode & 0o777) == "0o600"
+    for token in (None, "0" * 64):
+        gw = JavaGateway(gateway_parameters=GatewayParameters(address="127.0.0.1", port=port, auth_token=token,
+                                                              read_timeout=5))
+        try:
+            with pytest.raises(Exception):
+                gw.entry_point.ping()
+        finally:
+            gw.close()
+    good = JavaGateway(gateway_parameters=GatewayParameters(address="127.0.0.1", port=port,
+                                                            auth_token=token_file.read_text().strip()))
+    try:
+        assert good.entry_point.ping() is not None
+    finally:
+        good.close()
+
+
+def test_pool_with_max_running_apps_one_holds_the_second_job(shim):
+    cluster, serve = shim
+    mark = len(serve.events())
+    jobs = [run_async(cluster, "sleep", ["-m", "1", "-r", "0", "-mt", "3000"], pool="limited") for _ in range(2)]
+    for t, _ in jobs:
+        t.join(300)
+    results = [h["result"] for _, h in jobs]
+    assert all(r.succeeded for r in results), [r.log for r in results]
+    events = serve.events()[mark:]
+    first_assign = {r.app_id: min(e["ts"] for e in events if e["event"] == "assign" and e["app"] == r.app_id)
+                    for r in results}
+    first, second = sorted(results, key=lambda r: first_assign[r.app_id])
+    finished = cluster.rest.app(first.app_id)["finishedTime"] / 1000.0
+    # Not one container (not even its AM) for the second job before the first ended.
+    assert first_assign[second.app_id] >= finished - 0.5
+
+
+def test_movetoqueue_changes_the_pool_in_python(shim):
+    cluster, serve = shim
+    mark = len(serve.events())
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], pool="research")
+    app_id = wait_running_app(cluster, "root.research")
+    r = cluster.yarn(["application", "-movetoqueue", app_id, "-queue", "root.other"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app_id and e["pool"] == "root.other", 30,
+                   since=mark)
+    t.join(300)
+    result = holder["result"]
+    assert result.succeeded, result.log
+    assert cluster.rest.app(app_id)["queue"] == "root.other"
+    later = [e for e in serve.events()[mark:] if e["event"] == "assign" and e["app"] == app_id]
+    assert later[-1]["pool"] == "root.other"  # the reduce, placed after the move
+
+
+def test_queue_status_shows_python_pools(shim):
+    cluster, _ = shim
+    r = cluster.yarn(["queue", "-status", "root.prod"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "root.prod" in r.stdout
+
+
+def test_jobs_survive_python_killed_and_python_takes_over_again(shim):
+    cluster, serve = shim
+    mark = len(serve.events())
+    t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], pool="prod")
+    app_id = wait_running_app(cluster, "root.prod")
+    serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == app_id, 60, since=mark)
+    serve.kill()  # SIGKILL mid-job: the shim falls back to its FIFO
+    t.join(300)
+    assert holder["result"].succeeded, holder["result"].log
+    serve.start()
+    mark = len(serve.events())
+    after = cluster.submit("pi", ["1", "10"], pool="prod")
+    assert after.succeeded, after.log
+    events = serve.events()[mark:]
+    assert [e for e in events if e["event"] == "assign" and e["app"] == after.app_id]
+    fallbacks = [e for e in serve.events() if e["event"] == "fallback"]
+    assert sum(e["count"] for e in fallbacks) > 0  # reported by the shim once Python was back
+
+
+def test_resourcemanager_web_ui_still_loads(shim):
+    import urllib.request
+
+    cluster, _ = shim
+    base = cluster.state.rm_web.rstrip("/")
+    for page in ("/cluster", "/cluster/apps", "/cluster/scheduler"):
+        with urllib.request.urlopen(base + page, timeout=20) as r:
+            assert r.status == 200
+            body = r.read().decode("utf-8", "replace")
+    assert "root.prod" in body  # the scheduler page lists Python's pools
