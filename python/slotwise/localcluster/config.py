@@ -41,7 +41,7 @@ class Sizes:
     """Memory and CPU of the cluster: small, for a laptop or a 2-core CI box."""
 
     nm_memory_mb: int = 4096
-    nm_vcores: int = 4
+    nm_vcores: int = 8  # memory, not vcores, is what binds 512 MB containers (the fair policy shares memory)
     min_allocation_mb: int = 256
     am_memory_mb: int = 512
     task_memory_mb: int = 512
