@@ -15,7 +15,8 @@ def run(*args):
 
 
 def test_validate_accepts_the_example_files():
-    r = run("validate", *(str(p) for p in sorted(CONF.glob("*.xml"))))
+    files = ["allocations.xml", "hadoop-doc-example.xml", "mrv1-pools.xml"]
+    r = run("validate", *(str(CONF / f) for f in files))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout == ""
 
