@@ -26,4 +26,19 @@ public final class GatewayEntryPoint {
   public long fallbackCount() {
     return scheduler.getFallbackCount();
   }
+
+  /**
+   * For benchmarks: the timings of the last (up to 65,536) successful
+   * heartbeat calls as compact JSON (see {@link CallStats#toJson}), with
+   * {@code fallbacks} and {@code failures} (the scheduler's counters since the
+   * RM started) added; {@code reset} starts a new sample afterwards.
+   */
+  public String heartbeatStats(boolean reset) {
+    return callStats("heartbeat", reset);
+  }
+
+  /** As {@link #heartbeatStats}, for any call: heartbeat, update, place, move. */
+  public String callStats(String method, boolean reset) {
+    return scheduler.getCallStats(method, reset);
+  }
 }

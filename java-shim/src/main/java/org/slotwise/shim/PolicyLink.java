@@ -1,6 +1,7 @@
 package org.slotwise.shim;
 
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -47,6 +48,9 @@ final class PolicyLink {
   private ExecutorService executor; // guarded by callLock
   private Future<?> inFlight; // guarded by callLock
   private long reportedFallbacks; // guarded by callLock
+
+  /** Timings of successful calls, per method name (for benchmarks). */
+  private final ConcurrentHashMap<String, CallStats> stats = new ConcurrentHashMap<>();
 
   private final AtomicLong totalFallbacks = new AtomicLong();
   private final AtomicLong unreportedFallbacks = new AtomicLong();
@@ -135,7 +139,8 @@ final class PolicyLink {
    */
   <A> A call(String what, long deadlineMs, Callable<String> build,
       BiFunction<PolicyServer, String, String> invoke, Function<String, A> parse) {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, deadlineMs));
+    long entered = System.nanoTime();
+    long deadline = entered + TimeUnit.MILLISECONDS.toNanos(Math.max(1, deadlineMs));
     PolicyServer p = policy;
     if (p == null) {
       failed(what, "no policy registered", true);
@@ -160,8 +165,16 @@ final class PolicyLink {
       }
       final PolicyServer target = p;
       built = true;
+      long buildStart = System.nanoTime();
       final String arg = build.call();
-      Future<String> f = executor.submit(() -> invoke.apply(target, arg));
+      long sent = System.nanoTime();
+      final long[] invokeNs = new long[1];
+      Future<String> f = executor.submit(() -> {
+        long start = System.nanoTime();
+        String r = invoke.apply(target, arg);
+        invokeNs[0] = System.nanoTime() - start;
+        return r;
+      });
       inFlight = f;
       String answer;
       try {
@@ -183,6 +196,10 @@ final class PolicyLink {
         failed(what, "unusable answer: " + e.getMessage(), true);
         return null;
       }
+      long done = System.nanoTime();
+      // invokeNs was written before the future completed: get() made it visible.
+      stats(what).record(buildStart - entered, sent - buildStart, invokeNs[0], done - sent,
+          arg == null ? 0 : arg.length(), answer == null ? 0 : answer.length());
       succeeded();
       return parsed;
     } catch (InterruptedException e) {
@@ -272,6 +289,16 @@ final class PolicyLink {
         LOG.debug("Slotwise: call {} failed: {}", what, reason);
       }
     }
+  }
+
+  /**
+   * The timings of the successful calls of one method ({@code heartbeat},
+   * {@code update}, ...): build, round trip, sizes; see {@link CallStats}.
+   */
+  CallStats stats(String what) {
+    // 65,536 samples (3 MB) for heartbeats, fewer for the rarer calls.
+    return stats.computeIfAbsent(what,
+        k -> new CallStats("heartbeat".equals(k) ? CallStats.DEFAULT_CAPACITY : 4096));
   }
 
   /** Heartbeats scheduled by the FIFO fallback since the RM started. */

@@ -216,6 +216,16 @@ public class SlotwiseScheduler
     return link == null ? 0 : link.getFailureCount();
   }
 
+  /**
+   * Timings of the successful calls of one method as JSON ({@link
+   * CallStats#toJson}) plus the fallback and failure counters.
+   */
+  String getCallStats(String method, boolean reset) {
+    String json = link == null ? new CallStats(1).toJson(false) : link.stats(method).toJson(reset);
+    return json.substring(0, json.length() - 1) + ",\"fallbacks\":" + getFallbackCount()
+        + ",\"failures\":" + getPolicyFailureCount() + "}";
+  }
+
   // ----------------------------------------------------------------- events
 
   @Override
