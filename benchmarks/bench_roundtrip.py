@@ -26,7 +26,6 @@ import math
 import os
 import queue
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -43,8 +43,9 @@ public final class Py4jFloor {
     long[] s = ns.clone();
     Arrays.sort(s);
     int n = s.length;
-    System.out.printf("%s %d %.0f %.0f %.0f %.0f%n", name, n, s[(int) Math.ceil(0.5 * n) - 1] / 1e3,
-        s[(int) Math.ceil(0.9 * n) - 1] / 1e3, s[(int) Math.ceil(0.99 * n) - 1] / 1e3, s[n - 1] / 1e3);
+    System.out.printf("%s %d %.0f %.0f %.0f %.0f%n", name, n,
+        s[(int) Math.ceil(0.5 * n) - 1] / 1e3, s[(int) Math.ceil(0.9 * n) - 1] / 1e3,
+        s[(int) Math.ceil(0.99 * n) - 1] / 1e3, s[n - 1] / 1e3);
   }
 
   public static void main(String[] args) throws Exception {

@@ -282,7 +282,8 @@ public final class RoundTripLoad {
         arg(args, "--host", "localhost"),
         arg(args, "--rack", "/default-rack"),
         Integer.parseInt(arg(args, "--threads", "8")));
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     String line;
     try {
       while ((line = in.readLine()) != null) {

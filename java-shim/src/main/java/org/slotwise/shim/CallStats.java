@@ -11,11 +11,12 @@ import java.util.Arrays;
  *
  * <p>One sample: {@code wait} (from entering the call to taking the line:
  * chiefly waiting for a call under way, such as the periodic update, to end),
- * {@code build} (making the payload, scheduler read lock included), {@code invoke} (the Py4J call on the call thread: transport both
- * ways and Python's work), {@code total} (from handing the built payload to the
- * call thread to the parsed answer: {@code invoke} plus the thread hand-off
- * and Java's parsing), and the payload's and answer's sizes in characters
- * (bytes, for the ASCII JSON of the protocol).
+ * {@code build} (making the payload, scheduler read lock included),
+ * {@code invoke} (the Py4J call on the call thread: transport both ways and
+ * Python's work), {@code total} (from handing the built payload to the call
+ * thread to the parsed answer: {@code invoke} plus the thread hand-offs and
+ * Java's parsing), and the payload's and answer's sizes in characters (bytes,
+ * for the ASCII JSON of the protocol).
  */
 final class CallStats {
   static final int DEFAULT_CAPACITY = 1 << 16;
@@ -72,10 +73,10 @@ final class CallStats {
   /**
    * Compact JSON: {@code count} (calls since the last reset), {@code samples}
    * (how many of them the figures cover: the last {@code capacity}), and for
-   * {@code total_ns}, {@code invoke_ns}, {@code build_ns}, {@code wait_ns}: {@code p50, p90,
-   * p99, p999, max, mean} in nanoseconds (nearest-rank percentiles; zeros when
-   * there are no samples); for {@code payload_chars} and {@code answer_chars}:
-   * {@code mean, max}.
+   * {@code total_ns}, {@code invoke_ns}, {@code build_ns}, {@code wait_ns}:
+   * {@code p50, p90, p99, p999, max, mean} in nanoseconds (nearest-rank
+   * percentiles; zeros when there are no samples); for {@code payload_chars}
+   * and {@code answer_chars}: {@code mean, max}.
    */
   String toJson(boolean reset) {
     long n;
