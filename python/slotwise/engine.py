@@ -231,20 +231,21 @@ class Engine:
         self._skipped.pop(app_id, None)
         self._update_runnability()
 
-    def move_app(self, app_id: str, queue: str) -> str:
+    def move_app(self, app_id: str, queue: str, force: bool = False) -> str:
         """Move a running app, as ``yarn application -movetoqueue`` does.
-        Raises ValueError when the target cannot take it."""
+        Raises ValueError when the target cannot take it; ``force`` follows a
+        move the driver has already made, whatever the limits."""
         app = self.apps[app_id]
         name = queue_path(queue)
         try:
-            target = self._ensure_pool(name)
+            target = self._ensure_pool(name, force=force)
         except PlacementRejected as e:
             raise ValueError(str(e)) from None
         if target.children:
             raise ValueError(f"{name} is a parent pool; apps go in leaf pools")
         if target is app.pool:
             return name
-        if app.runnable:
+        if app.runnable and not force:
             for p in target.ancestors():
                 if p not in set(app.pool.ancestors()) and p.running_apps + 1 > p.max_running_apps:
                     raise ValueError(f"moving {app_id} to {name} would exceed maxRunningApps of {p.name}")

@@ -44,7 +44,7 @@ class PolicyCore:
         with self.lock:
             msg = json.loads(payload)
             self._apply(msg)
-            assigned = self.engine.heartbeat(msg["node"]) if msg.get("node") in self.engine.nodes else []
+            assigned = self.engine.heartbeat(msg["node"]) if msg.get("node") else []
             for a in assigned:
                 self.log.write("assign", app=a.app_id, pool=a.pool, node=a.node_id, locality=a.locality,
                                priority=a.priority, container=a.container_id,
@@ -124,11 +124,7 @@ class PolicyCore:
         else:
             queue = app.get("queue")
             if queue and queue != known.pool.name:
-                try:
-                    e.move_app(app_id, queue)
-                except ValueError:  # the shim moved it already; follow it regardless
-                    e.remove_app(app_id)
-                    return self._apply_app(app)
+                e.move_app(app_id, queue, force=True)  # the shim moved it already: follow
             if "prio" in app and int(app["prio"]) != known.priority:
                 e.set_app_priority(app_id, int(app["prio"]))
         if "req" in app:
