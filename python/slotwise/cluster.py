@@ -157,6 +157,15 @@ class App:
 
     def set_requests(self, requests) -> None:
         self.requests = {r.priority: r for r in requests}
+        live = [r for r in self.requests.values() if r.num_containers > 0]
+        if len(live) == 1:  # the common case: copy the counts, no summing
+            r = live[0]
+            n = r.num_containers
+            self.pending = Resource(r.resource.memory_mb * n, r.resource.vcores * n)
+            self.want_hosts = dict(r.hosts)
+            self.want_racks = dict(r.racks)
+            self.want_anywhere = 0 if r.has_locality else n
+            return
         mem = 0.0
         vc = 0.0
         hosts: dict[str, int] = {}

@@ -45,6 +45,8 @@ class Engine:
         self.root: Pool = Pool("root", None, self.clock.now())
         self.user_running: dict[str, int] = {}
         self._skipped: dict[str, App] = {}
+        self._waiting = 0  # apps not yet runnable (running-job limits)
+        self._without_am = 0  # apps whose AM container has not started
         self._last_heartbeat: float | None = None
         self._seq = 0
         self.config = config or default_config()
@@ -83,6 +85,7 @@ class Engine:
                 leaf.apps = pool.apps  # already in (start_time, app_id) order
                 for app in leaf.apps:
                     app.pool = leaf
+        self._has_min_shares = any(p.min_share.any_positive() for p in self.pools.values())
         self._rebuild_aggregates()
         self._update_runnability()
 
@@ -216,8 +219,18 @@ class Engine:
         app.pool = pool
         bisect.insort(pool.apps, app, key=_by_submit)
         self.apps[app_id] = app
+        self._waiting += 1
+        self._without_am += 1
         self._update_runnability()
         return pool.name
+
+    def mark_unmanaged(self, app_id: str) -> None:
+        """The app's AM runs outside the cluster (an unmanaged AM, or an MRv1
+        job): none of its containers is an AM."""
+        app = self.apps[app_id]
+        if not app.has_am:
+            app.has_am = True
+            self._without_am -= 1
 
     def remove_app(self, app_id: str) -> None:
         app = self.apps.get(app_id)
@@ -228,6 +241,10 @@ class Engine:
         self._attach(app, app.pool, -1)
         app.pool.apps.remove(app)
         del self.apps[app_id]
+        if not app.runnable:
+            self._waiting -= 1
+        if not app.has_am:
+            self._without_am -= 1
         self._skipped.pop(app_id, None)
         self._update_runnability()
 
@@ -279,9 +296,9 @@ class Engine:
         """Running-job limits: waiting apps become runnable in order of
         priority and submit time while their user and every pool above them
         have room.  A runnable app stays runnable."""
-        waiting = [a for a in self.apps.values() if not a.runnable]
-        if not waiting:
+        if not self._waiting:
             return
+        waiting = [a for a in self.apps.values() if not a.runnable]
         waiting.sort(key=lambda a: (-a.priority, a.start_time, a.app_id))
         for app in waiting:
             limit = self.config.user_max_apps(app.user)
@@ -290,6 +307,7 @@ class Engine:
             if any(p.running_apps >= p.max_running_apps for p in app.pool.ancestors()):
                 continue
             app.runnable = True
+            self._waiting -= 1
             self.user_running[app.user] = self.user_running.get(app.user, 0) + 1
             for p in app.pool.ancestors():
                 p.running_apps += 1
@@ -313,8 +331,9 @@ class Engine:
         node.containers.add(c.container_id)
         node.used = node.used + c.resource
         app.usage = app.usage + c.resource
-        if c.is_am:
+        if c.is_am and not app.has_am:
             app.has_am = True
+            self._without_am -= 1
         for p in app.pool.ancestors():
             p.usage = p.usage + c.resource
             if c.is_am:
@@ -340,6 +359,8 @@ class Engine:
 
     def rename_container(self, old_id: str, new_id: str) -> None:
         """The driver's real id for a container the engine placed."""
+        if old_id == new_id:
+            return
         c = self.containers.pop(old_id, None)
         if c is None:
             return
@@ -352,6 +373,16 @@ class Engine:
         node.containers.add(new_id)
 
     # -------------------------------------------------------------- heartbeat
+    @property
+    def idle_heartbeat_is_noop(self) -> bool:
+        """True when a heartbeat from a node with no room, or with nothing
+        pending anywhere, would change nothing: no job is waiting to be
+        credited for a skipped opportunity.  Drivers may then leave it out."""
+        return not self._skipped
+
+    def has_pending(self) -> bool:
+        return self.root.active_apps > 0
+
     def heartbeat(self, node_id: str) -> list[Assignment]:
         """Decide which containers start on ``node_id`` now."""
         now = self.clock.now()
@@ -403,7 +434,7 @@ class Engine:
         """Offer the node to a pool's apps in policy order.  An app with
         nothing it may run here yet (delay scheduling) is passed over and
         counted as skipped; the order is only needed once some app can run."""
-        apps = [a for a in (pool.descendant_apps() if pool.children else pool.apps) if a.active]
+        apps = _active_apps(pool)
         host, rack = node.host, node.rack
         levels = {}
         skipped = self._skipped
@@ -509,6 +540,18 @@ class Engine:
                           LOCALITY_NAMES[level], r, is_am)
 
     # ----------------------------------------------------------------- update
+    def decisions_need_update(self) -> bool:
+        """Whether heartbeat decisions read what ``update`` computes: demand
+        against min shares, fair shares for AM limits, starvation for
+        preemption.  When they do not, a driver that only wants the figures
+        (the simulator) may call ``update`` less often without changing a
+        single decision."""
+        if self.settings.preemption:
+            return True
+        if self._without_am:
+            return True  # the AM limit reads fair shares
+        return self._has_min_shares
+
     def update(self) -> list[Preemption]:
         """The periodic pass: runnability, demand, fair shares, starvation,
         and the containers to take back."""
@@ -661,6 +704,18 @@ class Engine:
                 "fair_share_starved_for": since_fair,
             })
         return rows
+
+
+def _active_apps(pool: Pool) -> list[App]:
+    """Apps with something to run under ``pool``, skipping idle subtrees
+    (a flattening policy such as FIFO walks the whole tree per heartbeat)."""
+    if not pool.children:
+        return [a for a in pool.apps if a.active]
+    out: list[App] = []
+    for child in pool.children:
+        if child.active_apps:
+            out += _active_apps(child)
+    return out
 
 
 def _by_name(pool: Pool) -> str:

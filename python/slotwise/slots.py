@@ -53,7 +53,7 @@ class SlotScheduler:
         placed = None
         for e in self.engines.values():
             placed = e.add_app(job_id, user, queue=pool, priority=priority, submit_time=submit_time)
-            e.apps[job_id].has_am = True  # MRv1 jobs have no application master container
+            e.mark_unmanaged(job_id)  # MRv1 jobs have no application master container
         return placed
 
     def remove_job(self, job_id: str) -> None:

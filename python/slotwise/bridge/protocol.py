@@ -13,6 +13,7 @@ import time
 from ..clock import Clock, SystemClock
 from ..cluster import Request
 from ..config.model import AllocationConfig
+from ..decisions import Assignment, Preemption
 from ..engine import Engine, PlacementRejected
 from ..eventlog import EventLog
 from ..resources import Resource
@@ -31,40 +32,63 @@ class PolicyCore:
     threads."""
 
     def __init__(self, config: AllocationConfig, settings: EngineSettings | None = None,
-                 clock: Clock | None = None, event_log: EventLog | None = None) -> None:
+                 clock: Clock | None = None, event_log: EventLog | None = None,
+                 record_inputs: bool = False, log_decisions: bool = True) -> None:
         self.clock = clock or SystemClock()
         self.settings = settings or EngineSettings()
         self.engine = Engine(config, self.clock, self.settings)
         self.log = event_log or EventLog()
+        #: Log every call's message with the engine clock, so the run can be
+        #: replayed exactly (``slotwise.sim.replay``).
+        self.record_inputs = record_inputs
+        self.log_decisions = log_decisions
         self.lock = threading.RLock()
         self.calls = 0
 
     # -------------------------------------------------------------- the calls
     def heartbeat(self, payload: str) -> str:
+        assigned = self.handle_heartbeat(json.loads(payload))
+        return json.dumps({"assign": [[a.app_id, a.node_id, a.priority, a.locality, a.container_id]
+                                      for a in assigned], "preempt": []}, separators=(",", ":"))
+
+    def handle_heartbeat(self, msg: dict) -> list[Assignment]:
+        """The heartbeat call on a decoded message (the simulator calls this
+        directly; the gateway through ``heartbeat``)."""
         with self.lock:
-            msg = json.loads(payload)
+            self._resolve(msg)
+            if self.record_inputs:
+                self.log.write("input", call="heartbeat", t=self.clock.now(), msg=msg)
             self._apply(msg)
             assigned = self.engine.heartbeat(msg["node"]) if msg.get("node") else []
-            for a in assigned:
-                self.log.write("assign", app=a.app_id, pool=a.pool, node=a.node_id, locality=a.locality,
-                               priority=a.priority, container=a.container_id,
-                               memory_mb=a.resource.memory_mb, vcores=a.resource.vcores, am=a.is_am)
-            return json.dumps({"assign": [[a.app_id, a.node_id, a.priority, a.locality, a.container_id]
-                                          for a in assigned], "preempt": []}, separators=(",", ":"))
+            if self.log_decisions:
+                for a in assigned:
+                    self.log.write("assign", app=a.app_id, pool=a.pool, node=a.node_id,
+                                   locality=a.locality, priority=a.priority, container=a.container_id,
+                                   memory_mb=a.resource.memory_mb, vcores=a.resource.vcores, am=a.is_am)
+            return assigned
 
     def update(self, payload: str) -> str:
+        preempt = self.handle_update(json.loads(payload))
+        return json.dumps({"preempt": [[p.container_id, p.kill] for p in preempt],
+                           "queues": self.queue_table()}, separators=(",", ":"))
+
+    def handle_update(self, msg: dict) -> list[Preemption]:
         with self.lock:
-            self._apply(json.loads(payload))
+            self._resolve(msg)
+            if self.record_inputs:
+                self.log.write("input", call="update", t=self.clock.now(), msg=msg)
+            self._apply(msg)
             preempt = self.engine.update()
             for p in preempt:
                 self.log.write("preempt", container=p.container_id, app=p.app_id, pool=p.pool,
                                node=p.node_id, kill=p.kill, reason=p.reason)
-            return json.dumps({"preempt": [[p.container_id, p.kill] for p in preempt],
-                               "queues": self.queue_table()}, separators=(",", ":"))
+            return preempt
 
     def place(self, app: str) -> str:
         with self.lock:
             msg = json.loads(app)
+            if self.record_inputs:
+                self.log.write("input", call="place", t=self.clock.now(), msg=msg)
             try:
                 pool = self.engine.place_app(msg.get("user", ""), msg.get("queue"), msg.get("groups") or ())
             except PlacementRejected as e:
@@ -75,6 +99,8 @@ class PolicyCore:
 
     def move(self, app_id: str, queue: str) -> str:
         with self.lock:
+            if self.record_inputs:
+                self.log.write("input", call="move", t=self.clock.now(), msg={"app": app_id, "queue": queue})
             if app_id not in self.engine.apps:
                 return json.dumps({"error": f"unknown application {app_id}"})
             try:
@@ -85,6 +111,13 @@ class PolicyCore:
             return json.dumps({"queue": pool})
 
     # ----------------------------------------------------------------- deltas
+    def _resolve(self, msg: dict) -> None:
+        """Turn wall-clock submit times into engine-clock ones in the message
+        itself, so a recorded message replays with the same app order."""
+        for app in msg.get("apps", ()):
+            if "submit_t" not in app and app.get("submit"):
+                app["submit_t"] = self._submit_time(app["submit"])
+
     def _apply(self, msg: dict) -> None:
         self.calls += 1
         e = self.engine
@@ -119,8 +152,9 @@ class PolicyCore:
         known = e.apps.get(app_id)
         if known is None:
             e.add_app(app_id, app.get("user", "unknown"), queue=app.get("queue") or "default",
-                      priority=int(app.get("prio", 0)), submit_time=self._submit_time(app.get("submit")),
-                      placed=True)
+                      priority=int(app.get("prio", 0)), submit_time=app.get("submit_t"), placed=True)
+            if app.get("unmanaged"):
+                e.mark_unmanaged(app_id)  # its AM runs outside the cluster: no AM container
         else:
             queue = app.get("queue")
             if queue and queue != known.pool.name:

@@ -1,0 +1,1 @@
+"""Trace-driven simulation on the live engine (see simulator.py)."""

@@ -1,0 +1,33 @@
+"""Scheduler variants a simulation compares, by name.
+
+``fifo``, ``fair`` and ``drf`` are the registered policy plugins (the root
+pool's policy; ``fifo`` at the root is Hadoop's FIFO baseline), and a
+``+delay`` suffix turns delay scheduling on.  Without it the locality
+delays are zero: a job takes the best slot it is offered, as the default
+schedulers did."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..policies import get_policy
+from ..settings import EngineSettings
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    settings: EngineSettings
+
+
+def variant(name: str, base: EngineSettings, delay: float) -> Variant:
+    policy, plus, extra = name.partition("+")
+    if plus and extra != "delay":
+        raise ValueError(f"unknown policy variant {name!r}: only a '+delay' suffix is known")
+    try:
+        get_policy(policy)
+    except (KeyError, ValueError) as e:
+        raise ValueError(f"unknown policy {policy!r} in {name!r}") from e
+    wait = delay if plus else 0.0
+    root = None if policy == "fair" else policy
+    return Variant(name, replace(base, root_policy=root, node_locality_delay=wait, rack_locality_delay=wait))

@@ -1,0 +1,144 @@
+"""Run a scenario or a trace under several policies and collect a report."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict, replace
+
+from ..config.model import AllocationConfig
+from ..settings import EngineSettings
+from . import metrics
+from .policies import variant
+from .scenarios import SCENARIOS, Experiment
+from .simulator import SimSettings, Simulation
+from .workload import Workload
+
+
+class ProgressBar:
+    """One line on stderr, redrawn in place on a terminal and printed now
+    and then otherwise (CI logs)."""
+
+    def __init__(self, total_runs: int, stream=None, width: int = 30) -> None:
+        self.total = total_runs
+        self.done = 0
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.label = ""
+        self._last = 0.0
+
+    def start(self, label: str) -> None:
+        self.label = label
+        self.draw(0.0, 0, 1, force=True)
+
+    def draw(self, sim_time: float, jobs_done: int, jobs: int, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < (0.2 if self.tty else 10.0):
+            return
+        self._last = now
+        frac = (self.done + (jobs_done / jobs if jobs else 1.0)) / self.total
+        filled = int(frac * self.width)
+        line = (f"[{'#' * filled}{'.' * (self.width - filled)}] {frac:5.1%}  run {self.done + 1}/{self.total} "
+                f"{self.label}: {jobs_done}/{jobs} jobs, t={sim_time:,.0f}s")
+        self.stream.write(("\r" + line + "\033[K") if self.tty else line + "\n")
+        self.stream.flush()
+
+    def finish_run(self) -> None:
+        self.done += 1
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def run_experiments(experiments: list[Experiment], policies: list[str], delay: float,
+                    base: EngineSettings | None = None, config: AllocationConfig | None = None,
+                    progress: ProgressBar | None = None, event_log=None, record_inputs: bool = False):
+    runs = []
+    for exp in experiments:
+        for name in policies:
+            hb = exp.sim.heartbeat_interval
+            settings = base or EngineSettings(heartbeat_interval=hb, preemption=False)
+            v = variant(name, replace(settings, heartbeat_interval=hb), delay)
+            key = " ".join(f"{k}={val}" for k, val in exp.key.items())
+            if progress:
+                progress.start(f"{name} {key}".strip())
+            sim = Simulation(exp.workload, v.settings, config, exp.sim, label=name, event_log=event_log,
+                             record_inputs=record_inputs,
+                             progress=progress.draw if progress else None)
+            runs.append((exp, sim.run()))
+            if progress:
+                progress.finish_run()
+    if progress:
+        progress.close()
+    return runs
+
+
+def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, scale: float = 1.0,
+                 delay: float | None = None, config: AllocationConfig | None = None,
+                 progress: bool | ProgressBar = False):
+    """Returns (report dict, runs)."""
+    if name not in SCENARIOS:
+        raise ValueError(f"unknown scenario {name!r} (known: {', '.join(SCENARIOS)})")
+    sc = SCENARIOS[name]
+    policies = list(policies or sc.default_policies)
+    wait = sc.delay if delay is None else delay
+    for p in policies:
+        variant(p, EngineSettings(), wait)  # fail before running anything
+    experiments = sc.experiments(seed, scale)
+    bar = progress if isinstance(progress, ProgressBar) else (
+        ProgressBar(len(experiments) * len(policies)) if progress else None)
+    runs = run_experiments(experiments, policies, wait, config=config, progress=bar)
+    report = {"scenario": name, "description": sc.description, "seed": seed, "scale": scale,
+              "policies": policies, "delay_seconds": wait,
+              "heartbeat_interval": experiments[0].sim.heartbeat_interval,
+              "sim": _sim_settings(experiments[0].sim),
+              "runs": [{**exp.key, **_rounded(metrics.summary(res))} for exp, res in runs]}
+    report.update(sc.summarize(runs))
+    return report, runs
+
+
+def run_trace(workload: Workload, policies: list[str], seed: int = 0, delay: float = 5.0,
+              heartbeat: float = 3.0, config: AllocationConfig | None = None,
+              progress: bool = False):
+    exp = Experiment({"trace": workload.name}, workload, SimSettings(heartbeat_interval=heartbeat, seed=seed))
+    bar = ProgressBar(len(policies)) if progress else None
+    runs = run_experiments([exp], policies, delay, config=config, progress=bar)
+    by_label = {r.label: r for _e, r in runs}
+    base = metrics.response_times(by_label["fifo"]) if "fifo" in by_label else None
+    report = {"scenario": "trace", "trace": workload.name, "seed": seed, "policies": policies,
+              "delay_seconds": delay, "heartbeat_interval": heartbeat, "sim": _sim_settings(exp.sim),
+              "runs": [_rounded(metrics.summary(r)) for _e, r in runs],
+              "locality": [], "response_times": [], "speedup": []}
+    for _e, r in runs:
+        for row in metrics.locality(r):
+            report["locality"].append({"policy": r.label, "job_maps": row["group"],
+                                       "node_local": round(row["node_local"], 4),
+                                       "rack_local": round(row["rack_local"], 4)})
+        rt = metrics.response_times(r, key=lambda j: j.label or j.pool)
+        report["response_times"] += [{"policy": r.label, "group": x["group"], "jobs": x["jobs"],
+                                      "mean": round(x["mean"], 2)} for x in rt]
+        if base is not None and r.label != "fifo":
+            base_g = metrics.response_times(by_label["fifo"], key=lambda j: j.label or j.pool)
+            report["speedup"] += [{"policy": r.label, **x} for x in metrics.speedups(rt, base_g)]
+    return report, runs
+
+
+def _sim_settings(s: SimSettings) -> dict:
+    d = asdict(s)
+    d.pop("seed", None)
+    return d
+
+
+def _rounded(d: dict) -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, float):
+            out[k] = round(v, 4)
+        elif isinstance(v, dict):
+            out[k] = _rounded(v)
+        else:
+            out[k] = v
+    return out

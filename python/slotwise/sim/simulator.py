@@ -1,0 +1,559 @@
+"""A discrete-event cluster simulator that plays the shim's part.
+
+The simulator speaks the bridge protocol to ``PolicyCore``: each node
+heartbeat becomes one heartbeat message carrying the deltas since the last
+call (new nodes and apps, requests, launched and finished containers), as
+the Java shim sends them, and the answer's assignments become running tasks.
+So the engine, the policies and the message handling are the very code that
+runs behind a real ResourceManager; only time is simulated (a ManualClock).
+
+An MRv1 cluster (map and reduce slots) is two such streams, one per slot
+kind, each on the allocation file's view for that kind; a YARN cluster
+(memory and vcores) is one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..clock import ManualClock
+from ..config.model import AllocationConfig, default_config
+from ..decisions import Assignment
+from ..bridge.protocol import PolicyCore
+from ..eventlog import EventLog
+from ..resources import Resource
+from ..settings import EngineSettings
+from .hdfs import place_blocks
+from .workload import JobSpec, Workload
+
+NODE, RACK, OFF = 0, 1, 2
+LEVEL_NAMES = ("node_local", "rack_local", "off_rack")
+MAP_PRIORITY, REDUCE_PRIORITY = 20, 10  # MapReduce's request priorities on YARN
+
+# event kinds, in the order they run when they fall on the same instant
+_FINISH, _FAIL, _RECOVER, _ARRIVE, _UPDATE, _HEARTBEAT, _SAMPLE = range(7)
+
+
+@dataclass
+class SimSettings:
+    """The simulated world (the scheduler's own settings are EngineSettings)."""
+
+    heartbeat_interval: float = 3.0
+    #: How much longer a map's input read takes from another node of the
+    #: same rack, and from another rack (only the ``io`` part slows down).
+    rack_read_slowdown: float = 1.5
+    off_rack_read_slowdown: float = 3.0
+    replication: int = 3
+    #: Fraction of nodes that are slow, and how much slower they run.
+    slow_nodes: float = 0.0
+    slow_factor: float = 2.0
+    #: Node failures: how many, and how long a failed node stays away
+    #: (None: for good).  Failure times fall uniformly in ``failure_window``.
+    node_failures: int = 0
+    failure_window: tuple[float, float] = (60.0, 600.0)
+    repair_time: float | None = 300.0
+    #: How often pools' shares and cluster use are sampled for the report.
+    sample_interval: float = 5.0
+    #: Stop here even if jobs are still running.
+    until: float | None = None
+    seed: int = 0
+
+
+@dataclass
+class TaskRecord:
+    job: str
+    kind: str  # map or reduce
+    node: str
+    locality: int  # NODE, RACK, OFF (reduces: OFF, they read from every map)
+    start: float
+    end: float
+
+
+@dataclass
+class JobRecord:
+    job: str
+    pool: str
+    label: str
+    kind: str
+    maps: int
+    reduces: int
+    submit: float
+    first_task: float | None = None
+    finish: float | None = None
+
+
+@dataclass
+class Result:
+    """What one run produced, for metrics and reports."""
+
+    label: str
+    tasks: list[TaskRecord] = field(default_factory=list)
+    jobs: dict[str, JobRecord] = field(default_factory=dict)
+    #: (time, {pool: (running_slots, fair_share)}, busy_slots)
+    samples: list[tuple[float, dict[str, tuple[float, float]], float]] = field(default_factory=list)
+    total_slots: float = 0.0
+    end_time: float = 0.0
+    events: int = 0
+    heartbeats: int = 0
+    engine_calls: int = 0
+    preempted: int = 0
+    failed_tasks: int = 0
+    wall_seconds: float = 0.0
+    rejected: list[str] = field(default_factory=list)
+
+
+class _Feed:
+    """One stream of protocol messages to one PolicyCore, with the deltas
+    buffered between calls as the shim buffers them."""
+
+    def __init__(self, core: PolicyCore, kind: str) -> None:
+        self.core = core
+        self.kind = kind
+        self.nodes: list[list] = []
+        self.apps: dict[str, dict] = {}
+        self.launched: list[list] = []
+        self.finished: list[str] = []
+        self.apps_removed: list[str] = []
+        self.nodes_removed: list[str] = []
+        self.changed = True  # anything new since the last update call
+
+    def _message(self) -> dict:
+        msg: dict = {}
+        if self.nodes:
+            msg["nodes"], self.nodes = self.nodes, []
+        if self.apps:
+            msg["apps"], self.apps = list(self.apps.values()), {}
+        if self.launched:
+            msg["launched"], self.launched = self.launched, []
+        if self.finished:
+            msg["finished"], self.finished = self.finished, []
+        if self.apps_removed:
+            msg["apps_removed"], self.apps_removed = self.apps_removed, []
+        if self.nodes_removed:
+            msg["nodes_removed"], self.nodes_removed = self.nodes_removed, []
+        if msg:
+            self.changed = True
+        return msg
+
+    def heartbeat(self, node_id: str) -> list[Assignment]:
+        msg = self._message()
+        msg["node"] = node_id
+        return self.core.handle_heartbeat(msg)
+
+    def update(self):
+        msg = self._message()
+        self.changed = False
+        return self.core.handle_update(msg)
+
+    def may_skip(self, has_room: bool) -> bool:
+        """A heartbeat the engine would answer with nothing and no change of
+        state (see Engine.idle_heartbeat_is_noop); its deltas wait for the
+        next call, as they would wait for the next real heartbeat."""
+        e = self.core.engine
+        if not e.idle_heartbeat_is_noop:
+            return False
+        return not has_room or (not self.apps and not e.has_pending())
+
+
+class _Node:
+    __slots__ = ("node_id", "host", "rack", "speed", "alive", "free", "capacity", "running")
+
+    def __init__(self, node_id: str, host: str, rack: str) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.rack = rack
+        self.speed = 1.0
+        self.alive = True
+        self.free: dict[int, list[float]] = {}  # feed index -> [memory, vcores] free
+        self.capacity: dict[int, tuple[float, float]] = {}
+        self.running: set[str] = set()
+
+
+class _Job:
+    """A job's tasks as the simulated MapReduce AM sees them: which maps
+    still wait, where their input lives, and the request that follows."""
+
+    def __init__(self, spec: JobSpec, blocks: list[tuple[str, ...]], rack_of: dict[str, str]) -> None:
+        self.spec = spec
+        self.pool = ""
+        self.blocks = blocks
+        self.block_racks = [tuple(sorted({rack_of.get(h, "/unknown") for h in b})) for b in blocks]
+        self.pending_maps: set[int] = set(range(len(spec.maps)))
+        self.by_host: dict[str, list[int]] = {}
+        self.by_rack: dict[str, list[int]] = {}
+        self.host_count: dict[str, int] = {}
+        self.rack_count: dict[str, int] = {}
+        for i in range(len(spec.maps)):
+            self._index(i)
+        self.order = list(range(len(spec.maps) - 1, -1, -1))  # any map, first-to-last
+        self.maps_done = 0
+        self.pending_reduces = 0 if spec.maps else len(spec.reduces)
+        self.next_reduce = 0
+        self.reduces_done = 0
+        self.running: dict[str, tuple[str, int]] = {}
+
+    def _index(self, i: int) -> None:
+        for h in self.blocks[i]:
+            self.by_host.setdefault(h, []).append(i)
+            self.host_count[h] = self.host_count.get(h, 0) + 1
+        for r in self.block_racks[i]:
+            self.by_rack.setdefault(r, []).append(i)
+            self.rack_count[r] = self.rack_count.get(r, 0) + 1
+
+    def take_map(self, host: str, rack: str) -> tuple[int, int]:
+        """The best waiting map for a slot on (host, rack), and its locality."""
+        for level, stack in ((NODE, self.by_host.get(host)), (RACK, self.by_rack.get(rack)),
+                             (OFF, self.order)):
+            while stack:
+                i = stack.pop()
+                if i in self.pending_maps:
+                    self._remove(i)
+                    if level == OFF:  # it may still be closer than the engine knew
+                        level = NODE if host in self.blocks[i] else RACK if rack in self.block_racks[i] else OFF
+                    return i, level
+        raise LookupError(f"job {self.spec.job_id} has no waiting map")
+
+    def _remove(self, i: int) -> None:
+        self.pending_maps.discard(i)
+        for counts, keys in ((self.host_count, self.blocks[i]), (self.rack_count, self.block_racks[i])):
+            for k in keys:
+                n = counts[k] - 1
+                if n:
+                    counts[k] = n
+                else:
+                    del counts[k]
+
+    def requeue_map(self, i: int) -> None:
+        """A map lost with its node or preempted runs again."""
+        self.pending_maps.add(i)
+        self._index(i)
+        self.order.append(i)
+
+    @property
+    def done(self) -> bool:
+        s = self.spec
+        return self.maps_done == len(s.maps) and self.reduces_done == len(s.reduces)
+
+
+class Simulation:
+    """One run of a workload under one scheduler configuration."""
+
+    def __init__(self, workload: Workload, settings: EngineSettings | None = None,
+                 config: AllocationConfig | None = None, sim: SimSettings | None = None,
+                 label: str = "", event_log: EventLog | None = None, record_inputs: bool = False,
+                 progress: Callable[[float, int, int], None] | None = None) -> None:
+        self.workload = workload
+        self.sim = sim or SimSettings()
+        self.settings = settings or EngineSettings(heartbeat_interval=self.sim.heartbeat_interval)
+        self.config = config or default_config()
+        self.clock = ManualClock()
+        self.progress = progress
+        self.result = Result(label or "run")
+        spec = workload.cluster
+        log = event_log or EventLog()
+        self.slot_mode = spec.slot_mode
+        if self.slot_mode:
+            self.feeds = [_Feed(PolicyCore(self.config.slot_view(k), self.settings, self.clock, log,
+                                           record_inputs, log_decisions=event_log is not None), k)
+                          for k in ("map", "reduce")]
+        else:
+            self.feeds = [_Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,
+                                           log_decisions=event_log is not None), "any")]
+        self.map_feed = 0
+        self.reduce_feed = 1 if self.slot_mode else 0
+        rng = random.Random(self.sim.seed)
+        self.nodes: dict[str, _Node] = {}
+        for host, rack in spec.node_list():
+            self.nodes[host] = _Node(host, host, rack)
+        nodes = list(self.nodes.values())
+        for n in rng.sample(nodes, round(self.sim.slow_nodes * len(nodes))):
+            n.speed = self.sim.slow_factor
+        rack_of = {n.host: n.rack for n in nodes}
+        self.jobs: dict[str, _Job] = {}
+        racks = nodes_by_rack(nodes)
+        for job in workload.jobs:
+            blocks = job.map_hosts if job.map_hosts is not None else place_blocks(
+                len(job.maps), racks, self.sim.replication, rng)
+            self.jobs[job.job_id] = _Job(job, [tuple(b) for b in blocks], rack_of)
+        self._events: list = []
+        self._seq = 0
+        for n in nodes:
+            self._push(rng.uniform(0, self.sim.heartbeat_interval), _HEARTBEAT, n)
+        lo, hi = self.sim.failure_window
+        for n in rng.sample(nodes, min(self.sim.node_failures, len(nodes))):
+            self._push(rng.uniform(lo, hi), _FAIL, n)
+        for job in workload.jobs:
+            self._push(job.submit, _ARRIVE, self.jobs[job.job_id])
+        self._push(0.0, _UPDATE, None)
+        self._push(0.0, _SAMPLE, None)
+        self._cid = 0
+        self.containers: dict[str, tuple[_Job, str, int, _Node, int, float]] = {}
+        self._unfinished = len(self.jobs)
+        for n in nodes:
+            self._add_node(n)
+        # Capacity in the report's unit: slots, or vcores on a YARN cluster.
+        self.result.total_slots = sum(c[1] for n in nodes for c in n.capacity.values())
+
+    # ----------------------------------------------------------------- events
+    def _push(self, when: float, kind: int, data) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (when, kind, self._seq, data))
+
+    def run(self) -> Result:
+        import time as _time
+
+        t0 = _time.perf_counter()
+        until = self.sim.until
+        events = self._events
+        pop = heapq.heappop
+        clock = self.clock
+        handlers = {_FINISH: self._on_finish, _FAIL: self._on_fail, _RECOVER: self._on_recover,
+                    _ARRIVE: self._on_arrive, _UPDATE: self._on_update, _HEARTBEAT: self._on_heartbeat,
+                    _SAMPLE: self._on_sample}
+        n = 0
+        total = len(self.jobs)
+        report_every = 20000
+        while events and self._unfinished:
+            when, kind, _, data = pop(events)
+            if until is not None and when > until:
+                break
+            if when > clock._now:
+                clock.set(when)
+            handlers[kind](data)
+            n += 1
+            if self.progress and n % report_every == 0:
+                self.progress(clock.now(), total - self._unfinished, total)
+        r = self.result
+        r.end_time = clock.now()
+        r.events = n
+        r.wall_seconds = _time.perf_counter() - t0
+        if self.progress:
+            self.progress(clock.now(), total - self._unfinished, total)
+        return r
+
+    def _add_node(self, n: _Node) -> None:
+        spec = self.workload.cluster
+        for i, feed in enumerate(self.feeds):
+            if self.slot_mode:
+                slots = spec.map_slots if feed.kind == "map" else spec.reduce_slots
+                cap = (float(slots), float(slots))
+            else:
+                cap = (float(spec.node_resource.memory_mb), float(spec.node_resource.vcores))
+            n.capacity[i] = cap
+            n.free[i] = list(cap)
+            feed.nodes.append([n.node_id, n.host, n.rack, cap[0], cap[1]])
+
+    def _on_arrive(self, job: _Job) -> None:
+        s = job.spec
+        core = self.feeds[0].core
+        answer = json.loads(core.place(json.dumps({"id": s.job_id, "user": s.user, "queue": s.pool})))
+        if "reject" in answer:
+            self.result.rejected.append(s.job_id)
+            self._unfinished -= 1
+            return
+        job.pool = answer["queue"]
+        self.result.jobs[s.job_id] = JobRecord(s.job_id, job.pool, s.label, s.kind, len(s.maps),
+                                               len(s.reduces), self.clock.now())
+        for feed in self._feeds_of(job):
+            feed.apps[s.job_id] = {"id": s.job_id, "user": s.user, "queue": job.pool, "prio": s.priority,
+                                   "submit_t": self.clock.now(), "unmanaged": True}
+        self._refresh(job)
+
+    def _feeds_of(self, job: _Job):
+        return self.feeds  # every stream knows every job, as SlotScheduler does
+
+    def _refresh(self, job: _Job) -> None:
+        """Put the job's current requests in the next message(s)."""
+        s = job.spec
+        app_id = s.job_id
+        maps = [MAP_PRIORITY, s.map_resource.memory_mb, s.map_resource.vcores,
+                len(job.pending_maps), job.host_count, job.rack_count, True]
+        reduces = [REDUCE_PRIORITY, s.reduce_resource.memory_mb, s.reduce_resource.vcores,
+                   job.pending_reduces, {}, {}, True]
+        if self.slot_mode:
+            maps[1] = maps[2] = reduces[1] = reduces[2] = 1
+            for feed, req in ((self.feeds[0], maps), (self.feeds[1], reduces)):
+                self._entry(feed, app_id)["req"] = [req]
+        else:
+            self._entry(self.feeds[0], app_id)["req"] = [maps, reduces]
+
+    @staticmethod
+    def _entry(feed: _Feed, app_id: str) -> dict:
+        e = feed.apps.get(app_id)
+        if e is None:
+            e = feed.apps[app_id] = {"id": app_id}
+        return e
+
+    def _on_heartbeat(self, node: _Node) -> None:
+        if not node.alive:
+            return
+        self.result.heartbeats += 1
+        touched = None
+        for i, feed in enumerate(self.feeds):
+            free = node.free[i]
+            if feed.may_skip(free[0] > 0 and free[1] > 0):
+                continue
+            self.result.engine_calls += 1
+            for a in feed.heartbeat(node.node_id):
+                job = self._start(a, node, i)
+                if job is not None:
+                    if touched is None:
+                        touched = {}
+                    touched[job.spec.job_id] = job
+        if touched:
+            for job in touched.values():
+                self._refresh(job)
+        self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, node)
+
+    def _start(self, a: Assignment, node: _Node, feed_index: int) -> _Job | None:
+        job = self.jobs.get(a.app_id)
+        feed = self.feeds[feed_index]
+        s = job.spec if job else None
+        kind = "map" if (a.priority == MAP_PRIORITY if not self.slot_mode else feed.kind == "map") else "reduce"
+        if job is None or (kind == "map" and not job.pending_maps) or (kind == "reduce" and not job.pending_reduces):
+            # Nothing to run after all (the AM would release it): hand it back.
+            feed.finished.append(a.container_id)
+            return None
+        now = self.clock.now()
+        if kind == "map":
+            i, level = job.take_map(node.host, node.rack)
+            base = s.maps[i]
+            slow = 1.0 if level == NODE else (self.sim.rack_read_slowdown if level == RACK
+                                              else self.sim.off_rack_read_slowdown)
+            duration = base * (1.0 + s.io * (slow - 1.0))
+            res = s.map_resource
+        else:
+            i = job.next_reduce
+            job.next_reduce += 1
+            job.pending_reduces -= 1
+            level = OFF
+            duration = s.reduces[i]
+            res = s.reduce_resource
+        duration *= node.speed
+        mem, vc = (1, 1) if self.slot_mode else (res.memory_mb, res.vcores)
+        free = node.free[feed_index]
+        free[0] -= mem
+        free[1] -= vc
+        cid = a.container_id
+        self.containers[cid] = (job, kind, i, node, level, now, feed_index, mem, vc)
+        node.running.add(cid)
+        job.running[cid] = (kind, i)
+        feed.launched.append([cid, a.app_id, node.node_id, mem, vc, False, a.priority, cid])
+        rec = self.result.jobs[s.job_id]
+        if rec.first_task is None:
+            rec.first_task = now
+        self._push(now + duration, _FINISH, cid)
+        return job
+
+    def _on_finish(self, cid: str) -> None:
+        entry = self.containers.pop(cid, None)
+        if entry is None:  # killed earlier (preempted, or its node failed)
+            return
+        job, kind, i, node, level, start, fi, mem, vc = entry
+        now = self.clock.now()
+        self._release(node, fi, mem, vc, cid)
+        job.running.pop(cid, None)
+        self.feeds[fi].finished.append(cid)
+        self.result.tasks.append(TaskRecord(job.spec.job_id, kind, node.host, level, start, now))
+        if kind == "map":
+            job.maps_done += 1
+            if job.maps_done == len(job.spec.maps) and job.spec.reduces:
+                job.pending_reduces = len(job.spec.reduces)  # reduces start after their maps
+                self._refresh(job)
+        else:
+            job.reduces_done += 1
+        if job.done:
+            self._complete(job)
+
+    def _release(self, node: _Node, fi: int, mem: float, vc: float, cid: str) -> None:
+        free = node.free[fi]
+        free[0] += mem
+        free[1] += vc
+        node.running.discard(cid)
+
+    def _complete(self, job: _Job) -> None:
+        app_id = job.spec.job_id
+        self.result.jobs[app_id].finish = self.clock.now()
+        for feed in self.feeds:
+            feed.apps.pop(app_id, None)
+            feed.apps_removed.append(app_id)
+        self._unfinished -= 1
+
+    def _kill(self, cid: str, report: bool) -> None:
+        """A task lost (preempted or with its node): it runs again later."""
+        entry = self.containers.pop(cid, None)
+        if entry is None:
+            return
+        job, kind, i, node, level, start, fi, mem, vc = entry
+        self._release(node, fi, mem, vc, cid)
+        job.running.pop(cid, None)
+        if report:
+            self.feeds[fi].finished.append(cid)
+        if kind == "map":
+            job.requeue_map(i)
+        else:
+            job.pending_reduces += 1
+            job.next_reduce -= 1  # durations of reduces are alike enough; rerun the same slot
+        self.result.failed_tasks += 1
+        if not job.done:
+            self._refresh(job)
+
+    def _on_update(self, _=None, sampling: bool = False) -> None:
+        """The shim's periodic update call.  When no decision reads its
+        results (Engine.decisions_need_update), it is only made when the
+        report samples the shares, which changes no decision and saves most
+        of the simulator's time on busy clusters."""
+        for feed in self.feeds:
+            if not (feed.changed or feed.nodes or feed.apps or self.settings.preemption):
+                continue
+            if not sampling and not feed.core.engine.decisions_need_update():
+                continue
+            for p in feed.update():
+                if p.kill:
+                    self.result.preempted += 1
+                    self._kill(p.container_id, report=True)
+        if not sampling:
+            self._push(self.clock.now() + self.settings.update_interval, _UPDATE, None)
+
+    def _on_fail(self, node: _Node) -> None:
+        node.alive = False
+        for cid in list(node.running):
+            self._kill(cid, report=False)  # the node's removal tells the engine
+        for feed in self.feeds:
+            feed.nodes_removed.append(node.node_id)
+        if self.sim.repair_time is not None:
+            self._push(self.clock.now() + self.sim.repair_time, _RECOVER, node)
+
+    def _on_recover(self, node: _Node) -> None:
+        node.alive = True
+        self._add_node(node)
+        self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, node)
+
+    def _on_sample(self, _) -> None:
+        now = self.clock.now()
+        self._on_update(sampling=True)
+        pools: dict[str, list[float]] = {}
+        busy = 0.0
+        for job, _kind, _i, _node, _level, _start, fi, _mem, vc in self.containers.values():
+            busy += vc
+            if fi == 0:  # shares are those of the first (map) engine
+                row = pools.setdefault(job.pool, [0.0, 0.0])
+                row[0] += vc
+        engine = self.feeds[0].core.engine
+        for name, p in engine.pools.items():
+            if p.apps and not p.children:
+                row = pools.setdefault(name, [0.0, 0.0])
+                row[1] = p.fair_share.vcores
+        self.result.samples.append((now, {k: (v[0], v[1]) for k, v in pools.items()}, busy))
+        self._push(now + self.sim.sample_interval, _SAMPLE, None)
+
+
+def nodes_by_rack(nodes) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for n in nodes:
+        out.setdefault(n.rack, []).append(n.host)
+    return out
