@@ -6,6 +6,8 @@ driven by the live gateway, by a recorded log, or by a test.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import threading
 import time
@@ -27,23 +29,53 @@ def _pair(r: Resource):
     return [r.memory_mb, r.vcores]
 
 
+class _CallClock:
+    """The engine's clock: one instant per call, the one the recording
+    notes, so a replay on that instant decides exactly as the live call did."""
+
+    def __init__(self, base: Clock) -> None:
+        self.base = base
+        self._t: float | None = None
+
+    def now(self) -> float:
+        return self._t if self._t is not None else self.base.now()
+
+    @contextlib.contextmanager
+    def frozen(self):
+        outer = self._t
+        if outer is None:
+            self._t = self.base.now()
+        try:
+            yield
+        finally:
+            self._t = outer
+
+
 class PolicyCore:
     """All four protocol calls; thread-safe, since Py4J calls in on its own
     threads."""
 
     def __init__(self, config: AllocationConfig, settings: EngineSettings | None = None,
                  clock: Clock | None = None, event_log: EventLog | None = None,
-                 record_inputs: bool = False, log_decisions: bool = True) -> None:
-        self.clock = clock or SystemClock()
+                 record_inputs: bool = False, log_decisions: bool = True,
+                 stream: str | None = None) -> None:
+        self.clock = _CallClock(clock or SystemClock())
         self.settings = settings or EngineSettings()
-        self.engine = Engine(config, self.clock, self.settings)
         self.log = event_log or EventLog()
         #: Log every call's message with the engine clock, so the run can be
         #: replayed exactly (``slotwise.sim.replay``).
         self.record_inputs = record_inputs
         self.log_decisions = log_decisions
+        #: Which engine a record belongs to when several share one log (an
+        #: MRv1 simulation runs one per slot kind).
+        self.stream = stream
         self.lock = threading.RLock()
         self.calls = 0
+        with self.clock.frozen():
+            self.engine = Engine(config, self.clock, self.settings)
+            if record_inputs:
+                self.log.write("recording", stream=stream, t=self.clock.now(), config=config.source,
+                               settings=dataclasses.asdict(self.settings))
 
     # -------------------------------------------------------------- the calls
     def heartbeat(self, payload: str) -> str:
@@ -54,15 +86,15 @@ class PolicyCore:
     def handle_heartbeat(self, msg: dict) -> list[Assignment]:
         """The heartbeat call on a decoded message (the simulator calls this
         directly; the gateway through ``heartbeat``)."""
-        with self.lock:
+        with self.lock, self.clock.frozen():
             self._resolve(msg)
             if self.record_inputs:
-                self.log.write("input", call="heartbeat", t=self.clock.now(), msg=msg)
+                self.log.write("input", call="heartbeat", stream=self.stream, t=self.clock.now(), msg=msg)
             self._apply(msg)
             assigned = self.engine.heartbeat(msg["node"]) if msg.get("node") else []
             if self.log_decisions:
                 for a in assigned:
-                    self.log.write("assign", app=a.app_id, pool=a.pool, node=a.node_id,
+                    self.log.write("assign", stream=self.stream, app=a.app_id, pool=a.pool, node=a.node_id,
                                    locality=a.locality, priority=a.priority, container=a.container_id,
                                    memory_mb=a.resource.memory_mb, vcores=a.resource.vcores, am=a.is_am)
             return assigned
@@ -73,22 +105,22 @@ class PolicyCore:
                            "queues": self.queue_table()}, separators=(",", ":"))
 
     def handle_update(self, msg: dict) -> list[Preemption]:
-        with self.lock:
+        with self.lock, self.clock.frozen():
             self._resolve(msg)
             if self.record_inputs:
-                self.log.write("input", call="update", t=self.clock.now(), msg=msg)
+                self.log.write("input", call="update", stream=self.stream, t=self.clock.now(), msg=msg)
             self._apply(msg)
             preempt = self.engine.update()
             for p in preempt:
-                self.log.write("preempt", container=p.container_id, app=p.app_id, pool=p.pool,
+                self.log.write("preempt", stream=self.stream, container=p.container_id, app=p.app_id, pool=p.pool,
                                node=p.node_id, kill=p.kill, reason=p.reason)
             return preempt
 
     def place(self, app: str) -> str:
-        with self.lock:
+        with self.lock, self.clock.frozen():
             msg = json.loads(app)
             if self.record_inputs:
-                self.log.write("input", call="place", t=self.clock.now(), msg=msg)
+                self.log.write("input", call="place", stream=self.stream, t=self.clock.now(), msg=msg)
             try:
                 pool = self.engine.place_app(msg.get("user", ""), msg.get("queue"), msg.get("groups") or ())
             except PlacementRejected as e:
@@ -98,9 +130,10 @@ class PolicyCore:
             return json.dumps({"queue": pool})
 
     def move(self, app_id: str, queue: str) -> str:
-        with self.lock:
+        with self.lock, self.clock.frozen():
             if self.record_inputs:
-                self.log.write("input", call="move", t=self.clock.now(), msg={"app": app_id, "queue": queue})
+                self.log.write("input", call="move", stream=self.stream, t=self.clock.now(),
+                               msg={"app": app_id, "queue": queue})
             if app_id not in self.engine.apps:
                 return json.dumps({"error": f"unknown application {app_id}"})
             try:

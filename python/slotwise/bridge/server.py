@@ -167,7 +167,7 @@ def serve_main(args) -> int:
         token_file = os.path.join(os.path.dirname(info_file), "gateway.token")
     settings = EngineSettings(heartbeat_interval=args.heartbeat_interval)
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
-    core = PolicyCore(config, settings, event_log=event_log)
+    core = PolicyCore(config, settings, event_log=event_log, record_inputs=args.record)
     server = PolicyServer(core, info_file, token_file)
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     signal.signal(signal.SIGINT, lambda *_: server.stop())
@@ -196,6 +196,8 @@ def add_serve_parser(sub) -> None:
     s = sub.add_parser("serve", help="run the policy server for the ResourceManager's shim")
     s.add_argument("--allocations", required=True, metavar="FILE")
     s.add_argument("--event-log", metavar="FILE", help="append JSON-lines events here")
+    s.add_argument("--record", action="store_true",
+                   help="also log every call's message, so `slotwise replay` can re-run it exactly")
     s.add_argument("--cluster-dir", help="the local cluster whose gateway to use (default: run/cluster)")
     s.add_argument("--gateway-info", help="the shim's port file (default: the local cluster's)")
     s.add_argument("--token-file", help="the shim's token file, mode 0600 (default: beside the port file)")

@@ -95,9 +95,13 @@ def summary(result: Result) -> dict:
         "time_to_fair_share_median": statistics.median(ttfs) if ttfs else None,
         "preempted_tasks": result.preempted, "lost_tasks": result.failed_tasks,
         "events": result.events, "engine_calls": result.engine_calls,
-        "wall_seconds": result.wall_seconds,
-        "speed": result.end_time / result.wall_seconds if result.wall_seconds else None,
     }
+
+
+def speed(result: Result) -> float | None:
+    """Simulated seconds per wall-clock second (kept out of reports, which
+    must not change from run to run)."""
+    return result.end_time / result.wall_seconds if result.wall_seconds else None
 
 
 def _sort_key(k):

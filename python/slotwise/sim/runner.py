@@ -30,14 +30,14 @@ class ProgressBar:
 
     def start(self, label: str) -> None:
         self.label = label
-        self.draw(0.0, 0, 1, force=True)
+        self.draw(0.0, 0, 0, force=True)
 
     def draw(self, sim_time: float, jobs_done: int, jobs: int, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now - self._last < (0.2 if self.tty else 10.0):
             return
         self._last = now
-        frac = (self.done + (jobs_done / jobs if jobs else 1.0)) / self.total
+        frac = (self.done + (jobs_done / jobs if jobs else 0.0)) / self.total
         filled = int(frac * self.width)
         line = (f"[{'#' * filled}{'.' * (self.width - filled)}] {frac:5.1%}  run {self.done + 1}/{self.total} "
                 f"{self.label}: {jobs_done}/{jobs} jobs, t={sim_time:,.0f}s")
@@ -102,10 +102,11 @@ def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, sc
 
 def run_trace(workload: Workload, policies: list[str], seed: int = 0, delay: float = 5.0,
               heartbeat: float = 3.0, config: AllocationConfig | None = None,
-              progress: bool = False):
+              progress: bool = False, event_log=None):
     exp = Experiment({"trace": workload.name}, workload, SimSettings(heartbeat_interval=heartbeat, seed=seed))
     bar = ProgressBar(len(policies)) if progress else None
-    runs = run_experiments([exp], policies, delay, config=config, progress=bar)
+    runs = run_experiments([exp], policies, delay, config=config, progress=bar, event_log=event_log,
+                           record_inputs=event_log is not None)
     by_label = {r.label: r for _e, r in runs}
     base = metrics.response_times(by_label["fifo"]) if "fifo" in by_label else None
     report = {"scenario": "trace", "trace": workload.name, "seed": seed, "policies": policies,

@@ -258,7 +258,7 @@ class Simulation:
         self.slot_mode = spec.slot_mode
         if self.slot_mode:
             self.feeds = [_Feed(PolicyCore(self.config.slot_view(k), self.settings, self.clock, log,
-                                           record_inputs, log_decisions=event_log is not None), k)
+                                           record_inputs, log_decisions=event_log is not None, stream=k), k)
                           for k in ("map", "reduce")]
         else:
             self.feeds = [_Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,

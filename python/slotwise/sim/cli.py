@@ -1,0 +1,129 @@
+"""``slotwise simulate`` and ``slotwise replay``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def cmd_simulate(args) -> int:
+    from ..config import ConfigErrors, load_allocations
+    from ..eventlog import EventLog
+    from .report import write_report
+    from .runner import run_scenario, run_trace
+    from .scenarios import SCENARIOS
+    from .traces import TraceError, load_trace
+
+    config = None
+    if args.allocations:
+        try:
+            config = load_allocations(args.allocations)
+        except ConfigErrors as e:
+            for err in e.errors:
+                print(err, file=sys.stderr)
+            return 1
+    target = args.scenario
+    try:
+        if target in SCENARIOS:
+            if args.event_log:
+                print("slotwise simulate: --event-log works with --trace runs (one workload)", file=sys.stderr)
+                return 2
+            report, runs = run_scenario(target, args.policy, args.seed, args.scale, args.delay, config,
+                                        progress=not args.quiet)
+        elif target == "trace":
+            if not args.trace:
+                print("slotwise simulate trace: --trace FILE is required", file=sys.stderr)
+                return 2
+            workload = load_trace(args.trace, args.format, nodes_path=args.nodes) if args.nodes else \
+                load_trace(args.trace, args.format)
+            policies = args.policy or ["fifo", "fair", "fair+delay"]
+            if args.event_log and len(policies) != 1:
+                print("slotwise simulate: --event-log records one run; give one --policy", file=sys.stderr)
+                return 2
+            log = EventLog(args.event_log) if args.event_log else None
+            try:
+                report, runs = run_trace(workload, policies, args.seed,
+                                         args.delay if args.delay is not None else 5.0, args.heartbeat,
+                                         config, progress=not args.quiet, event_log=log)
+            finally:
+                if log:
+                    log.close()
+        else:
+            print(f"slotwise simulate: unknown scenario {target!r} "
+                  f"(known: {', '.join(SCENARIOS)}, or 'trace --trace FILE')", file=sys.stderr)
+            return 2
+    except (TraceError, ValueError, OSError) as e:
+        print(f"slotwise simulate: {e}", file=sys.stderr)
+        return 1
+    written = write_report(args.out, report, runs)
+    from .metrics import speed
+
+    for r, (_exp, res) in zip(report["runs"], runs):
+        key = " ".join(f"{k}={r[k]}" for k in ("job_maps", "concurrent_jobs", "workload") if k in r)
+        loc = r["locality"]
+        print(f"{r['policy']:<12} {key:<22} node-local {loc['node_local']:6.1%}  rack-local "
+              f"{loc['rack_local']:6.1%}  mean response {(r['mean_response'] or 0):8.1f} s  "
+              f"{r['jobs_finished']}/{r['jobs']} jobs  {speed(res) or 0:,.0f}x real time")
+    print(f"wrote {', '.join(written)}")
+    return 0
+
+
+def cmd_replay(args) -> int:
+    from ..config import ConfigErrors, load_allocations
+    from ..eventlog import read_events
+    from .replay import replay
+
+    config = None
+    if args.allocations:
+        try:
+            config = load_allocations(args.allocations)
+        except ConfigErrors as e:
+            for err in e.errors:
+                print(err, file=sys.stderr)
+            return 1
+    try:
+        events = read_events(args.log)
+        result = replay(events, config)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"slotwise replay: {args.log}: {e}", file=sys.stderr)
+        return 1
+    print(f"{result.calls} calls replayed; {len(result.assignments)} assignments "
+          f"({len(result.recorded_assignments)} recorded), {len(result.preemptions)} preemptions")
+    diff = result.first_difference()
+    if diff is None:
+        print("decisions identical to the recording")
+        return 0
+    print(f"decisions differ: {diff}")
+    return 0 if args.allocations else 3
+
+
+def add_parsers(sub) -> None:
+    from .scenarios import SCENARIOS
+
+    s = sub.add_parser(
+        "simulate", help="run a scenario or trace on the real engine in simulated time; write a report",
+        description="Scenarios: " + "; ".join(f"{k}: {v.description}" for k, v in SCENARIOS.items())
+        + ". Or 'trace' with --trace FILE (SLS JSON or Slotwise JSON lines).")
+    s.add_argument("scenario", metavar="SCENARIO", help=f"{' | '.join(SCENARIOS)} | trace")
+    s.add_argument("--policy", action="append", metavar="NAME",
+                   help="fifo, fair, drf, each optionally +delay (repeat; default: the scenario's)")
+    s.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same report")
+    s.add_argument("--out", default="sim-out", metavar="DIR", help="report directory (default sim-out)")
+    s.add_argument("--scale", type=float, default=1.0,
+                   help="shrink the scenario (fewer jobs, shorter) for a quick look; default 1.0")
+    s.add_argument("--delay", type=float, metavar="S", help="locality wait per level for +delay (default 5)")
+    s.add_argument("--allocations", metavar="FILE", help="an allocation file (default: one pool per user)")
+    s.add_argument("--trace", metavar="FILE", help="with 'trace': the workload file")
+    s.add_argument("--format", choices=("sls", "jsonl"), help="trace format (default: by extension)")
+    s.add_argument("--nodes", metavar="FILE", help="an SLS nodes file (topology)")
+    s.add_argument("--heartbeat", type=float, default=3.0, help="trace runs: heartbeat interval, s")
+    s.add_argument("--event-log", metavar="FILE",
+                   help="trace runs: write the event log with every engine input (replayable)")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_simulate)
+
+    r = sub.add_parser("replay", help="re-run a recorded event log through a fresh engine and compare")
+    r.add_argument("log", metavar="EVENTLOG")
+    r.add_argument("--allocations", metavar="FILE",
+                   help="replay under this allocation file instead (a what-if; differences expected)")
+    r.set_defaults(func=cmd_replay)

@@ -1,0 +1,143 @@
+"""Re-run a recorded event log through a fresh engine.
+
+A log written with inputs recorded (``slotwise serve --record``, or a
+simulation with ``--event-log``) holds every message the engine's
+PolicyCore received, with the engine clock.  Feeding them back, in order,
+on a ManualClock set to each message's time gives the engine the very same
+event sequence; the decisions must come out the same.  With another
+allocation file or other settings, the same messages answer "what would
+this config have decided" (the decisions then drift from the recording,
+since the real cluster acted on the old ones).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Iterable
+
+from ..bridge.protocol import PolicyCore
+from ..clock import ManualClock
+from ..config.model import AllocationConfig, default_config
+from ..eventlog import EventLog, read_events
+from ..settings import EngineSettings
+
+
+@dataclass
+class ReplayResult:
+    calls: int = 0
+    #: (stream, app, node, locality, container) per assignment, in order.
+    assignments: list[tuple] = field(default_factory=list)
+    preemptions: list[tuple] = field(default_factory=list)
+    recorded_assignments: list[tuple] = field(default_factory=list)
+
+    @property
+    def matches(self) -> bool:
+        return self.assignments == self.recorded_assignments
+
+    def first_difference(self) -> str | None:
+        for i, (a, b) in enumerate(zip(self.assignments, self.recorded_assignments)):
+            if a != b:
+                return f"assignment {i}: replay {a}, recorded {b}"
+        if len(self.assignments) != len(self.recorded_assignments):
+            return (f"replay made {len(self.assignments)} assignments, the recording "
+                    f"{len(self.recorded_assignments)}")
+        return None
+
+
+def settings_from(record: dict) -> EngineSettings:
+    known = {f.name for f in fields(EngineSettings)}
+    return EngineSettings(**{k: v for k, v in (record.get("settings") or {}).items() if k in known})
+
+
+def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
+           settings: EngineSettings | None = None, taps: dict | None = None,
+           event_log: EventLog | None = None) -> ReplayResult:
+    """``taps``, if given, maps stream -> callable(core) run on each new core
+    (tests use it to watch the engine's calls)."""
+    if isinstance(events, str):
+        events = read_events(events)
+    result = ReplayResult()
+    cores: dict = {}
+    clock: ManualClock | None = None
+    for ev in events:
+        kind = ev.get("event")
+        stream = ev.get("stream")
+        if kind == "assign":
+            result.recorded_assignments.append((stream, ev["app"], ev["node"], ev["locality"], ev["container"]))
+            continue
+        if kind == "recording":
+            if clock is None:
+                clock = ManualClock(ev.get("t", 0.0))
+            cfg = config or default_config()
+            if stream in ("map", "reduce"):
+                cfg = cfg.slot_view(stream)
+            core = PolicyCore(cfg, settings or settings_from(ev), clock, event_log or EventLog(),
+                              stream=stream)
+            cores[stream] = core
+            if taps and stream in taps:
+                taps[stream](core)
+            continue
+        if kind != "input":
+            continue
+        core = cores.get(stream)
+        if core is None:
+            raise ValueError(f"input for stream {stream!r} before its 'recording' record: "
+                             "was the log written with inputs recorded?")
+        t = ev.get("t", 0.0)
+        if t > clock.now():
+            clock.set(t)
+        call, msg = ev["call"], ev["msg"]
+        result.calls += 1
+        if call == "heartbeat":
+            for a in core.handle_heartbeat(msg):
+                result.assignments.append((stream, a.app_id, a.node_id, a.locality, a.container_id))
+        elif call == "update":
+            for p in core.handle_update(msg):
+                result.preemptions.append((stream, p.container_id, p.kill))
+        elif call == "place":
+            core.place(json.dumps(msg))
+        elif call == "move":
+            core.move(msg["app"], msg["queue"])
+    if clock is None:
+        raise ValueError("no 'recording' record: the log was written without inputs "
+                         "(run `slotwise serve --record` or `slotwise simulate --event-log`)")
+    return result
+
+
+ENGINE_CALLS = ("add_node", "update_node", "remove_node", "add_app", "remove_app", "move_app",
+                "set_app_priority", "update_requests", "mark_unmanaged", "container_launched",
+                "container_finished", "rename_container", "heartbeat", "update")
+
+
+def tap_engine(core: PolicyCore, calls: list) -> None:
+    """Record every call into ``core``'s engine as (time, method, args),
+    with requests written out, so two drivers' sequences can be compared."""
+    engine = core.engine
+
+    def wrap(name, fn):
+        def recorded(*args, **kwargs):
+            calls.append((engine.clock.now(), name, _plain(args), _plain(kwargs)))
+            return fn(*args, **kwargs)
+        return recorded
+
+    for name in ENGINE_CALLS:
+        setattr(engine, name, wrap(name, getattr(engine, name)))
+
+
+def _plain(x):
+    from ..cluster import Request
+    from ..resources import Resource
+
+    if isinstance(x, Request):
+        return ("Request", x.priority, _plain(x.resource), x.num_containers, sorted(x.hosts.items()),
+                sorted(x.racks.items()), x.relax_locality)
+    if isinstance(x, Resource):
+        return (float(x.memory_mb), float(x.vcores))
+    if isinstance(x, dict):
+        return tuple(sorted((k, _plain(v)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        return tuple(_plain(v) for v in x)
+    if isinstance(x, float) and x.is_integer():
+        return x  # 3.0 and 3 compare equal anyway
+    return x

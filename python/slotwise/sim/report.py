@@ -1,0 +1,184 @@
+"""A run's report on disk: report.json, report.md and PNG plots."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from . import metrics
+
+
+def write_report(out_dir: str, report: dict, runs) -> list[str]:
+    """Writes everything; returns the paths written."""
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    path = os.path.join(out_dir, "report.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2, sort_keys=False)
+        f.write("\n")
+    written.append(path)
+    plots = _plots(out_dir, report, runs)
+    written += plots
+    path = os.path.join(out_dir, "report.md")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(markdown(report, [os.path.basename(p) for p in plots]))
+    written.append(path)
+    return written
+
+
+# --------------------------------------------------------------- markdown
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def markdown(report: dict, plots: list[str]) -> str:
+    sc = report["scenario"]
+    lines = [f"# Simulation: {sc}\n", f"{report.get('description', '')}\n",
+             f"Seed {report['seed']}, scale {report.get('scale', 1.0)}, policies "
+             f"{', '.join(report['policies'])}; delay scheduling waits {report['delay_seconds']} s "
+             f"per level; heartbeats every {report['heartbeat_interval']} s.\n"]
+    if sc == "small-jobs":
+        paper = {r["job_maps"]: r for r in report["paper"]}
+        rows = []
+        for r in report["locality"]:
+            p = paper.get(r["job_maps"], {}).get(r["policy"], {})
+            rows.append([r["job_maps"], r["policy"], _pct(r["node_local"]), _pct(p.get("node_local")),
+                         _pct(r["rack_local"]), _pct(p.get("rack_local")), r["jobs"]])
+        lines += ["## Locality by job size\n",
+                  "Rack-local counts maps on their data's rack or better, as the paper's table does.\n",
+                  _table(["maps/job", "policy", "node-local", "paper", "rack-local", "paper", "jobs"], rows)]
+    if sc == "sticky-slots":
+        rows = [[r["concurrent_jobs"], r["policy"], _pct(r["node_local"]), _pct(r["rack_local"]), r["makespan"]]
+                for r in report["sticky_slots"]]
+        lines += ["## Locality by number of concurrent jobs\n",
+                  _table(["jobs", "policy", "node-local", "rack-local", "makespan s"], rows)]
+    if report.get("speedup"):
+        key = "bin" if sc == "macro" else "group"
+        rows = [[r.get("workload", ""), r["policy"], r.get(key, r.get("group")),
+                 f"{r.get('speedup_over_fifo', r.get('speedup')):.2f}x"] for r in report["speedup"]]
+        lines += ["## Speed-up over FIFO (mean response time)\n",
+                  _table(["workload", "policy", "group", "speed-up"], rows)]
+    if sc == "macro":
+        rows = [[r["workload"], r["policy"], r["bin"], _pct(r["node_local"]), _pct(r["rack_local"])]
+                for r in report["locality"]]
+        lines += ["## Locality by bin\n", _table(["workload", "policy", "bin", "node-local", "rack-local"], rows)]
+    rows = []
+    for r in report["runs"]:
+        key = " ".join(f"{k}={r[k]}" for k in ("job_maps", "concurrent_jobs", "workload", "trace") if k in r)
+        loc = r["locality"]
+        rows.append([key, r["policy"], r["jobs_finished"], f"{r['makespan']:.0f}",
+                     "-" if r["mean_response"] is None else f"{r['mean_response']:.1f}",
+                     _pct(loc["node_local"]), _pct(r["mean_utilization"]),
+                     "-" if r["time_to_fair_share_median"] is None else f"{r['time_to_fair_share_median']:.1f}"])
+    lines += ["## Runs\n", "Time to fair share: median over pools of the time from a pool's first job "
+              "to its usage reaching 90% of its fair share (5 s samples).\n",
+              _table(["experiment", "policy", "jobs done", "makespan s", "mean response s", "node-local",
+                      "utilization", "to fair share s"], rows)]
+    if plots:
+        lines.append("## Plots\n")
+        lines += [f"![{p}]({p})\n" for p in plots]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ plots
+def _plots(out_dir: str, report: dict, runs) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = []
+
+    def save(fig, name):
+        path = os.path.join(out_dir, name)
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        out.append(path)
+
+    sc = report["scenario"]
+    policies = report["policies"]
+    if sc == "small-jobs":
+        fig, ax = plt.subplots(figsize=(7, 4))
+        sizes = sorted({r["job_maps"] for r in report["locality"]})
+        width = 0.8 / max(1, len(policies))
+        for k, pol in enumerate(policies):
+            vals = [next((r["node_local"] for r in report["locality"]
+                          if r["job_maps"] == s and r["policy"] == pol), 0) for s in sizes]
+            ax.bar([i + k * width for i in range(len(sizes))], [100 * v for v in vals], width, label=pol)
+        for k, pol in enumerate(policies):
+            pts = [(i + k * width, 100 * p[pol]["node_local"]) for i, s in enumerate(sizes)
+                   for p in report["paper"] if p["job_maps"] == s and pol in p]
+            if pts:
+                ax.scatter(*zip(*pts), marker="_", s=400, color="black", zorder=3,
+                           label="paper" if k == 0 else None)
+        ax.set_xticks([i + width * (len(policies) - 1) / 2 for i in range(len(sizes))],
+                      [f"{s} maps" for s in sizes])
+        ax.set_ylabel("node-local maps (%)")
+        ax.set_ylim(0, 105)
+        ax.legend()
+        save(fig, "locality.png")
+    if sc == "sticky-slots":
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for pol in policies:
+            rows = sorted((r["concurrent_jobs"], r["node_local"]) for r in report["sticky_slots"]
+                          if r["policy"] == pol)
+            ax.plot([a for a, _ in rows], [100 * b for _, b in rows], marker="o", label=pol)
+        ax.set_xlabel("concurrent jobs")
+        ax.set_ylabel("node-local maps (%)")
+        ax.set_ylim(0, 105)
+        ax.legend()
+        save(fig, "locality.png")
+    if sc == "macro":
+        workloads = sorted({r["workload"] for r in report["response_times"]})
+        fig, axes = plt.subplots(1, len(workloads), figsize=(5 * len(workloads), 4), squeeze=False)
+        for ax, w in zip(axes[0], workloads):
+            bins = sorted({r["bin"] for r in report["response_times"] if r["workload"] == w},
+                          key=lambda b: int(str(b).split()[-1]))
+            width = 0.8 / max(1, len(policies))
+            for k, pol in enumerate(policies):
+                vals = [next((r["mean"] for r in report["response_times"] if r["workload"] == w
+                              and r["policy"] == pol and r["bin"] == b), 0) for b in bins]
+                ax.bar([i + k * width for i in range(len(bins))], vals, width, label=pol)
+            ax.set_xticks([i + width for i in range(len(bins))], [str(b).split()[-1] for b in bins])
+            ax.set_yscale("log")
+            ax.set_title(f"{w} workload")
+            ax.set_xlabel("bin")
+            ax.set_ylabel("mean response time (s)")
+            ax.legend(fontsize="small")
+        save(fig, "response_times.png")
+    # Utilization over time, every run.
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for exp, res in runs:
+        key = ",".join(str(v) for v in exp.key.values())
+        u = metrics.utilization(res)
+        ax.plot([t for t, _ in u], [100 * x for _, x in u], lw=0.8, label=f"{res.label} {key}")
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("slots busy (%)")
+    if len(runs) <= 12:
+        ax.legend(fontsize="x-small")
+    save(fig, "utilization.png")
+    # Pools' shares over time: the last run's busiest pools.
+    exp, res = runs[-1]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    totals: dict[str, float] = {}
+    for _t, pools, _b in res.samples:
+        for name, (used, _fair) in pools.items():
+            totals[name] = totals.get(name, 0.0) + used
+    top = sorted(totals, key=totals.get, reverse=True)[:8]
+    times = [t for t, _p, _b in res.samples]
+    for name in top:
+        ax.plot(times, [pools.get(name, (0, 0))[0] for _t, pools, _b in res.samples], lw=0.8, label=name)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("running (slots / vcores)")
+    ax.set_title(f"pools' shares over time ({res.label}, {','.join(map(str, exp.key.values()))})")
+    if top:
+        ax.legend(fontsize="x-small")
+    save(fig, "shares.png")
+    return out
