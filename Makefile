@@ -30,6 +30,7 @@ demo: setup
 bench: setup
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_roundtrip.py
+	$(PY) benchmarks/bench_sim.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
