@@ -705,6 +705,20 @@ class Engine:
             })
         return rows
 
+    def describe_apps(self) -> list[dict]:
+        """Plain rows per job for the web UI and API."""
+        names = ("node_local", "rack_local", "off_switch")
+        rows = []
+        for app in sorted(self.apps.values(), key=_by_submit):
+            rows.append({
+                "id": app.app_id, "user": app.user, "pool": app.pool.name, "priority": app.priority,
+                "weight": app.weight, "submit_time": app.start_time, "runnable": app.runnable,
+                "running_containers": len(app.containers), "usage": app.usage.to_dict(),
+                "demand": (app.usage + app.pending).to_dict(), "fair_share": app.fair_share.to_dict(),
+                "locality_level": names[app.locality_level], "locality_wait": app.locality_wait,
+            })
+        return rows
+
 
 def _active_apps(pool: Pool) -> list[App]:
     """Apps with something to run under ``pool``, skipping idle subtrees

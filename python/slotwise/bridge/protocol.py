@@ -6,6 +6,7 @@ driven by the live gateway, by a recorded log, or by a test.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import json
@@ -58,8 +59,12 @@ class PolicyCore:
     def __init__(self, config: AllocationConfig, settings: EngineSettings | None = None,
                  clock: Clock | None = None, event_log: EventLog | None = None,
                  record_inputs: bool = False, log_decisions: bool = True,
-                 stream: str | None = None) -> None:
+                 stream: str | None = None, stats=None) -> None:
         self.clock = _CallClock(clock or SystemClock())
+        #: Observer of calls (``slotwise.metrics.Metrics``); None: nobody.
+        self.stats = stats
+        #: The latest preemptions, newest last, for the web UI.
+        self.recent_preemptions: collections.deque = collections.deque(maxlen=100)
         self.settings = settings or EngineSettings()
         self.log = event_log or EventLog()
         #: Log every call's message with the engine clock, so the run can be
@@ -90,8 +95,11 @@ class PolicyCore:
             self._resolve(msg)
             if self.record_inputs:
                 self.log.write("input", call="heartbeat", stream=self.stream, t=self.clock.now(), msg=msg)
+            started = time.perf_counter()
             self._apply(msg)
             assigned = self.engine.heartbeat(msg["node"]) if msg.get("node") else []
+            if self.stats is not None:
+                self.stats.on_heartbeat(time.perf_counter() - started, len(assigned))
             if self.log_decisions:
                 for a in assigned:
                     self.log.write("assign", stream=self.stream, app=a.app_id, pool=a.pool, node=a.node_id,
@@ -111,7 +119,11 @@ class PolicyCore:
                 self.log.write("input", call="update", stream=self.stream, t=self.clock.now(), msg=msg)
             self._apply(msg)
             preempt = self.engine.update()
+            wall = time.time()
             for p in preempt:
+                self.recent_preemptions.append({"time": wall, "container": p.container_id, "app": p.app_id,
+                                                "pool": p.pool, "node": p.node_id, "kill": p.kill,
+                                                "reason": p.reason})
                 self.log.write("preempt", stream=self.stream, container=p.container_id, app=p.app_id, pool=p.pool,
                                node=p.node_id, kill=p.kill, reason=p.reason)
             return preempt
@@ -143,6 +155,42 @@ class PolicyCore:
             self.log.write("move", app=app_id, pool=pool)
             return json.dumps({"queue": pool})
 
+    # ------------------------------------------------------- runtime admin
+    def set_config(self, config: AllocationConfig, text: str | None = None) -> None:
+        """Swap in a reloaded allocation file, between two calls."""
+        with self.lock, self.clock.frozen():
+            if self.record_inputs:
+                self.log.write("input", call="config", stream=self.stream, t=self.clock.now(),
+                               msg={"source": config.source, "text": text})
+            self.engine.set_config(config)
+            self.log.write("reload", file=config.source, pools=sum(1 for _ in config.root.walk()) - 1)
+
+    def config_failed(self, errors: list[str]) -> None:
+        self.log.write("reload_failed", errors=errors)
+
+    def admin_move(self, app_id: str, pool: str) -> str:
+        """An operator's move with no ResourceManager to carry it out (with
+        one, the RM's own move reaches ``move``).  Raises KeyError/ValueError."""
+        with self.lock, self.clock.frozen():
+            if app_id not in self.engine.apps:
+                raise KeyError(app_id)
+            if self.record_inputs:
+                self.log.write("input", call="move", stream=self.stream, t=self.clock.now(),
+                               msg={"app": app_id, "queue": pool})
+            target = self.engine.move_app(app_id, pool)
+            self.log.write("move", app=app_id, pool=target, by="admin")
+            return target
+
+    def admin_priority(self, app_id: str, priority: int) -> None:
+        with self.lock, self.clock.frozen():
+            if app_id not in self.engine.apps:
+                raise KeyError(app_id)
+            if self.record_inputs:
+                self.log.write("input", call="priority", stream=self.stream, t=self.clock.now(),
+                               msg={"app": app_id, "priority": int(priority)})
+            self.engine.set_app_priority(app_id, int(priority))
+            self.log.write("priority", app=app_id, priority=int(priority), by="admin")
+
     # ----------------------------------------------------------------- deltas
     def _resolve(self, msg: dict) -> None:
         """Turn wall-clock submit times into engine-clock ones in the message
@@ -156,6 +204,8 @@ class PolicyCore:
         e = self.engine
         if msg.get("fallbacks"):
             self.log.write("fallback", count=msg["fallbacks"])
+            if self.stats is not None:
+                self.stats.on_fallbacks(msg["fallbacks"])
         if msg.get("full"):
             # A resync: start from the shim's view alone.
             self.engine = e = Engine(e.config, self.clock, self.settings)

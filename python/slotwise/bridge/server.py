@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import stat
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -143,22 +144,85 @@ class PolicyServer:
         self._stop.set()
 
 
+class _RMControl:
+    """Admin actions carried out by the ResourceManager, through its gateway."""
+
+    def __init__(self, server: "PolicyServer") -> None:
+        self.server = server
+
+    def connected(self) -> bool:
+        return self.server.gateway is not None
+
+    def _call(self, fn) -> str:
+        gateway = self.server.gateway
+        if gateway is None:
+            return "no ResourceManager connected"
+        try:
+            return fn(gateway.entry_point) or ""
+        except Exception as e:  # a lost connection, an old shim
+            return f"the ResourceManager's gateway failed: {e}"
+
+    def move(self, app_id: str, queue: str) -> str:
+        return self._call(lambda ep: ep.moveApplication(app_id, queue))
+
+    def priority(self, app_id: str, priority: int) -> str:
+        return self._call(lambda ep: ep.updateApplicationPriority(app_id, int(priority)))
+
+
+DEFAULT_HTTP = "127.0.0.1:9797"
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"--http: expected HOST:PORT, got {text!r}")
+    return (host.strip("[]") or "127.0.0.1"), int(port)
+
+
+def start_http(app, host: str, port: int):
+    """uvicorn on its own thread; returns the server (``should_exit`` stops it)."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, name="slotwise-http", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if not server.started:
+        raise OSError(f"cannot listen on {host}:{port}")
+    return server
+
+
 def serve_main(args) -> int:
     """Entry of ``slotwise serve``."""
     import signal
 
-    from ..config import ConfigErrors, load_allocations
+    from ..admin import AdminToken, SchedulerService
+    from ..config import ConfigErrors
+    from ..config.watcher import ConfigWatcher, load_with_status
     from ..eventlog import EventLog
+    from ..metrics import Metrics
     from ..settings import EngineSettings
+    from ..web.app import create_app
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)  # py4j logs every call at INFO
     try:
-        config = load_allocations(args.allocations)
+        config, status = load_with_status(args.allocations)
     except ConfigErrors as e:
         for err in e.errors:
             print(err)
         return 1
+    except OSError as e:
+        print(f"{args.allocations}:0: cannot read: {e.strerror or e}")
+        return 1
+    try:
+        host, port = parse_listen(args.http)
+        token = AdminToken.from_file(os.path.expanduser(args.admin_token_file))
+    except (ValueError, OSError) as e:
+        print(f"slotwise serve: {e}", file=sys.stderr)
+        return 2
     info_file, token_file = args.gateway_info, args.token_file
     if not info_file:
         info_file, default_token = local_gateway_files(args.cluster_dir)
@@ -167,15 +231,41 @@ def serve_main(args) -> int:
         token_file = os.path.join(os.path.dirname(info_file), "gateway.token")
     settings = EngineSettings(heartbeat_interval=args.heartbeat_interval)
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
-    core = PolicyCore(config, settings, event_log=event_log, record_inputs=args.record)
+    holder = {}
+    metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status)
+    core = PolicyCore(config, settings, event_log=event_log, record_inputs=args.record, stats=metrics)
+    holder["core"] = core
     server = PolicyServer(core, info_file, token_file)
+
+    def reloaded(cfg, text):
+        core.set_config(cfg, text)
+        metrics.on_reload(True)
+
+    def failed(errors):
+        core.config_failed(errors)
+        metrics.on_reload(False)
+
+    watcher = None
+    if not args.no_watch:
+        watcher = ConfigWatcher(args.allocations, reloaded, status, poll=args.reload_poll, on_error=failed)
+        watcher.start()
+    service = SchedulerService(core, status, _RMControl(server))
+    try:
+        http = start_http(create_app(service, token, metrics), host, port)
+    except OSError as e:
+        print(f"slotwise serve: {e}", file=sys.stderr)
+        return 1
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     signal.signal(signal.SIGINT, lambda *_: server.stop())
-    log.info("serving %s (%s format, %d pools); gateway file %s", args.allocations, config.format,
-             sum(1 for _ in config.root.walk()) - 1, info_file)
+    log.info("serving %s (%s format, %d pools); web UI and API on http://%s:%d/ (admin token in %s); "
+             "gateway file %s", args.allocations, config.format, sum(1 for _ in config.root.walk()) - 1,
+             host, port, args.admin_token_file, info_file)
     try:
         server.run()
     finally:
+        http.should_exit = True
+        if watcher:
+            watcher.stop()
         event_log.close()
     return 0
 
@@ -201,6 +291,13 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--cluster-dir", help="the local cluster whose gateway to use (default: run/cluster)")
     s.add_argument("--gateway-info", help="the shim's port file (default: the local cluster's)")
     s.add_argument("--token-file", help="the shim's token file, mode 0600 (default: beside the port file)")
+    s.add_argument("--http", default=DEFAULT_HTTP, metavar="HOST:PORT",
+                   help=f"where the web UI, REST API and /metrics listen (default {DEFAULT_HTTP}, loopback)")
+    s.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
+                   help="the admin token (mode 0600), made on first start if missing")
+    s.add_argument("--reload-poll", type=float, metavar="S",
+                   help="watch the allocation file by polling every S seconds (no inotify)")
+    s.add_argument("--no-watch", action="store_true", help="do not reload the allocation file")
     s.add_argument("--heartbeat-interval", type=float, default=1.0,
                    help="NodeManager heartbeat interval, seconds (sets the default locality delays)")
     s.set_defaults(func=serve_main)

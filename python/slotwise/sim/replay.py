@@ -99,6 +99,15 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
             core.place(json.dumps(msg))
         elif call == "move":
             core.move(msg["app"], msg["queue"])
+        elif call == "priority":
+            core.admin_priority(msg["app"], msg["priority"])
+        elif call == "config":
+            if config is not None:
+                continue  # a what-if keeps the file it was given
+            from ..config import parse_allocations
+
+            cfg = parse_allocations(msg["text"], msg.get("source") or "<recorded>")
+            core.set_config(cfg.slot_view(stream) if stream in ("map", "reduce") else cfg, msg["text"])
     if clock is None:
         raise ValueError("no 'recording' record: the log was written without inputs "
                          "(run `slotwise serve --record` or `slotwise simulate --event-log`)")

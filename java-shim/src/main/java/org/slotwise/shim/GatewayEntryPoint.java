@@ -41,4 +41,18 @@ public final class GatewayEntryPoint {
   public String callStats(String method, boolean reset) {
     return scheduler.getCallStats(method, reset);
   }
+
+  /**
+   * An operator's move from Slotwise's UI or API, carried out as the RM's own
+   * move (state store, RMApp, this scheduler; which asks Python's {@code move}
+   * in turn), so the RM and Python agree. Returns "" or the reason it failed.
+   */
+  public String moveApplication(String appId, String queue) {
+    return scheduler.adminMove(appId, queue);
+  }
+
+  /** As {@link #moveApplication}, for an application's priority. */
+  public String updateApplicationPriority(String appId, int priority) {
+    return scheduler.adminPriority(appId, priority);
+  }
 }

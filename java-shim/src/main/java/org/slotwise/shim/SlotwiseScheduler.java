@@ -18,6 +18,8 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFuture;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.protocolrecords.MoveApplicationAcrossQueuesRequest;
+import org.apache.hadoop.yarn.api.protocolrecords.UpdateApplicationPriorityRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -662,6 +664,37 @@ public class SlotwiseScheduler
     }
     if (!link.hasPolicy()) {
       throw new YarnException("Cannot move " + appId + ": no Slotwise policy is registered");
+    }
+  }
+
+  /** {@link GatewayEntryPoint#moveApplication}: "" or why not. Never throws. */
+  String adminMove(String appId, String queue) {
+    try {
+      ApplicationId id = ApplicationId.fromString(appId);
+      if (rmContext.getRMApps().get(id) == null) {
+        return "unknown application " + appId;
+      }
+      // The client service's path, as `yarn application -movetoqueue` takes it.
+      rmContext.getClientRMService().moveApplicationAcrossQueues(
+          MoveApplicationAcrossQueuesRequest.newInstance(id, queue));
+      return "";
+    } catch (Exception e) {
+      return e.getMessage() == null ? e.toString() : e.getMessage();
+    }
+  }
+
+  /** {@link GatewayEntryPoint#updateApplicationPriority}: "" or why not. */
+  String adminPriority(String appId, int priority) {
+    try {
+      ApplicationId id = ApplicationId.fromString(appId);
+      if (rmContext.getRMApps().get(id) == null) {
+        return "unknown application " + appId;
+      }
+      rmContext.getClientRMService().updateApplicationPriority(
+          UpdateApplicationPriorityRequest.newInstance(id, Priority.newInstance(priority)));
+      return "";
+    } catch (Exception e) {
+      return e.getMessage() == null ? e.toString() : e.getMessage();
     }
   }
 

@@ -1,0 +1,106 @@
+"""Prometheus metrics for ``slotwise serve``.
+
+PolicyCore reports each call here (``on_heartbeat``, ``on_fallbacks``); the
+pools' shares are read from the engine at scrape time, so a scrape always
+sees the state of the moment and costs nothing between scrapes.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+
+#: Heartbeat handling time buckets, seconds: 50 us to 100 ms.
+BUCKETS = (5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1)
+RATE_WINDOW = 10.0  # seconds behind slotwise_decisions_per_second
+
+
+class Metrics:
+    def __init__(self, core_ref=None, status_ref=None, clock=time.monotonic) -> None:
+        self.registry = CollectorRegistry()
+        self.decisions = Counter("slotwise_decisions", "Containers assigned by the policy",
+                                 registry=self.registry)
+        self.heartbeats = Histogram("slotwise_heartbeat_seconds",
+                                    "Time to handle one heartbeat call in Python",
+                                    buckets=BUCKETS, registry=self.registry)
+        self.fallbacks = Counter("slotwise_fallbacks", "Heartbeats the shim scheduled with its FIFO "
+                                 "fallback because Python did not answer in time", registry=self.registry)
+        self.reloads = Counter("slotwise_config_reloads", "Allocation file reloads", ["result"],
+                               registry=self.registry)
+        self._core_ref = core_ref or (lambda: None)
+        self._status_ref = status_ref or (lambda: None)
+        self._clock = clock
+        self._recent: collections.deque = collections.deque()  # (time, decisions)
+        self._lock = threading.Lock()
+        self.registry.register(_Collector(self))
+
+    # ----------------------------------------------------- from PolicyCore
+    def on_heartbeat(self, seconds: float, assigned: int) -> None:
+        self.heartbeats.observe(seconds)
+        if assigned:
+            self.decisions.inc(assigned)
+            with self._lock:
+                self._recent.append((self._clock(), assigned))
+
+    def on_fallbacks(self, count: int) -> None:
+        self.fallbacks.inc(count)
+
+    def on_reload(self, ok: bool) -> None:
+        self.reloads.labels("ok" if ok else "failed").inc()
+
+    def decisions_per_second(self) -> float:
+        now = self._clock()
+        with self._lock:
+            while self._recent and self._recent[0][0] < now - RATE_WINDOW:
+                self._recent.popleft()
+            return sum(n for _, n in self._recent) / RATE_WINDOW
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _Collector:
+    """Gauges read at scrape time."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.m = metrics
+
+    def collect(self):
+        rate = GaugeMetricFamily("slotwise_decisions_per_second",
+                                 f"Containers assigned per second over the last {RATE_WINDOW:.0f} s")
+        rate.add_metric([], self.m.decisions_per_second())
+        yield rate
+        core = self.m._core_ref()
+        if core is not None:
+            fair = GaugeMetricFamily("slotwise_pool_fair_share", "A pool's instantaneous fair share",
+                                     labels=["pool", "resource"])
+            steady = GaugeMetricFamily("slotwise_pool_steady_fair_share", "A pool's steady fair share",
+                                       labels=["pool", "resource"])
+            usage = GaugeMetricFamily("slotwise_pool_usage", "What a pool's containers hold",
+                                      labels=["pool", "resource"])
+            demand = GaugeMetricFamily("slotwise_pool_demand", "What a pool's apps hold and ask for",
+                                       labels=["pool", "resource"])
+            running = GaugeMetricFamily("slotwise_pool_running_apps", "Runnable apps in a pool", labels=["pool"])
+            with core.lock:
+                rows = core.engine.describe_pools()
+            for r in rows:
+                for fam, key in ((fair, "fair_share"), (steady, "steady_fair_share"), (usage, "usage"),
+                                 (demand, "demand")):
+                    for dim in ("memory_mb", "vcores"):
+                        fam.add_metric([r["pool"], dim], float(r[key][dim]))
+                running.add_metric([r["pool"]], r["running_apps"])
+            yield from (fair, steady, usage, demand, running)
+        status = self.m._status_ref()
+        if status is not None:
+            ok = GaugeMetricFamily("slotwise_config_valid", "1 if the allocation file on disk is the one in force")
+            ok.add_metric([], 0.0 if status.errors else 1.0)
+            yield ok
+            if status.loaded_at:
+                at = GaugeMetricFamily("slotwise_config_loaded_timestamp_seconds",
+                                       "When the allocation file in force was loaded")
+                at.add_metric([], status.loaded_at)
+                yield at

@@ -1,0 +1,1 @@
+"""The web UI and REST API of ``slotwise serve`` (FastAPI, Jinja2)."""

@@ -1,0 +1,134 @@
+"""The web UI and REST API.
+
+``create_app`` wires a SchedulerService, the admin token and the metrics
+into one FastAPI app: HTML pages from Jinja2 templates, JSON under /api/v1
+(described at /openapi.json), Prometheus text at /metrics.  Reads are open
+(bind to loopback, the default, or put it behind your proxy); every change
+needs the admin token, as ``Authorization: Bearer TOKEN``, or the UI's
+session cookie plus the ``X-Slotwise-CSRF`` header a cross-site form cannot
+send.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from fastapi import Depends, FastAPI, Form, Header, Request, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from .. import __version__
+from ..admin import AdminError, AdminToken, SchedulerService
+from . import schemas, views
+
+HERE = os.path.dirname(__file__)
+COOKIE = "slotwise_session"
+CSRF_HEADER = "X-Slotwise-CSRF"
+
+
+def _finite(x):
+    if isinstance(x, float) and math.isinf(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite(v) for v in x]
+    return x
+
+
+def create_app(service: SchedulerService, token: AdminToken, metrics=None, refresh_seconds: float = 2.0) -> FastAPI:
+    app = FastAPI(title="Slotwise", version=__version__,
+                  description="Pools, jobs and the allocation file of a running Slotwise scheduler. "
+                              "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
+    templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
+    app.mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static")
+
+    def admin(request: Request, authorization: str | None = Header(default=None),
+              csrf: str | None = Header(default=None, alias=CSRF_HEADER)) -> None:
+        if authorization and authorization.lower().startswith("bearer "):
+            if token.check(authorization[7:].strip()):
+                return
+        elif token.check_session(request.cookies.get(COOKIE)) and csrf:
+            return
+        raise AdminError(401, "admin token required (Authorization: Bearer TOKEN)")
+
+    @app.exception_handler(AdminError)
+    async def _admin_error(_request: Request, e: AdminError):
+        headers = {"WWW-Authenticate": "Bearer"} if e.status == 401 else None
+        return JSONResponse({"detail": e.message}, status_code=e.status, headers=headers)
+
+    # ------------------------------------------------------------------- API
+    @app.get("/api/v1/pools", response_model=list[schemas.PoolOut], tags=["read"])
+    def get_pools():
+        """Every pool: weight, min share, fair shares, usage, demand, starvation."""
+        return _finite(service.pools())
+
+    @app.get("/api/v1/jobs", response_model=list[schemas.JobOut], tags=["read"])
+    def get_jobs():
+        """Every job the scheduler knows, oldest first."""
+        return _finite(service.jobs())
+
+    @app.get("/api/v1/config", response_model=schemas.ConfigOut, tags=["read"])
+    def get_config():
+        """The allocation file in force, when it was loaded, and the errors of
+        the file on disk if it does not parse (the last good one stays)."""
+        return service.config()
+
+    @app.post("/api/v1/jobs/{job_id}/pool", response_model=schemas.MoveOut, tags=["admin"],
+              responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
+                         409: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)])
+    def move_job(job_id: str, body: schemas.MoveIn):
+        """Move a job to another pool (as the Fair Scheduler's UI does)."""
+        return {"id": job_id, "pool": service.move_job(job_id, body.pool)}
+
+    @app.post("/api/v1/jobs/{job_id}/priority", response_model=schemas.PriorityOut, tags=["admin"],
+              responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
+                         409: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)])
+    def set_priority(job_id: str, body: schemas.PriorityIn):
+        """Change a job's priority (its weight inside its pool is 2^priority)."""
+        return {"id": job_id, "priority": service.set_priority(job_id, body.priority)}
+
+    @app.get("/metrics", response_class=PlainTextResponse, tags=["read"])
+    def get_metrics():
+        """Prometheus text format."""
+        if metrics is None:
+            return PlainTextResponse("", status_code=404)
+        return Response(metrics.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    # -------------------------------------------------------------------- UI
+    def context(request: Request) -> dict:
+        return {
+            "request": request, "version": __version__, "refresh": refresh_seconds,
+            "pools": views.pool_rows(service.pools()), "jobs": views.job_rows(service.jobs()),
+            "targets": service.leaf_pools(), "config": service.config(),
+            "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),
+            "preemptions": views.preemption_rows(service.preemptions()[:20]),
+            "admin": token.check_session(request.cookies.get(COOKIE)),
+        }
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def index(request: Request):
+        return templates.TemplateResponse(request, "index.html", context(request))
+
+    @app.get("/ui/state", response_class=HTMLResponse, include_in_schema=False)
+    def state(request: Request):
+        return templates.TemplateResponse(request, "_state.html", context(request))
+
+    @app.post("/ui/login", include_in_schema=False)
+    def login(request: Request, admin_token: str = Form(...)):
+        if not token.check(admin_token.strip()):
+            return templates.TemplateResponse(request, "index.html", {**context(request),
+                                              "login_error": "wrong admin token"}, status_code=401)
+        resp = RedirectResponse("/", status_code=303)
+        resp.set_cookie(COOKIE, token.session(), httponly=True, samesite="strict")
+        return resp
+
+    @app.post("/ui/logout", include_in_schema=False)
+    def logout():
+        resp = RedirectResponse("/", status_code=303)
+        resp.delete_cookie(COOKIE)
+        return resp
+
+    return app

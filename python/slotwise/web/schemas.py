@@ -1,0 +1,80 @@
+"""The REST API's shapes, for validation and the OpenAPI document."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Amount(BaseModel):
+    """null: unlimited (a max share with no limit)."""
+
+    memory_mb: float | None
+    vcores: float | None
+
+
+class PoolOut(BaseModel):
+    pool: str
+    parent: str | None
+    policy: str
+    weight: float
+    min_share: Amount
+    max_share: Amount
+    demand: Amount
+    usage: Amount
+    fair_share: Amount
+    steady_fair_share: Amount
+    running_apps: int
+    apps: int
+    dynamic: bool
+    min_share_starved_for: float = Field(description="seconds below min share (0: not starved)")
+    fair_share_starved_for: float = Field(description="seconds below the fair-share threshold")
+
+
+class JobOut(BaseModel):
+    id: str
+    user: str
+    pool: str
+    priority: int
+    weight: float
+    submit_time: float
+    runnable: bool
+    running_containers: int
+    usage: Amount
+    demand: Amount
+    fair_share: Amount
+    locality_level: str = Field(description="node_local, rack_local or off_switch: how far it may run now")
+    locality_wait: float = Field(description="seconds skipped waiting for a local slot")
+
+
+class ConfigOut(BaseModel):
+    path: str
+    loaded_at: float | None = Field(description="Unix time the file in force was loaded")
+    sha256: str | None
+    content: str = Field(description="the allocation file in force")
+    errors: list[str] = Field(description="FILE:LINE: message for the file on disk, until it is fixed")
+    error_at: float | None
+    reloads: int
+    failures: int
+    resource_manager_connected: bool
+
+
+class MoveIn(BaseModel):
+    pool: str = Field(description="target pool, e.g. root.research or research")
+
+
+class PriorityIn(BaseModel):
+    priority: int
+
+
+class MoveOut(BaseModel):
+    id: str
+    pool: str
+
+
+class PriorityOut(BaseModel):
+    id: str
+    priority: int
+
+
+class ErrorOut(BaseModel):
+    detail: str
