@@ -9,7 +9,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup test demo bench clean
+.PHONY: setup browser test demo bench clean
 
 setup: $(STAMP)
 
@@ -19,7 +19,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-test: setup
+# The UI tests drive Debian's chromium with Playwright (no browser download).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "chromium missing: install Debian's chromium package (UI tests will be skipped)"; fi; }
+
+test: setup browser
 	mvn -q -B package
 	$(PY) -m pytest -q
 

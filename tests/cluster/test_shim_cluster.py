@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -42,6 +43,11 @@ class Serve:
         self.allocations = allocations
         self.event_log = event_log
         self.proc: subprocess.Popen | None = None
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.http_port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.http_port}"
+        self.admin_token_file = event_log.with_name("admin.token")
 
     def start(self, timeout: float = 60) -> None:
         info = self.cluster.gateway_info_file
@@ -49,6 +55,7 @@ class Serve:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(self.allocations),
              "--event-log", str(self.event_log), "--record", "--gateway-info", str(info),
+             "--http", f"127.0.0.1:{self.http_port}", "--admin-token-file", str(self.admin_token_file),
              "--token-file", str(info.with_name("gateway.token"))],
             stdout=open(self.event_log.with_suffix(".out"), "a"), stderr=subprocess.STDOUT)
         # Registered, and the shim's full resync has arrived.
@@ -228,6 +235,33 @@ def test_movetoqueue_changes_the_pool_in_python(shim):
     assert cluster.rest.app(app_id)["queue"] == "root.other"
     later = [e for e in serve.events()[mark:] if e["event"] == "assign" and e["app"] == app_id]
     assert later[-1]["pool"] == "root.other"  # the reduce, placed after the move
+
+
+def test_move_from_the_rest_api_moves_the_app_in_the_resourcemanager(shim):
+    """The admin move goes through the RM's own path, so YARN and Python agree."""
+    import httpx
+
+    cluster, serve = shim
+    mark = len(serve.events())
+    assert httpx.get(f"{serve.url}/api/v1/config").json()["resource_manager_connected"] is True
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], pool="research")
+    app_id = wait_running_app(cluster, "root.research")
+    jobs = {j["id"]: j for j in httpx.get(f"{serve.url}/api/v1/jobs").json()}
+    assert jobs[app_id]["pool"] == "root.research"
+    refused = httpx.post(f"{serve.url}/api/v1/jobs/{app_id}/pool", json={"pool": "other"})
+    assert refused.status_code == 401
+    token = serve.admin_token_file.read_text().strip()
+    r = httpx.post(f"{serve.url}/api/v1/jobs/{app_id}/pool", json={"pool": "other"},
+                   headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    assert r.status_code == 200, r.text
+    assert r.json()["pool"] == "root.other"
+    assert cluster.rest.app(app_id)["queue"] == "root.other"
+    serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app_id and e["pool"] == "root.other", 30,
+                   since=mark)
+    t.join(300)
+    assert holder["result"].succeeded, holder["result"].log
+    later = [e for e in serve.events()[mark:] if e["event"] == "assign" and e["app"] == app_id]
+    assert later[-1]["pool"] == "root.other"
 
 
 def test_queue_status_shows_python_pools(shim):

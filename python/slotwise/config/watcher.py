@@ -61,6 +61,7 @@ class ConfigWatcher:
         self._seen: str | None = self.status.sha256  # hash of the last content looked at
         self._stat = self._signature()
         self._lock = threading.Lock()
+        self._check_lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._stop = threading.Event()
         self._observer = None
@@ -76,6 +77,10 @@ class ConfigWatcher:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event):
+                # Opens and read-only closes change nothing (and our own read
+                # of the file makes them: reacting would loop forever).
+                if event.event_type in ("opened", "closed_no_write"):
+                    return
                 paths = {os.path.abspath(p) for p in (event.src_path, getattr(event, "dest_path", ""))
                          if p}
                 name = os.path.basename(watcher.path)
@@ -126,7 +131,12 @@ class ConfigWatcher:
     # ------------------------------------------------------------- checking
     def check(self) -> bool:
         """Read and parse the file if its content changed; True if a new
-        config was handed over."""
+        config was handed over.  One at a time, so an older version can
+        never land after a newer one."""
+        with self._check_lock:
+            return self._check()
+
+    def _check(self) -> bool:
         if self._stop.is_set():
             return False
         self._stat = self._signature()
@@ -134,9 +144,15 @@ class ConfigWatcher:
             with open(self.path, "rb") as f:
                 data = f.read()
         except FileNotFoundError:
-            return False  # mid-rename, or deleted: keep the last good config
+            # Deleted (or mid-rename): keep the last good config, say so, and
+            # take whatever comes back, even the same content, as new.
+            if self._seen is not None:
+                self._seen = None
+                self._failed([f"{self.status.path}:0: file is missing; the last good version stays in force"],
+                             None)
+            return False
         except OSError as e:
-            self._failed([f"{self.path}:0: cannot read: {e.strerror or e}"], None)
+            self._failed([f"{self.status.path}:0: cannot read: {e.strerror or e}"], None)
             return False
         digest = hashlib.sha256(data).hexdigest()
         if digest == self._seen:

@@ -1,0 +1,89 @@
+"""`slotwise serve` as operators start it, before any ResourceManager exists."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import httpx
+
+from webtools import ALLOCATIONS, free_port
+
+
+def wait_http(url: str, proc: subprocess.Popen, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"serve exited with {proc.returncode}: {proc.stdout.read()}")
+        try:
+            return httpx.get(url, timeout=2)
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError(f"{url} did not answer in {timeout} s")
+
+
+def serve(tmp_path, *extra):
+    port = free_port()
+    alloc = tmp_path / "fair-scheduler.xml"
+    if not alloc.exists():
+        alloc.write_text(ALLOCATIONS)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(alloc),
+         "--gateway-info", str(tmp_path / "no-rm" / "gateway.json"), "--http", f"127.0.0.1:{port}",
+         "--admin-token-file", str(tmp_path / "secret" / "admin.token"),
+         "--event-log", str(tmp_path / "events.jsonl"), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return proc, f"http://127.0.0.1:{port}", alloc
+
+
+def test_serve_shows_its_config_without_a_resourcemanager_and_reloads_a_rename_save(tmp_path):
+    proc, url, alloc = serve(tmp_path)
+    try:
+        cfg = wait_http(f"{url}/api/v1/config", proc).json()
+        assert cfg["path"] == str(alloc) and cfg["resource_manager_connected"] is False
+        assert cfg["content"] == ALLOCATIONS
+        token = tmp_path / "secret" / "admin.token"
+        assert stat.S_IMODE(os.stat(token).st_mode) == 0o600 and len(token.read_text().strip()) >= 32
+        assert "root.prod" in httpx.get(f"{url}/").text
+        # An editor's save: a temporary file renamed over the original.
+        tmp = tmp_path / ".fair-scheduler.xml.swp"
+        tmp.write_text(ALLOCATIONS.replace("<queue name=\"other\"/>", "<queue name=\"later\"/>"))
+        os.replace(tmp, alloc)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            pools = [p["pool"] for p in httpx.get(f"{url}/api/v1/pools").json()]
+            if "root.later" in pools:
+                break
+            time.sleep(0.05)
+        assert "root.later" in pools and "root.other" not in pools
+        events = (tmp_path / "events.jsonl").read_text()
+        assert '"event":"reload"' in events
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
+def test_serve_refuses_a_token_file_others_can_read_and_a_bad_listen_address(tmp_path):
+    (tmp_path / "secret").mkdir()
+    token = tmp_path / "secret" / "admin.token"
+    token.write_text("x" * 40)
+    os.chmod(token, 0o644)
+    proc, _url, _alloc = serve(tmp_path)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "must be mode 0600" in out
+    os.chmod(token, 0o600)
+    r = subprocess.run([sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(tmp_path / "fair-scheduler.xml"),
+                        "--http", "localhost", "--admin-token-file", str(token)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "HOST:PORT" in r.stderr
+
+
+def test_serve_with_a_broken_file_says_where_and_does_not_start(tmp_path):
+    (tmp_path / "fair-scheduler.xml").write_text("<allocations>\n  <queue name='a'>\n    <weight>x</weight>\n"
+                                                 "  </queue>\n</allocations>\n")
+    proc, _url, alloc = serve(tmp_path)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and f"{alloc}:3:" in out

@@ -1,0 +1,119 @@
+"""The REST API and metrics over real HTTP on loopback."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from webtools import TOKEN, start
+
+
+@pytest.fixture
+def web(tmp_path):
+    running = start(tmp_path, watch=True)
+    yield running
+    running.stop()
+
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def test_reads_pools_jobs_and_config(web):
+    pools = {p["pool"]: p for p in httpx.get(f"{web.url}/api/v1/pools").json()}
+    assert set(pools) >= {"root", "root.prod", "root.research", "root.other"}
+    assert pools["root.prod"]["weight"] == 2.0
+    assert pools["root.prod"]["min_share"] == {"memory_mb": 2048.0, "vcores": 2.0}
+    assert pools["root"]["max_share"] == {"memory_mb": None, "vcores": None}  # unlimited
+    assert pools["root"]["fair_share"]["memory_mb"] == 8192
+    jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}
+    assert set(jobs) == {"app_1", "app_2", "app_3"}
+    assert jobs["app_1"]["pool"] == "root.research" and jobs["app_1"]["user"] == "alice"
+    assert sum(j["running_containers"] for j in jobs.values()) == 4  # n1 is full
+    cfg = httpx.get(f"{web.url}/api/v1/config").json()
+    assert cfg["path"] == web.path and "<queue name=\"prod\">" in cfg["content"]
+    assert cfg["errors"] == [] and cfg["loaded_at"] > 0 and cfg["resource_manager_connected"] is False
+
+
+def test_mutations_without_the_token_are_refused_and_change_nothing(web):
+    before = httpx.get(f"{web.url}/api/v1/jobs").json()
+    for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}, {"Authorization": TOKEN},
+                    {"X-Slotwise-CSRF": "1"}):
+        r = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"}, headers=headers)
+        assert r.status_code == 401, (headers, r.text)
+        assert r.headers["www-authenticate"] == "Bearer"
+        r = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": 5}, headers=headers)
+        assert r.status_code == 401
+    # A session cookie alone (a cross-site form could send it) is not enough either.
+    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"},
+                   cookies={"slotwise_session": "forged"}, headers={"X-Slotwise-CSRF": "1"})
+    assert r.status_code == 401
+    assert httpx.get(f"{web.url}/api/v1/jobs").json() == before
+
+
+def test_move_with_the_token_changes_the_next_decisions(web):
+    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"}, headers=AUTH)
+    assert r.status_code == 200 and r.json() == {"id": "app_1", "pool": "root.other"}
+    jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}
+    assert jobs["app_1"]["pool"] == "root.other"
+    assigned = web.heartbeat("n2")
+    assert {a.pool for a in assigned if a.app_id == "app_1"} == {"root.other"}
+    assert any(a.app_id == "app_1" for a in assigned)
+    assert httpx.post(f"{web.url}/api/v1/jobs/nope/pool", json={"pool": "other"}, headers=AUTH).status_code == 404
+    bad = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "root"}, headers=AUTH)
+    assert bad.status_code == 409 and "parent" in bad.json()["detail"]
+    assert httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={}, headers=AUTH).status_code == 422
+
+
+def test_priority_with_the_token_reorders_a_pool(web):
+    # app_1 and app_3 share root.research; app_3 is younger.  Raise it.
+    r = httpx.post(f"{web.url}/api/v1/jobs/app_3/priority", json={"priority": 4}, headers=AUTH)
+    assert r.status_code == 200 and r.json() == {"id": "app_3", "priority": 4}
+    jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}
+    assert jobs["app_3"]["priority"] == 4 and jobs["app_3"]["weight"] == 16.0
+    assert httpx.post(f"{web.url}/api/v1/jobs/app_3/priority", json={"priority": "high"},
+                      headers=AUTH).status_code == 422
+
+
+def test_openapi_describes_the_api(web):
+    doc = httpx.get(f"{web.url}/openapi.json").json()
+    assert set(doc["paths"]) >= {"/api/v1/pools", "/api/v1/jobs", "/api/v1/config",
+                                 "/api/v1/jobs/{job_id}/pool", "/api/v1/jobs/{job_id}/priority"}
+    assert "401" in doc["paths"]["/api/v1/jobs/{job_id}/pool"]["post"]["responses"]
+
+
+def test_config_errors_show_in_the_api_until_fixed(web):
+    text = open(web.path).read()
+    with open(web.path, "w") as f:
+        f.write(text.replace("<weight>2</weight>", "<weight>heavy</weight>"))
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not httpx.get(f"{web.url}/api/v1/config").json()["errors"]:
+        time.sleep(0.05)
+    cfg = httpx.get(f"{web.url}/api/v1/config").json()
+    assert cfg["errors"] and cfg["errors"][0].startswith(f"{web.path}:3: ")
+    assert "<weight>2</weight>" in cfg["content"]  # the last good file stays in force
+    pools = {p["pool"]: p for p in httpx.get(f"{web.url}/api/v1/pools").json()}
+    assert pools["root.prod"]["weight"] == 2.0
+    with open(web.path, "w") as f:
+        f.write(text.replace("<weight>2</weight>", "<weight>5</weight>"))
+    while time.monotonic() < deadline + 5 and httpx.get(f"{web.url}/api/v1/config").json()["errors"]:
+        time.sleep(0.05)
+    assert httpx.get(f"{web.url}/api/v1/config").json()["errors"] == []
+    pools = {p["pool"]: p for p in httpx.get(f"{web.url}/api/v1/pools").json()}
+    assert pools["root.prod"]["weight"] == 5.0
+
+
+def test_metrics(web):
+    web.heartbeat("n2")
+    text = httpx.get(f"{web.url}/metrics").text
+    assert "slotwise_heartbeat_seconds_bucket" in text
+    count = [l for l in text.splitlines() if l.startswith("slotwise_heartbeat_seconds_count")][0]
+    assert float(count.split()[-1]) == 2.0  # the fixture's heartbeat and this one
+    decisions = [l for l in text.splitlines() if l.startswith("slotwise_decisions_total")][0]
+    assert float(decisions.split()[-1]) == 8.0  # 4 containers on each 4-vcore node
+    assert 'slotwise_pool_fair_share{pool="root.prod",resource="memory_mb"}' in text
+    assert 'slotwise_pool_usage{pool="root.research",resource="vcores"}' in text
+    assert "slotwise_decisions_per_second" in text and "slotwise_fallbacks_total 0.0" in text
+    web.core.handle_heartbeat({"fallbacks": 3})
+    assert "slotwise_fallbacks_total 3.0" in httpx.get(f"{web.url}/metrics").text
