@@ -38,6 +38,7 @@ bench: setup
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_roundtrip.py
 	$(PY) benchmarks/bench_sim.py
+	$(PY) benchmarks/bench_reload.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

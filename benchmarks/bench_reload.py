@@ -6,8 +6,8 @@ In a temp dir, a real ConfigWatcher (default debounce 0.1 s, stat check 1 s)
 watches an allocation file that is saved 20 times per mode: in-place writes
 and editor-style rename-saves, with the inotify observer and with the polling
 observer (poll=0.5).  Each save gives root.a a new weight; the latency is
-from time.perf_counter() just before the write/replace to the on_config call
-carrying that weight.  Saves are ~0.3 s apart, each after the previous one
+from time.perf_counter() just before the write/replace to the moment the
+config carrying that weight is swapped into a PolicyCore with 100 jobs.  Saves are ~0.3 s apart, each after the previous one
 was applied.  Prints median and worst per mode; goal: worst <= 2 s.
 In poll mode the fixed spacing locks each save to the same point of the poll
 cycle, so expect the median there to sit anywhere up to poll + debounce.
@@ -21,6 +21,8 @@ import tempfile
 import threading
 import time
 
+from slotwise.bridge.protocol import PolicyCore
+from slotwise.clock import ManualClock
 from slotwise.config.watcher import ConfigWatcher, load_with_status
 
 SAVES = 20
@@ -54,11 +56,19 @@ def run_mode(save, poll: float | None) -> tuple[list[float], int]:
         path = os.path.join(d, NAME)
         with open(path, "w") as f:
             f.write(alloc(1))
-        _, status = load_with_status(path)
+        config0, status = load_with_status(path)
+        # Applied means swapped into a policy core holding 100 running jobs,
+        # as `slotwise serve` does, not just parsed.
+        core = PolicyCore(config0, clock=ManualClock())
+        core.handle_heartbeat({"nodes": [[f"n{i}", f"h{i}", "/r1", 8192, 8] for i in range(20)],
+                               "apps": [{"id": f"app{i}", "user": f"u{i}", "queue": "root.a" if i % 2 else "root.b",
+                                         "submit_t": float(i), "req": [[0, 1024, 1, 4, {}, {}, True]]}
+                                        for i in range(100)]})
         applied: dict[int, float] = {}
         cond = threading.Condition()
 
         def on_config(config, text):
+            core.set_config(config, text)
             t = time.perf_counter()
             w = int(config.queues()["root.a"].weight)
             with cond:

@@ -245,3 +245,41 @@ def test_replay_under_another_config_reports_the_difference(tmp_path, capsys):
                      "</allocations>")
     assert main(["replay", str(log_path), "--allocations", str(alloc)]) == 0
     assert "decisions differ" in capsys.readouterr().out
+
+
+def test_replay_covers_reloads_and_admin_actions(tmp_path):
+    """A live log with a config reload, an admin move and a priority change
+    in it replays to the same engine calls and decisions."""
+    from slotwise.bridge.protocol import PolicyCore
+    from slotwise.clock import ManualClock
+    from slotwise.config import parse_allocations
+
+    first = "<allocations><queue name='a'/><queue name='b'/></allocations>"
+    second = "<allocations><queue name='a'><weight>4</weight></queue><queue name='b'/></allocations>"
+    log_path = tmp_path / "events.jsonl"
+    log = EventLog(str(log_path))
+    clock = ManualClock(10.0)
+    core = PolicyCore(parse_allocations(first, "f.xml"), EngineSettings(preemption=False), clock, log,
+                      record_inputs=True)
+    live = []
+    tap_engine(core, live)
+    app = lambda i, q: {"id": f"app{i}", "user": f"u{i}", "queue": q, "submit_t": float(i),
+                        "req": [[0, 1024, 1, 8, {}, {}, True]]}
+    core.handle_heartbeat({"nodes": [["n1", "h1", "/r", 4096, 4]], "apps": [app(1, "root.a"), app(2, "root.b")],
+                           "node": "n1"})
+    clock.advance(1)
+    core.handle_heartbeat({"finished": [c for c in list(core.engine.containers)[:2]], "node": "n1"})
+    core.set_config(parse_allocations(second, "f.xml"), second)
+    core.admin_move("app2", "root.a")
+    core.admin_priority("app1", 2)
+    clock.advance(1)
+    core.handle_update({})
+    core.handle_heartbeat({"finished": [c for c in list(core.engine.containers)[:2]], "node": "n1"})
+    log.close()
+    replayed = []
+    result = replay(str(log_path), taps={None: lambda c: tap_engine(c, replayed)})
+    assert result.matches and len(result.assignments) == 8, result.first_difference()
+    assert replayed == live
+    names = {c[1] for c in live}
+    assert {"move_app", "set_app_priority", "set_config"} <= names
+    assert result.calls == 7

@@ -9,14 +9,18 @@ summary, and takes everything down.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
+from .admin import AdminToken, SchedulerService
 from .bridge.protocol import PolicyCore
-from .bridge.server import PolicyServer
-from .config import load_allocations
+from .bridge.server import PolicyServer, RMControl, start_http
+from .config.watcher import load_with_status
+from .metrics import Metrics
+from .web.app import create_app
 from .eventlog import EventLog, read_events
 from .localcluster import SHIM_SCHEDULER, LocalCluster
 from .localcluster.paths import find_repo
@@ -45,7 +49,7 @@ def pool_table(core: PolicyCore) -> str:
     return "\n".join(lines)
 
 
-def run_demo(cluster_dir: str | None = None, keep: bool = False) -> int:
+def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 9797) -> int:
     repo = find_repo()
     allocations = repo / "conf" / "allocations.xml"
     cluster = LocalCluster(cluster_dir, nodes=2, scheduler=SHIM_SCHEDULER,
@@ -54,15 +58,27 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False) -> int:
     events_path = Path(cluster.dir).parent / "demo-events.jsonl"
     events_path.unlink(missing_ok=True)
     event_log = EventLog(str(events_path))
-    core = PolicyCore(load_allocations(allocations), event_log=event_log)
+    config, status = load_with_status(str(allocations))
+    holder = {}
+    metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status)
+    core = holder["core"] = PolicyCore(config, event_log=event_log, stats=metrics)
     print(f"== starting a YARN cluster (1 ResourceManager with the Slotwise shim, 2 NodeManagers) in {cluster.dir}")
     cluster.up()
     server = PolicyServer(core, str(cluster.gateway_info_file),
                           str(cluster.gateway_info_file.with_name("gateway.token")))
     serving = threading.Thread(target=server.run, kwargs={"retry_seconds": 0.5}, daemon=True)
     results = {}
+    http = None
     try:
         serving.start()
+        # The operator's view while the jobs run (read-only here: no admin token is made).
+        try:
+            app = create_app(SchedulerService(core, status, RMControl(server)),
+                             AdminToken(secrets.token_urlsafe(32)), metrics)
+            http = start_http(app, "127.0.0.1", ui_port)
+            print(f"== web UI on http://127.0.0.1:{ui_port}/ (pools, jobs, config; /metrics, /api/v1/...)")
+        except OSError as e:
+            print(f"== no web UI ({e})")
         _wait(lambda: any(e["event"] == "resync" for e in read_events(str(events_path))), 60,
               "the policy server to register with the ResourceManager")
         print(f"== Python policy server registered; policy from {allocations}, event log {events_path}")
@@ -98,6 +114,8 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False) -> int:
         print(f"  placements by locality: {dict(locality)}; heartbeats the shim had to schedule itself: {fallbacks}")
         return 0 if ok else 1
     finally:
+        if http is not None:
+            http.should_exit = True
         server.stop()
         serving.join(10)
         event_log.close()

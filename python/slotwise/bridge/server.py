@@ -144,7 +144,7 @@ class PolicyServer:
         self._stop.set()
 
 
-class _RMControl:
+class RMControl:
     """Admin actions carried out by the ResourceManager, through its gateway."""
 
     def __init__(self, server: "PolicyServer") -> None:
@@ -249,7 +249,7 @@ def serve_main(args) -> int:
     if not args.no_watch:
         watcher = ConfigWatcher(args.allocations, reloaded, status, poll=args.reload_poll, on_error=failed)
         watcher.start()
-    service = SchedulerService(core, status, _RMControl(server))
+    service = SchedulerService(core, status, RMControl(server))
     try:
         http = start_http(create_app(service, token, metrics), host, port)
     except OSError as e:

@@ -114,7 +114,7 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
     return result
 
 
-ENGINE_CALLS = ("add_node", "update_node", "remove_node", "add_app", "remove_app", "move_app",
+ENGINE_CALLS = ("set_config", "add_node", "update_node", "remove_node", "add_app", "remove_app", "move_app",
                 "set_app_priority", "update_requests", "mark_unmanaged", "container_launched",
                 "container_finished", "rename_container", "heartbeat", "update")
 
@@ -138,6 +138,10 @@ def _plain(x):
     from ..cluster import Request
     from ..resources import Resource
 
+    from ..config.model import AllocationConfig
+
+    if isinstance(x, AllocationConfig):
+        return ("AllocationConfig", x.source, tuple((q.name, q.weight) for q in x.root.walk()))
     if isinstance(x, Request):
         return ("Request", x.priority, _plain(x.resource), x.num_containers, sorted(x.hosts.items()),
                 sorted(x.racks.items()), x.relax_locality)
