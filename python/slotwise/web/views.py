@@ -12,7 +12,7 @@ def amount(r: dict | None, slots: bool = False) -> str:
     mem, vc = r.get("memory_mb", 0), r.get("vcores", 0)
     if mem == float("inf") or vc == float("inf"):
         return "unlimited"
-    return f"{mem:g} MB, {vc:g} vcores"
+    return f"{mem:.0f} MB, {round(vc, 1):g} vcores"
 
 
 def seconds(x: float | None) -> str:
@@ -34,7 +34,7 @@ def pool_rows(pools: list[dict]) -> list[dict]:
         "steady_fair_share": amount(p["steady_fair_share"]), "usage": amount(p["usage"]),
         "demand": amount(p["demand"]), "running_apps": p["running_apps"], "apps": p["apps"],
         "min_starved": seconds(p["min_share_starved_for"]) if p["min_share_starved_for"] else "-",
-        "fair_starved": seconds(p["fair_share_starved_for"]),
+        "fair_starved": seconds(p["fair_share_starved_for"]) if p["fair_share_starved_for"] >= 0.05 else "-",
     } for p in pools if p["pool"] != "root"]
 
 
