@@ -45,6 +45,8 @@ class Engine:
         self.root: Pool = Pool("root", None, self.clock.now())
         self.user_running: dict[str, int] = {}
         self._skipped: dict[str, App] = {}
+        self._order_version = 0  # bumped when the set, priority or activity of apps changes
+        self._orders: dict[str, tuple[int, list[App]]] = {}  # stable-order pools' cached orders
         self._waiting = 0  # apps not yet runnable (running-job limits)
         self._without_am = 0  # apps whose AM container has not started
         self._last_heartbeat: float | None = None
@@ -86,6 +88,7 @@ class Engine:
                 for app in leaf.apps:
                     app.pool = leaf
         self._has_min_shares = any(p.min_share.any_positive() for p in self.pools.values())
+        self._order_version += 1
         self._rebuild_aggregates()
         self._update_runnability()
 
@@ -219,6 +222,7 @@ class Engine:
         app.pool = pool
         bisect.insort(pool.apps, app, key=_by_submit)
         self.apps[app_id] = app
+        self._order_version += 1
         self._waiting += 1
         self._without_am += 1
         self._update_runnability()
@@ -241,6 +245,7 @@ class Engine:
         self._attach(app, app.pool, -1)
         app.pool.apps.remove(app)
         del self.apps[app_id]
+        self._order_version += 1
         if not app.runnable:
             self._waiting -= 1
         if not app.has_am:
@@ -271,11 +276,13 @@ class Engine:
         app.pool = target
         bisect.insort(target.apps, app, key=_by_submit)
         self._attach(app, target, +1)
+        self._order_version += 1
         self._update_runnability()
         return name
 
     def set_app_priority(self, app_id: str, priority: int) -> None:
         self.apps[app_id].set_priority(int(priority))
+        self._order_version += 1
         self._update_runnability()
 
     def update_requests(self, app_id: str, requests: Iterable[Request]) -> None:
@@ -288,6 +295,7 @@ class Engine:
         active = app.runnable and (app.pending.memory_mb > 0 or app.pending.vcores > 0)
         if active != app.active:
             app.active = active
+            self._order_version += 1
             d = 1 if active else -1
             for p in app.pool.ancestors():
                 p.active_apps += d
@@ -434,6 +442,8 @@ class Engine:
         """Offer the node to a pool's apps in policy order.  An app with
         nothing it may run here yet (delay scheduling) is passed over and
         counted as skipped; the order is only needed once some app can run."""
+        if pool.policy.stable_order:
+            return self._assign_in_stable_order(pool, node, free, now)
         apps = _active_apps(pool)
         host, rack = node.host, node.rack
         levels = {}
@@ -470,6 +480,41 @@ class Engine:
                     if count_mode:
                         later.missed_opportunities -= 1
                 return a
+        return None
+
+    def _assign_in_stable_order(self, pool: Pool, node: Node, free: Resource,
+                                now: float) -> Assignment | None:
+        """As ``_assign_among_apps`` for a policy whose order does not move
+        with usage (FIFO): the order is kept between heartbeats and walked
+        only as far as the first app that launches.  The apps walked past
+        are the skipped ones, as before."""
+        cached = self._orders.get(pool.name)
+        if cached is None or cached[0] != self._order_version:
+            apps = _active_apps(pool)
+            if len(apps) > 1:
+                apps = pool.policy.order(apps, self.cluster)
+            cached = self._orders[pool.name] = (self._order_version, apps)
+        host, rack = node.host, node.rack
+        skipped = self._skipped
+        count_mode = self.settings.locality_mode == "count"
+        t1, t12 = self._t1, self._t1 + self._t2
+        for app in cached[1]:
+            if not app.active:  # launched its last container earlier in this heartbeat
+                continue
+            skipped[app.app_id] = app
+            if count_mode:
+                app.missed_opportunities += 1
+                level = self._allowed_level(app)
+            elif app.locality_level == NODE_LOCAL:
+                w = app.locality_wait
+                level = OFF_SWITCH if w >= t12 else RACK_LOCAL if w >= t1 else NODE_LOCAL
+            else:
+                level = self._allowed_level(app)
+            if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+                    or (level == RACK_LOCAL and rack in app.want_racks)):
+                a = self._try_app(app, node, free, now, level)
+                if a is not None:
+                    return a
         return None
 
     def _try_app(self, app: App, node: Node, free: Resource, now: float,

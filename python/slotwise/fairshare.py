@@ -33,6 +33,9 @@ def compute_shares(
         return []
     if total <= 0:
         return [0.0] * n
+    if n == 1:  # the search's answer, directly (a pool with one app: common)
+        w, m, c = weights[0], min_shares[0], caps[0]
+        return [float(min(c, total) if w > 0 else min(m, c, total))]
     if n >= _NUMPY_THRESHOLD:
         return _compute_numpy(weights, min_shares, caps, total)
     mins = [m if m < c else c for m, c in zip(min_shares, caps)]

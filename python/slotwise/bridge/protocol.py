@@ -7,7 +7,6 @@ driven by the live gateway, by a recorded log, or by a test.
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 import json
 import threading
@@ -32,24 +31,29 @@ def _pair(r: Resource):
 
 class _CallClock:
     """The engine's clock: one instant per call, the one the recording
-    notes, so a replay on that instant decides exactly as the live call did."""
+    notes, so a replay on that instant decides exactly as the live call did.
+    ``with clock.frozen():`` fixes the instant (nested uses keep the outer one)."""
 
     def __init__(self, base: Clock) -> None:
         self.base = base
         self._t: float | None = None
+        self._depth = 0
 
     def now(self) -> float:
         return self._t if self._t is not None else self.base.now()
 
-    @contextlib.contextmanager
-    def frozen(self):
-        outer = self._t
-        if outer is None:
+    def frozen(self) -> "_CallClock":
+        return self
+
+    def __enter__(self) -> None:
+        if self._depth == 0:
             self._t = self.base.now()
-        try:
-            yield
-        finally:
-            self._t = outer
+        self._depth += 1
+
+    def __exit__(self, *exc) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self._t = None
 
 
 class PolicyCore:
@@ -91,16 +95,22 @@ class PolicyCore:
     def handle_heartbeat(self, msg: dict) -> list[Assignment]:
         """The heartbeat call on a decoded message (the simulator calls this
         directly; the gateway through ``heartbeat``)."""
-        with self.lock, self.clock.frozen():
-            self._resolve(msg)
+        with self.lock, self.clock:
+            if "apps" in msg:
+                self._resolve(msg)
             if self.record_inputs:
                 self.log.write("input", call="heartbeat", stream=self.stream, t=self.clock.now(), msg=msg)
-            started = time.perf_counter()
-            self._apply(msg)
-            assigned = self.engine.heartbeat(msg["node"]) if msg.get("node") else []
-            if self.stats is not None:
-                self.stats.on_heartbeat(time.perf_counter() - started, len(assigned))
-            if self.log_decisions:
+            stats = self.stats
+            started = time.perf_counter() if stats is not None else 0.0
+            if len(msg) > 1 or "node" not in msg:
+                self._apply(msg)
+            else:
+                self.calls += 1
+            node = msg.get("node")
+            assigned = self.engine.heartbeat(node) if node else []
+            if stats is not None:
+                stats.on_heartbeat(time.perf_counter() - started, len(assigned))
+            if assigned and self.log_decisions:
                 for a in assigned:
                     self.log.write("assign", stream=self.stream, app=a.app_id, pool=a.pool, node=a.node_id,
                                    locality=a.locality, priority=a.priority, container=a.container_id,

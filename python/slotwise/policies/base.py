@@ -28,6 +28,10 @@ class SchedulingPolicy:
     #: True: a queue with this policy orders all apps beneath it as one list,
     #: ignoring sub-queues (how the baseline FIFO scheduler sees the cluster).
     flatten = False
+    #: True when ``sort_key`` reads only what changes with an app's identity
+    #: (priority, submit time, name), never usage: the engine may then keep
+    #: the order between heartbeats instead of sorting on each one.
+    stable_order = False
     #: The dimensions compared for starvation and preemption.
     dimensions: tuple[str, ...] = ("memory_mb",)
 

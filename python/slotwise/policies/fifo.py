@@ -18,6 +18,7 @@ class FifoPolicy(SchedulingPolicy):
     name = "fifo"
     leaf_only = True
     flatten = True
+    stable_order = True
 
     def sort_key(self, s: Schedulable, cluster: Resource):
         return (-s.priority, s.start_time, s.name)

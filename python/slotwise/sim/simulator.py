@@ -380,20 +380,25 @@ class Simulation:
     def _feeds_of(self, job: _Job):
         return self.feeds  # every stream knows every job, as SlotScheduler does
 
-    def _refresh(self, job: _Job) -> None:
-        """Put the job's current requests in the next message(s)."""
+    def _refresh(self, job: _Job, maps: bool = True, reduces: bool = True) -> None:
+        """Put the job's current requests in the next message(s): on a slot
+        cluster only to the engine(s) whose kind changed, so the other one is
+        not sent news that are none."""
         s = job.spec
         app_id = s.job_id
-        maps = [MAP_PRIORITY, s.map_resource.memory_mb, s.map_resource.vcores,
-                len(job.pending_maps), job.host_count, job.rack_count, True]
-        reduces = [REDUCE_PRIORITY, s.reduce_resource.memory_mb, s.reduce_resource.vcores,
-                   job.pending_reduces, {}, {}, True]
         if self.slot_mode:
-            maps[1] = maps[2] = reduces[1] = reduces[2] = 1
-            for feed, req in ((self.feeds[0], maps), (self.feeds[1], reduces)):
-                self._entry(feed, app_id)["req"] = [req]
-        else:
-            self._entry(self.feeds[0], app_id)["req"] = [maps, reduces]
+            if maps:
+                self._entry(self.feeds[0], app_id)["req"] = [
+                    [MAP_PRIORITY, 1, 1, len(job.pending_maps), job.host_count, job.rack_count, True]]
+            if reduces:
+                self._entry(self.feeds[1], app_id)["req"] = [
+                    [REDUCE_PRIORITY, 1, 1, job.pending_reduces, {}, {}, True]]
+            return
+        self._entry(self.feeds[0], app_id)["req"] = [
+            [MAP_PRIORITY, s.map_resource.memory_mb, s.map_resource.vcores, len(job.pending_maps),
+             job.host_count, job.rack_count, True],
+            [REDUCE_PRIORITY, s.reduce_resource.memory_mb, s.reduce_resource.vcores, job.pending_reduces,
+             {}, {}, True]]
 
     @staticmethod
     def _entry(feed: _Feed, app_id: str) -> dict:
@@ -406,21 +411,22 @@ class Simulation:
         if not node.alive:
             return
         self.result.heartbeats += 1
-        touched = None
         for i, feed in enumerate(self.feeds):
             free = node.free[i]
             if feed.may_skip(free[0] > 0 and free[1] > 0):
                 continue
             self.result.engine_calls += 1
+            touched = None
             for a in feed.heartbeat(node.node_id):
                 job = self._start(a, node, i)
                 if job is not None:
                     if touched is None:
                         touched = {}
                     touched[job.spec.job_id] = job
-        if touched:
-            for job in touched.values():
-                self._refresh(job)
+            if touched:
+                is_map = feed.kind != "reduce"
+                for job in touched.values():
+                    self._refresh(job, maps=is_map, reduces=not is_map)
         self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, node)
 
     def _start(self, a: Assignment, node: _Node, feed_index: int) -> _Job | None:
@@ -477,7 +483,7 @@ class Simulation:
             job.maps_done += 1
             if job.maps_done == len(job.spec.maps) and job.spec.reduces:
                 job.pending_reduces = len(job.spec.reduces)  # reduces start after their maps
-                self._refresh(job)
+                self._refresh(job, maps=False)
         else:
             job.reduces_done += 1
         if job.done:
@@ -514,7 +520,7 @@ class Simulation:
             job.next_reduce -= 1  # durations of reduces are alike enough; rerun the same slot
         self.result.failed_tasks += 1
         if not job.done:
-            self._refresh(job)
+            self._refresh(job, maps=kind == "map", reduces=kind != "map")
 
     def _on_update(self, _=None, sampling: bool = False) -> None:
         """The shim's periodic update call.  When no decision reads its
