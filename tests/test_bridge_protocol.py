@@ -128,3 +128,16 @@ def test_gateway_files_must_be_private(tmp_path):
     token.chmod(0o600)
     assert read_gateway_info(str(info), str(token)).token == "abc"
     assert read_gateway_info(str(info), str(token)).port == 1234
+
+
+def test_an_unmanaged_app_has_no_am_container(core):
+    managed, unmanaged = app("a1", "root.prod", n=2), {**app("a2", "root.dev", n=2), "unmanaged": True}
+    out = json.loads(core.heartbeat(json.dumps({"nodes": NODES, "apps": [managed, unmanaged], "node": "n1:1"})))
+    assert len(out["assign"]) == 4
+    lines = [json.loads(line) for line in core.out.getvalue().splitlines()]
+    first = {}
+    for e in lines:
+        if e["event"] == "assign":
+            first.setdefault(e["app"], e["am"])
+    assert first == {"a1": True, "a2": False}
+    assert core.engine._without_am == 0

@@ -66,14 +66,22 @@ final class Payload {
     final int priority;
     final long submitTime;
     final List<Req> requests;
+    /** Its AM runs outside the cluster: none of its containers is an AM. */
+    final boolean unmanaged;
 
     App(String id, String user, String queue, int priority, long submitTime, List<Req> requests) {
+      this(id, user, queue, priority, submitTime, requests, false);
+    }
+
+    App(String id, String user, String queue, int priority, long submitTime, List<Req> requests,
+        boolean unmanaged) {
       this.id = id;
       this.user = user;
       this.queue = queue;
       this.priority = priority;
       this.submitTime = submitTime;
       this.requests = requests;
+      this.unmanaged = unmanaged;
     }
   }
 
@@ -246,7 +254,11 @@ final class Payload {
     for (App a : apps) {
       o.beginObject().key("id").value(a.id).key("user").value(a.user)
           .key("queue").value(a.queue).key("prio").value(a.priority)
-          .key("submit").value(a.submitTime).key("req").beginArray();
+          .key("submit").value(a.submitTime);
+      if (a.unmanaged) {
+        o.key("unmanaged").value(true);
+      }
+      o.key("req").beginArray();
       for (Req r : a.requests) {
         o.beginArray().value(r.priority).value(r.memory).value(r.vcores).value(r.total)
             .counts(r.hosts).counts(r.racks).value(r.relaxLocality).endArray();

@@ -1114,8 +1114,11 @@ public class SlotwiseScheduler
     SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
     List<Payload.Req> reqs = attempt == null || attempt.isStopped()
         ? Collections.emptyList() : requests(attempt);
+    RMApp rmApp = rmContext.getRMApps().get(id);
+    boolean unmanaged = rmApp != null && rmApp.getApplicationSubmissionContext() != null
+        && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
     return new Payload.App(id.toString(), app.getUser(), app.getQueue().getQueueName(),
-        priorityOf(app), submitTime(id), reqs);
+        priorityOf(app), submitTime(id), reqs, unmanaged);
   }
 
   /** An attempt's outstanding asks, one entry per request priority. */

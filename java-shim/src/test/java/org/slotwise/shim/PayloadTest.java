@@ -140,6 +140,19 @@ class PayloadTest {
     assertEquals(Collections.singletonList("application_1_0001#18"), m.get("rejected"));
     assertEquals(3L, m.get("fallbacks"));
     assertEquals("host1:45454", m.get("node"));
+    assertFalse(a.containsKey("unmanaged")); // only sent when true
+  }
+
+  @Test
+  void marksAnAppWhoseAmRunsOutsideTheCluster() {
+    Payload.App app = new Payload.App("application_1_0003", "ann", "root.prod", 0, 1L,
+        Collections.emptyList(), true);
+    String json = Payload.encode(false, Collections.emptyList(), Collections.emptyList(),
+        Collections.singletonList(app), Collections.emptyList(), Collections.emptyList(),
+        Collections.emptyList(), Collections.emptyList(), 0, null);
+    Map<String, Object> m = (Map<String, Object>) Json.parse(json);
+    Map<String, Object> a = (Map<String, Object>) ((List<Object>) m.get("apps")).get(0);
+    assertEquals(true, a.get("unmanaged"));
   }
 
   @Test
