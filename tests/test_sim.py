@@ -81,15 +81,21 @@ def test_every_task_runs_once_and_reduces_follow_their_maps():
 
 
 def test_remote_reads_are_slower_and_slow_nodes_slower_still():
-    spec = JobSpec("j", 0.0, [10.0] * 40, user="u", io=0.5)
-    w = Workload(ClusterSpec(racks=2, nodes_per_rack=5, map_slots=2, reduce_slots=0), [spec])
-    r = run(w, "fair", sim=SimSettings(heartbeat_interval=1.0, rack_read_slowdown=2.0, off_rack_read_slowdown=4.0))
+    sim = SimSettings(heartbeat_interval=1.0, rack_read_slowdown=2.0, off_rack_read_slowdown=4.0)
+    # Inputs on h1, h2 (rack r1) and on x9, a host outside the cluster; h1
+    # fails before its first heartbeat, so its maps read from h2's rack.
+    cluster = ClusterSpec(hosts=[("h1", "/r1"), ("h2", "/r1")], map_slots=2, reduce_slots=0)
+    spec = JobSpec("j", 0.0, [10.0] * 12, user="u", io=0.5,
+                   map_hosts=[("h1",)] * 4 + [("h2",)] * 4 + [("x9",)] * 4)
+    r = run(Workload(cluster, [spec]), "fair", sim=SimSettings(**{**vars(sim), "node_failures": 1,
+                                                                  "failure_window": (0.0, 1e-6),
+                                                                  "repair_time": None}))
     by_level = {}
     for t in r.tasks:
         by_level.setdefault(t.locality, set()).add(round(t.end - t.start, 6))
-    assert by_level[NODE] == {10.0}
-    assert by_level.get(1, {15.0}) == {15.0}  # 10 * (1 + 0.5 * (2 - 1))
-    assert by_level.get(2, {25.0}) == {25.0}
+    assert by_level == {NODE: {10.0}, 1: {15.0}, 2: {25.0}}  # 10 * (1 + 0.5 * (slowdown - 1))
+    w = Workload(ClusterSpec(racks=1, nodes_per_rack=2, map_slots=2, reduce_slots=0),
+                 [JobSpec("j", 0.0, [10.0] * 8, user="u", io=0.5)])
     slow = run(w, "fair", sim=SimSettings(heartbeat_interval=1.0, slow_nodes=1.0, slow_factor=3.0))
     assert min(t.end - t.start for t in slow.tasks) == pytest.approx(30.0)
 
@@ -254,13 +260,13 @@ def test_replay_covers_reloads_and_admin_actions(tmp_path):
     from slotwise.clock import ManualClock
     from slotwise.config import parse_allocations
 
-    first = "<allocations><queue name='a'/><queue name='b'/></allocations>"
+    first = "<allocations><queue name='a'><weight>3</weight></queue><queue name='b'/></allocations>"
     second = "<allocations><queue name='a'><weight>4</weight></queue><queue name='b'/></allocations>"
     log_path = tmp_path / "events.jsonl"
     log = EventLog(str(log_path))
     clock = ManualClock(10.0)
     core = PolicyCore(parse_allocations(first, "f.xml"), EngineSettings(preemption=False), clock, log,
-                      record_inputs=True)
+                      record_inputs=True, config_text=first)
     live = []
     tap_engine(core, live)
     app = lambda i, q: {"id": f"app{i}", "user": f"u{i}", "queue": q, "submit_t": float(i),
@@ -277,9 +283,27 @@ def test_replay_covers_reloads_and_admin_actions(tmp_path):
     core.handle_heartbeat({"finished": [c for c in list(core.engine.containers)[:2]], "node": "n1"})
     log.close()
     replayed = []
+    # The recording carries the allocation file: no --allocations needed.
     result = replay(str(log_path), taps={None: lambda c: tap_engine(c, replayed)})
     assert result.matches and len(result.assignments) == 8, result.first_difference()
+    assert not replay(str(log_path), config=parse_allocations("<allocations/>", "other.xml")).matches
     assert replayed == live
     names = {c[1] for c in live}
     assert {"move_app", "set_app_priority", "set_config"} <= names
     assert result.calls == 7
+
+
+def test_a_node_back_from_failure_is_back_in_the_engine():
+    """Its removal reaches the engine before its return, even when nothing
+    else happened in between (an idle cluster sends no heartbeat calls)."""
+    cluster = ClusterSpec(hosts=[("h1", "/r1"), ("h2", "/r1")], map_slots=2, reduce_slots=0)
+    jobs = [JobSpec("j0", 0.0, [5.0] * 2, user="a"), JobSpec("j1", 1000.0, [50.0] * 16, user="b")]
+    sim = Simulation(Workload(cluster, jobs), settings("fair"),
+                     sim=SimSettings(heartbeat_interval=1.0, node_failures=1, failure_window=(100, 110),
+                                     repair_time=0.5))  # back before its next beat was due
+    r = sim.run()
+    assert set(sim.feeds[0].core.engine.nodes) == {"h1", "h2"}
+    assert {t.node for t in r.tasks if t.job == "j1"} == {"h1", "h2"}
+    # One heartbeat chain per node, old lives' beats dropped.
+    pending = [e for e in sim._events if e[1] == 5]
+    assert len(pending) <= 2

@@ -117,3 +117,64 @@ def test_metrics(web):
     assert "slotwise_decisions_per_second" in text and "slotwise_fallbacks_total 0.0" in text
     web.core.handle_heartbeat({"fallbacks": 3})
     assert "slotwise_fallbacks_total 3.0" in httpx.get(f"{web.url}/metrics").text
+
+
+def test_the_ui_session_needs_the_csrf_header_and_ends_at_logout(web):
+    with httpx.Client(base_url=web.url) as c:
+        assert c.post("/ui/login", data={"admin_token": "wrong-token-wrong-token"}).status_code == 401
+        r = c.post("/ui/login", data={"admin_token": TOKEN})
+        assert r.status_code == 303 and "slotwise_session" in c.cookies
+        cookie = c.cookies["slotwise_session"]
+        assert TOKEN not in cookie
+        # The cookie alone (what a cross-site form would send) is refused.
+        assert c.post("/api/v1/jobs/app_1/priority", json={"priority": 1}).status_code == 401
+        ok = c.post("/api/v1/jobs/app_1/priority", json={"priority": 1}, headers={"X-Slotwise-CSRF": "1"})
+        assert ok.status_code == 200
+        c.post("/ui/logout")
+    # Logging out ends the session on the server, not just in the browser.
+    again = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": 2},
+                       cookies={"slotwise_session": cookie}, headers={"X-Slotwise-CSRF": "1"})
+    assert again.status_code == 401
+    assert web.core.engine.apps["app_1"].priority == 1
+
+
+def test_priority_out_of_range_is_refused_whole(web):
+    for bad in (2000, -1):
+        r = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": bad}, headers=AUTH)
+        assert r.status_code == 422
+    app = web.core.engine.apps["app_1"]
+    assert (app.priority, app.weight) == (0, 1.0)
+
+
+def test_a_reload_that_would_strand_running_jobs_is_refused(web):
+    text = open(web.path).read()
+    with open(web.path, "w") as f:  # research holds app_1 and app_3: it cannot become a parent
+        f.write(text.replace('<queue name="research"/>', '<queue name="research"><queue name="x"/></queue>'))
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not httpx.get(f"{web.url}/api/v1/config").json()["errors"]:
+        time.sleep(0.05)
+    errors = httpx.get(f"{web.url}/api/v1/config").json()["errors"]
+    assert errors and errors[0].startswith(f"{web.path}:4: root.research holds 2 running job(s)")
+    assert "root.research.x" not in web.core.engine.pools
+    assigned = web.heartbeat("n2")
+    assert {a.app_id for a in assigned} & {"app_1", "app_3"}  # still offered containers
+
+
+def test_admin_changes_wait_for_a_resourcemanager_that_is_away(tmp_path):
+    """Once an RM has registered, a change made while it is away would be
+    undone by its resync: refuse with 503 instead."""
+    from slotwise.admin import AdminError, SchedulerService
+    from slotwise.bridge.server import PolicyServer, RMControl
+
+    running = start(tmp_path)
+    try:
+        server = PolicyServer(running.core, str(tmp_path / "gw.json"), str(tmp_path / "gw.token"))
+        service = SchedulerService(running.core, running.service.status, RMControl(server))
+        assert service.move_job("app_1", "other") == "root.other"  # never connected: local
+        server.registrations = 1  # it had registered, and is gone now
+        with pytest.raises(AdminError) as e:
+            service.move_job("app_1", "research")
+        assert e.value.status == 503
+        assert running.core.engine.apps["app_1"].pool.name == "root.other"
+    finally:
+        running.stop()

@@ -14,6 +14,8 @@ import hmac
 import os
 import secrets
 import stat
+import threading
+import time
 from typing import Protocol
 
 from .bridge.protocol import PolicyCore
@@ -28,10 +30,16 @@ class AdminError(Exception):
         self.message = message
 
 
+#: YARN priorities are non-negative; a job's weight is 2^priority, so keep
+#: it where floats and the fair-share search stay exact.
+MAX_PRIORITY = 64
+
+
 class ResourceManagerControl(Protocol):
     def connected(self) -> bool: ...
-    def move(self, app_id: str, queue: str) -> str: ...  # "" or why not
-    def priority(self, app_id: str, priority: int) -> str: ...
+    def seen(self) -> bool: ...
+    def move(self, app_id: str, queue: str) -> dict: ...  # {"queue"} or {"error"}
+    def priority(self, app_id: str, priority: int) -> dict: ...  # {"priority"} or {"error"}
 
 
 class SchedulerService:
@@ -65,17 +73,29 @@ class SchedulerService:
         return list(reversed(self.core.recent_preemptions))
 
     # ---------------------------------------------------------------- actions
+    def _through_rm(self) -> bool:
+        """True: the RM carries the action out.  With an RM that is away
+        (restarting), refuse: its resync would undo a local change."""
+        if self.rm is None:
+            return False
+        if self.rm.connected():
+            return True
+        if self.rm.seen():
+            raise AdminError(503, "the ResourceManager is not connected; try again when it is back")
+        return False
+
     def move_job(self, app_id: str, pool: str) -> str:
         pool = (pool or "").strip()
         if not pool:
             raise AdminError(400, "field 'pool': a pool name is required")
         target = queue_path(pool)
         self._known(app_id)
-        if self.rm is not None and self.rm.connected():
-            err = self.rm.move(app_id, target)
-            if err:
-                raise AdminError(409, f"the ResourceManager refused to move {app_id} to {target}: {err}")
-            return self._pool_of(app_id)
+        if self._through_rm():
+            answer = self.rm.move(app_id, target)
+            if "error" in answer:
+                raise AdminError(409, f"the ResourceManager refused to move {app_id} to {target}: "
+                                      f"{answer['error']}")
+            return answer.get("queue") or self._pool_of(app_id)
         try:
             return self.core.admin_move(app_id, target)
         except KeyError:
@@ -84,14 +104,17 @@ class SchedulerService:
             raise AdminError(409, str(e)) from None
 
     def set_priority(self, app_id: str, priority: int) -> int:
-        if not isinstance(priority, int) or isinstance(priority, bool):
-            raise AdminError(400, "field 'priority': an integer is required")
+        """Returns the priority in force (the RM caps it at
+        yarn.cluster.max-application-priority)."""
+        if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= MAX_PRIORITY:
+            raise AdminError(400, f"field 'priority': an integer from 0 to {MAX_PRIORITY} is required")
         self._known(app_id)
-        if self.rm is not None and self.rm.connected():
-            err = self.rm.priority(app_id, priority)
-            if err:
-                raise AdminError(409, f"the ResourceManager refused priority {priority} for {app_id}: {err}")
-            return priority
+        if self._through_rm():
+            answer = self.rm.priority(app_id, priority)
+            if "error" in answer:
+                raise AdminError(409, f"the ResourceManager refused priority {priority} for {app_id}: "
+                                      f"{answer['error']}")
+            return int(answer.get("priority", priority))
         try:
             self.core.admin_priority(app_id, priority)
         except KeyError:
@@ -136,9 +159,33 @@ class AdminToken:
     def check(self, presented: str | None) -> bool:
         return bool(presented) and hmac.compare_digest(presented.encode(), self.value.encode())
 
-    def session(self) -> str:
-        """The UI's cookie value: derived from the token, never the token."""
-        return hmac.new(self.value.encode(), b"slotwise-ui-session", "sha256").hexdigest()
 
-    def check_session(self, cookie: str | None) -> bool:
-        return bool(cookie) and hmac.compare_digest(cookie.encode(), self.session().encode())
+
+class Sessions:
+    """The UI's logins: random ids kept here with an expiry, so logging out
+    (or a restart) really ends them and a leaked cookie dies on its own."""
+
+    def __init__(self, ttl: float = 8 * 3600.0, clock=time.monotonic) -> None:
+        self.ttl = ttl
+        self._clock = clock
+        self._ids: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def create(self) -> str:
+        sid = secrets.token_urlsafe(32)
+        now = self._clock()
+        with self._lock:
+            self._ids = {k: t for k, t in self._ids.items() if t > now}  # drop the expired
+            self._ids[sid] = now + self.ttl
+        return sid
+
+    def valid(self, sid: str | None) -> bool:
+        if not sid:
+            return False
+        with self._lock:
+            expires = self._ids.get(sid)
+        return expires is not None and expires > self._clock()
+
+    def revoke(self, sid: str | None) -> None:
+        with self._lock:
+            self._ids.pop(sid or "", None)

@@ -104,6 +104,12 @@ class Request:
             _dec(self.racks, node.rack)
 
 
+def _weight(priority: int) -> float:
+    """A job's weight in its pool: 2^priority, the exponent held within
+    [-64, 64] so any priority YARN sends stays a finite, usable weight."""
+    return 2.0 ** max(-64, min(64, priority))
+
+
 def _dec(counts: dict[str, int], key: str) -> None:
     n = counts.get(key, 0)
     if n > 1:
@@ -128,7 +134,7 @@ class App:
         self.groups = groups
         self.pool = None  # the leaf Pool, set by the engine
         self.priority = priority
-        self.weight = 2.0 ** priority
+        self.weight = _weight(priority)
         self.start_time = start_time
         self.requests: dict[int, Request] = {}
         # Where the app's outstanding containers would like to run, summed over
@@ -153,7 +159,7 @@ class App:
 
     def set_priority(self, priority: int) -> None:
         self.priority = priority
-        self.weight = 2.0 ** priority
+        self.weight = _weight(priority)
 
     def set_requests(self, requests) -> None:
         self.requests = {r.priority: r for r in requests}

@@ -55,10 +55,26 @@ class Engine:
         self.set_config(self.config)
 
     # ----------------------------------------------------------------- config
+    def config_conflicts(self, config: AllocationConfig) -> list[str]:
+        """Why ``config`` cannot replace the running one: a pool holding jobs
+        would become a parent (its jobs would never be offered a container
+        again).  FILE:LINE: message, like a parse error."""
+        out = []
+        for qc in config.root.walk():
+            pool = self.pools.get(qc.name)
+            if pool is not None and pool.apps and (qc.children or qc.is_parent):
+                out.append(f"{config.source}:{qc.line}: {qc.name} holds {len(pool.apps)} running job(s) "
+                           "and cannot become a parent pool; move or finish them first")
+        return out
+
     def set_config(self, config: AllocationConfig) -> None:
         """Swap in a new allocation file.  Pools keep their runtime state by
         name; pools that vanished from the file but still hold apps stay on as
-        dynamic pools, so a reload never loses a running job."""
+        dynamic pools, so a reload never loses a running job.  Raises
+        ValueError (and changes nothing) on ``config_conflicts``."""
+        conflicts = self.config_conflicts(config)
+        if conflicts:
+            raise ValueError("\n".join(conflicts))
         now = self.clock.now()
         self.config = config
         old = self.pools

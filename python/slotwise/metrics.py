@@ -43,8 +43,10 @@ class Metrics:
         self.heartbeats.observe(seconds)
         if assigned:
             self.decisions.inc(assigned)
+            now = self._clock()
             with self._lock:
-                self._recent.append((self._clock(), assigned))
+                self._recent.append((now, assigned))
+                self._prune(now)  # bounded even if nobody scrapes
 
     def on_fallbacks(self, count: int) -> None:
         self.fallbacks.inc(count)
@@ -55,9 +57,13 @@ class Metrics:
     def decisions_per_second(self) -> float:
         now = self._clock()
         with self._lock:
-            while self._recent and self._recent[0][0] < now - RATE_WINDOW:
-                self._recent.popleft()
+            self._prune(now)
             return sum(n for _, n in self._recent) / RATE_WINDOW
+
+    def _prune(self, now: float) -> None:
+        recent = self._recent
+        while recent and recent[0][0] < now - RATE_WINDOW:
+            recent.popleft()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

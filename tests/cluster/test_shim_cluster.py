@@ -160,7 +160,6 @@ def test_the_recorded_event_log_replays_to_the_same_decisions(shim):
     """The contract between the live bridge and the simulator: the messages
     ``slotwise serve --record`` logged from a real ResourceManager, fed to a
     fresh engine on a simulated clock, give the very decisions made live."""
-    from slotwise.config import load_allocations
     from slotwise.sim.replay import replay
 
     cluster, serve = shim
@@ -174,7 +173,7 @@ def test_the_recorded_event_log_replays_to_the_same_decisions(shim):
     # Stop before the last call: its answer may not be in the log yet.
     last_input = max(i for i, e in enumerate(events) if e["event"] == "input")
     events = events[:last_input]
-    result = replay(events, load_allocations(str(serve.allocations)))
+    result = replay(events)  # the recording carries the allocation file itself
     assert result.calls > 20
     assert len(result.recorded_assignments) >= 8  # the first test's two jobs at least
     assert result.matches, result.first_difference()

@@ -63,7 +63,7 @@ class PolicyCore:
     def __init__(self, config: AllocationConfig, settings: EngineSettings | None = None,
                  clock: Clock | None = None, event_log: EventLog | None = None,
                  record_inputs: bool = False, log_decisions: bool = True,
-                 stream: str | None = None, stats=None) -> None:
+                 stream: str | None = None, stats=None, config_text: str | None = None) -> None:
         self.clock = _CallClock(clock or SystemClock())
         #: Observer of calls (``slotwise.metrics.Metrics``); None: nobody.
         self.stats = stats
@@ -83,8 +83,9 @@ class PolicyCore:
         with self.clock.frozen():
             self.engine = Engine(config, self.clock, self.settings)
             if record_inputs:
+                # The file's text too: a replay must start from the same pools.
                 self.log.write("recording", stream=stream, t=self.clock.now(), config=config.source,
-                               settings=dataclasses.asdict(self.settings))
+                               config_text=config_text, settings=dataclasses.asdict(self.settings))
 
     # -------------------------------------------------------------- the calls
     def heartbeat(self, payload: str) -> str:
@@ -118,9 +119,11 @@ class PolicyCore:
             return assigned
 
     def update(self, payload: str) -> str:
-        preempt = self.handle_update(json.loads(payload))
-        return json.dumps({"preempt": [[p.container_id, p.kill] for p in preempt],
-                           "queues": self.queue_table()}, separators=(",", ":"))
+        with self.lock:  # the table must describe the engine the update just ran on
+            preempt = self.handle_update(json.loads(payload))
+            table = self.queue_table()
+        return json.dumps({"preempt": [[p.container_id, p.kill] for p in preempt], "queues": table},
+                          separators=(",", ":"))
 
     def handle_update(self, msg: dict) -> list[Preemption]:
         with self.lock, self.clock.frozen():
@@ -169,6 +172,9 @@ class PolicyCore:
     def set_config(self, config: AllocationConfig, text: str | None = None) -> None:
         """Swap in a reloaded allocation file, between two calls."""
         with self.lock, self.clock.frozen():
+            conflicts = self.engine.config_conflicts(config)
+            if conflicts:
+                raise ValueError("\n".join(conflicts))
             if self.record_inputs:
                 self.log.write("input", call="config", stream=self.stream, t=self.clock.now(),
                                msg={"source": config.source, "text": text})

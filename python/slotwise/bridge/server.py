@@ -78,6 +78,7 @@ class PolicyServer:
         self.info_file = info_file
         self.token_file = token_file
         self.gateway = None
+        self.registrations = 0
         self._stop = threading.Event()
 
     def connect(self) -> None:
@@ -100,6 +101,7 @@ class PolicyServer:
             gateway.shutdown()
             raise
         self.gateway = gateway
+        self.registrations += 1
         self.core.log.write("register", port=info.port)
         log.info("registered with the ResourceManager's gateway on 127.0.0.1:%d", info.port)
 
@@ -153,19 +155,24 @@ class RMControl:
     def connected(self) -> bool:
         return self.server.gateway is not None
 
-    def _call(self, fn) -> str:
+    def seen(self) -> bool:
+        """Has an RM ever registered this policy?  Then a change made while
+        it is away would be undone by its resync."""
+        return self.server.registrations > 0
+
+    def _call(self, fn) -> dict:
         gateway = self.server.gateway
         if gateway is None:
-            return "no ResourceManager connected"
+            return {"error": "no ResourceManager connected"}
         try:
-            return fn(gateway.entry_point) or ""
+            return json.loads(fn(gateway.entry_point))
         except Exception as e:  # a lost connection, an old shim
-            return f"the ResourceManager's gateway failed: {e}"
+            return {"error": f"the ResourceManager's gateway failed: {e}"}
 
-    def move(self, app_id: str, queue: str) -> str:
+    def move(self, app_id: str, queue: str) -> dict:
         return self._call(lambda ep: ep.moveApplication(app_id, queue))
 
-    def priority(self, app_id: str, priority: int) -> str:
+    def priority(self, app_id: str, priority: int) -> dict:
         return self._call(lambda ep: ep.updateApplicationPriority(app_id, int(priority)))
 
 
@@ -233,7 +240,8 @@ def serve_main(args) -> int:
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
     holder = {}
     metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status)
-    core = PolicyCore(config, settings, event_log=event_log, record_inputs=args.record, stats=metrics)
+    core = PolicyCore(config, settings, event_log=event_log, record_inputs=args.record, stats=metrics,
+                      config_text=status.text)
     holder["core"] = core
     server = PolicyServer(core, info_file, token_file)
 

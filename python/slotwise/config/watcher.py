@@ -164,7 +164,12 @@ class ConfigWatcher:
             self._failed([str(x) for x in e.errors], digest)
             return False
         text = data.decode("utf-8", errors="replace")
-        self.on_config(config, text)
+        try:
+            self.on_config(config, text)
+        except ValueError as e:  # valid on its own, but not over the running state
+            self._failed(str(e).splitlines(), digest)
+            self._seen = None  # the same content may fit once the jobs are gone
+            return False
         s = self.status
         s.loaded_at, s.sha256, s.text = time.time(), digest, text
         s.errors, s.error_at = [], None

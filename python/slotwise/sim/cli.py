@@ -42,9 +42,10 @@ def cmd_simulate(args) -> int:
                 return 2
             log = EventLog(args.event_log) if args.event_log else None
             try:
+                text = open(args.allocations, encoding="utf-8").read() if args.allocations else None
                 report, runs = run_trace(workload, policies, args.seed,
                                          args.delay if args.delay is not None else 5.0, args.heartbeat,
-                                         config, progress=not args.quiet, event_log=log)
+                                         config, progress=not args.quiet, event_log=log, config_text=text)
             finally:
                 if log:
                     log.close()

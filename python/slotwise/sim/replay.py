@@ -30,10 +30,12 @@ class ReplayResult:
     assignments: list[tuple] = field(default_factory=list)
     preemptions: list[tuple] = field(default_factory=list)
     recorded_assignments: list[tuple] = field(default_factory=list)
+    recorded_preemptions: list[tuple] = field(default_factory=list)
 
     @property
     def matches(self) -> bool:
-        return self.assignments == self.recorded_assignments
+        return (self.assignments == self.recorded_assignments
+                and self.preemptions == self.recorded_preemptions)
 
     def first_difference(self) -> str | None:
         for i, (a, b) in enumerate(zip(self.assignments, self.recorded_assignments)):
@@ -42,6 +44,8 @@ class ReplayResult:
         if len(self.assignments) != len(self.recorded_assignments):
             return (f"replay made {len(self.assignments)} assignments, the recording "
                     f"{len(self.recorded_assignments)}")
+        if self.preemptions != self.recorded_preemptions:
+            return f"preemptions differ: replay {self.preemptions[:5]}, recorded {self.recorded_preemptions[:5]}"
         return None
 
 
@@ -66,10 +70,18 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
         if kind == "assign":
             result.recorded_assignments.append((stream, ev["app"], ev["node"], ev["locality"], ev["container"]))
             continue
+        if kind == "preempt":
+            result.recorded_preemptions.append((stream, ev["container"], ev["kill"]))
+            continue
         if kind == "recording":
             if clock is None:
                 clock = ManualClock(ev.get("t", 0.0))
-            cfg = config or default_config()
+            cfg = config
+            if cfg is None and ev.get("config_text"):
+                from ..config import parse_allocations
+
+                cfg = parse_allocations(ev["config_text"], ev.get("config") or "<recorded>")
+            cfg = cfg or default_config()
             if stream in ("map", "reduce"):
                 cfg = cfg.slot_view(stream)
             core = PolicyCore(cfg, settings or settings_from(ev), clock, event_log or EventLog(),

@@ -55,7 +55,8 @@ class ProgressBar:
 
 def run_experiments(experiments: list[Experiment], policies: list[str], delay: float,
                     base: EngineSettings | None = None, config: AllocationConfig | None = None,
-                    progress: ProgressBar | None = None, event_log=None, record_inputs: bool = False):
+                    progress: ProgressBar | None = None, event_log=None, record_inputs: bool = False,
+                    config_text: str | None = None):
     runs = []
     for exp in experiments:
         for name in policies:
@@ -66,7 +67,7 @@ def run_experiments(experiments: list[Experiment], policies: list[str], delay: f
             if progress:
                 progress.start(f"{name} {key}".strip())
             sim = Simulation(exp.workload, v.settings, config, exp.sim, label=name, event_log=event_log,
-                             record_inputs=record_inputs,
+                             record_inputs=record_inputs, config_text=config_text,
                              progress=progress.draw if progress else None)
             runs.append((exp, sim.run()))
             if progress:
@@ -102,11 +103,11 @@ def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, sc
 
 def run_trace(workload: Workload, policies: list[str], seed: int = 0, delay: float = 5.0,
               heartbeat: float = 3.0, config: AllocationConfig | None = None,
-              progress: bool = False, event_log=None):
+              progress: bool = False, event_log=None, config_text: str | None = None):
     exp = Experiment({"trace": workload.name}, workload, SimSettings(heartbeat_interval=heartbeat, seed=seed))
     bar = ProgressBar(len(policies)) if progress else None
     runs = run_experiments([exp], policies, delay, config=config, progress=bar, event_log=event_log,
-                           record_inputs=event_log is not None)
+                           record_inputs=event_log is not None, config_text=config_text)
     by_label = {r.label: r for _e, r in runs}
     base = metrics.response_times(by_label["fifo"]) if "fifo" in by_label else None
     report = {"scenario": "trace", "trace": workload.name, "seed": seed, "policies": policies,

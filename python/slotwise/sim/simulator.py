@@ -150,6 +150,10 @@ class _Feed:
         self.changed = False
         return self.core.handle_update(msg)
 
+    def has_deltas(self) -> bool:
+        return bool(self.nodes or self.apps or self.launched or self.finished or self.apps_removed
+                    or self.nodes_removed)
+
     def may_skip(self, has_room: bool) -> bool:
         """A heartbeat the engine would answer with nothing and no change of
         state (see Engine.idle_heartbeat_is_noop); its deltas wait for the
@@ -161,7 +165,7 @@ class _Feed:
 
 
 class _Node:
-    __slots__ = ("node_id", "host", "rack", "speed", "alive", "free", "capacity", "running")
+    __slots__ = ("node_id", "host", "rack", "speed", "alive", "free", "capacity", "running", "epoch")
 
     def __init__(self, node_id: str, host: str, rack: str) -> None:
         self.node_id = node_id
@@ -172,6 +176,7 @@ class _Node:
         self.free: dict[int, list[float]] = {}  # feed index -> [memory, vcores] free
         self.capacity: dict[int, tuple[float, float]] = {}
         self.running: set[str] = set()
+        self.epoch = 0  # bumped on failure: heartbeats of an earlier life are dropped
 
 
 class _Job:
@@ -246,7 +251,8 @@ class Simulation:
     def __init__(self, workload: Workload, settings: EngineSettings | None = None,
                  config: AllocationConfig | None = None, sim: SimSettings | None = None,
                  label: str = "", event_log: EventLog | None = None, record_inputs: bool = False,
-                 progress: Callable[[float, int, int], None] | None = None) -> None:
+                 progress: Callable[[float, int, int], None] | None = None,
+                 config_text: str | None = None) -> None:
         self.workload = workload
         self.sim = sim or SimSettings()
         self.settings = settings or EngineSettings(heartbeat_interval=self.sim.heartbeat_interval)
@@ -259,11 +265,13 @@ class Simulation:
         self.slot_mode = spec.slot_mode
         if self.slot_mode:
             self.feeds = [_Feed(PolicyCore(self.config.slot_view(k), self.settings, self.clock, log,
-                                           record_inputs, log_decisions=event_log is not None, stream=k), k)
+                                           record_inputs, log_decisions=event_log is not None, stream=k,
+                                           config_text=config_text), k)
                           for k in ("map", "reduce")]
         else:
             self.feeds = [_Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,
-                                           log_decisions=event_log is not None), "any")]
+                                           log_decisions=event_log is not None, config_text=config_text),
+                                "any")]
         self.map_feed = 0
         self.reduce_feed = 1 if self.slot_mode else 0
         rng = random.Random(self.sim.seed)
@@ -283,7 +291,7 @@ class Simulation:
         self._events: list = []
         self._seq = 0
         for n in nodes:
-            self._push(rng.uniform(0, self.sim.heartbeat_interval), _HEARTBEAT, n)
+            self._push(rng.uniform(0, self.sim.heartbeat_interval), _HEARTBEAT, (n, 0))
         lo, hi = self.sim.failure_window
         for n in rng.sample(nodes, min(self.sim.node_failures, len(nodes))):
             self._push(rng.uniform(lo, hi), _FAIL, n)
@@ -407,8 +415,9 @@ class Simulation:
             e = feed.apps[app_id] = {"id": app_id}
         return e
 
-    def _on_heartbeat(self, node: _Node) -> None:
-        if not node.alive:
+    def _on_heartbeat(self, beat) -> None:
+        node, epoch = beat
+        if not node.alive or epoch != node.epoch:
             return
         self.result.heartbeats += 1
         for i, feed in enumerate(self.feeds):
@@ -427,7 +436,7 @@ class Simulation:
                 is_map = feed.kind != "reduce"
                 for job in touched.values():
                     self._refresh(job, maps=is_map, reduces=not is_map)
-        self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, node)
+        self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, beat)
 
     def _start(self, a: Assignment, node: _Node, feed_index: int) -> _Job | None:
         job = self.jobs.get(a.app_id)
@@ -528,14 +537,11 @@ class Simulation:
         report samples the shares, which changes no decision and saves most
         of the simulator's time on busy clusters."""
         for feed in self.feeds:
-            if not (feed.changed or feed.nodes or feed.apps or self.settings.preemption):
+            if not (feed.changed or feed.has_deltas() or self.settings.preemption):
                 continue
             if not sampling and not feed.core.engine.decisions_need_update():
                 continue
-            for p in feed.update():
-                if p.kill:
-                    self.result.preempted += 1
-                    self._kill(p.container_id, report=True)
+            self._flush(feed)
         if not sampling:
             self._push(self.clock.now() + self.settings.update_interval, _UPDATE, None)
 
@@ -549,9 +555,22 @@ class Simulation:
             self._push(self.clock.now() + self.sim.repair_time, _RECOVER, node)
 
     def _on_recover(self, node: _Node) -> None:
+        # The engine must hear of the removal before the return: in one
+        # message, removals come last and would drop the node just added.
+        for feed in self.feeds:
+            if node.node_id in feed.nodes_removed:
+                self._flush(feed)
         node.alive = True
+        node.epoch += 1
         self._add_node(node)
-        self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, node)
+        self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, (node, node.epoch))
+
+    def _flush(self, feed: _Feed) -> None:
+        """Send the buffered deltas now, with the shim's periodic call."""
+        for p in feed.update():
+            if p.kill:
+                self.result.preempted += 1
+                self._kill(p.container_id, report=True)
 
     def _on_sample(self, _) -> None:
         now = self.clock.now()

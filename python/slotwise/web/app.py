@@ -5,8 +5,8 @@ into one FastAPI app: HTML pages from Jinja2 templates, JSON under /api/v1
 (described at /openapi.json), Prometheus text at /metrics.  Reads are open
 (bind to loopback, the default, or put it behind your proxy); every change
 needs the admin token, as ``Authorization: Bearer TOKEN``, or the UI's
-session cookie plus the ``X-Slotwise-CSRF`` header a cross-site form cannot
-send.
+session cookie (a random id with an expiry, kept server-side) plus the
+``X-Slotwise-CSRF`` header a cross-site form cannot send.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from .. import __version__
-from ..admin import AdminError, AdminToken, SchedulerService
+from ..admin import AdminError, AdminToken, SchedulerService, Sessions
 from . import schemas, views
 
 HERE = os.path.dirname(__file__)
@@ -43,6 +43,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
                   description="Pools, jobs and the allocation file of a running Slotwise scheduler. "
                               "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
+    sessions = Sessions()
     app.mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static")
 
     def admin(request: Request, authorization: str | None = Header(default=None),
@@ -50,7 +51,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         if authorization and authorization.lower().startswith("bearer "):
             if token.check(authorization[7:].strip()):
                 return
-        elif token.check_session(request.cookies.get(COOKIE)) and csrf:
+        elif sessions.valid(request.cookies.get(COOKIE)) and csrf:
             return
         raise AdminError(401, "admin token required (Authorization: Bearer TOKEN)")
 
@@ -105,7 +106,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
             "targets": service.leaf_pools(), "config": service.config(),
             "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),
             "preemptions": views.preemption_rows(service.preemptions()[:20]),
-            "admin": token.check_session(request.cookies.get(COOKIE)),
+            "admin": sessions.valid(request.cookies.get(COOKIE)),
         }
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -122,11 +123,13 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
             return templates.TemplateResponse(request, "index.html", {**context(request),
                                               "login_error": "wrong admin token"}, status_code=401)
         resp = RedirectResponse("/", status_code=303)
-        resp.set_cookie(COOKIE, token.session(), httponly=True, samesite="strict")
+        resp.set_cookie(COOKIE, sessions.create(), httponly=True, samesite="strict",
+                        max_age=int(sessions.ttl), secure=request.url.scheme == "https")
         return resp
 
     @app.post("/ui/logout", include_in_schema=False)
-    def logout():
+    def logout(request: Request):
+        sessions.revoke(request.cookies.get(COOKIE))
         resp = RedirectResponse("/", status_code=303)
         resp.delete_cookie(COOKIE)
         return resp

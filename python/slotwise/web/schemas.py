@@ -63,7 +63,8 @@ class MoveIn(BaseModel):
 
 
 class PriorityIn(BaseModel):
-    priority: int
+    priority: int = Field(ge=0, le=64, description="YARN priority; higher runs first. With a "
+                          "ResourceManager, capped at yarn.cluster.max-application-priority")
 
 
 class MoveOut(BaseModel):
@@ -73,7 +74,7 @@ class MoveOut(BaseModel):
 
 class PriorityOut(BaseModel):
     id: str
-    priority: int
+    priority: int = Field(description="the priority in force")
 
 
 class ErrorOut(BaseModel):

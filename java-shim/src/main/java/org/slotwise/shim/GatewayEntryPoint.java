@@ -45,13 +45,13 @@ public final class GatewayEntryPoint {
   /**
    * An operator's move from Slotwise's UI or API, carried out as the RM's own
    * move (state store, RMApp, this scheduler; which asks Python's {@code move}
-   * in turn), so the RM and Python agree. Returns "" or the reason it failed.
+   * in turn), so the RM and Python agree. Returns {"queue": ...} or {"error": ...}.
    */
   public String moveApplication(String appId, String queue) {
     return scheduler.adminMove(appId, queue);
   }
 
-  /** As {@link #moveApplication}, for an application's priority. */
+  /** As {@link #moveApplication}, for a priority: {"priority": in force} or {"error": ...}. */
   public String updateApplicationPriority(String appId, int priority) {
     return scheduler.adminPriority(appId, priority);
   }

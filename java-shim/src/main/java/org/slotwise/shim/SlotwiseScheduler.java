@@ -667,35 +667,47 @@ public class SlotwiseScheduler
     }
   }
 
-  /** {@link GatewayEntryPoint#moveApplication}: "" or why not. Never throws. */
+  /**
+   * {@link GatewayEntryPoint#moveApplication}: {"queue": where the app is now}
+   * or {"error": why not}. Never throws.
+   */
   String adminMove(String appId, String queue) {
     try {
       ApplicationId id = ApplicationId.fromString(appId);
       if (rmContext.getRMApps().get(id) == null) {
-        return "unknown application " + appId;
+        return adminError("unknown application " + appId);
       }
       // The client service's path, as `yarn application -movetoqueue` takes it.
       rmContext.getClientRMService().moveApplicationAcrossQueues(
           MoveApplicationAcrossQueuesRequest.newInstance(id, queue));
-      return "";
+      return new Json.Out().beginObject().key("queue").value(rmContext.getRMApps().get(id).getQueue())
+          .endObject().toString();
     } catch (Exception e) {
-      return e.getMessage() == null ? e.toString() : e.getMessage();
+      return adminError(e.getMessage() == null ? e.toString() : e.getMessage());
     }
   }
 
-  /** {@link GatewayEntryPoint#updateApplicationPriority}: "" or why not. */
+  /**
+   * {@link GatewayEntryPoint#updateApplicationPriority}: {"priority": the one
+   * in force, capped by yarn.cluster.max-application-priority} or {"error"}.
+   */
   String adminPriority(String appId, int priority) {
     try {
       ApplicationId id = ApplicationId.fromString(appId);
       if (rmContext.getRMApps().get(id) == null) {
-        return "unknown application " + appId;
+        return adminError("unknown application " + appId);
       }
-      rmContext.getClientRMService().updateApplicationPriority(
-          UpdateApplicationPriorityRequest.newInstance(id, Priority.newInstance(priority)));
-      return "";
+      Priority now = rmContext.getClientRMService().updateApplicationPriority(
+          UpdateApplicationPriorityRequest.newInstance(id, Priority.newInstance(priority)))
+          .getApplicationPriority();
+      return new Json.Out().beginObject().key("priority").value(now.getPriority()).endObject().toString();
     } catch (Exception e) {
-      return e.getMessage() == null ? e.toString() : e.getMessage();
+      return adminError(e.getMessage() == null ? e.toString() : e.getMessage());
     }
+  }
+
+  private static String adminError(String message) {
+    return new Json.Out().beginObject().key("error").value(message).endObject().toString();
   }
 
   /** Python decides (and may rename) the target pool; then the app moves. */
