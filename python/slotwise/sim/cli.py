@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 
-def cmd_simulate(args) -> int:
+def _allocations(path: str | None):
+    """The allocation file given on the command line: None if none, False
+    (after printing FILE:LINE: message per error) if it does not load."""
     from ..config import ConfigErrors, load_allocations
+
+    if not path:
+        return None
+    try:
+        return load_allocations(path)
+    except ConfigErrors as e:
+        for err in e.errors:
+            print(err, file=sys.stderr)
+        return False
+
+
+def cmd_simulate(args) -> int:
     from ..eventlog import EventLog
     from .report import write_report
     from .runner import run_scenario, run_trace
     from .scenarios import SCENARIOS
     from .traces import TraceError, load_trace
 
-    config = None
-    if args.allocations:
-        try:
-            config = load_allocations(args.allocations)
-        except ConfigErrors as e:
-            for err in e.errors:
-                print(err, file=sys.stderr)
-            return 1
+    config = _allocations(args.allocations)
+    if config is False:
+        return 1
     target = args.scenario
     try:
         if target in SCENARIOS:
@@ -70,18 +78,12 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from ..config import ConfigErrors, load_allocations
     from ..eventlog import read_events
     from .replay import replay
 
-    config = None
-    if args.allocations:
-        try:
-            config = load_allocations(args.allocations)
-        except ConfigErrors as e:
-            for err in e.errors:
-                print(err, file=sys.stderr)
-            return 1
+    config = _allocations(args.allocations)
+    if config is False:
+        return 1
     try:
         events = read_events(args.log)
         result = replay(events, config)

@@ -26,7 +26,6 @@ from ..config.model import AllocationConfig, default_config
 from ..decisions import Assignment
 from ..bridge.protocol import PolicyCore
 from ..eventlog import EventLog
-from ..resources import Resource
 from ..settings import EngineSettings
 from .hdfs import place_blocks
 from .workload import JobSpec, Workload
