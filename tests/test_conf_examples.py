@@ -18,3 +18,21 @@ def test_yarn_site_snippet_names_the_shim_and_its_properties():
     for name in props:
         if name.startswith("slotwise."):
             assert f'"{name}"' in shim_source, f"{name} is not read by the shim"
+
+
+def test_shipped_traces_simulate(tmp_path):
+    """The example traces in conf/traces run from the CLI, as the docs say."""
+    import json
+
+    from slotwise.cli import main
+
+    traces = ROOT / "conf" / "traces"
+    assert main(["simulate", "trace", "--trace", str(traces / "example-jobs.jsonl"), "--allocations",
+                 str(traces / "example-pools.xml"), "--out", str(tmp_path / "a"), "-q"]) == 0
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert all(r["jobs_finished"] == r["jobs"] == 7 for r in report["runs"])
+    assert main(["simulate", "trace", "--trace", str(traces / "sls-jobs.json"), "--nodes",
+                 str(traces / "sls-nodes.json"), "--allocations", str(ROOT / "conf" / "allocations.xml"),
+                 "--policy", "fair+delay", "--out", str(tmp_path / "b"), "-q"]) == 0
+    report = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert report["runs"][0]["jobs_finished"] == 12
