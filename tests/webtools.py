@@ -3,7 +3,6 @@ API and UI tests (no ResourceManager: admin actions go to the engine)."""
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 
 from slotwise.admin import AdminToken, SchedulerService
@@ -11,6 +10,7 @@ from slotwise.bridge.protocol import PolicyCore
 from slotwise.bridge.server import start_http
 from slotwise.clock import ManualClock
 from slotwise.config.watcher import ConfigWatcher, load_with_status
+from slotwise.localcluster.ports import free_ports
 from slotwise.metrics import Metrics
 from slotwise.settings import EngineSettings
 from slotwise.web.app import create_app
@@ -26,9 +26,7 @@ TOKEN = "test-admin-token-0123456789abcdef"
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def app_entry(app_id: str, user: str, queue: str, containers: int, prio: int = 0) -> dict:

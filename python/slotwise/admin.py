@@ -13,7 +13,6 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
-import stat
 import threading
 import time
 from typing import Protocol
@@ -21,6 +20,7 @@ from typing import Protocol
 from .bridge.protocol import PolicyCore
 from .config.watcher import ConfigStatus
 from .placement import queue_path
+from .secretfile import read_secret
 
 
 class AdminError(Exception):
@@ -91,10 +91,7 @@ class SchedulerService:
         target = queue_path(pool)
         self._known(app_id)
         if self._through_rm():
-            answer = self.rm.move(app_id, target)
-            if "error" in answer:
-                raise AdminError(409, f"the ResourceManager refused to move {app_id} to {target}: "
-                                      f"{answer['error']}")
+            answer = _granted(self.rm.move(app_id, target), f"to move {app_id} to {target}")
             return answer.get("queue") or self._pool_of(app_id)
         try:
             return self.core.admin_move(app_id, target)
@@ -110,10 +107,7 @@ class SchedulerService:
             raise AdminError(400, f"field 'priority': an integer from 0 to {MAX_PRIORITY} is required")
         self._known(app_id)
         if self._through_rm():
-            answer = self.rm.priority(app_id, priority)
-            if "error" in answer:
-                raise AdminError(409, f"the ResourceManager refused priority {priority} for {app_id}: "
-                                      f"{answer['error']}")
+            answer = _granted(self.rm.priority(app_id, priority), f"priority {priority} for {app_id}")
             return int(answer.get("priority", priority))
         try:
             self.core.admin_priority(app_id, priority)
@@ -132,6 +126,12 @@ class SchedulerService:
             return app.pool.name if app else ""
 
 
+def _granted(answer: dict, what: str) -> dict:
+    if "error" in answer:
+        raise AdminError(409, f"the ResourceManager refused {what}: {answer['error']}")
+    return answer
+
+
 class AdminToken:
     """The admin secret: read from a 0600 file, or made with ``secrets`` and
     written there (0600) on first start."""
@@ -144,11 +144,7 @@ class AdminToken:
     @classmethod
     def from_file(cls, path: str) -> "AdminToken":
         if os.path.exists(path):
-            st = os.stat(path)
-            if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-                raise ValueError(f"{path}: admin token file must be mode 0600, is {stat.filemode(st.st_mode)}")
-            with open(path, encoding="utf-8") as f:
-                return cls(f.read().strip())
+            return cls(read_secret(path, "admin token"))
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         value = secrets.token_urlsafe(32)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -5,9 +5,7 @@ own process making the decisions."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -18,6 +16,7 @@ import pytest
 
 from conftest import skip_without_tools
 from slotwise.localcluster import SHIM_SCHEDULER, LocalCluster
+from slotwise.localcluster.ports import free_ports
 
 pytestmark = pytest.mark.cluster
 
@@ -43,9 +42,7 @@ class Serve:
         self.allocations = allocations
         self.event_log = event_log
         self.proc: subprocess.Popen | None = None
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.http_port = s.getsockname()[1]
+        self.http_port = free_ports(1)[0]
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.admin_token_file = event_log.with_name("admin.token")
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import stat
 import sys
 import threading
 import time
 from dataclasses import dataclass
 
+from ..secretfile import read_secret
 from .protocol import PolicyCore
 
 log = logging.getLogger("slotwise.serve")
@@ -38,11 +38,7 @@ def read_gateway_info(info_file: str, token_file: str) -> GatewayInfo:
     try:
         with open(info_file, encoding="utf-8") as f:
             port = int(json.load(f)["port"])
-        st = os.stat(token_file)
-        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise GatewayUnavailable(f"{token_file}: token file must be mode 0600, is {stat.filemode(st.st_mode)}")
-        with open(token_file, encoding="utf-8") as f:
-            token = f.read().strip()
+        token = read_secret(token_file, "token")
     except (OSError, ValueError, KeyError) as e:
         raise GatewayUnavailable(f"cannot read gateway info ({info_file}, {token_file}): {e}") from e
     if not token:

@@ -70,14 +70,18 @@ def _small_jobs(seed: int, scale: float) -> list[Experiment]:
     return out
 
 
+def _locality_row(key: str, exp: Experiment, res: Result, loc: dict) -> dict:
+    """One run's row: its policy, what the experiment varies, its map locality."""
+    return {"policy": res.label, key: exp.key[key], "node_local": round(loc["node_local"], 4),
+            "rack_local": round(loc["rack_local"], 4)}
+
+
 def _small_summary(runs) -> dict:
     rows = []
     for exp, res in runs:
         loc = metrics.overall_locality(res)
-        rows.append({"policy": res.label, "job_maps": exp.key["job_maps"],
-                     "node_local": round(loc["node_local"], 4), "rack_local": round(loc["rack_local"], 4),
-                     "off_rack": round(loc["off_rack"], 4), "maps": loc["maps"],
-                     "jobs": len(res.jobs)})
+        rows.append({**_locality_row("job_maps", exp, res, loc), "off_rack": round(loc["off_rack"], 4),
+                     "maps": loc["maps"], "jobs": len(res.jobs)})
     rows.sort(key=lambda r: (r["job_maps"], r["policy"]))
     return {"locality": rows, "paper": PAPER_SMALL_JOBS}
 
@@ -115,12 +119,8 @@ def _sticky_slots(seed: int, scale: float) -> list[Experiment]:
 
 
 def _sticky_summary(runs) -> dict:
-    rows = []
-    for exp, res in runs:
-        loc = metrics.overall_locality(res)
-        rows.append({"policy": res.label, "concurrent_jobs": exp.key["concurrent_jobs"],
-                     "node_local": round(loc["node_local"], 4), "rack_local": round(loc["rack_local"], 4),
-                     "makespan": round(res.end_time, 1)})
+    rows = [{**_locality_row("concurrent_jobs", exp, res, metrics.overall_locality(res)),
+             "makespan": round(res.end_time, 1)} for exp, res in runs]
     rows.sort(key=lambda r: (r["concurrent_jobs"], r["policy"]))
     return {"sticky_slots": rows}
 

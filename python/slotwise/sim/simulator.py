@@ -82,7 +82,6 @@ class JobRecord:
     maps: int
     reduces: int
     submit: float
-    first_task: float | None = None
     finish: float | None = None
 
 
@@ -149,6 +148,13 @@ class _Feed:
         self.changed = False
         return self.core.handle_update(msg)
 
+    def node_added(self, row: list) -> None:
+        """As the shim's Payload.nodeChanged: a node back before its removal
+        was sent cancels the removal (its lost containers went as finished)."""
+        if row[0] in self.nodes_removed:
+            self.nodes_removed.remove(row[0])
+        self.nodes.append(row)
+
     def has_deltas(self) -> bool:
         return bool(self.nodes or self.apps or self.launched or self.finished or self.apps_removed
                     or self.nodes_removed)
@@ -199,7 +205,6 @@ class _Job:
         self.pending_reduces = 0 if spec.maps else len(spec.reduces)
         self.next_reduce = 0
         self.reduces_done = 0
-        self.running: dict[str, tuple[str, int]] = {}
 
     def _index(self, i: int) -> None:
         for h in self.blocks[i]:
@@ -271,8 +276,6 @@ class Simulation:
             self.feeds = [_Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,
                                            log_decisions=event_log is not None, config_text=config_text),
                                 "any")]
-        self.map_feed = 0
-        self.reduce_feed = 1 if self.slot_mode else 0
         rng = random.Random(self.sim.seed)
         self.nodes: dict[str, _Node] = {}
         for host, rack in spec.node_list():
@@ -298,7 +301,6 @@ class Simulation:
             self._push(job.submit, _ARRIVE, self.jobs[job.job_id])
         self._push(0.0, _UPDATE, None)
         self._push(0.0, _SAMPLE, None)
-        self._cid = 0
         self.containers: dict[str, tuple[_Job, str, int, _Node, int, float]] = {}
         self._unfinished = len(self.jobs)
         for n in nodes:
@@ -366,7 +368,7 @@ class Simulation:
                 cap = (float(spec.node_resource.memory_mb), float(spec.node_resource.vcores))
             n.capacity[i] = cap
             n.free[i] = list(cap)
-            feed.nodes.append([n.node_id, n.host, n.rack, cap[0], cap[1]])
+            feed.node_added([n.node_id, n.host, n.rack, cap[0], cap[1]])
 
     def _on_arrive(self, job: _Job) -> None:
         s = job.spec
@@ -379,13 +381,10 @@ class Simulation:
         job.pool = answer["queue"]
         self.result.jobs[s.job_id] = JobRecord(s.job_id, job.pool, s.label, s.kind, len(s.maps),
                                                len(s.reduces), self.clock.now())
-        for feed in self._feeds_of(job):
+        for feed in self.feeds:  # every stream knows every job, as SlotScheduler does
             feed.apps[s.job_id] = {"id": s.job_id, "user": s.user, "queue": job.pool, "prio": s.priority,
                                    "submit_t": self.clock.now(), "unmanaged": True}
         self._refresh(job)
-
-    def _feeds_of(self, job: _Job):
-        return self.feeds  # every stream knows every job, as SlotScheduler does
 
     def _refresh(self, job: _Job, maps: bool = True, reduces: bool = True) -> None:
         """Put the job's current requests in the next message(s): on a slot
@@ -469,11 +468,7 @@ class Simulation:
         cid = a.container_id
         self.containers[cid] = (job, kind, i, node, level, now, feed_index, mem, vc)
         node.running.add(cid)
-        job.running[cid] = (kind, i)
         feed.launched.append([cid, a.app_id, node.node_id, mem, vc, False, a.priority, cid])
-        rec = self.result.jobs[s.job_id]
-        if rec.first_task is None:
-            rec.first_task = now
         self._push(now + duration, _FINISH, cid)
         return job
 
@@ -484,7 +479,6 @@ class Simulation:
         job, kind, i, node, level, start, fi, mem, vc = entry
         now = self.clock.now()
         self._release(node, fi, mem, vc, cid)
-        job.running.pop(cid, None)
         self.feeds[fi].finished.append(cid)
         self.result.tasks.append(TaskRecord(job.spec.job_id, kind, node.host, level, start, now))
         if kind == "map":
@@ -511,16 +505,14 @@ class Simulation:
             feed.apps_removed.append(app_id)
         self._unfinished -= 1
 
-    def _kill(self, cid: str, report: bool) -> None:
+    def _kill(self, cid: str) -> None:
         """A task lost (preempted or with its node): it runs again later."""
         entry = self.containers.pop(cid, None)
         if entry is None:
             return
         job, kind, i, node, level, start, fi, mem, vc = entry
         self._release(node, fi, mem, vc, cid)
-        job.running.pop(cid, None)
-        if report:
-            self.feeds[fi].finished.append(cid)
+        self.feeds[fi].finished.append(cid)
         if kind == "map":
             job.requeue_map(i)
         else:
@@ -547,18 +539,13 @@ class Simulation:
     def _on_fail(self, node: _Node) -> None:
         node.alive = False
         for cid in list(node.running):
-            self._kill(cid, report=False)  # the node's removal tells the engine
+            self._kill(cid)  # lost containers finish, as the RM reports them
         for feed in self.feeds:
             feed.nodes_removed.append(node.node_id)
         if self.sim.repair_time is not None:
             self._push(self.clock.now() + self.sim.repair_time, _RECOVER, node)
 
     def _on_recover(self, node: _Node) -> None:
-        # The engine must hear of the removal before the return: in one
-        # message, removals come last and would drop the node just added.
-        for feed in self.feeds:
-            if node.node_id in feed.nodes_removed:
-                self._flush(feed)
         node.alive = True
         node.epoch += 1
         self._add_node(node)
@@ -569,7 +556,7 @@ class Simulation:
         for p in feed.update():
             if p.kill:
                 self.result.preempted += 1
-                self._kill(p.container_id, report=True)
+                self._kill(p.container_id)
 
     def _on_sample(self, _) -> None:
         now = self.clock.now()
