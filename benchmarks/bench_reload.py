@@ -21,7 +21,8 @@ import tempfile
 import threading
 import time
 
-from slotwise.bridge.protocol import PolicyCore
+from slotwise import protocol as wire
+from slotwise.core import PolicyCore
 from slotwise.clock import ManualClock
 from slotwise.config.watcher import ConfigWatcher, load_with_status
 
@@ -60,10 +61,14 @@ def run_mode(save, poll: float | None) -> tuple[list[float], int]:
         # Applied means swapped into a policy core holding 100 running jobs,
         # as `slotwise serve` does, not just parsed.
         core = PolicyCore(config0, clock=ManualClock())
-        core.handle_heartbeat({"nodes": [[f"n{i}", f"h{i}", "/r1", 8192, 8] for i in range(20)],
-                               "apps": [{"id": f"app{i}", "user": f"u{i}", "queue": "root.a" if i % 2 else "root.b",
-                                         "submit_t": float(i), "req": [[0, 1024, 1, 4, {}, {}, True]]}
-                                        for i in range(100)]})
+        core.handle_heartbeat(wire.convert("Payload", {
+            "now_ms": 100_000,
+            "nodes": [{"id": f"n{i}", "host": f"h{i}", "rack": "/r1", "capacity": {"memory_mb": 8192, "vcores": 8}}
+                      for i in range(20)],
+            "apps": [{"id": f"app{i}", "user": f"u{i}", "queue": "root.a" if i % 2 else "root.b", "priority": 0,
+                      "submit_ms": i * 1000,
+                      "requests": [{"priority": 0, "resource": {"memory_mb": 1024, "vcores": 1}, "count": 4}]}
+                     for i in range(100)]}))
         applied: dict[int, float] = {}
         cond = threading.Condition()
 

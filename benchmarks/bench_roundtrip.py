@@ -33,8 +33,8 @@ import threading
 import time
 from pathlib import Path
 
-from slotwise.bridge.protocol import PolicyCore
 from slotwise.bridge.server import PolicyServer
+from slotwise.core import PolicyCore
 from slotwise.config import load_allocations
 from slotwise.engine import Engine
 from slotwise.localcluster import SHIM_SCHEDULER, LocalCluster
@@ -43,6 +43,7 @@ from slotwise.settings import EngineSettings
 
 REPO = Path(__file__).resolve().parent.parent
 LOADGEN = REPO / "benchmarks" / "java" / "RoundTripLoad.java"
+CALLSTATS = REPO / "benchmarks" / "java" / "CallStats.java"
 FLOOR = REPO / "benchmarks" / "java" / "Py4jFloor.java"
 GOAL_P99_US = 1000.0
 POOLS = 10
@@ -121,7 +122,7 @@ class TimedCore(PolicyCore):
         self.payloads.append((payload, answer))
         return answer
 
-    def _apply(self, msg: dict) -> None:
+    def _apply(self, msg) -> None:
         t = time.perf_counter_ns()
         try:
             super()._apply(msg)
@@ -217,11 +218,14 @@ def python_breakdown(core: TimedCore) -> dict:
     decide = [s[2] for s in samples]
     cpu = [s[4] for s in samples]
     with_gc = sum(1 for s in samples if s[5])
-    # Offline: json.loads of the same payloads and json.dumps of the answers.
+    # Offline: decoding the same payloads (checked against the schema) and
+    # encoding the answers.
+    from slotwise import protocol as wire
+
     loads, dumps = [], []
     for p, a in payloads:
         t = time.perf_counter_ns()
-        json.loads(p)
+        wire.decode("Payload", p)
         loads.append(time.perf_counter_ns() - t)
         obj = json.loads(a)
         t = time.perf_counter_ns()
@@ -346,7 +350,20 @@ def run(args) -> list[dict]:
     tmp = Path(tempfile.mkdtemp(prefix="slotwise-bench-rt-"))
     alloc = tmp / "allocations.xml"
     alloc.write_text(allocations_xml(POOLS))
+    from slotwise.localcluster.classpath import build_shim, find_shim_jar, resolve
+    from slotwise.localcluster.jvm import find_java
+
+    # The call timings live outside the shim jar: compile them for the RM's classpath.
+    repo = Path(args.repo).resolve() if args.repo else REPO
+    jar = find_shim_jar(repo) if args.no_build else build_shim(repo, print)
+    jars = resolve(repo, workdir / "jar-cache", (lambda m: None) if args.quiet else print)
+    timings = workdir / "callstats-classes"
+    timings.mkdir(parents=True, exist_ok=True)
+    subprocess.run([str(find_java().home / "bin" / "javac"), "-nowarn", "-encoding", "UTF-8", "-d", str(timings),
+                    "-cp", os.pathsep.join([str(jar), *jars.classpath]), str(CALLSTATS)],
+                   check=True, capture_output=True, text=True)
     conf = {
+        "slotwise.call-observer.class": "org.slotwise.shim.CallStats",
         "slotwise.policy.timeout-ms": "100",
         "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": str(args.heartbeat_ms),
         # Containers are allocated and released, never launched: nothing may
@@ -357,7 +374,7 @@ def run(args) -> list[dict]:
     sizes = Sizes(nm_memory_mb=args.nm_gb * 1024, nm_vcores=args.nm_gb * 1024 // args.mb,
                   daemon_heap="-Xmx1g")
     cluster = LocalCluster(workdir / "cluster", nodes=args.nodes, scheduler=SHIM_SCHEDULER, conf=conf,
-                           sizes=sizes, build_shim=not args.no_build, repo=args.repo,
+                           sizes=sizes, build_shim=False, repo=args.repo, rm_classpath=[str(timings)],
                            log=(lambda m: None) if args.quiet else None)
     server = gen = None
     server_thread = None
@@ -372,9 +389,17 @@ def run(args) -> list[dict]:
         server = PolicyServer(core, str(info), str(info.with_name("gateway.token")))
         server_thread = threading.Thread(target=server.run, kwargs={"retry_seconds": 0.5}, daemon=True)
         server_thread.start()
-        wait_for(lambda: server.gateway is not None and core.calls > 0, 60, "the policy to register")
+        wait_for(lambda: server.gateway is not None and core.counters["calls"] > 0, 60, "the policy to register")
         ep = server.gateway.entry_point
-        wait_for(lambda: json.loads(ep.heartbeatStats(False))["count"] > 0, 60, "Python to answer heartbeats")
+        timings_of = server.gateway.jvm.org.slotwise.shim.CallStats
+
+        def call_stats(method: str, reset: bool) -> dict:
+            stats = json.loads(timings_of.json(method, reset))
+            link = json.loads(ep.status("{}"))
+            stats.update(fallbacks=link["fallback_heartbeats"], failures=link["failures"])
+            return stats
+
+        wait_for(lambda: call_stats("heartbeat", False)["count"] > 0, 60, "Python to answer heartbeats")
         gen = LoadGenerator(cluster, workdir / "loadgen", args.am_interval_ms, args.asks, args.mb)
         print(f"cluster: {args.nodes} NodeManagers of {args.nm_gb} GB ({sizes.nm_vcores} vcores), "
               f"NM heartbeat {args.heartbeat_ms} ms; apps ask {args.asks} x {args.mb} MB, "
@@ -388,8 +413,8 @@ def run(args) -> list[dict]:
             # The first level also warms up the JVMs (JIT) and Python.
             time.sleep(args.settle + (args.warmup if not results else 0))
             c0 = gen.counts()
-            java_before = json.loads(ep.heartbeatStats(True))
-            json.loads(ep.callStats("update", True))
+            java_before = call_stats("heartbeat", True)
+            call_stats("update", True)
             core.reset()
             if args.profile and level == args.levels[-1]:
                 import cProfile
@@ -399,8 +424,8 @@ def run(args) -> list[dict]:
                 core.profiler.dump_stats(args.profile)
                 core.profiler = None
                 print(f"      Python heartbeats profiled (cProfile, so slower) into {args.profile}", flush=True)
-            stats = json.loads(ep.heartbeatStats(False))
-            update = json.loads(ep.callStats("update", False))
+            stats = call_stats("heartbeat", False)
+            update = call_stats("update", False)
             c1 = gen.counts()
             row = {"apps": level, "grow_seconds": round(grow_s, 1), "java": java_figures(stats),
                    "fallbacks": stats["fallbacks"] - java_before["fallbacks"],
@@ -449,7 +474,7 @@ def print_breakdown(r: dict) -> None:
 
     pp = p["per_payload"]
     print(f"      p50/p99 us: Py4J call (Java) {f(j['invoke'])}, in Python {f(p['total'])} "
-          f"[apply {f(p['apply'])}, decide {f(p['decide'])}, json.loads {f(p['loads'])}, json.dumps {f(p['dumps'])}]; "
+          f"[apply {f(p['apply'])}, decide {f(p['decide'])}, decode {f(p['loads'])}, json.dumps {f(p['dumps'])}]; "
           f"Java build {f(j['build'])}, wait for the line {f(j['wait'])} (max {j['wait']['max']:.0f}); "
           f"update call {f(u['total'])} (n={u['count']})", flush=True)
     da = p["decide_by_assignments"]

@@ -234,7 +234,7 @@ def test_replaying_the_log_feeds_the_engine_the_same_calls(tmp_path, cluster):
         assert replay_calls[stream] == live_calls[stream]
     assert result.recorded_assignments and result.matches, result.first_difference()
     assert {c[1] for c in live_calls[next(iter(live_calls))]} >= {"add_node", "add_app", "update_requests",
-                                                                   "rename_container", "container_finished",
+                                                                   "container_finished",
                                                                    "heartbeat", "update", "remove_node"}
 
 
@@ -256,9 +256,10 @@ def test_replay_under_another_config_reports_the_difference(tmp_path, capsys):
 def test_replay_covers_reloads_and_admin_actions(tmp_path):
     """A live log with a config reload, an admin move and a priority change
     in it replays to the same engine calls and decisions."""
-    from slotwise.bridge.protocol import PolicyCore
     from slotwise.clock import ManualClock
     from slotwise.config import parse_allocations
+    from slotwise.core import PolicyCore
+    from wiretools import app as wapp, node, payload, req
 
     first = "<allocations><queue name='a'><weight>3</weight></queue><queue name='b'/></allocations>"
     second = "<allocations><queue name='a'><weight>4</weight></queue><queue name='b'/></allocations>"
@@ -269,18 +270,17 @@ def test_replay_covers_reloads_and_admin_actions(tmp_path):
                       record_inputs=True, config_text=first)
     live = []
     tap_engine(core, live)
-    app = lambda i, q: {"id": f"app{i}", "user": f"u{i}", "queue": q, "submit_t": float(i),
-                        "req": [[0, 1024, 1, 8, {}, {}, True]]}
-    core.handle_heartbeat({"nodes": [["n1", "h1", "/r", 4096, 4]], "apps": [app(1, "root.a"), app(2, "root.b")],
-                           "node": "n1"})
+    app = lambda i, q: wapp(f"app{i}", q, [req(0, 1024, 1, 8)], user=f"u{i}", submit_ms=i * 1000)
+    first_ids = [a.container_id for a in core.handle_heartbeat(payload(
+        10_000, nodes=[node("n1", "h1", "/r", 4096, 4)], apps=[app(1, "root.a"), app(2, "root.b")], node="n1"))]
     clock.advance(1)
-    core.handle_heartbeat({"finished": [c for c in list(core.engine.containers)[:2]], "node": "n1"})
+    second_ids = [a.container_id for a in core.handle_heartbeat(payload(11_000, finished=first_ids[:2], node="n1"))]
     core.set_config(parse_allocations(second, "f.xml"), second)
     core.admin_move("app2", "root.a")
     core.admin_priority("app1", 2)
     clock.advance(1)
-    core.handle_update({})
-    core.handle_heartbeat({"finished": [c for c in list(core.engine.containers)[:2]], "node": "n1"})
+    core.handle_update(payload(12_000))
+    core.handle_heartbeat(payload(12_000, finished=(first_ids[2:] + second_ids)[:2], node="n1"))
     log.close()
     replayed = []
     # The recording carries the allocation file: no --allocations needed.
@@ -302,7 +302,9 @@ def test_a_node_back_from_failure_is_back_in_the_engine():
                      sim=SimSettings(heartbeat_interval=1.0, node_failures=1, failure_window=(100, 110),
                                      repair_time=0.5))  # back before its next beat was due
     r = sim.run()
-    assert set(sim.feeds[0].core.engine.nodes) == {"h1", "h2"}
+    nodes = set()
+    sim.feeds[0].core.trace_engine_calls(lambda e: nodes.update(e.nodes))
+    assert nodes == {"h1", "h2"}
     assert {t.node for t in r.tasks if t.job == "j1"} == {"h1", "h2"}
     # One heartbeat chain per node, old lives' beats dropped.
     pending = [e for e in sim._events if e[1] == 5]

@@ -115,8 +115,12 @@ def test_metrics(web):
     assert 'slotwise_pool_fair_share{pool="root.prod",resource="memory_mb"}' in text
     assert 'slotwise_pool_usage{pool="root.research",resource="vcores"}' in text
     assert "slotwise_decisions_per_second" in text and "slotwise_fallbacks_total 0.0" in text
-    web.core.handle_heartbeat({"fallbacks": 3})
-    assert "slotwise_fallbacks_total 3.0" in httpx.get(f"{web.url}/metrics").text
+    from wiretools import payload
+    web.core.handle_heartbeat(payload(fallbacks=[{"reason": "heartbeat: no answer within 100 ms",
+                                                  "started_ms": 1000, "ended_ms": 3000, "heartbeats": 3}]))
+    text = httpx.get(f"{web.url}/metrics").text
+    assert "slotwise_fallbacks_total 3.0" in text and "slotwise_fallback_episodes_total 1.0" in text
+    assert "slotwise_fallback_seconds_total 2.0" in text
 
 
 def test_the_ui_session_needs_the_csrf_header_and_ends_at_logout(web):
@@ -135,15 +139,15 @@ def test_the_ui_session_needs_the_csrf_header_and_ends_at_logout(web):
     again = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": 2},
                        cookies={"slotwise_session": cookie}, headers={"X-Slotwise-CSRF": "1"})
     assert again.status_code == 401
-    assert web.core.engine.apps["app_1"].priority == 1
+    assert job(web.core, "app_1")["priority"] == 1
 
 
 def test_priority_out_of_range_is_refused_whole(web):
     for bad in (2000, -1):
         r = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": bad}, headers=AUTH)
         assert r.status_code == 422
-    app = web.core.engine.apps["app_1"]
-    assert (app.priority, app.weight) == (0, 1.0)
+    app = job(web.core, "app_1")
+    assert (app["priority"], app["weight"]) == (0, 1.0)
 
 
 def test_a_reload_that_would_strand_running_jobs_is_refused(web):
@@ -155,7 +159,7 @@ def test_a_reload_that_would_strand_running_jobs_is_refused(web):
         time.sleep(0.05)
     errors = httpx.get(f"{web.url}/api/v1/config").json()["errors"]
     assert errors and errors[0].startswith(f"{web.path}:4: root.research holds 2 running job(s)")
-    assert "root.research.x" not in web.core.engine.pools
+    assert "root.research.x" not in {p["pool"] for p in web.core.pools()}
     assigned = web.heartbeat("n2")
     assert {a.app_id for a in assigned} & {"app_1", "app_3"}  # still offered containers
 
@@ -175,6 +179,28 @@ def test_admin_changes_wait_for_a_resourcemanager_that_is_away(tmp_path):
         with pytest.raises(AdminError) as e:
             service.move_job("app_1", "research")
         assert e.value.status == 503
-        assert running.core.engine.apps["app_1"].pool.name == "root.other"
+        assert running.core.job_pool("app_1") == "root.other"
     finally:
         running.stop()
+
+
+def job(core, app_id: str) -> dict:
+    return next(j for j in core.jobs() if j["id"] == app_id)
+
+
+def test_status_reports_the_link_and_the_policy_counts(web):
+    from wiretools import payload
+
+    s = httpx.get(f"{web.url}/api/v1/status").json()
+    assert s["resource_manager"] == {**s["resource_manager"], "registered": False, "in_fallback": False, "seen": False}
+    assert s["policy"]["calls"] >= 2
+    web.rm.was_seen = True
+    web.rm.state.update(connected=True, registered=True, in_fallback=True, reason="update: no answer within 100 ms",
+                        since=1700000000.0, episode_heartbeats=3, heartbeats=10, fallback_heartbeats=3, failures=4)
+    web.core.handle_heartbeat(payload(fallbacks=[{"reason": "x", "started_ms": 0, "ended_ms": 1500,
+                                                  "heartbeats": 2}]))
+    s = httpx.get(f"{web.url}/api/v1/status").json()
+    assert s["resource_manager"]["in_fallback"] is True and s["resource_manager"]["since"] == 1700000000.0
+    assert s["policy"]["fallback_episodes"] == 1 and s["policy"]["fallback_heartbeats"] == 2
+    text = httpx.get(f"{web.url}/metrics").text
+    assert "slotwise_fallback_active 1.0" in text and "slotwise_resourcemanager_connected 1.0" in text

@@ -43,7 +43,8 @@ def test_pools_and_jobs_are_shown_and_refresh_themselves(browser, web):
     assert page.locator("button.move").count() == 0
     # A new job reaches the page without a reload (the page polls).
     from webtools import app_entry
-    web.core.handle_heartbeat({"apps": [app_entry("app_4", "dave", "root.other", 1)]})
+    from wiretools import payload
+    web.core.handle_heartbeat(payload(apps=[app_entry("app_4", "dave", "root.other", 1)]))
     page.locator("#jobs tr[data-job='app_4']").wait_for(timeout=5000)
     page.close()
 
@@ -61,7 +62,7 @@ def test_move_job_click_moves_it_and_the_next_decision_follows(browser, web):
     row.locator("button.move").click()
     page.locator("#action-status", has_text="Moved app_1 to root.other").wait_for(timeout=5000)
     page.locator("#jobs tr[data-job='app_1'] .job-pool", has_text="root.other").wait_for(timeout=5000)
-    assert web.core.engine.apps["app_1"].pool.name == "root.other"
+    assert web.core.job_pool("app_1") == "root.other"
     assigned = web.heartbeat("n2")
     assert {a.pool for a in assigned if a.app_id == "app_1"} == {"root.other"}
     # Priority, the other admin action.
@@ -69,7 +70,7 @@ def test_move_job_click_moves_it_and_the_next_decision_follows(browser, web):
     row.locator("input.priority-value").fill("3")
     row.locator("button.set-priority").click()
     page.locator("#jobs tr[data-job='app_3'] .job-priority", has_text="3").wait_for(timeout=5000)
-    assert web.core.engine.apps["app_3"].priority == 3
+    assert job(web.core, "app_3")["priority"] == 3
     page.close()
 
 
@@ -85,4 +86,27 @@ def test_a_broken_file_shows_its_error_then_clears(browser, web):
     with open(web.path, "w") as f:
         f.write(text)
     page.locator("#config-ok").wait_for(timeout=5000)
+    page.close()
+
+
+def job(core, app_id: str) -> dict:
+    return next(j for j in core.jobs() if j["id"] == app_id)
+
+
+def test_a_banner_shows_while_the_resourcemanager_schedules_without_python(browser, web):
+    page = browser.new_page()
+    page.goto(web.url)
+    assert page.locator("#fallback-banner").count() == 0 and page.locator("#away-banner").count() == 0
+    web.rm.was_seen = True
+    web.rm.state.update(connected=True, registered=True, in_fallback=True, since=1700000000.0,
+                        reason="heartbeat: no answer within 100 ms", episode_heartbeats=7, heartbeats=90,
+                        fallback_heartbeats=7)
+    banner = page.locator("#fallback-banner")
+    banner.wait_for(timeout=5000)  # the page refreshes itself
+    text = banner.inner_text()
+    assert "scheduling without Python" in text and "no answer within 100 ms" in text and "7 heartbeat" in text
+    web.rm.state.update(in_fallback=False)
+    banner.wait_for(state="detached", timeout=5000)
+    web.rm.state.update(registered=False, connected=False)  # the RM let this server go
+    page.locator("#away-banner").wait_for(timeout=5000)
     page.close()

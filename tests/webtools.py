@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from slotwise.admin import AdminToken, SchedulerService
-from slotwise.bridge.protocol import PolicyCore
+from slotwise.core import PolicyCore
 from slotwise.bridge.server import start_http
 from slotwise.clock import ManualClock
 from slotwise.config.watcher import ConfigWatcher, load_with_status
@@ -14,6 +14,7 @@ from slotwise.localcluster.ports import free_ports
 from slotwise.metrics import Metrics
 from slotwise.settings import EngineSettings
 from slotwise.web.app import create_app
+from wiretools import app, node, payload, req
 
 ALLOCATIONS = """<?xml version="1.0"?>
 <allocations>
@@ -30,8 +31,32 @@ def free_port() -> int:
 
 
 def app_entry(app_id: str, user: str, queue: str, containers: int, prio: int = 0) -> dict:
-    return {"id": app_id, "user": user, "queue": queue, "prio": prio, "submit_t": float(len(app_id)),
-            "req": [[0, 1024, 1, containers, {}, {}, True]]}
+    return app(app_id, queue, [req(0, 1024, 1, containers)], user=user, priority=prio, submit_ms=len(app_id))
+
+
+class FakeRM:
+    """The ResourceManager link as the service sees it, set by the test:
+    never connected, unless a test says otherwise (admin actions then go to
+    the engine)."""
+
+    def __init__(self) -> None:
+        self.state = {"connected": False, "registered": False, "in_fallback": False}
+        self.was_seen = False
+
+    def connected(self) -> bool:
+        return self.state["connected"]
+
+    def seen(self) -> bool:
+        return self.was_seen
+
+    def status(self) -> dict:
+        return dict(self.state)
+
+    def move(self, app_id, queue):
+        return {"error": "not connected"}
+
+    def priority(self, app_id, priority):
+        return {"error": "not connected"}
 
 
 @dataclass
@@ -43,9 +68,10 @@ class Running:
     path: str
     server: object
     watcher: ConfigWatcher | None
+    rm: FakeRM
 
     def heartbeat(self, node: str = "n1"):
-        return self.core.handle_heartbeat({"node": node})
+        return self.core.handle_heartbeat(payload(node=node))
 
     def stop(self) -> None:
         self.server.should_exit = True
@@ -58,23 +84,25 @@ def start(tmp_path, watch: bool = False) -> Running:
     path.write_text(ALLOCATIONS)
     config, status = load_with_status(str(path))
     holder = {}
-    metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status)
+    metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status,
+                      link_ref=lambda: holder.get("rm"))
     core = PolicyCore(config, EngineSettings(preemption=False, node_locality_delay=0, rack_locality_delay=0),
                       ManualClock(100.0), stats=metrics)
     holder["core"] = core
     # Two nodes, three jobs; one heartbeat places some containers.
-    core.handle_heartbeat({
-        "nodes": [["n1", "h1", "/r1", 4096, 4], ["n2", "h2", "/r1", 4096, 4]],
-        "apps": [app_entry("app_1", "alice", "root.research", 6), app_entry("app_2", "bob", "root.prod", 6),
-                 app_entry("app_3", "carol", "root.research", 2)],
-        "node": "n1"})
-    core.handle_update({})
+    core.handle_heartbeat(payload(
+        nodes=[node("n1", "h1", "/r1", 4096, 4), node("n2", "h2", "/r1", 4096, 4)],
+        apps=[app_entry("app_1", "alice", "root.research", 6), app_entry("app_2", "bob", "root.prod", 6),
+              app_entry("app_3", "carol", "root.research", 2)],
+        node="n1"))
+    core.handle_update(payload())
     watcher = None
     if watch:
         watcher = ConfigWatcher(str(path), lambda cfg, text: core.set_config(cfg, text), status,
                                 on_error=core.config_failed)
         watcher.start()
-    service = SchedulerService(core, status)
+    rm = holder["rm"] = FakeRM()
+    service = SchedulerService(core, status, rm)
     port = free_port()
     server = start_http(create_app(service, AdminToken(TOKEN), metrics, refresh_seconds=0.5), "127.0.0.1", port)
-    return Running(core, service, metrics, f"http://127.0.0.1:{port}", str(path), server, watcher)
+    return Running(core, service, metrics, f"http://127.0.0.1:{port}", str(path), server, watcher, rm)

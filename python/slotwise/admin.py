@@ -1,7 +1,7 @@
 """What operators can see and do while the scheduler runs.
 
 The web UI and the REST API both go through this service; it reads the
-engine under the PolicyCore's lock and carries out admin actions.  With a
+PolicyCore's views and carries out admin actions.  With a
 ResourceManager connected, a move or a priority change goes through the
 RM's own path (which calls Python's ``move`` or sends the new priority in
 the next payload), so the RM and Python never disagree; with none, the
@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Protocol
 
-from .bridge.protocol import PolicyCore
+from .core import PolicyCore
 from .config.watcher import ConfigStatus
 from .placement import queue_path
 from .secretfile import read_secret
@@ -38,6 +38,7 @@ MAX_PRIORITY = 64
 class ResourceManagerControl(Protocol):
     def connected(self) -> bool: ...
     def seen(self) -> bool: ...
+    def status(self) -> dict: ...  # the link: registered, in_fallback, reason, since...
     def move(self, app_id: str, queue: str) -> dict: ...  # {"queue"} or {"error"}
     def priority(self, app_id: str, priority: int) -> dict: ...  # {"priority"} or {"error"}
 
@@ -51,26 +52,32 @@ class SchedulerService:
 
     # ------------------------------------------------------------------ reads
     def pools(self) -> list[dict]:
-        with self.core.lock:
-            return self.core.engine.describe_pools()
+        return self.core.pools()
 
     def jobs(self) -> list[dict]:
-        with self.core.lock:
-            return self.core.engine.describe_apps()
+        return self.core.jobs()
 
     def leaf_pools(self) -> list[str]:
-        """Where a job can be moved: the file's leaf pools and any dynamic leaf."""
-        with self.core.lock:
-            return sorted(p.name for p in self.core.engine.pools.values()
-                          if not p.children and not p.is_parent and p.name != "root")
+        return self.core.leaf_pools()
 
     def config(self) -> dict:
         d = self.status.to_dict()
         d["resource_manager_connected"] = bool(self.rm and self.rm.connected())
         return d
 
+    def link_status(self) -> dict:
+        """The ResourceManager link (is this server its policy; is the RM
+        scheduling without Python right now, since when, why) and the
+        policy's own counts."""
+        link = {"connected": False, "registered": False, "in_fallback": False}
+        if self.rm is not None:
+            link.update(self.rm.status())
+            link["seen"] = self.rm.seen()
+        link.setdefault("seen", False)
+        return {"resource_manager": link, "policy": dict(self.core.counters)}
+
     def preemptions(self) -> list[dict]:
-        return list(reversed(self.core.recent_preemptions))
+        return self.core.recent_preemptions()
 
     # ---------------------------------------------------------------- actions
     def _through_rm(self) -> bool:
@@ -116,14 +123,11 @@ class SchedulerService:
         return priority
 
     def _known(self, app_id: str) -> None:
-        with self.core.lock:
-            if app_id not in self.core.engine.apps:
-                raise AdminError(404, f"unknown job {app_id}")
+        if self.core.job_pool(app_id) is None:
+            raise AdminError(404, f"unknown job {app_id}")
 
     def _pool_of(self, app_id: str) -> str:
-        with self.core.lock:
-            app = self.core.engine.apps.get(app_id)
-            return app.pool.name if app else ""
+        return self.core.job_pool(app_id) or ""
 
 
 def _granted(answer: dict, what: str) -> dict:

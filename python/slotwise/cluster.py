@@ -123,7 +123,8 @@ class App:
 
     __slots__ = ("app_id", "name", "user", "groups", "pool", "priority", "weight", "start_time",
                  "requests", "containers", "usage", "pending", "demand", "fair_share",
-                 "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "want_hosts", "want_racks", "want_anywhere",
+                 "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
+                 "want_anywhere",
                  "locality_level", "locality_wait", "missed_opportunities")
 
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
@@ -152,7 +153,8 @@ class App:
         self.max_share = Resource(float("inf"), float("inf"))
         self.runnable = False
         self.active = False  # runnable and has outstanding requests
-        self.has_am = False
+        self.has_am = False  # its AM container runs (or it has none: unmanaged)
+        self.unmanaged = False
         self.locality_level = NODE_LOCAL
         self.locality_wait = 0.0
         self.missed_opportunities = 0

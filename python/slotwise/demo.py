@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from .admin import AdminToken, SchedulerService
-from .bridge.protocol import PolicyCore
+from .core import PolicyCore
 from .bridge.server import PolicyServer, RMControl, start_http
 from .config.watcher import load_with_status
 from .metrics import Metrics
@@ -38,14 +38,12 @@ def _mb(x: float) -> str:
 
 
 def pool_table(core: PolicyCore) -> str:
-    with core.lock:
-        e = core.engine
-        running = Counter(e.apps[c.app_id].pool.name for c in e.containers.values())
-        rows = [p for p in e.root.walk() if p.parent is not None and (p.apps or p.config is not None)]
-        lines = [f"  {'pool':<18} {'weight':>6} {'fair share MB':>14} {'used MB':>9} {'containers':>10} {'apps':>5}"]
-        for p in rows:
-            lines.append(f"  {p.name:<18} {p.weight:>6g} {_mb(p.fair_share.memory_mb):>14} "
-                         f"{_mb(p.usage.memory_mb):>9} {running.get(p.name, 0):>10} {len(p.apps):>5}")
+    running = core.running_by_pool()
+    rows = [p for p in core.pools() if p["parent"] is not None and (p["apps"] or not p["dynamic"])]
+    lines = [f"  {'pool':<18} {'weight':>6} {'fair share MB':>14} {'used MB':>9} {'containers':>10} {'apps':>5}"]
+    for p in rows:
+        lines.append(f"  {p['pool']:<18} {p['weight']:>6g} {_mb(p['fair_share']['memory_mb']):>14} "
+                     f"{_mb(p['usage']['memory_mb']):>9} {running.get(p['pool'], 0):>10} {p['apps']:>5}")
     return "\n".join(lines)
 
 

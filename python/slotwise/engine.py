@@ -28,7 +28,12 @@ from .pool import Pool
 from .resources import ZERO, Resource
 from .settings import EngineSettings
 
-__all__ = ["Engine", "PlacementRejected"]
+__all__ = ["Engine", "PlacementRejected", "RECOVERY_POOL"]
+
+#: Where an app goes that the RM holds in a queue no pool can be (root, a
+#: parent) and no placement rule places: scheduled like any leaf, shown in
+#: the UI (YuniKorn's name; a config file cannot declare it).
+RECOVERY_POOL = "root.@recovery@"
 
 
 class Engine:
@@ -51,6 +56,8 @@ class Engine:
         self._without_am = 0  # apps whose AM container has not started
         self._last_heartbeat: float | None = None
         self._seq = 0
+        self._batch = 0  # > 0: runnability is settled once, when the batch ends
+        self._batch_dirty = False
         self.config = config or default_config()
         self.set_config(self.config)
 
@@ -60,11 +67,27 @@ class Engine:
         would become a parent (its jobs would never be offered a container
         again).  FILE:LINE: message, like a parse error."""
         out = []
-        for qc in config.root.walk():
+        declared = {qc.name: qc for qc in config.root.walk()}
+        for qc in declared.values():
             pool = self.pools.get(qc.name)
             if pool is not None and pool.apps and (qc.children or qc.is_parent):
                 out.append(f"{config.source}:{qc.line}: {qc.name} holds {len(pool.apps)} running job(s) "
                            "and cannot become a parent pool; move or finish them first")
+        for name, pool in self.pools.items():
+            if name in declared or not pool.apps:
+                continue
+            # A pool the file no longer has stays on as a dynamic one: its
+            # nearest declared ancestor becomes a parent, which it cannot be
+            # if it holds jobs itself.
+            anc = name.rsplit(".", 1)[0]
+            while anc not in declared:
+                anc = anc.rsplit(".", 1)[0]
+            qc = declared[anc]
+            held = self.pools.get(anc)
+            if not (qc.children or qc.is_parent) and held is not None and held.apps:
+                out.append(f"{config.source}:{qc.line}: {anc} holds {len(held.apps)} running job(s) and "
+                           f"cannot become the parent of {name}, which the file no longer declares but "
+                           "still holds jobs; move or finish them first")
         return out
 
     def set_config(self, config: AllocationConfig) -> None:
@@ -144,7 +167,30 @@ class Engine:
                 return anc is self.root or anc.is_parent
         return False
 
+    def can_hold(self, name: str) -> str | None:
+        """Why a job cannot sit in pool ``name`` (a full name), or None if it
+        can: root and parent pools hold no jobs, and a pool holding jobs
+        never becomes a parent, whoever asks."""
+        parts = name.split(".")
+        if parts[0] != "root" or any(not p.strip() for p in parts):
+            return f"{name!r} is not a valid pool name"
+        if name == "root":
+            return "root is the parent of every pool; jobs go in leaf pools"
+        pool = self.pools.get(name)
+        if pool is not None:
+            return f"{name} is a parent pool; jobs go in leaf pools" if not pool.is_leaf else None
+        for i in range(len(parts) - 1, 0, -1):
+            anc = self.pools.get(".".join(parts[:i]))
+            if anc is not None:
+                if anc.apps:
+                    return f"{anc.name} holds jobs and cannot become the parent of {name}"
+                return None
+        return None
+
     def _ensure_pool(self, name: str, force: bool = False) -> Pool:
+        """The pool of this name, made (with missing parents) if the rules
+        allow it, or whatever they say when ``force``; never under a pool
+        that holds jobs."""
         pool = self.pools.get(name)
         if pool is not None:
             return pool
@@ -152,9 +198,8 @@ class Engine:
             raise PlacementRejected(f"cannot create pool {name}")
         parent_name = name.rsplit(".", 1)[0]
         parent = self._ensure_pool(parent_name, force=True)
-        if parent.apps and not parent.children:
-            if not force:
-                raise PlacementRejected(f"{parent_name} is a leaf pool with apps")
+        if parent.apps:
+            raise PlacementRejected(f"{parent_name} holds jobs and cannot become the parent of {name}")
         pool = Pool(name, parent, self.clock.now())
         bisect.insort(parent.children, pool, key=_by_name)
         parent.is_parent = True
@@ -210,11 +255,19 @@ class Engine:
                 p.max_share = p.max_share_spec.resolve(total)
 
     # ------------------------------------------------------------------- apps
-    def place_app(self, user: str, queue: str | None = None, groups: Sequence[str] = ()) -> str:
+    def place_app(self, user: str, queue: str | None = None, groups: Sequence[str] = (),
+                  recovering: bool = False) -> str:
         """Where the placement policy would put a new app (raises
-        PlacementRejected); nothing changes until ``add_app``."""
-        name = place(self.config.placement_rules, queue, user, tuple(groups), self.pool_exists,
-                     self._can_create, self._may_submit)
+        PlacementRejected); nothing changes until ``add_app``.  When
+        ``recovering`` an app the RM already holds in a pool no job can be
+        in, rules that name such a pool fall through to the next."""
+        if recovering:
+            name = place(self.config.placement_rules, queue, user, tuple(groups),
+                         lambda n: self.pool_exists(n) and self.can_hold(n) is None,
+                         lambda n: self._can_create(n) and self.can_hold(n) is None, self._may_submit)
+        else:
+            name = place(self.config.placement_rules, queue, user, tuple(groups), self.pool_exists,
+                         self._can_create, self._may_submit)
         pool = self.pools.get(name)
         if pool is not None and pool.children:
             raise PlacementRejected(f"{name} is a parent pool; apps go in leaf pools")
@@ -248,6 +301,7 @@ class Engine:
         """The app's AM runs outside the cluster (an unmanaged AM, or an MRv1
         job): none of its containers is an AM."""
         app = self.apps[app_id]
+        app.unmanaged = True
         if not app.has_am:
             app.has_am = True
             self._without_am -= 1
@@ -316,11 +370,20 @@ class Engine:
             for p in app.pool.ancestors():
                 p.active_apps += d
 
+    def batch(self) -> "_Batch":
+        """``with engine.batch():`` applies many events and settles the
+        running-job limits once at the end (a resync of thousands of apps
+        stays linear)."""
+        return _Batch(self)
+
     def _update_runnability(self) -> None:
         """Running-job limits: waiting apps become runnable in order of
         priority and submit time while their user and every pool above them
         have room.  A runnable app stays runnable."""
         if not self._waiting:
+            return
+        if self._batch:
+            self._batch_dirty = True
             return
         waiting = [a for a in self.apps.values() if not a.runnable]
         waiting.sort(key=lambda a: (-a.priority, a.start_time, a.app_id))
@@ -380,6 +443,30 @@ class Engine:
             p.usage = p.usage - c.resource
             if c.is_am:
                 p.am_usage = p.am_usage - c.resource
+        if c.is_am:
+            self._sync_has_am(app)
+
+    def confirm_container(self, engine_id: str, container_id: str, is_am: bool) -> None:
+        """The driver started the engine's container ``engine_id`` as
+        ``container_id``; whether it is the app's AM is the driver's word
+        (an earlier AM assignment may have been refused)."""
+        c = self.containers.get(engine_id)
+        if c is None:
+            return
+        self.rename_container(engine_id, container_id)
+        if c.is_am != is_am:
+            app = self.apps[c.app_id]
+            delta = c.resource if is_am else c.resource * -1
+            for p in app.pool.ancestors():
+                p.am_usage = p.am_usage + delta
+            c.is_am = is_am
+            self._sync_has_am(app)
+
+    def _sync_has_am(self, app: App) -> None:
+        has = app.unmanaged or any(c.is_am for c in app.containers.values())
+        if has != app.has_am:
+            app.has_am = has
+            self._without_am += -1 if has else 1
 
     def rename_container(self, old_id: str, new_id: str) -> None:
         """The driver's real id for a container the engine placed."""
@@ -407,8 +494,11 @@ class Engine:
     def has_pending(self) -> bool:
         return self.root.active_apps > 0
 
-    def heartbeat(self, node_id: str) -> list[Assignment]:
-        """Decide which containers start on ``node_id`` now."""
+    def heartbeat(self, node_id: str, room: Resource | None = None) -> list[Assignment]:
+        """Decide which containers start on ``node_id`` now.  ``room``, when
+        the driver knows it, is what the node really has free: less than its
+        capacity minus the live containers while killed ones still hold their
+        resources on the node; never assign beyond it."""
         now = self.clock.now()
         last = self._last_heartbeat
         if last is not None and self._skipped:
@@ -423,9 +513,10 @@ class Engine:
             return []
         s = self.settings
         limit = (s.max_assign if s.max_assign > 0 else math.inf) if s.assign_multiple else 1
+        held = ZERO if room is None else (node.capacity - node.used - room).clamp_zero()
         out: list[Assignment] = []
         while len(out) < limit:
-            free = node.capacity - node.used
+            free = node.capacity - node.used - held
             if free.memory_mb <= 0 or free.vcores <= 0:
                 break
             a = self._assign_in(self.root, node, free, now)
@@ -781,6 +872,24 @@ class Engine:
                 "locality_level": names[app.locality_level], "locality_wait": app.locality_wait,
             })
         return rows
+
+
+class _Batch:
+    __slots__ = ("engine",)
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def __enter__(self) -> Engine:
+        self.engine._batch += 1
+        return self.engine
+
+    def __exit__(self, *exc) -> None:
+        e = self.engine
+        e._batch -= 1
+        if not e._batch and e._batch_dirty:
+            e._batch_dirty = False
+            e._update_runnability()
 
 
 def _active_apps(pool: Pool) -> list[App]:

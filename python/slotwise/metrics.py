@@ -1,8 +1,9 @@
 """Prometheus metrics for ``slotwise serve``.
 
-PolicyCore reports each call here (``on_heartbeat``, ``on_fallbacks``); the
-pools' shares are read from the engine at scrape time, so a scrape always
-sees the state of the moment and costs nothing between scrapes.
+PolicyCore reports each call here (``on_heartbeat``, fallback episodes,
+resyncs, divergences); the pools' shares and the link's state are read at
+scrape time, so a scrape always sees the state of the moment and costs
+nothing between scrapes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ RATE_WINDOW = 10.0  # seconds behind slotwise_decisions_per_second
 
 
 class Metrics:
-    def __init__(self, core_ref=None, status_ref=None, clock=time.monotonic) -> None:
+    def __init__(self, core_ref=None, status_ref=None, clock=time.monotonic, link_ref=None) -> None:
         self.registry = CollectorRegistry()
         self.decisions = Counter("slotwise_decisions", "Containers assigned by the policy",
                                  registry=self.registry)
@@ -29,9 +30,18 @@ class Metrics:
                                     buckets=BUCKETS, registry=self.registry)
         self.fallbacks = Counter("slotwise_fallbacks", "Heartbeats the shim scheduled with its FIFO "
                                  "fallback because Python did not answer in time", registry=self.registry)
+        self.fallback_episodes = Counter("slotwise_fallback_episodes", "Stretches of time the shim scheduled "
+                                         "without Python (reported when each one ends)", registry=self.registry)
+        self.fallback_seconds = Counter("slotwise_fallback_seconds", "Time the shim scheduled without Python, "
+                                        "over the episodes that ended", registry=self.registry)
+        self.resyncs = Counter("slotwise_resyncs", "Full payloads reconciled with Python's view",
+                               registry=self.registry)
+        self.divergences = Counter("slotwise_divergences", "Checks that found Python's view of apps different "
+                                   "from the ResourceManager's (each repaired by a resync)", registry=self.registry)
         self.reloads = Counter("slotwise_config_reloads", "Allocation file reloads", ["result"],
                                registry=self.registry)
         self._core_ref = core_ref or (lambda: None)
+        self._link_ref = link_ref or (lambda: None)
         self._status_ref = status_ref or (lambda: None)
         self._clock = clock
         self._recent: collections.deque = collections.deque()  # (time, decisions)
@@ -48,8 +58,16 @@ class Metrics:
                 self._recent.append((now, assigned))
                 self._prune(now)  # bounded even if nobody scrapes
 
-    def on_fallbacks(self, count: int) -> None:
-        self.fallbacks.inc(count)
+    def on_fallback_episode(self, heartbeats: int, seconds: float) -> None:
+        self.fallbacks.inc(heartbeats)
+        self.fallback_episodes.inc()
+        self.fallback_seconds.inc(seconds)
+
+    def on_resync(self) -> None:
+        self.resyncs.inc()
+
+    def on_divergence(self, apps: int) -> None:
+        self.divergences.inc()
 
     def on_reload(self, ok: bool) -> None:
         self.reloads.labels("ok" if ok else "failed").inc()
@@ -91,15 +109,23 @@ class _Collector:
             demand = GaugeMetricFamily("slotwise_pool_demand", "What a pool's apps hold and ask for",
                                        labels=["pool", "resource"])
             running = GaugeMetricFamily("slotwise_pool_running_apps", "Runnable apps in a pool", labels=["pool"])
-            with core.lock:
-                rows = core.engine.describe_pools()
-            for r in rows:
+            for r in core.pools():
                 for fam, key in ((fair, "fair_share"), (steady, "steady_fair_share"), (usage, "usage"),
                                  (demand, "demand")):
                     for dim in ("memory_mb", "vcores"):
                         fam.add_metric([r["pool"], dim], float(r[key][dim]))
                 running.add_metric([r["pool"]], r["running_apps"])
             yield from (fair, steady, usage, demand, running)
+        link = self.m._link_ref()
+        if link is not None:
+            state = link.status()
+            up = GaugeMetricFamily("slotwise_resourcemanager_connected",
+                                   "1 while this server is the ResourceManager's registered policy")
+            up.add_metric([], 1.0 if state.get("registered") else 0.0)
+            away = GaugeMetricFamily("slotwise_fallback_active",
+                                     "1 while the ResourceManager schedules without Python (its FIFO fallback)")
+            away.add_metric([], 1.0 if state.get("in_fallback") else 0.0)
+            yield from (up, away)
         status = self.m._status_ref()
         if status is not None:
             ok = GaugeMetricFamily("slotwise_config_valid", "1 if the allocation file on disk is the one in force")

@@ -26,6 +26,11 @@ ALLOCATIONS = """<?xml version="1.0"?>
   <queue name="research"/>
   <queue name="limited"><maxRunningApps>1</maxRunningApps></queue>
   <queue name="other"/>
+  <queue name="sla">
+    <minResources>2048 mb, 2 vcores</minResources>
+    <minSharePreemptionTimeout>5</minSharePreemptionTimeout>
+  </queue>
+  <queue name="eng" type="parent"><queue name="web"/></queue>
   <queuePlacementPolicy>
     <rule name="specified" create="false"/>
     <rule name="default" queue="research"/>
@@ -46,22 +51,39 @@ class Serve:
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.admin_token_file = event_log.with_name("admin.token")
 
-    def start(self, timeout: float = 60) -> None:
+    def spawn(self, *extra: str, http_port: int | None = None) -> subprocess.Popen:
         info = self.cluster.gateway_info_file
-        mark = len(self.events())
-        self.proc = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(self.allocations),
              "--event-log", str(self.event_log), "--record", "--gateway-info", str(info),
-             "--http", f"127.0.0.1:{self.http_port}", "--admin-token-file", str(self.admin_token_file),
-             "--token-file", str(info.with_name("gateway.token"))],
+             "--http", f"127.0.0.1:{http_port or self.http_port}", "--admin-token-file", str(self.admin_token_file),
+             "--token-file", str(info.with_name("gateway.token")), *extra],
             stdout=open(self.event_log.with_suffix(".out"), "a"), stderr=subprocess.STDOUT)
-        # Registered, and the shim's full resync has arrived.
+
+    def start(self, timeout: float = 60) -> float:
+        """Start and wait until registered and resynced; returns the seconds
+        from spawning the process to its registration."""
+        mark = len(self.events())
+        started = time.time()
+        self.proc = self.spawn()
+        registered = self.wait_for(lambda e: e["event"] == "register" and e.get("pid") == self.proc.pid,
+                                   timeout, since=mark)
         self.wait_for(lambda e: e["event"] == "resync", timeout, since=mark)
+        return registered["ts"] - started
 
     def kill(self) -> None:
+        self.signal(signal.SIGKILL)
+
+    def signal(self, sig: int) -> int:
+        """Send a signal and wait for the process to end; its exit code."""
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
+            self.proc.send_signal(sig)
+            return self.proc.wait(30)
+        return self.proc.returncode if self.proc else 0
+
+    def ensure_running(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -109,6 +131,24 @@ def shim(tmp_path_factory):
         cluster.down()
 
 
+def gateway_status(cluster) -> dict:
+    """The shim's link status, read through its gateway as an operator's tool would."""
+    from py4j.java_gateway import GatewayParameters, JavaGateway
+
+    info = cluster.gateway_info_file
+    gw = JavaGateway(gateway_parameters=GatewayParameters(
+        address="127.0.0.1", port=json.loads(info.read_text())["port"],
+        auth_token=info.with_name("gateway.token").read_text().strip(), read_timeout=10))
+    try:
+        return json.loads(gw.entry_point.status("{}"))
+    finally:
+        gw.close()
+
+
+def after(events: list[dict], t: float) -> list[dict]:
+    return [e for e in events if e["ts"] >= t]
+
+
 def run_async(cluster, *args, **kw):
     """Submit in a thread; returns (thread, holder) with holder["result"]."""
     holder = {}
@@ -150,7 +190,9 @@ def test_jobs_in_two_pools_are_scheduled_by_python(shim):
         assert {e["pool"] for e in mine} == {pool}
         assert sum(1 for e in mine if e["am"]) >= 1
         assert all(e["locality"] in ("node_local", "rack_local", "off_switch") for e in mine)
-    assert not [e for e in events if e["event"] == "fallback"]
+    # Python decided every heartbeat in the window (the episode before it registered is older).
+    started = events[0]["ts"] if events else time.time()
+    assert not [e for e in events if e["event"] == "fallback" and e["ended"] >= started]
 
 
 def test_the_recorded_event_log_replays_to_the_same_decisions(shim):
@@ -188,13 +230,13 @@ def test_gateway_refuses_missing_or_wrong_token(shim):
                                                               read_timeout=5))
         try:
             with pytest.raises(Exception):
-                gw.entry_point.ping()
+                gw.entry_point.status("{}")
         finally:
             gw.close()
     good = JavaGateway(gateway_parameters=GatewayParameters(address="127.0.0.1", port=port,
                                                             auth_token=token_file.read_text().strip()))
     try:
-        assert good.entry_point.ping() is not None
+        assert "heartbeats" in json.loads(good.entry_point.status("{}"))
     finally:
         good.close()
 
@@ -267,25 +309,6 @@ def test_queue_status_shows_python_pools(shim):
     assert "root.prod" in r.stdout
 
 
-def test_jobs_survive_python_killed_and_python_takes_over_again(shim):
-    cluster, serve = shim
-    mark = len(serve.events())
-    t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], pool="prod")
-    app_id = wait_running_app(cluster, "root.prod")
-    serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == app_id, 60, since=mark)
-    serve.kill()  # SIGKILL mid-job: the shim falls back to its FIFO
-    t.join(300)
-    assert holder["result"].succeeded, holder["result"].log
-    serve.start()
-    mark = len(serve.events())
-    after = cluster.submit("pi", ["1", "10"], pool="prod")
-    assert after.succeeded, after.log
-    events = serve.events()[mark:]
-    assert [e for e in events if e["event"] == "assign" and e["app"] == after.app_id]
-    fallbacks = [e for e in serve.events() if e["event"] == "fallback"]
-    assert sum(e["count"] for e in fallbacks) > 0  # reported by the shim once Python was back
-
-
 def test_resourcemanager_web_ui_still_loads(shim):
     import urllib.request
 
@@ -296,3 +319,190 @@ def test_resourcemanager_web_ui_still_loads(shim):
             assert r.status == 200
             body = r.read().decode("utf-8", "replace")
     assert "root.prod" in body  # the scheduler page lists Python's pools
+
+
+# ------------------------------------------------ Python stops, in every way
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGKILL"])
+def test_serve_stopped_mid_job_the_job_completes_and_a_new_serve_decides_again(shim, how):
+    cluster, serve = shim
+    serve.ensure_running()
+    mark = time.time()
+    t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], pool="prod")
+    app_id = wait_running_app(cluster, "root.prod")
+    serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == app_id, 60)
+    old_pid = serve.proc.pid
+    code = serve.signal(getattr(signal, how))
+    assert code == (0 if how != "SIGKILL" else -signal.SIGKILL), code
+    stopped = time.time()
+    own = [e for e in after(serve.events(), mark) if e["event"] == "unregister"]
+    assert bool(own) == (how != "SIGKILL")  # a clean exit says goodbye
+    time.sleep(3)
+    status = gateway_status(cluster)  # the RM's gateway is still up, and schedules without Python
+    assert status["registered"] is False and status["in_fallback"] is True, status
+    assert status.get("holder") is None
+    seconds = serve.start()
+    print(f"{how}: a new serve registered {seconds:.2f} s after it was started")
+    assert serve.proc.pid != old_pid
+    t.join(300)
+    assert holder["result"].succeeded, holder["result"].log
+    events = after(serve.events(), stopped)
+    episodes = [e for e in events if e["event"] == "fallback"]
+    assert episodes and sum(e["count"] for e in episodes) > 0, events[-5:]
+    # The new Python decides again: a new job's containers all come from it.
+    again = cluster.submit("pi", ["1", "10"], pool="prod")
+    assert again.succeeded, again.log
+    assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == again.app_id]
+
+
+def test_a_listener_on_the_dead_callback_port_gets_no_token_that_works(shim):
+    import socket
+    from py4j.java_gateway import GatewayParameters, JavaGateway
+
+    cluster, serve = shim
+    serve.ensure_running()
+    reg = [e for e in serve.events() if e["event"] == "register" and e.get("pid") == serve.proc.pid][-1]
+    port = reg["callback_port"]
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "0", "-mt", "4000"], pool="prod")
+    wait_running_app(cluster, "root.prod")
+    serve.kill()
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))  # what another local process could do
+    listener.listen(16)
+    listener.settimeout(0.5)
+    received = []
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            conn, _ = listener.accept()
+        except socket.timeout:
+            continue
+        conn.settimeout(2)
+        try:
+            data = conn.recv(4096).decode(errors="replace")
+        except OSError:
+            data = ""
+        received.append(data)
+        conn.close()  # answer nothing, as a thief would
+    listener.close()
+    t.join(300)
+    assert holder["result"].succeeded, holder["result"].log
+    gateway_token = cluster.gateway_info_file.with_name("gateway.token").read_text().strip()
+    assert len(received) <= 2, f"the shim kept calling a dead port: {len(received)} connections"
+    for data in received:
+        lines = data.split("\n")
+        token = lines[1] if len(lines) > 1 else ""
+        assert token != gateway_token
+        # Whatever it got, it does not open the RM's gateway.
+        gw = JavaGateway(gateway_parameters=GatewayParameters(
+            address="127.0.0.1", port=json.loads(cluster.gateway_info_file.read_text())["port"],
+            auth_token=token or "x", read_timeout=5))
+        try:
+            with pytest.raises(Exception):
+                gw.entry_point.status("{}")
+        finally:
+            gw.close()
+    serve.start()
+
+
+def test_a_second_serve_is_refused_unless_it_takes_over(shim, tmp_path):
+    cluster, serve = shim
+    serve.ensure_running()
+    first = serve.proc
+    second = serve.spawn(http_port=free_ports(1)[0])
+    try:
+        assert second.wait(60) == 3
+    finally:
+        if second.poll() is None:
+            second.kill()
+    out = serve.event_log.with_suffix(".out").read_text()
+    assert f"already has a live policy server: pid {first.pid}" in out
+    assert first.poll() is None and gateway_status(cluster)["holder"]["pid"] == first.pid
+    third = serve.spawn("--takeover", http_port=free_ports(1)[0])
+    try:
+        serve.wait_for(lambda e: e["event"] == "register" and e.get("pid") == third.pid, 60)
+        assert first.wait(30) == 3  # it learns it was replaced, and says by whom
+        assert f"replaced by another policy server: slotwise serve pid {third.pid}" in \
+            serve.event_log.with_suffix(".out").read_text()
+        done = cluster.submit("pi", ["1", "10"], pool="prod")
+        assert done.succeeded, done.log
+        assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == done.app_id]
+    finally:
+        third.send_signal(signal.SIGTERM)
+        third.wait(30)
+    serve.start()
+
+
+@pytest.mark.parametrize("queue, recovered", [("root", "root.research"), ("root.eng", "root.research")])
+def test_an_app_the_rm_accepted_where_no_job_can_be_is_moved_and_scheduled_by_python(shim, queue, recovered):
+    cluster, serve = shim
+    serve.ensure_running()
+    serve.signal(signal.SIGTERM)  # Python away: the RM takes the queue the client asked for
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "3000", "-rt", "500"], pool=queue)
+    deadline = time.monotonic() + 60
+    app = None
+    while time.monotonic() < deadline and app is None:
+        app = next((a for a in cluster.rest.apps() if a["queue"] == queue and a["state"] != "FINISHED"), None)
+        time.sleep(0.5)
+    assert app is not None, f"no app accepted into {queue}"
+    mark = time.time()
+    serve.start()
+    serve.wait_for(lambda e: e["event"] == "recover" and e["app"] == app["id"], 60)
+    serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app["id"] and e["pool"] == recovered, 60)
+    t.join(300)
+    result = holder["result"]
+    assert result.succeeded, result.log
+    assert cluster.rest.app(app["id"])["queue"] == recovered  # YARN agrees
+    mine = [e for e in after(serve.events(), mark) if e["event"] == "assign" and e["app"] == app["id"]]
+    assert mine and {e["pool"] for e in mine} == {recovered}
+
+
+def test_a_starved_pool_with_a_min_share_gets_its_job_running_through_preemption(shim):
+    cluster, serve = shim
+    serve.ensure_running()
+    mark = time.time()
+    # research takes the whole cluster (AM + 15 maps of 512 MB on 2 x 4 GB) for minutes.
+    t1, hog = run_async(cluster, "sleep", ["-m", "30", "-r", "0", "-mt", "120000"], pool="research")
+    hog_id = wait_running_app(cluster, "root.research")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and cluster.rest.metrics().get("availableMB", 1) > 0:
+        time.sleep(1)
+    assert cluster.rest.metrics()["availableMB"] == 0, "the research job did not fill the cluster"
+    t2, sla = run_async(cluster, "sleep", ["-m", "2", "-r", "0", "-mt", "2000"], pool="sla")
+    sla_id = wait_running_app(cluster, "root.sla", timeout=120)
+    t2.join(300)
+    assert sla["result"].succeeded, sla["result"].log
+    events = after(serve.events(), mark)
+    preempted = [e for e in events if e["event"] == "preempt"]
+    assert preempted and {e["pool"] for e in preempted} == {"root.research"}
+    assert {e["reason"] for e in preempted} <= {"min_share", "fair_share", "warned"}
+    placed = [e for e in events if e["event"] == "assign" and e["app"] == sla_id]
+    assert sum(1 for e in placed if e["am"]) >= 1 and len(placed) >= 3  # its AM and both maps
+    assert not [e for e in events if e["event"] in ("divergence", "bad_message")]
+    # Python never offered the RM room it did not have (killed containers hold theirs until the NM reports them).
+    refused = [r for e in events if e["event"] == "input" for r in e["msg"].get("rejected", [])]
+    assert not [r for r in refused if r.startswith(sla_id)], refused
+    cluster.yarn(["application", "-kill", hog_id])
+    t1.join(300)
+
+
+def test_a_paused_serve_falls_back_within_a_deadline_and_decides_again_when_resumed(shim):
+    cluster, serve = shim
+    serve.ensure_running()
+    t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], pool="prod")
+    app_id = wait_running_app(cluster, "root.prod")
+    before = gateway_status(cluster)["fallback_heartbeats"]
+    serve.proc.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(8)  # past the call deadline (2 s here) and the socket read timeout (5 s)
+        status = gateway_status(cluster)
+        assert status["fallback_heartbeats"] > before and (status["in_fallback"] or not status["registered"]), status
+    finally:
+        serve.proc.send_signal(signal.SIGCONT)
+    resumed = time.time()
+    serve.wait_for(lambda e: e["event"] == "register" and e["ts"] >= resumed - 1, 60)
+    t.join(300)
+    assert holder["result"].succeeded, holder["result"].log
+    again = cluster.submit("pi", ["1", "10"], pool="prod")
+    assert again.succeeded, again.log
+    assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == again.app_id]

@@ -1,3 +1,3 @@
-"""The Python end of the shim-to-Python protocol (docs/protocol.md):
-``protocol`` turns payloads into engine events and decisions into answers
-(pure, testable without Java); ``server`` is the Py4J connection."""
+"""The Py4J end of the shim link (``server``): registration with a fresh
+callback token, liveness, unregistering on a clean exit.  The messages are
+``slotwise.protocol``'s; what they do is ``slotwise.core``'s."""

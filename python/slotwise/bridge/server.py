@@ -1,9 +1,13 @@
-"""``slotwise serve``: connect to the shim's gateway inside the
+"""``slotwise serve``: register with the shim's gateway inside the
 ResourceManager and answer its calls until stopped.
 
-The gateway's port and token come from files the shim wrote (0600); the
-token authenticates both directions.  If the RM goes away, the server waits
-and registers again when it is back (the shim then sends a full resync).
+The gateway's port and token come from files the shim wrote (0600).  Each
+registration brings a fresh callback port and token of its own, so a secret
+the shim sends to Python's callback port is worth nothing once this process
+is gone.  The server polls the shim's status every second: that is its
+liveness check, how it learns that the RM schedules without Python, and how
+it notices that another server took over.  A clean exit unregisters and
+closes only this end; the RM's gateway stays up for the next server.
 """
 
 from __future__ import annotations
@@ -11,19 +15,31 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
+import socket
 import sys
 import threading
 import time
 from dataclasses import dataclass
 
+from .. import __version__
+from .. import protocol as wire
+from ..core import PolicyCore
+from ..protocol import ProtocolError
 from ..secretfile import read_secret
-from .protocol import PolicyCore
 
 log = logging.getLogger("slotwise.serve")
+
+POLL_SECONDS = 1.0
 
 
 class GatewayUnavailable(Exception):
     pass
+
+
+class RegistrationRefused(Exception):
+    """Another policy server holds the ResourceManager (or the shim speaks
+    another protocol version)."""
 
 
 @dataclass
@@ -47,99 +63,191 @@ def read_gateway_info(info_file: str, token_file: str) -> GatewayInfo:
 
 
 class _Callback:
-    """What Java sees as org.slotwise.shim.PolicyServer."""
+    """What Java sees as org.slotwise.shim.PolicyServer: one JSON document
+    in, one out, per call."""
 
     def __init__(self, core: PolicyCore) -> None:
-        self.core = core
+        self.heartbeat = core.heartbeat
+        self.update = core.update
+        self.place = core.place
+        self.move = core.move
 
-    def heartbeat(self, payload):
-        return self.core.heartbeat(payload)
-
-    def update(self, payload):
-        return self.core.update(payload)
-
-    def place(self, app):
-        return self.core.place(app)
-
-    def move(self, app_id, queue):
-        return self.core.move(app_id, queue)
+    def ping(self, _payload):
+        return wire.encode(wire.Pong(pid=os.getpid()))
 
     class Java:
         implements = ["org.slotwise.shim.PolicyServer"]
 
 
+def describe(holder) -> str:
+    if holder is None:
+        return "another policy server"
+    return (f"slotwise serve pid {holder.pid} on {holder.host} (allocations {holder.allocations}, "
+            f"since {time.strftime('%H:%M:%S', time.localtime(holder.started_ms / 1000))})")
+
+
 class PolicyServer:
-    def __init__(self, core: PolicyCore, info_file: str, token_file: str) -> None:
+    """Keeps one PolicyCore registered with the ResourceManager's shim."""
+
+    def __init__(self, core: PolicyCore, info_file: str, token_file: str, allocations: str = "",
+                 takeover: bool = False) -> None:
         self.core = core
         self.info_file = info_file
         self.token_file = token_file
+        self.takeover = takeover
         self.gateway = None
+        self.session: str | None = None
         self.registrations = 0
+        self.server_info = wire.ServerInfo(pid=os.getpid(), host=socket.gethostname(), allocations=allocations,
+                                           started_ms=int(time.time() * 1000), version=__version__)
+        self._state: dict = {"connected": False, "registered": False, "in_fallback": False}
+        self._lock = threading.Lock()
         self._stop = threading.Event()
 
+    # ----------------------------------------------------------- the link
     def connect(self) -> None:
+        """Open the gateway and register; RegistrationRefused if another
+        live server holds the RM."""
         from py4j.java_gateway import CallbackServerParameters, GatewayParameters, JavaGateway
 
         info = read_gateway_info(self.info_file, self.token_file)
+        callback_token = secrets.token_hex(32)
         gateway = JavaGateway(
             gateway_parameters=GatewayParameters(address="127.0.0.1", port=info.port, auth_token=info.token,
-                                                 auto_convert=False, eager_load=True),
+                                                 auto_convert=False, eager_load=True, read_timeout=10),
             callback_server_parameters=CallbackServerParameters(address="127.0.0.1", port=0,
-                                                                auth_token=info.token, daemonize=True,
+                                                                auth_token=callback_token, daemonize=True,
                                                                 daemonize_connections=True),
         )
         try:
             port = gateway.get_callback_server().get_listening_port()
-            server = gateway.java_gateway_server
-            server.resetCallbackClient(server.getCallbackClient().getAddress(), port)
-            gateway.entry_point.register(_Callback(self.core))
-        except Exception:
-            gateway.shutdown()
+            request = wire.Register(protocol=wire.VERSION, callback_port=port, callback_token=callback_token,
+                                    takeover=self.takeover, server=self.server_info)
+            answer = wire.decode("Registered", gateway.entry_point.register(_Callback(self.core),
+                                                                            wire.encode(request)))
+        except BaseException:
+            _close(gateway)
             raise
+        if answer.refused is not None:
+            _close(gateway)
+            raise RegistrationRefused(answer.refused)
         self.gateway = gateway
+        self.session = answer.session
         self.registrations += 1
-        self.core.log.write("register", port=info.port)
-        log.info("registered with the ResourceManager's gateway on 127.0.0.1:%d", info.port)
+        self.takeover = False  # only the first registration may push another server out
+        with self._lock:
+            self._state = {"connected": True, "registered": True, "in_fallback": False, "shim": answer.shim.version,
+                           "deadline_ms": answer.shim.deadline_ms, "registered_at": time.time()}
+        self.core.log.write("register", port=info.port, session=self.session, shim=answer.shim.version,
+                            deadline_ms=answer.shim.deadline_ms, pid=os.getpid(), callback_port=port)
+        log.info("registered with the ResourceManager's gateway on 127.0.0.1:%d (shim %s, deadline %d ms)",
+                 info.port, answer.shim.version, answer.shim.deadline_ms)
 
-    def alive(self) -> bool:
+    def poll(self) -> str:
+        """Ask the shim how things stand: "ok", "dropped" (the shim let this
+        session go: register again), "replaced" (another server holds the
+        RM) or "lost" (no gateway)."""
         try:
-            return self.gateway is not None and self.gateway.entry_point.ping() is not None
-        except Exception:
-            return False
+            st = wire.decode("ShimStatus", self.gateway.entry_point.status(
+                wire.encode(wire.StatusRequest(session=self.session))))
+        except (ProtocolError, Exception):  # a lost connection, a restarted RM
+            return "lost"
+        with self._lock:
+            before = self._state.get("in_fallback")
+            self._state.update(registered=st.registered, in_fallback=st.in_fallback, reason=st.reason,
+                               since=None if st.since_ms is None else st.since_ms / 1000.0,
+                               episode_heartbeats=st.episode_heartbeats, heartbeats=st.heartbeats,
+                               fallback_heartbeats=st.fallback_heartbeats, failures=st.failures,
+                               holder=None if st.holder is None else wire.to_builtins(st.holder))
+        if st.in_fallback and not before:
+            log.warning("the ResourceManager schedules without Python (its FIFO) since %s: %s",
+                        time.strftime("%H:%M:%S", time.localtime((st.since_ms or 0) / 1000)), st.reason)
+        elif before and not st.in_fallback:
+            log.info("Python decides again")
+        if st.registered:
+            return "ok"
+        if st.holder is not None and st.holder.pid != self.server_info.pid:
+            return "replaced"
+        return "dropped"
+
+    def status(self) -> dict:
+        with self._lock:
+            return dict(self._state)
+
+    def unregister(self) -> None:
+        if self.gateway is not None and self.session is not None:
+            try:
+                self.gateway.entry_point.unregister(wire.encode(wire.Unregister(session=self.session)))
+                self.core.log.write("unregister", session=self.session)
+                log.info("unregistered from the ResourceManager")
+            except Exception as e:  # the RM is gone already
+                log.debug("unregister failed: %s", e)
+        self.session = None
 
     def close(self) -> None:
+        """Close this end only: never the RM's gateway."""
         if self.gateway is not None:
-            try:
-                self.gateway.shutdown()
-            except Exception:
-                pass
+            _close(self.gateway)
             self.gateway = None
+        with self._lock:
+            self._state.update(connected=False, registered=False)
 
-    def run(self, retry_seconds: float = 2.0) -> None:
-        """Serve until stop(): connect, watch the connection, reconnect."""
+    def run(self, retry_seconds: float = 1.0) -> None:
+        """Serve until stop(): register, poll, register again when dropped or
+        when the RM comes back.  Raises RegistrationRefused when another
+        server holds the RM (at start, or by taking it over later)."""
         waiting_logged = False
-        while not self._stop.is_set():
-            if self.gateway is None:
-                try:
-                    self.connect()
-                    waiting_logged = False
-                except Exception as e:
-                    if not waiting_logged:
-                        log.warning("waiting for the ResourceManager's gateway: %s", e)
-                        waiting_logged = True
-                    self.close()
-                    self._stop.wait(retry_seconds)
+        try:
+            while not self._stop.is_set():
+                if self.gateway is None:
+                    try:
+                        self.connect()
+                        waiting_logged = False
+                    except RegistrationRefused:
+                        raise
+                    except Exception as e:
+                        if not waiting_logged:
+                            log.warning("waiting for the ResourceManager's gateway: %s", e)
+                            waiting_logged = True
+                        self._stop.wait(retry_seconds)
+                        continue
+                self._stop.wait(POLL_SECONDS)
+                if self._stop.is_set():
+                    break
+                state = self.poll()
+                if state == "ok":
                     continue
-            if not self.alive():
-                log.warning("lost the gateway; will register again when the ResourceManager is back")
-                self.core.log.write("disconnect")
+                if state == "replaced":
+                    holder = self.status().get("holder") or {}
+                    self.core.log.write("replaced", by=holder)
+                    raise RegistrationRefused(f"replaced by another policy server: "
+                                              f"{describe(wire.convert('ServerInfo', holder) if holder else None)}")
+                if state == "dropped":
+                    log.warning("the ResourceManager let this server go (a call to Python failed); registering again")
+                else:
+                    log.warning("lost the gateway; will register again when the ResourceManager is back")
+                self.core.log.write("disconnect", why=state)
                 self.close()
-                continue
-            self._stop.wait(retry_seconds)
-        self.close()
+        finally:
+            if self._stop.is_set():
+                self.unregister()
+            self.close()
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def _close(gateway) -> None:
+    """Close connections and the callback server; JavaGateway.shutdown()
+    would also ask the RM to stop its gateway."""
+    try:
+        gateway.close(keep_callback_server=True)
+    except Exception:
+        pass
+    try:
+        gateway.shutdown_callback_server()
+    except Exception:
+        pass
 
 
 class RMControl:
@@ -156,20 +264,25 @@ class RMControl:
         it is away would be undone by its resync."""
         return self.server.registrations > 0
 
-    def _call(self, fn) -> dict:
+    def status(self) -> dict:
+        return self.server.status()
+
+    def _call(self, fn, kind: str) -> dict:
         gateway = self.server.gateway
         if gateway is None:
             return {"error": "no ResourceManager connected"}
         try:
-            return json.loads(fn(gateway.entry_point))
+            return wire.to_builtins(wire.decode(kind, fn(gateway.entry_point)))
         except Exception as e:  # a lost connection, an old shim
             return {"error": f"the ResourceManager's gateway failed: {e}"}
 
     def move(self, app_id: str, queue: str) -> dict:
-        return self._call(lambda ep: ep.moveApplication(app_id, queue))
+        msg = wire.encode(wire.MoveRequest(app=app_id, queue=queue))
+        return self._call(lambda ep: ep.moveApplication(msg), "MoveAnswer")
 
     def priority(self, app_id: str, priority: int) -> dict:
-        return self._call(lambda ep: ep.updateApplicationPriority(app_id, int(priority)))
+        msg = wire.encode(wire.PriorityRequest(app=app_id, priority=int(priority)))
+        return self._call(lambda ep: ep.updateApplicationPriority(msg), "PriorityAnswer")
 
 
 DEFAULT_HTTP = "127.0.0.1:9797"
@@ -201,16 +314,15 @@ def serve_main(args) -> int:
     """Entry of ``slotwise serve``."""
     import signal
 
-    from ..admin import AdminToken, SchedulerService
+    from ..admin import AdminToken
     from ..config import ConfigErrors
-    from ..config.watcher import ConfigWatcher, load_with_status
+    from ..config.watcher import load_with_status
     from ..eventlog import EventLog
     from ..metrics import Metrics
     from ..settings import EngineSettings
-    from ..web.app import create_app
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("py4j").setLevel(logging.WARNING)  # py4j logs every call at INFO
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)  # per call at INFO; a dead peer at ERROR: ours to report
     try:
         config, status = load_with_status(args.allocations)
     except ConfigErrors as e:
@@ -235,11 +347,37 @@ def serve_main(args) -> int:
     settings = EngineSettings(heartbeat_interval=args.heartbeat_interval)
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
     holder = {}
-    metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status)
+    metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status,
+                      link_ref=lambda: holder.get("link"))
     core = PolicyCore(config, settings, event_log=event_log, record_inputs=args.record, stats=metrics,
                       config_text=status.text)
     holder["core"] = core
-    server = PolicyServer(core, info_file, token_file)
+    server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
+                          takeover=args.takeover)
+    rm = RMControl(server)
+    holder["link"] = rm
+    outcome: dict = {}
+
+    def serve() -> None:
+        try:
+            server.run()
+        except RegistrationRefused as e:
+            outcome["refused"] = str(e)
+        except BaseException as e:  # never silently: the main thread reports it
+            outcome["crashed"] = e
+        finally:
+            stopped.set()
+
+    stopped = threading.Event()
+    # Register first: the web layer's imports take a while, the RM should not wait for them.
+    link = threading.Thread(target=serve, name="slotwise-link", daemon=True)
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    signal.signal(signal.SIGINT, lambda *_: server.stop())
+    link.start()
+
+    from ..admin import SchedulerService
+    from ..config.watcher import ConfigWatcher
+    from ..web.app import create_app
 
     def reloaded(cfg, text):
         core.set_config(cfg, text)
@@ -253,24 +391,33 @@ def serve_main(args) -> int:
     if not args.no_watch:
         watcher = ConfigWatcher(args.allocations, reloaded, status, poll=args.reload_poll, on_error=failed)
         watcher.start()
-    service = SchedulerService(core, status, RMControl(server))
+    http = None
     try:
-        http = start_http(create_app(service, token, metrics), host, port)
-    except OSError as e:
-        print(f"slotwise serve: {e}", file=sys.stderr)
-        return 1
-    signal.signal(signal.SIGTERM, lambda *_: server.stop())
-    signal.signal(signal.SIGINT, lambda *_: server.stop())
-    log.info("serving %s (%s format, %d pools); web UI and API on http://%s:%d/ (admin token in %s); "
-             "gateway file %s", args.allocations, config.format, sum(1 for _ in config.root.walk()) - 1,
-             host, port, args.admin_token_file, info_file)
-    try:
-        server.run()
+        if not stopped.is_set():
+            try:
+                http = start_http(create_app(SchedulerService(core, status, rm), token, metrics), host, port)
+            except OSError as e:
+                print(f"slotwise serve: {e}", file=sys.stderr)
+                server.stop()
+                link.join(15)
+                return 1
+            log.info("serving %s (%s format, %d pools); web UI and API on http://%s:%d/ (admin token in %s); "
+                     "gateway file %s", args.allocations, config.format, sum(1 for _ in config.root.walk()) - 1,
+                     host, port, args.admin_token_file, info_file)
+        while not stopped.wait(0.5):
+            pass
+        link.join(15)
     finally:
-        http.should_exit = True
+        if http is not None:
+            http.should_exit = True
         if watcher:
             watcher.stop()
         event_log.close()
+    if "refused" in outcome:
+        print(f"slotwise serve: {outcome['refused']}", file=sys.stderr)
+        return 3
+    if "crashed" in outcome:
+        raise outcome["crashed"]
     return 0
 
 
@@ -295,6 +442,8 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--cluster-dir", help="the local cluster whose gateway to use (default: run/cluster)")
     s.add_argument("--gateway-info", help="the shim's port file (default: the local cluster's)")
     s.add_argument("--token-file", help="the shim's token file, mode 0600 (default: beside the port file)")
+    s.add_argument("--takeover", action="store_true",
+                   help="replace the policy server the ResourceManager has now, even if it is alive")
     s.add_argument("--http", default=DEFAULT_HTTP, metavar="HOST:PORT",
                    help=f"where the web UI, REST API and /metrics listen (default {DEFAULT_HTTP}, loopback)")
     s.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",

@@ -46,7 +46,7 @@ class LocalCluster:
                  with_shim: bool | None = None, build_shim: bool = True,
                  java_home: str | os.PathLike | None = None, repo: str | os.PathLike | None = None,
                  sizes: Sizes | None = None, start_timeout: float = 180.0,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, rm_classpath: list[str] | None = None):
         if nodes < 1:
             raise ValueError("a cluster needs at least one NodeManager")
         self.dir = Path(dir).resolve() if dir else default_cluster_dir()
@@ -63,6 +63,8 @@ class LocalCluster:
         self.sizes = sizes or Sizes()
         self.start_timeout = start_timeout
         self.log = log or (lambda msg: print(msg, flush=True))
+        #: Extra classpath entries for the ResourceManager only (benchmarks' call timings).
+        self.rm_classpath = list(rm_classpath or [])
         self._children: dict[int, subprocess.Popen] = {}
 
     # -- state ---------------------------------------------------------------
@@ -170,7 +172,7 @@ class LocalCluster:
         try:
             rm = self._start(state, cfg, java, "rm", "resourcemanager", RM_MAIN, rm_ports,
                              cfg.rm_yarn_site(), cfg.mapred_site(self.dir / "staging"),
-                             extra_cp=[str(shim_jar)] if shim_jar else [])
+                             extra_cp=([str(shim_jar)] if shim_jar else []) + self.rm_classpath)
             self._wait_rm(state, rm, boot)
             nms = []
             for i, p in enumerate(nm_ports, start=1):

@@ -12,12 +12,12 @@ since the real cluster acted on the old ones).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from typing import Iterable
 
-from ..bridge.protocol import PolicyCore
+from .. import protocol as wire
 from ..clock import ManualClock
+from ..core import PolicyCore
 from ..config.model import AllocationConfig, default_config
 from ..eventlog import EventLog, read_events
 from ..settings import EngineSettings
@@ -74,6 +74,9 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
             result.recorded_preemptions.append((stream, ev["container"], ev["kill"]))
             continue
         if kind == "recording":
+            if ev.get("protocol") != wire.VERSION:
+                raise ValueError(f"the log was recorded with protocol version {ev.get('protocol')}; "
+                                 f"this Slotwise speaks {wire.VERSION}")
             if clock is None:
                 clock = ManualClock(ev.get("t", 0.0))
             cfg = config
@@ -102,15 +105,23 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
         call, msg = ev["call"], ev["msg"]
         result.calls += 1
         if call == "heartbeat":
-            for a in core.handle_heartbeat(msg):
+            try:
+                decided = core.handle_heartbeat(wire.convert("Payload", msg))
+            except wire.ProtocolError:
+                decided = []  # refused live too, with the same answer
+            for a in decided:
                 result.assignments.append((stream, a.app_id, a.node_id, a.locality, a.container_id))
         elif call == "update":
-            for p in core.handle_update(msg):
+            try:
+                preempt = core.handle_update(wire.convert("Payload", msg)).preempt
+            except wire.ProtocolError:
+                preempt = []
+            for p in preempt:
                 result.preemptions.append((stream, p.container_id, p.kill))
         elif call == "place":
-            core.place(json.dumps(msg))
+            core.handle_place(wire.convert("PlaceRequest", msg))
         elif call == "move":
-            core.move(msg["app"], msg["queue"])
+            core.handle_move(wire.convert("MoveRequest", msg))
         elif call == "priority":
             core.admin_priority(msg["app"], msg["priority"])
         elif call == "config":
@@ -128,22 +139,24 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
 
 ENGINE_CALLS = ("set_config", "add_node", "update_node", "remove_node", "add_app", "remove_app", "move_app",
                 "set_app_priority", "update_requests", "mark_unmanaged", "container_launched",
-                "container_finished", "rename_container", "heartbeat", "update")
+                "container_finished", "rename_container", "confirm_container", "heartbeat", "update")
 
 
 def tap_engine(core: PolicyCore, calls: list) -> None:
     """Record every call into ``core``'s engine as (time, method, args),
     with requests written out, so two drivers' sequences can be compared."""
-    engine = core.engine
 
-    def wrap(name, fn):
-        def recorded(*args, **kwargs):
-            calls.append((engine.clock.now(), name, _plain(args), _plain(kwargs)))
-            return fn(*args, **kwargs)
-        return recorded
+    def install(engine):
+        def wrap(name, fn):
+            def recorded(*args, **kwargs):
+                calls.append((engine.clock.now(), name, _plain(args), _plain(kwargs)))
+                return fn(*args, **kwargs)
+            return recorded
 
-    for name in ENGINE_CALLS:
-        setattr(engine, name, wrap(name, getattr(engine, name)))
+        for name in ENGINE_CALLS:
+            setattr(engine, name, wrap(name, getattr(engine, name)))
+
+    core.trace_engine_calls(install)
 
 
 def _plain(x):

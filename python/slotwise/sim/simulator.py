@@ -1,6 +1,6 @@
 """A discrete-event cluster simulator that plays the shim's part.
 
-The simulator speaks the bridge protocol to ``PolicyCore``: each node
+The simulator speaks the shim protocol to ``PolicyCore``: each node
 heartbeat becomes one heartbeat message carrying the deltas since the last
 call (new nodes and apps, requests, launched and finished containers), as
 the Java shim sends them, and the answer's assignments become running tasks.
@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import gc
 import heapq
-import json
 import random
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ..clock import ManualClock
+from .. import protocol as wire
 from ..config.model import AllocationConfig, default_config
+from ..core import PolicyCore
 from ..decisions import Assignment
-from ..bridge.protocol import PolicyCore
 from ..eventlog import EventLog
 from ..settings import EngineSettings
 from .hdfs import place_blocks
@@ -109,64 +109,68 @@ class _Feed:
     """One stream of protocol messages to one PolicyCore, with the deltas
     buffered between calls as the shim buffers them."""
 
-    def __init__(self, core: PolicyCore, kind: str) -> None:
+    def __init__(self, core: PolicyCore, kind: str, clock: ManualClock) -> None:
         self.core = core
         self.kind = kind
-        self.nodes: list[list] = []
-        self.apps: dict[str, dict] = {}
-        self.launched: list[list] = []
+        self.clock = clock
+        self.nodes: list = []  # wire.Node
+        self.apps: dict[str, dict] = {}  # every job this stream knows: its App fields
+        self.changed_apps: set[str] = set()
+        self.launched: list = []  # wire.Container
         self.finished: list[str] = []
         self.apps_removed: list[str] = []
         self.nodes_removed: list[str] = []
+        self.beats: dict[str, list] = {}  # node -> [wire.Beat], made once
         self.changed = True  # anything new since the last update call
 
-    def _message(self) -> dict:
-        msg: dict = {}
-        if self.nodes:
-            msg["nodes"], self.nodes = self.nodes, []
-        if self.apps:
-            msg["apps"], self.apps = list(self.apps.values()), {}
-        if self.launched:
-            msg["launched"], self.launched = self.launched, []
-        if self.finished:
-            msg["finished"], self.finished = self.finished, []
-        if self.apps_removed:
-            msg["apps_removed"], self.apps_removed = self.apps_removed, []
-        if self.nodes_removed:
-            msg["nodes_removed"], self.nodes_removed = self.nodes_removed, []
-        if msg:
+    def _message(self, beats: list):
+        apps = []
+        if self.changed_apps:
+            apps = [wire.App(**self.apps[a]) for a in sorted(self.changed_apps) if a in self.apps]
+            self.changed_apps = set()
+        msg = wire.Payload(now_ms=round(self.clock._now * 1000), nodes=self.nodes, apps=apps,
+                           launched=self.launched, finished=self.finished, apps_removed=self.apps_removed,
+                           nodes_removed=self.nodes_removed, beats=beats)
+        if self.nodes or apps or self.launched or self.finished or self.apps_removed or self.nodes_removed:
             self.changed = True
+            self.nodes, self.launched, self.finished, self.apps_removed, self.nodes_removed = [], [], [], [], []
         return msg
 
     def heartbeat(self, node_id: str) -> list[Assignment]:
-        msg = self._message()
-        msg["node"] = node_id
-        return self.core.handle_heartbeat(msg)
+        beats = self.beats.get(node_id)
+        if beats is None:
+            beats = self.beats[node_id] = [wire.Beat(node=node_id)]
+        return self.core.handle_heartbeat(self._message(beats))
 
     def update(self):
-        msg = self._message()
+        msg = self._message([])
         self.changed = False
         return self.core.handle_update(msg)
 
-    def node_added(self, row: list) -> None:
-        """As the shim's Payload.nodeChanged: a node back before its removal
+    def node_added(self, node) -> None:
+        """As the shim's Deltas.nodeChanged: a node back before its removal
         was sent cancels the removal (its lost containers went as finished)."""
-        if row[0] in self.nodes_removed:
-            self.nodes_removed.remove(row[0])
-        self.nodes.append(row)
+        if node.id in self.nodes_removed:
+            self.nodes_removed.remove(node.id)
+        self.nodes.append(node)
+
+    def app_changed(self, app_id: str) -> dict:
+        """The job's App fields, to change; it goes out with the next call."""
+        self.changed_apps.add(app_id)
+        return self.apps[app_id]
 
     def has_deltas(self) -> bool:
-        return bool(self.nodes or self.apps or self.launched or self.finished or self.apps_removed
+        return bool(self.nodes or self.changed_apps or self.launched or self.finished or self.apps_removed
                     or self.nodes_removed)
 
     def may_skip(self, has_room: bool) -> bool:
         """A heartbeat the engine would answer with nothing and no change of
-        state (see Engine.idle_heartbeat_is_noop); its deltas wait for the
+        state (PolicyCore.idle_heartbeat_is_noop); its deltas wait for the
         next call, as they would wait for the next real heartbeat."""
-        e = self.core.engine
-        if not e.idle_heartbeat_is_noop:
+        core = self.core
+        if not core.idle_heartbeat_is_noop():
             return False
-        return not has_room or (not self.apps and not e.has_pending())
+        return not has_room or (not self.changed_apps and not core.has_pending())
 
 
 class _Node:
@@ -191,6 +195,11 @@ class _Job:
     def __init__(self, spec: JobSpec, blocks: list[tuple[str, ...]], rack_of: dict[str, str]) -> None:
         self.spec = spec
         self.pool = ""
+        # The asks' container sizes, as the wire carries them (whole MB and vcores).
+        self.map_resource = wire.Resource(memory_mb=int(spec.map_resource.memory_mb),
+                                          vcores=int(spec.map_resource.vcores))
+        self.reduce_resource = wire.Resource(memory_mb=int(spec.reduce_resource.memory_mb),
+                                             vcores=int(spec.reduce_resource.vcores))
         self.blocks = blocks
         self.block_racks = [tuple(sorted({rack_of.get(h, "/unknown") for h in b})) for b in blocks]
         self.pending_maps: set[int] = set(range(len(spec.maps)))
@@ -270,12 +279,12 @@ class Simulation:
         if self.slot_mode:
             self.feeds = [_Feed(PolicyCore(self.config.slot_view(k), self.settings, self.clock, log,
                                            record_inputs, log_decisions=event_log is not None, stream=k,
-                                           config_text=config_text), k)
+                                           config_text=config_text), k, self.clock)
                           for k in ("map", "reduce")]
         else:
             self.feeds = [_Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,
                                            log_decisions=event_log is not None, config_text=config_text),
-                                "any")]
+                                "any", self.clock)]
         rng = random.Random(self.sim.seed)
         self.nodes: dict[str, _Node] = {}
         for host, rack in spec.node_list():
@@ -361,29 +370,32 @@ class Simulation:
     def _add_node(self, n: _Node) -> None:
         spec = self.workload.cluster
         for i, feed in enumerate(self.feeds):
-            if self.slot_mode:
+            if self.slot_mode:  # a slot is one unit of both dimensions
                 slots = spec.map_slots if feed.kind == "map" else spec.reduce_slots
-                cap = (float(slots), float(slots))
+                cap = (int(slots), int(slots))
             else:
-                cap = (float(spec.node_resource.memory_mb), float(spec.node_resource.vcores))
+                cap = (int(spec.node_resource.memory_mb), int(spec.node_resource.vcores))
             n.capacity[i] = cap
             n.free[i] = list(cap)
-            feed.node_added([n.node_id, n.host, n.rack, cap[0], cap[1]])
+            feed.node_added(wire.Node(id=n.node_id, host=n.host, rack=n.rack,
+                                      capacity=wire.Resource(memory_mb=cap[0], vcores=cap[1])))
 
     def _on_arrive(self, job: _Job) -> None:
         s = job.spec
         core = self.feeds[0].core
-        answer = json.loads(core.place(json.dumps({"id": s.job_id, "user": s.user, "queue": s.pool})))
-        if "reject" in answer:
+        answer = core.handle_place(wire.PlaceRequest(app=s.job_id, user=s.user, queue=s.pool or "default",
+                                                     priority=s.priority))
+        if answer.reject is not None:
             self.result.rejected.append(s.job_id)
             self._unfinished -= 1
             return
-        job.pool = answer["queue"]
+        job.pool = answer.queue
         self.result.jobs[s.job_id] = JobRecord(s.job_id, job.pool, s.label, s.kind, len(s.maps),
                                                len(s.reduces), self.clock.now())
         for feed in self.feeds:  # every stream knows every job, as SlotScheduler does
-            feed.apps[s.job_id] = {"id": s.job_id, "user": s.user, "queue": job.pool, "prio": s.priority,
-                                   "submit_t": self.clock.now(), "unmanaged": True}
+            feed.apps[s.job_id] = {"id": s.job_id, "user": s.user, "queue": job.pool, "priority": s.priority,
+                                   "submit_ms": round(self.clock.now() * 1000), "unmanaged": True, "requests": []}
+            feed.changed_apps.add(s.job_id)
         self._refresh(job)
 
     def _refresh(self, job: _Job, maps: bool = True, reduces: bool = True) -> None:
@@ -394,24 +406,17 @@ class Simulation:
         app_id = s.job_id
         if self.slot_mode:
             if maps:
-                self._entry(self.feeds[0], app_id)["req"] = [
-                    [MAP_PRIORITY, 1, 1, len(job.pending_maps), job.host_count, job.rack_count, True]]
+                self.feeds[0].app_changed(app_id)["requests"] = [wire.Request(
+                    priority=MAP_PRIORITY, resource=_SLOT, count=len(job.pending_maps), hosts=job.host_count,
+                    racks=job.rack_count)]
             if reduces:
-                self._entry(self.feeds[1], app_id)["req"] = [
-                    [REDUCE_PRIORITY, 1, 1, job.pending_reduces, {}, {}, True]]
+                self.feeds[1].app_changed(app_id)["requests"] = [wire.Request(
+                    priority=REDUCE_PRIORITY, resource=_SLOT, count=job.pending_reduces)]
             return
-        self._entry(self.feeds[0], app_id)["req"] = [
-            [MAP_PRIORITY, s.map_resource.memory_mb, s.map_resource.vcores, len(job.pending_maps),
-             job.host_count, job.rack_count, True],
-            [REDUCE_PRIORITY, s.reduce_resource.memory_mb, s.reduce_resource.vcores, job.pending_reduces,
-             {}, {}, True]]
-
-    @staticmethod
-    def _entry(feed: _Feed, app_id: str) -> dict:
-        e = feed.apps.get(app_id)
-        if e is None:
-            e = feed.apps[app_id] = {"id": app_id}
-        return e
+        self.feeds[0].app_changed(app_id)["requests"] = [
+            wire.Request(priority=MAP_PRIORITY, resource=job.map_resource, count=len(job.pending_maps),
+                         hosts=job.host_count, racks=job.rack_count),
+            wire.Request(priority=REDUCE_PRIORITY, resource=job.reduce_resource, count=job.pending_reduces)]
 
     def _on_heartbeat(self, beat) -> None:
         node, epoch = beat
@@ -468,7 +473,9 @@ class Simulation:
         cid = a.container_id
         self.containers[cid] = (job, kind, i, node, level, now, feed_index, mem, vc)
         node.running.add(cid)
-        feed.launched.append([cid, a.app_id, node.node_id, mem, vc, False, a.priority, cid])
+        feed.launched.append(wire.Container(id=cid, app=a.app_id, node=node.node_id,
+                                            resource=wire.Resource(memory_mb=int(mem), vcores=int(vc)),
+                                            priority=a.priority, engine_id=cid))
         self._push(now + duration, _FINISH, cid)
         return job
 
@@ -502,6 +509,7 @@ class Simulation:
         self.result.jobs[app_id].finish = self.clock.now()
         for feed in self.feeds:
             feed.apps.pop(app_id, None)
+            feed.changed_apps.discard(app_id)
             feed.apps_removed.append(app_id)
         self._unfinished -= 1
 
@@ -530,7 +538,7 @@ class Simulation:
         for feed in self.feeds:
             if not (feed.changed or feed.has_deltas() or self.settings.preemption):
                 continue
-            if not sampling and not feed.core.engine.decisions_need_update():
+            if not sampling and not feed.core.decisions_need_update():
                 continue
             self._flush(feed)
         if not sampling:
@@ -553,7 +561,7 @@ class Simulation:
 
     def _flush(self, feed: _Feed) -> None:
         """Send the buffered deltas now, with the shim's periodic call."""
-        for p in feed.update():
+        for p in feed.update().preempt:
             if p.kill:
                 self.result.preempted += 1
                 self._kill(p.container_id)
@@ -568,13 +576,14 @@ class Simulation:
             if fi == 0:  # shares are those of the first (map) engine
                 row = pools.setdefault(job.pool, [0.0, 0.0])
                 row[0] += vc
-        engine = self.feeds[0].core.engine
-        for name, p in engine.pools.items():
-            if p.apps and not p.children:
-                row = pools.setdefault(name, [0.0, 0.0])
-                row[1] = p.fair_share.vcores
+        for name, share in self.feeds[0].core.leaf_fair_shares().items():
+            row = pools.setdefault(name, [0.0, 0.0])
+            row[1] = share.vcores
         self.result.samples.append((now, {k: (v[0], v[1]) for k, v in pools.items()}, busy))
         self._push(now + self.sim.sample_interval, _SAMPLE, None)
+
+
+_SLOT = wire.Resource(memory_mb=1, vcores=1)
 
 
 def nodes_by_rack(nodes) -> dict[str, list[str]]:

@@ -77,6 +77,12 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         the file on disk if it does not parse (the last good one stays)."""
         return service.config()
 
+    @app.get("/api/v1/status", response_model=schemas.StatusOut, tags=["read"])
+    def get_status():
+        """The link to the ResourceManager: is this server its policy, is the RM
+        scheduling without Python right now (since when, why), and counts."""
+        return service.link_status()
+
     @app.post("/api/v1/jobs/{job_id}/pool", response_model=schemas.MoveOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
                          409: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)])
@@ -100,7 +106,10 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
 
     # -------------------------------------------------------------------- UI
     def context(request: Request) -> dict:
+        status = service.link_status()
+        link = status["resource_manager"]
         return {
+            "link": link, "link_since": views.when(link.get("since")),
             "request": request, "version": __version__, "refresh": refresh_seconds,
             "pools": views.pool_rows(service.pools()), "jobs": views.job_rows(service.jobs()),
             "targets": service.leaf_pools(), "config": service.config(),

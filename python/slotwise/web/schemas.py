@@ -58,6 +58,36 @@ class ConfigOut(BaseModel):
     resource_manager_connected: bool
 
 
+class LinkOut(BaseModel):
+    connected: bool = Field(description="this server has the ResourceManager's gateway open")
+    registered: bool = Field(description="this server is the RM's policy now")
+    seen: bool = Field(description="an RM has registered this server at some time")
+    in_fallback: bool = Field(description="the RM schedules without Python (its FIFO) right now")
+    reason: str | None = Field(None, description="why, while in_fallback")
+    since: float | None = Field(None, description="Unix time the fallback began")
+    episode_heartbeats: int = Field(0, description="heartbeats the FIFO scheduled in this episode")
+    heartbeats: int = Field(0, description="node heartbeats since the RM started")
+    fallback_heartbeats: int = Field(0, description="of those, scheduled by the FIFO")
+    failures: int = Field(0, description="failed calls to Python since the RM started")
+    deadline_ms: int | None = Field(None, description="the shim's deadline for one call")
+    shim: str | None = None
+
+
+class PolicyCounts(BaseModel):
+    calls: int = 0
+    resyncs: int = Field(0, description="full payloads reconciled")
+    rejected_messages: int = Field(0, description="payloads refused as inconsistent (nothing applied)")
+    divergences: int = Field(0, description="checks that found Python's view different from the RM's")
+    recoveries: int = Field(0, description="apps the RM held where no job can be, placed and moved")
+    fallback_episodes: int = Field(0, description="fallback episodes the shim reported after they ended")
+    fallback_heartbeats: int = Field(0, description="heartbeats in those episodes")
+
+
+class StatusOut(BaseModel):
+    resource_manager: LinkOut
+    policy: PolicyCounts
+
+
 class MoveIn(BaseModel):
     pool: str = Field(description="target pool, e.g. root.research or research")
 

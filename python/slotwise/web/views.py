@@ -35,6 +35,7 @@ def pool_rows(pools: list[dict]) -> list[dict]:
         "demand": amount(p["demand"]), "running_apps": p["running_apps"], "apps": p["apps"],
         "min_starved": seconds(p["min_share_starved_for"]) if p["min_share_starved_for"] else "-",
         "fair_starved": seconds(p["fair_share_starved_for"]) if p["fair_share_starved_for"] >= 0.05 else "-",
+        "recovery": p.get("recovery", False),
     } for p in pools if p["pool"] != "root"]
 
 
@@ -43,7 +44,7 @@ def job_rows(jobs: list[dict]) -> list[dict]:
         "id": j["id"], "user": j["user"], "pool": j["pool"], "priority": j["priority"],
         "running": j["running_containers"], "usage": amount(j["usage"]), "demand": amount(j["demand"]),
         "fair_share": amount(j["fair_share"]), "locality": j["locality_level"].replace("_", "-"),
-        "wait": seconds(j["locality_wait"]), "runnable": j["runnable"],
+        "wait": seconds(j["locality_wait"]), "runnable": j["runnable"], "moving_to": j.get("moving_to"),
     } for j in jobs]
 
 

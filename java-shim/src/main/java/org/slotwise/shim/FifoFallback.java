@@ -6,6 +6,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.function.ToIntFunction;
 
+import org.slotwise.shim.Messages.Locality;
+
 /**
  * The built-in FIFO that schedules a heartbeat when Python cannot: apps by
  * priority (higher first), then submit time, then id; inside an app, its
@@ -18,26 +20,17 @@ final class FifoFallback {
   private FifoFallback() {
   }
 
-  /** What the ordering needs to know about an app. */
-  interface AppView {
-    String id();
-
-    int priority();
-
-    long submitTime();
+  /** What the ordering needs to know about an app; {@code attempt} is the caller's. */
+  record App<T>(T attempt, String id, int priority, long submitTime) {
   }
 
-  static final Comparator<AppView> APP_ORDER = (a, b) -> {
-    int c = Integer.compare(b.priority(), a.priority());
-    if (c != 0) {
-      return c;
-    }
-    c = Long.compare(a.submitTime(), b.submitTime());
-    return c != 0 ? c : a.id().compareTo(b.id());
-  };
+  static final Comparator<App<?>> APP_ORDER = Comparator
+      .comparingInt((App<?> a) -> -a.priority())
+      .thenComparingLong(App::submitTime)
+      .thenComparing(App::id);
 
-  static <T extends AppView> List<T> order(Collection<T> apps) {
-    List<T> out = new ArrayList<>(apps);
+  static <T> List<App<T>> order(Collection<App<T>> apps) {
+    List<App<T>> out = new ArrayList<>(apps);
     out.sort(APP_ORDER);
     return out;
   }
@@ -65,25 +58,21 @@ final class FifoFallback {
    * @param rackRelax the rack ask's relaxLocality (true if there is no rack ask)
    * @param anyRelax the ANY ask's relaxLocality
    */
-  static boolean allows(String locality, int any, int rack, int host,
+  static boolean allows(Locality locality, int any, int rack, int host,
       boolean rackRelax, boolean anyRelax) {
     if (any <= 0) {
       return false;
     }
     switch (locality) {
-      case Answer.NODE_LOCAL: return host > 0 && rack > 0;
-      case Answer.RACK_LOCAL: return rack > 0 && rackRelax;
-      case Answer.OFF_SWITCH: return rackRelax && anyRelax;
-      default: return false;
+      case NODE_LOCAL: return host > 0 && rack > 0;
+      case RACK_LOCAL: return rack > 0 && rackRelax;
+      default: return rackRelax && anyRelax;
     }
   }
 
-  private static final String[] LEVELS =
-      {Answer.NODE_LOCAL, Answer.RACK_LOCAL, Answer.OFF_SWITCH};
-
   /** The best locality {@link #allows} for one container, or null. */
-  static String locality(int any, int rack, int host, boolean rackRelax, boolean anyRelax) {
-    for (String level : LEVELS) {
+  static Locality locality(int any, int rack, int host, boolean rackRelax, boolean anyRelax) {
+    for (Locality level : Locality.values()) {
       if (allows(level, any, rack, host, rackRelax, anyRelax)) {
         return level;
       }

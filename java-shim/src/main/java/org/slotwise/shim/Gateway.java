@@ -1,5 +1,7 @@
 package org.slotwise.shim;
 
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -13,6 +15,8 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -23,12 +27,20 @@ import org.slf4j.LoggerFactory;
 
 import py4j.CallbackClient;
 import py4j.GatewayServer;
+import py4j.Protocol;
+import py4j.Py4JNetworkException;
+import py4j.Py4JPythonClient;
+import py4j.commands.AbstractCommand;
+import py4j.commands.ShutdownGatewayServerCommand;
+import py4j.reflection.ReflectionUtil;
 
 /**
  * The Py4J gateway inside the RM: bound to 127.0.0.1, guarded by a fresh
- * 32-byte token that is written (mode 0600) before the gateway listens; the
- * callback client that calls Python uses the same token. The port and pid go
- * to the info file (mode 0600) once the gateway listens.
+ * 32-byte token written (mode 0600) before the gateway listens. It outlives
+ * every Python: a Python's request to shut it down is ignored. Calls to
+ * Python go through {@link Callbacks}, which each registration points at that
+ * Python's own callback port and token, and which is cut the moment the
+ * link drops it: the gateway's token never leaves the RM.
  */
 final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
@@ -36,41 +48,33 @@ final class Gateway {
       PosixFilePermissions.fromString("rw-------");
   private static final Set<PosixFilePermission> DIR_0700 =
       PosixFilePermissions.fromString("rwx------");
+  static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
   private final Object entryPoint;
   private final int port;
   private final Path tokenFile;
   private final Path infoFile;
-  private final int readTimeoutMs;
+  private final Callbacks callbacks;
   private GatewayServer server;
 
-  /**
-   * @param readTimeoutMs socket read timeout of calls to Python: a hung Python
-   *        is cut off after it (0 = never)
-   */
-  Gateway(Object entryPoint, int port, Path tokenFile, Path infoFile, int readTimeoutMs) {
+  Gateway(Object entryPoint, int port, Path tokenFile, Path infoFile, Callbacks callbacks) {
     this.entryPoint = entryPoint;
     this.port = port;
     this.tokenFile = tokenFile;
     this.infoFile = infoFile;
-    this.readTimeoutMs = readTimeoutMs;
+    this.callbacks = callbacks;
   }
 
   /** 32 random bytes from SecureRandom, as 64 hex digits. */
   static String newToken() {
     byte[] b = new byte[32];
     new SecureRandom().nextBytes(b);
-    StringBuilder sb = new StringBuilder(64);
-    for (byte x : b) {
-      sb.append(Character.forDigit((x >> 4) & 0xf, 16)).append(Character.forDigit(x & 0xf, 16));
-    }
-    return sb.toString();
+    return HexFormat.of().formatHex(b);
   }
 
   /**
-   * Writes a file that only the RM's user may read: the content goes to a
-   * temporary file created with mode 0600 (never wider, not even for an
-   * instant), which then replaces the target atomically.
+   * Writes a file only the RM's user may read: a temporary file created with
+   * mode 0600 (never wider, not even for an instant) replaces the target.
    */
   static void writePrivate(Path file, String content) throws IOException {
     Path abs = file.toAbsolutePath();
@@ -93,16 +97,12 @@ final class Gateway {
   int start() throws IOException, InterruptedException {
     String token = newToken();
     writePrivate(tokenFile, token);
-    InetAddress loopback = InetAddress.getByName("127.0.0.1");
-    CallbackClient callback = new CallbackClient(GatewayServer.DEFAULT_PYTHON_PORT, loopback,
-        token, CallbackClient.DEFAULT_MIN_CONNECTION_TIME, TimeUnit.SECONDS,
-        SocketFactory.getDefault(), true, readTimeoutMs);
     server = new GatewayServer.GatewayServerBuilder()
-        .entryPoint(entryPoint)
-        .javaAddress(loopback)
+        .gateway(new py4j.Gateway(entryPoint, callbacks))
+        .javaAddress(LOOPBACK)
         .javaPort(port)
         .authToken(token)
-        .callbackClient(callback)
+        .customCommands(List.of(KeepRunning.class))
         .build();
     // Py4J's threads inherit daemon status from the thread that starts them.
     Throwable[] failure = new Throwable[1];
@@ -129,6 +129,7 @@ final class Gateway {
   }
 
   void stop() {
+    callbacks.disconnect();
     if (server != null) {
       try {
         server.shutdown();
@@ -143,6 +144,111 @@ final class Gateway {
       } catch (IOException e) {
         LOG.warn("Slotwise: could not delete {}", p, e);
       }
+    }
+  }
+
+  /**
+   * Py4J's shutdown command, replaced: Python's {@code JavaGateway.shutdown()}
+   * sends it on exit, and the next policy server needs the gateway.
+   */
+  public static final class KeepRunning extends AbstractCommand {
+    public KeepRunning() {
+      commandName = ShutdownGatewayServerCommand.SHUTDOWN_GATEWAY_SERVER_COMMAND_NAME;
+    }
+
+    @Override
+    public void execute(String name, BufferedReader reader, BufferedWriter writer) {
+      LOG.info("Slotwise: ignored a Python's request to stop the gateway; it stays up");
+    }
+  }
+
+  /**
+   * The gateway's way to Python: the callback port and token of the policy
+   * registered now, or nothing. A call with nothing connected fails at once
+   * (and so never reaches a port some other process may hold by now).
+   */
+  static final class Callbacks implements Py4JPythonClient {
+    private final int readTimeoutMs;
+    private volatile CallbackClient client;
+
+    /** @param readTimeoutMs socket read timeout of calls: a hung Python is cut off (0 = never) */
+    Callbacks(int readTimeoutMs) {
+      this.readTimeoutMs = readTimeoutMs;
+    }
+
+    /** Calls go to this port, authenticated with this (per-registration) token. */
+    synchronized void connect(int pythonPort, String token) {
+      CallbackClient old = client;
+      client = new CallbackClient(pythonPort, LOOPBACK, token, 30, TimeUnit.SECONDS,
+          SocketFactory.getDefault(), false, readTimeoutMs);
+      if (old != null) {
+        old.shutdown();
+      }
+    }
+
+    synchronized void disconnect() {
+      CallbackClient old = client;
+      client = null;
+      if (old != null) {
+        old.shutdown();
+      }
+    }
+
+    boolean isConnected() {
+      return client != null;
+    }
+
+    @Override
+    public String sendCommand(String command) {
+      return sendCommand(command, true);
+    }
+
+    @Override
+    public String sendCommand(String command, boolean blocking) {
+      CallbackClient c = client;
+      if (c == null) {
+        throw new Py4JNetworkException("no Python policy is registered");
+      }
+      return c.sendCommand(command, blocking);
+    }
+
+    /** Only {@link #disconnect} ends a connection (Py4J calls this on resets). */
+    @Override
+    public void shutdown() {
+    }
+
+    /** Python registers its port with the entry point, not with resetCallbackClient. */
+    @Override
+    public Py4JPythonClient copyWith(InetAddress pythonAddress, int pythonPort) {
+      return this;
+    }
+
+    @Override
+    public boolean isMemoryManagementEnabled() {
+      return false; // a finalized proxy of an old Python must never reach the new one
+    }
+
+    @Override
+    public int getPort() {
+      CallbackClient c = client;
+      return c == null ? 0 : c.getPort();
+    }
+
+    @Override
+    public int getReadTimeout() {
+      return readTimeoutMs;
+    }
+
+    @Override
+    public InetAddress getAddress() {
+      return LOOPBACK;
+    }
+
+    @Override
+    @SuppressWarnings("rawtypes")
+    public Object getPythonServerEntryPoint(py4j.Gateway gateway, Class[] interfaces) {
+      return gateway.createProxy(ReflectionUtil.getClassLoader(), interfaces,
+          Protocol.ENTRY_POINT_OBJECT_ID);
     }
   }
 }

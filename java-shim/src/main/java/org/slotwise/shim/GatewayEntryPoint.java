@@ -1,9 +1,9 @@
 package org.slotwise.shim;
 
 /**
- * What Python sees as {@code gateway.entry_point}. Python registers its
- * {@link PolicyServer} here, after starting its callback server and pointing
- * the gateway's callback client at it (see docs/shim.md).
+ * What Python sees as {@code gateway.entry_point}: every method takes and
+ * answers one JSON message of the protocol (docs/protocol.md) and never
+ * throws; a message that does not bind is answered as refused.
  */
 public final class GatewayEntryPoint {
   private final SlotwiseScheduler scheduler;
@@ -12,47 +12,49 @@ public final class GatewayEntryPoint {
     this.scheduler = scheduler;
   }
 
-  /** Installs the policy; it replaces any earlier one and gets full state next. */
-  public void register(PolicyServer policy) {
-    scheduler.registerPolicy(policy);
+  /** Register: Python offers {@code policy}, with its callback port and a fresh token. */
+  public String register(PolicyServer policy, String register) {
+    return Messages.write(scheduler.registerPolicy(policy, register));
   }
 
-  /** A liveness check for the Python side. */
-  public String ping() {
-    return "slotwise-shim " + SlotwiseScheduler.VERSION;
+  /** Unregister: a clean exit. */
+  public String unregister(String unregister) {
+    try {
+      String session = Messages.read(unregister, Messages.Unregister.class).session();
+      return Messages.write(new Messages.Unregistered(scheduler.unregisterPolicy(session)));
+    } catch (IllegalArgumentException e) {
+      return Messages.write(new Messages.Unregistered(false));
+    }
   }
 
-  /** Heartbeats scheduled by the built-in FIFO since the RM started. */
-  public long fallbackCount() {
-    return scheduler.getFallbackCount();
+  /** StatusRequest to ShimStatus: liveness, and whether the RM schedules without Python. */
+  public String status(String request) {
+    String session;
+    try {
+      session = Messages.read(request, Messages.StatusRequest.class).session();
+    } catch (IllegalArgumentException e) {
+      session = null;
+    }
+    return Messages.write(scheduler.linkStatus(session));
   }
 
-  /**
-   * For benchmarks: the timings of the last (up to 65,536) successful
-   * heartbeat calls as compact JSON (see {@link CallStats#toJson}), with
-   * {@code fallbacks} and {@code failures} (the scheduler's counters since the
-   * RM started) added; {@code reset} starts a new sample afterwards.
-   */
-  public String heartbeatStats(boolean reset) {
-    return callStats("heartbeat", reset);
+  /** MoveRequest to MoveAnswer: an operator's move, carried out as the RM's own move. */
+  public String moveApplication(String request) {
+    try {
+      Messages.MoveRequest r = Messages.read(request, Messages.MoveRequest.class);
+      return Messages.write(scheduler.adminMove(r.app(), r.queue()));
+    } catch (IllegalArgumentException e) {
+      return Messages.write(new Messages.MoveAnswer(null, e.getMessage()));
+    }
   }
 
-  /** As {@link #heartbeatStats}, for any call: heartbeat, update, place, move. */
-  public String callStats(String method, boolean reset) {
-    return scheduler.getCallStats(method, reset);
-  }
-
-  /**
-   * An operator's move from Slotwise's UI or API, carried out as the RM's own
-   * move (state store, RMApp, this scheduler; which asks Python's {@code move}
-   * in turn), so the RM and Python agree. Returns {"queue": ...} or {"error": ...}.
-   */
-  public String moveApplication(String appId, String queue) {
-    return scheduler.adminMove(appId, queue);
-  }
-
-  /** As {@link #moveApplication}, for a priority: {"priority": in force} or {"error": ...}. */
-  public String updateApplicationPriority(String appId, int priority) {
-    return scheduler.adminPriority(appId, priority);
+  /** PriorityRequest to PriorityAnswer, through the RM (capped by its maximum). */
+  public String updateApplicationPriority(String request) {
+    try {
+      Messages.PriorityRequest r = Messages.read(request, Messages.PriorityRequest.class);
+      return Messages.write(scheduler.adminPriority(r.app(), r.priority()));
+    } catch (IllegalArgumentException e) {
+      return Messages.write(new Messages.PriorityAnswer(null, e.getMessage()));
+    }
   }
 }

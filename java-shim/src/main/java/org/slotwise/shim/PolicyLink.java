@@ -1,72 +1,91 @@
 package org.slotwise.shim;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import py4j.Py4JNetworkException;
+
 /**
- * Every call from the shim to Python goes through here: one call at a time,
- * on a dedicated thread, with a deadline. A call that fails for any reason
- * (no policy, an exception, an unparsable answer, the deadline) returns null
- * and opens a fallback episode, logged once: WARN when it starts, INFO with
- * the number of fallback heartbeats when Python answers again. If the failed
- * call had taken the pending deltas (its payload was built), the next call
- * must send the full state: {@code onResync} says so. A call that is not
- * made because another one is still under way takes nothing and needs no
- * resync.
+ * The link to the Python policy: who is registered, and every call to it.
  *
- * <p>Locking: {@link #call} holds {@code callLock} while it builds the payload
- * and waits for the answer, so payloads reach Python in the order they were
- * built. Callers must not hold the scheduler's lock when they call (the
- * payload builder may take the scheduler's read lock; lock order is always
- * callLock, then the scheduler lock).
+ * <p>Calls go one at a time, on a dedicated thread, with a deadline. A call
+ * that fails for any reason (no policy, an exception, an unusable or refusing
+ * answer, the deadline) returns null and opens a fallback episode (WARN when
+ * it starts, INFO when Python answers again; reported to Python in the next
+ * payload). If its payload was built, its deltas may be lost: the next call
+ * sends the full state ({@code onResync}). A call whose connection to Python
+ * breaks drops the policy and its callback client at once: that Python must
+ * register again, with a fresh token, and nothing goes to its old port.
+ *
+ * <p>One policy at a time: a new one is refused while the current one answers
+ * a ping, unless it takes over.
+ *
+ * <p>Locking: {@link #call} holds {@code callLock} while it builds the
+ * payload, waits for the answer and applies it, so each answer is applied
+ * before the next payload is read. Order: callLock, then the scheduler lock;
+ * callers must not hold the scheduler lock. Registration state and the
+ * episode are guarded by {@code this}, a leaf.
  */
 final class PolicyLink {
   private static final Logger LOG = LoggerFactory.getLogger(PolicyLink.class);
 
   /** The first call after a registration opens Py4J's callback connection. */
   static final long WARMUP_MS = 2000;
+  /** How long a registered policy has to answer a ping when another one registers. */
+  static final long PROBE_MS = 500;
+
+  /** Benchmarks time calls through this (slotwise.call-observer.class); null otherwise. */
+  interface CallObserver {
+    void observe(String method, long waitNs, long buildNs, long invokeNs, long totalNs,
+        int argChars, int answerChars);
+  }
 
   private final long timeoutMs;
   private final Runnable onResync;
+  private final Gateway.Callbacks callbacks;
+  private final CallObserver observer;
   private final ReentrantLock callLock = new ReentrantLock();
-
-  private volatile PolicyServer policy;
-  private volatile boolean cold = true; // no call has reached this policy yet
-  private ExecutorService executor; // guarded by callLock
+  private final Object registration = new Object();
+  private ExecutorService executor = newExecutor(); // guarded by callLock
   private Future<?> inFlight; // guarded by callLock
-  private long reportedFallbacks; // guarded by callLock
 
-  /** Timings of successful calls, per method name (for benchmarks). */
-  private final ConcurrentHashMap<String, CallStats> stats = new ConcurrentHashMap<>();
-
-  private final AtomicLong totalFallbacks = new AtomicLong();
-  private final AtomicLong unreportedFallbacks = new AtomicLong();
-  private final AtomicLong failures = new AtomicLong();
-  private boolean inEpisode; // guarded by this
-  private long episodeFallbacks; // guarded by this
+  private PolicyServer policy; // guarded by this, as are the fields below
+  private String session;
+  private Messages.ServerInfo holder;
+  private boolean cold = true; // no call has reached this policy yet
+  private boolean inEpisode;
+  private long episodeStartMs;
+  private long episodeFallbacks;
   private String lastReason = "";
+  private final List<Messages.FallbackEpisode> ended = new ArrayList<>();
+  private int reportedEpisodes; // how many of `ended` the payload being sent carries
 
-  /**
-   * @param timeoutMs deadline of one call, from entry to answer
-   * @param onResync run after every failure: the next payload must be full
-   */
-  PolicyLink(long timeoutMs, Runnable onResync) {
+  private final AtomicLong heartbeats = new AtomicLong();
+  private final AtomicLong totalFallbacks = new AtomicLong();
+  private final AtomicLong failures = new AtomicLong();
+
+  PolicyLink(long timeoutMs, Runnable onResync, Gateway.Callbacks callbacks, CallObserver observer) {
     this.timeoutMs = Math.max(1, timeoutMs);
     this.onResync = onResync;
-    this.executor = newExecutor();
+    this.callbacks = callbacks;
+    this.observer = observer;
   }
 
   private static ExecutorService newExecutor() {
@@ -77,93 +96,158 @@ final class PolicyLink {
     });
   }
 
-  /** Installs a (new) policy; it replaces the old one and gets a full resync. */
-  void register(PolicyServer p) {
-    callLock.lock();
-    try {
-      PolicyServer old = policy;
-      policy = p;
-      cold = true;
-      if (inFlight != null && !inFlight.isDone()) {
-        // The old policy is stuck in a call: leave its thread behind.
-        executor.shutdownNow();
-        executor = newExecutor();
+  // ------------------------------------------------------------ registration
+
+  /** A policy offers itself; it replaces a current one that is dead, or any with takeover. */
+  Messages.Registered register(PolicyServer p, Messages.Register r, Messages.ShimInfo shim) {
+    synchronized (registration) {
+      if (r.protocol() != Messages.PROTOCOL) {
+        return new Messages.Registered(null, "this shim speaks protocol version " + Messages.PROTOCOL
+            + ", the policy server " + r.protocol(), null, shim);
       }
-      inFlight = null;
-      onResync.run();
-      if (p == null) {
-        LOG.info("Slotwise: Python policy unregistered");
-      } else {
-        LOG.info("Slotwise: Python policy registered{}; next call sends the full state",
-            old == null ? "" : " (replacing the previous one)");
+      PolicyServer old;
+      Messages.ServerInfo oldHolder;
+      synchronized (this) {
+        old = policy;
+        oldHolder = holder;
       }
-    } finally {
-      callLock.unlock();
+      if (old != null && !r.takeover() && answersPing(old)) {
+        return new Messages.Registered(null, "the ResourceManager already has a live policy server: "
+            + describe(oldHolder) + "; stop it first, or start this one with --takeover", oldHolder,
+            shim);
+      }
+      callLock.lock();
+      try {
+        if (inFlight != null && !inFlight.isDone()) {
+          executor.shutdownNow(); // the old policy is stuck in a call: leave its thread behind
+          executor = newExecutor();
+        }
+        inFlight = null;
+        callbacks.connect(r.callbackPort(), r.callbackToken());
+        String id = UUID.randomUUID().toString();
+        synchronized (this) {
+          policy = p;
+          session = id;
+          holder = r.server();
+          cold = true;
+        }
+        onResync.run();
+        LOG.info("Slotwise: Python policy registered: {}{}", describe(r.server()),
+            old == null ? "" : " (replacing " + describe(oldHolder) + ")");
+        return new Messages.Registered(id, null, null, shim);
+      } finally {
+        callLock.unlock();
+      }
     }
   }
 
-  boolean hasPolicy() {
+  /** A clean exit; false if that session is not the registered one. */
+  boolean unregister(String s) {
+    synchronized (registration) {
+      PolicyServer p;
+      synchronized (this) {
+        if (s == null || !s.equals(session)) {
+          return false;
+        }
+        p = policy;
+      }
+      drop(p, "unregistered");
+      return true;
+    }
+  }
+
+  private boolean answersPing(PolicyServer p) {
+    FutureTask<String> ping = new FutureTask<>(() -> p.ping(Messages.write(new Messages.Ping())));
+    Thread t = new Thread(ping, "slotwise-ping");
+    t.setDaemon(true);
+    t.start();
+    try {
+      Messages.read(ping.get(PROBE_MS, TimeUnit.MILLISECONDS), Messages.Pong.class);
+      return true;
+    } catch (Exception e) {
+      ping.cancel(true);
+      return false;
+    }
+  }
+
+  /** Forgets the policy (if it is still {@code expected}) and cuts its callback client. */
+  private void drop(PolicyServer expected, String why) {
+    synchronized (this) {
+      if (policy != expected || policy == null) {
+        return;
+      }
+      LOG.warn("Slotwise: Python policy {} dropped ({}); the built-in FIFO schedules until a "
+          + "policy server registers again", describe(holder), why);
+      policy = null;
+      session = null;
+      holder = null;
+    }
+    callbacks.disconnect();
+    onResync.run();
+  }
+
+  private static String describe(Messages.ServerInfo s) {
+    return s == null ? "(unknown)" : "pid " + s.pid() + " on " + s.host() + " (allocations "
+        + s.allocations() + ", version " + s.version() + ")";
+  }
+
+  synchronized boolean hasPolicy() {
     return policy != null;
   }
 
-  /**
-   * No call has reached the current policy yet: the first one opens Py4J's
-   * callback connection and may be slow.
-   */
-  boolean isCold() {
+  synchronized boolean isCold() {
     return cold;
   }
 
-  /** The deadline of one call (ms). */
   long getTimeoutMs() {
     return timeoutMs;
   }
 
-  /** One call to Python with the configured deadline; see the full form. */
-  <A> A call(String what, Callable<String> build,
-      BiFunction<PolicyServer, String, String> invoke, Function<String, A> parse) {
-    return call(what, timeoutMs, build, invoke, parse);
+  /** The link as {@code status} answers it to the policy server with this session. */
+  synchronized Messages.ShimStatus status(String s) {
+    return new Messages.ShimStatus(s != null && s.equals(session), holder, inEpisode,
+        inEpisode ? lastReason : null, inEpisode ? episodeStartMs : null,
+        inEpisode ? episodeFallbacks : 0, heartbeats.get(), totalFallbacks.get(), failures.get(),
+        System.currentTimeMillis());
+  }
+
+  // ------------------------------------------------------------------- calls
+
+  /** One call with the configured deadline; see the full form. */
+  <A> A call(String what, Callable<String> build, BiFunction<PolicyServer, String, String> invoke,
+      Function<String, A> parse, Consumer<A> apply) {
+    return call(what, timeoutMs, build, invoke, parse, apply);
   }
 
   /**
-   * One call to Python.
-   *
-   * @param what the method's name, for the log
-   * @param deadlineMs how long the caller may wait, lock and answer included
-   * @param build makes the argument; runs under callLock, only if a call is made
-   *        (it takes the pending deltas: once it ran, a failed call means a
-   *        full resync)
-   * @param invoke calls the policy with the argument (runs on the call thread)
-   * @param parse turns the answer into a value; throwing means a bad answer
-   * @return the parsed answer, or null if the call failed
+   * One call to Python: {@code build} makes the argument (under callLock, only
+   * if a call is made; it takes the pending deltas), {@code invoke} calls the
+   * policy on the call thread, {@code parse} turns the answer into a value
+   * (throwing means a bad or refusing answer) and {@code apply} carries it out
+   * before the next call may build its payload. Null if the call failed.
    */
   <A> A call(String what, long deadlineMs, Callable<String> build,
-      BiFunction<PolicyServer, String, String> invoke, Function<String, A> parse) {
+      BiFunction<PolicyServer, String, String> invoke, Function<String, A> parse,
+      Consumer<A> apply) {
     long entered = System.nanoTime();
     long deadline = entered + TimeUnit.MILLISECONDS.toNanos(Math.max(1, deadlineMs));
-    PolicyServer p = policy;
-    if (p == null) {
-      failed(what, "no policy registered", true);
-      return null;
-    }
     boolean locked = false;
     boolean built = false;
     try {
       locked = callLock.tryLock(remaining(deadline), TimeUnit.NANOSECONDS);
-      if (!locked) {
-        busy(what, "another call to Python holds the line past the deadline");
+      if (!locked || (inFlight != null && !inFlight.isDone())) {
+        busy(what, locked ? "the previous call to Python is still running"
+            : "another call to Python holds the line past the deadline");
         return null;
       }
-      if (inFlight != null && !inFlight.isDone()) {
-        busy(what, "the previous call to Python is still running");
-        return null;
+      final PolicyServer target;
+      synchronized (this) {
+        target = policy;
       }
-      p = policy; // register() may have replaced it while we waited
-      if (p == null) {
+      if (target == null) {
         failed(what, "no policy registered", true);
         return null;
       }
-      final PolicyServer target = p;
       built = true;
       long buildStart = System.nanoTime();
       final String arg = build.call();
@@ -171,9 +255,16 @@ final class PolicyLink {
       final long[] invokeNs = new long[1];
       Future<String> f = executor.submit(() -> {
         long start = System.nanoTime();
-        String r = invoke.apply(target, arg);
-        invokeNs[0] = System.nanoTime() - start;
-        return r;
+        try {
+          return invoke.apply(target, arg);
+        } catch (RuntimeException e) {
+          if (isLinkFailure(e)) {
+            drop(target, "the call '" + what + "' could not reach it: " + e);
+          }
+          throw e;
+        } finally {
+          invokeNs[0] = System.nanoTime() - start;
+        }
       });
       inFlight = f;
       String answer;
@@ -183,24 +274,26 @@ final class PolicyLink {
         failed(what, "no answer within " + deadlineMs + " ms", true);
         return null;
       } catch (ExecutionException e) {
-        Throwable cause = e.getCause() == null ? e : e.getCause();
-        failed(what, "Python raised " + cause, true);
+        failed(what, "Python failed: " + (e.getCause() == null ? e : e.getCause()), true);
         return null;
       } finally {
-        cold = false; // the callback connection has been tried
+        synchronized (this) {
+          cold = false; // the callback connection has been tried
+        }
       }
       A parsed;
       try {
         parsed = parse.apply(answer);
       } catch (RuntimeException e) {
-        failed(what, "unusable answer: " + e.getMessage(), true);
+        failed(what, e.getMessage(), true);
         return null;
       }
-      long done = System.nanoTime();
-      // invokeNs was written before the future completed: get() made it visible.
-      stats(what).record(buildStart - entered, sent - buildStart, invokeNs[0], done - sent,
-          arg == null ? 0 : arg.length(), answer == null ? 0 : answer.length());
       succeeded();
+      if (observer != null) {
+        observer.observe(what, buildStart - entered, sent - buildStart, invokeNs[0],
+            System.nanoTime() - sent, arg.length(), answer.length());
+      }
+      apply.accept(parsed);
       return parsed;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -216,103 +309,87 @@ final class PolicyLink {
     }
   }
 
+  /** The callback connection itself broke (as opposed to Python raising, or being slow). */
+  static boolean isLinkFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof Py4JNetworkException || t instanceof java.io.IOException
+          || String.valueOf(t.getMessage()).contains("communication channel")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static long remaining(long deadline) {
     return Math.max(0, deadline - System.nanoTime());
   }
 
-  /**
-   * The number of fallback heartbeats to report in the payload being built
-   * (call from the builder passed to {@link #call}, under callLock).
-   */
-  long fallbacksToReport() {
-    reportedFallbacks = unreportedFallbacks.get();
-    return reportedFallbacks;
+  /** Fallback episodes that ended, for the payload being built (under callLock). */
+  synchronized List<Messages.FallbackEpisode> episodesToReport() {
+    reportedEpisodes = ended.size();
+    return ended.isEmpty() ? null : new ArrayList<>(ended);
+  }
+
+  void heartbeat() {
+    heartbeats.incrementAndGet();
   }
 
   /** Counts one heartbeat that the built-in FIFO scheduled. */
   void fallbackHeartbeat() {
     totalFallbacks.incrementAndGet();
-    unreportedFallbacks.incrementAndGet();
     synchronized (this) {
       episodeFallbacks++;
     }
   }
 
-  private void succeeded() {
-    // under callLock
-    unreportedFallbacks.addAndGet(-reportedFallbacks);
-    reportedFallbacks = 0;
-    synchronized (this) {
-      if (inEpisode) {
-        inEpisode = false;
-        LOG.info("Slotwise: Python policy answering again after {} fallback heartbeat(s)",
-            episodeFallbacks);
+  private synchronized void succeeded() {
+    ended.subList(0, reportedEpisodes).clear();
+    reportedEpisodes = 0;
+    if (inEpisode) {
+      inEpisode = false;
+      long now = System.currentTimeMillis();
+      LOG.info("Slotwise: Python policy answering again after {} ms and {} fallback heartbeat(s)",
+          now - episodeStartMs, episodeFallbacks);
+      if (ended.size() >= 100) {
+        ended.remove(0); // Python has not heard of them for long: keep the recent ones
       }
+      ended.add(new Messages.FallbackEpisode(lastReason, episodeStartMs, now, episodeFallbacks));
     }
   }
 
-  /**
-   * No call was made because another one is under way. Nothing was taken
-   * from the pending deltas, so no resync; while a new policy warms up this
-   * is expected and not worth a warning.
-   */
+  /** No call was made (another is under way): no deltas taken, no resync; expected while warming up. */
   private void busy(String what, String reason) {
-    if (cold) {
+    if (isCold()) {
       failures.incrementAndGet();
-      LOG.debug("Slotwise: call {} skipped while the policy warms up: {}", what, reason);
     } else {
       failed(what, reason, false);
     }
   }
 
-  /**
-   * @param resync whether deltas may have been lost (the payload was built),
-   *        or are not worth keeping (no policy): the next call sends it all
-   */
+  /** @param resync the payload was built (its deltas may be lost), or there is no policy */
   private void failed(String what, String reason, boolean resync) {
     failures.incrementAndGet();
     if (resync) {
-      try {
-        onResync.run();
-      } catch (Throwable t) {
-        LOG.error("Slotwise: resync request failed", t);
-      }
+      onResync.run();
     }
     synchronized (this) {
       lastReason = what + ": " + reason;
       if (!inEpisode) {
         inEpisode = true;
+        episodeStartMs = System.currentTimeMillis();
         episodeFallbacks = 0;
-        LOG.warn("Slotwise: Python policy unavailable ({}: {}); the built-in FIFO "
-            + "schedules until it answers again", what, reason);
-      } else {
-        LOG.debug("Slotwise: call {} failed: {}", what, reason);
+        LOG.warn("Slotwise: Python policy unavailable ({}); the built-in FIFO schedules until it "
+            + "answers again", lastReason);
       }
     }
   }
 
-  /**
-   * The timings of the successful calls of one method ({@code heartbeat},
-   * {@code update}, ...): build, round trip, sizes; see {@link CallStats}.
-   */
-  CallStats stats(String what) {
-    // 65,536 samples (3 MB) for heartbeats, fewer for the rarer calls.
-    return stats.computeIfAbsent(what,
-        k -> new CallStats("heartbeat".equals(k) ? CallStats.DEFAULT_CAPACITY : 4096));
-  }
-
-  /** Heartbeats scheduled by the FIFO fallback since the RM started. */
   long getFallbackCount() {
     return totalFallbacks.get();
   }
 
-  /** Failed calls (any method) since the RM started. */
   long getFailureCount() {
     return failures.get();
-  }
-
-  synchronized boolean isInFallback() {
-    return inEpisode;
   }
 
   synchronized String getLastFailure() {
@@ -320,9 +397,12 @@ final class PolicyLink {
   }
 
   void stop() {
+    synchronized (this) {
+      policy = null;
+      session = null;
+    }
     callLock.lock();
     try {
-      policy = null;
       executor.shutdownNow();
     } finally {
       callLock.unlock();

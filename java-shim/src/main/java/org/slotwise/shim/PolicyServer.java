@@ -1,20 +1,23 @@
 package org.slotwise.shim;
 
 /**
- * What the Python policy server implements (docs/protocol.md). Every argument
- * and every answer is one compact JSON string, so each call is exactly one
- * Py4J round trip.
+ * What the Python policy server implements. Every argument and answer is one
+ * JSON message of the protocol (docs/protocol.md; the schema names the
+ * types), so each call is exactly one Py4J round trip.
  */
 public interface PolicyServer {
-  /** Decisions for one node heartbeat: {"assign": [...], "preempt": [...]}. */
+  /** Payload to HeartbeatAnswer: decisions for the node(s) that heartbeated. */
   String heartbeat(String payload);
 
-  /** Periodic call: {"preempt": [...], "queues": [...]}. */
+  /** Payload (with the RM's truth) to UpdateAnswer: preemptions, the pool table, moves. */
   String update(String payload);
 
-  /** Pool for a new app: {"queue": "root.x"} or {"reject": "reason"}. */
-  String place(String app);
+  /** PlaceRequest to PlaceAnswer: the pool for a new app. */
+  String place(String request);
 
-  /** yarn application -movetoqueue: {"queue": "root.y"} or {"error": "reason"}. */
-  String move(String appId, String queue);
+  /** MoveRequest to MoveAnswer: where a moved app goes. */
+  String move(String request);
+
+  /** Ping to Pong: is this policy alive (asked when another one registers)? */
+  String ping(String ping);
 }

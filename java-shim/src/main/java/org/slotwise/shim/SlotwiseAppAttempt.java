@@ -87,15 +87,13 @@ final class SlotwiseAppAttempt extends SchedulerApplicationAttempt {
     }
   }
 
-  /** Puts a live container into the AM's preemption message. */
-  void warnPreemption(ContainerId id) {
-    if (liveContainers.containsKey(id)) {
+  /** Puts a live container into the AM's preemption message (warn), or takes it out. */
+  void warnPreemption(ContainerId id, boolean warn) {
+    if (!warn) {
+      warned.remove(id);
+    } else if (liveContainers.containsKey(id)) {
       warned.add(id);
     }
-  }
-
-  void unwarnPreemption(ContainerId id) {
-    warned.remove(id);
   }
 
   Set<ContainerId> getWarnedContainers() {

@@ -2,7 +2,6 @@ package org.slotwise.shim;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +15,6 @@ import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueState;
-import org.apache.hadoop.yarn.api.records.QueueStatistics;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.factories.RecordFactory;
@@ -40,20 +38,17 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicat
 final class SlotwiseQueue implements Queue {
   static final String ROOT = "root";
   private static final RecordFactory RECORDS = RecordFactoryProvider.getRecordFactory(null);
-  private static final long[] ZERO = {0, 0};
 
   private final String name;
-  private final SlotwiseQueue parent;
   private final QueueMetrics metrics;
   private final ActiveUsersManager users;
   private final Supplier<Resource> cluster;
   private final Map<String, SlotwiseQueue> children = new ConcurrentSkipListMap<>();
-  private volatile Answer.QueueRow row; // null until Python describes the pool
+  private volatile Messages.QueueRow row; // null until Python describes the pool
 
   SlotwiseQueue(String name, SlotwiseQueue parent, Configuration conf,
       Supplier<Resource> cluster) {
     this.name = name;
-    this.parent = parent;
     this.cluster = cluster;
     this.metrics = QueueMetrics.forQueue(name, parent, false, conf);
     this.users = new ActiveUsersManager(metrics);
@@ -85,24 +80,7 @@ final class SlotwiseQueue implements Queue {
     return q;
   }
 
-  String getParentName() {
-    return parent == null ? null : parent.name;
-  }
-
-  SlotwiseQueue getParent() {
-    return parent;
-  }
-
-  Collection<SlotwiseQueue> getChildren() {
-    return children.values();
-  }
-
-  /** Whether Python's pool table lists this queue. */
-  boolean isDescribed() {
-    return row != null;
-  }
-
-  void describe(Answer.QueueRow r) {
+  void describe(Messages.QueueRow r) {
     this.row = r;
   }
 
@@ -129,35 +107,33 @@ final class SlotwiseQueue implements Queue {
 
   @Override
   public QueueInfo getQueueInfo(boolean includeChildQueues, boolean recursive) {
-    Answer.QueueRow r = row;
+    Messages.QueueRow r = row;
     Resource total = cluster.get();
     long clusterMb = total.getMemorySize();
-    long[] fair = r == null ? ZERO : r.fair;
-    long[] min = r == null ? ZERO : r.min;
-    long[] max = r == null ? null : r.max;
-    long[] steady = r == null ? ZERO : r.steady;
-
+    Messages.Amount none = new Messages.Amount(0, 0);
+    Messages.Amount min = r == null ? none : r.min();
+    Messages.Amount steady = r == null ? none : r.steady();
+    Messages.Amount max = r == null ? null : r.max();
     QueueInfo info = RECORDS.newRecordInstance(QueueInfo.class);
     info.setQueueName(name);
     info.setQueuePath(name);
     info.setSchedulerType("SlotwiseScheduler");
     info.setQueueState(QueueState.RUNNING);
-    info.setWeight(r == null ? 1f : (float) r.weight);
-    info.setCapacity(ratio(fair[0], clusterMb));
+    info.setWeight(r == null ? 1f : (float) r.weight());
+    info.setCapacity(ratio(r == null ? 0 : Math.round(r.fair().memoryMb()), clusterMb));
     info.setCurrentCapacity(ratio(metrics.getAllocatedMB(), clusterMb));
-    info.setMaximumCapacity(max == null ? 1f : ratio(max[0], clusterMb));
-    info.setMinResourceMemory(min[0]);
-    info.setMinResourceVCore(toInt(min[1]));
-    long[] cap = max == null ? new long[] {clusterMb, total.getVirtualCores()}
-        : new long[] {Math.min(max[0], clusterMb), Math.min(max[1], total.getVirtualCores())};
-    info.setMaxResourceMemory(cap[0]);
-    info.setMaxResourceVCore(toInt(cap[1]));
-    info.setSteadyFairShareMemory(steady[0]);
-    info.setSteadyFairShareVCore(toInt(steady[1]));
+    info.setMaximumCapacity(max == null ? 1f : ratio(Math.round(max.memoryMb()), clusterMb));
+    info.setMinResourceMemory(Math.round(min.memoryMb()));
+    info.setMinResourceVCore(toInt(Math.round(min.vcores())));
+    info.setMaxResourceMemory(max == null ? clusterMb : Math.min(Math.round(max.memoryMb()), clusterMb));
+    info.setMaxResourceVCore(toInt(max == null ? total.getVirtualCores()
+        : Math.min(Math.round(max.vcores()), total.getVirtualCores())));
+    info.setSteadyFairShareMemory(Math.round(steady.memoryMb()));
+    info.setSteadyFairShareVCore(toInt(Math.round(steady.vcores())));
+    info.setMaxParallelApps(r == null || r.maxRunningApps() == null ? -1 : r.maxRunningApps());
     info.setReservedResourceMemory(0);
     info.setReservedResourceVCore(0);
     info.setPreemptionDisabled(false);
-    info.setQueueStatistics(statistics());
     List<QueueInfo> kids = new ArrayList<>();
     if (includeChildQueues) {
       for (SlotwiseQueue child : children.values()) {
@@ -167,29 +143,6 @@ final class SlotwiseQueue implements Queue {
     info.setChildQueues(kids);
     info.setApplications(Collections.emptyList());
     return info;
-  }
-
-  private QueueStatistics statistics() {
-    QueueStatistics s = RECORDS.newRecordInstance(QueueStatistics.class);
-    s.setNumAppsSubmitted(metrics.getAppsSubmitted());
-    s.setNumAppsRunning(metrics.getAppsRunning());
-    s.setNumAppsPending(metrics.getAppsPending());
-    s.setNumAppsCompleted(metrics.getAppsCompleted());
-    s.setNumAppsKilled(metrics.getAppsKilled());
-    s.setNumAppsFailed(metrics.getAppsFailed());
-    s.setNumActiveUsers(metrics.getActiveUsers());
-    s.setAvailableMemoryMB(metrics.getAvailableMB());
-    s.setAllocatedMemoryMB(metrics.getAllocatedMB());
-    s.setPendingMemoryMB(metrics.getPendingMB());
-    s.setReservedMemoryMB(metrics.getReservedMB());
-    s.setAvailableVCores(metrics.getAvailableVirtualCores());
-    s.setAllocatedVCores(metrics.getAllocatedVirtualCores());
-    s.setPendingVCores(metrics.getPendingVirtualCores());
-    s.setReservedVCores(metrics.getReservedVirtualCores());
-    s.setAllocatedContainers(metrics.getAllocatedContainers());
-    s.setPendingContainers(metrics.getPendingContainers());
-    s.setReservedContainers(metrics.getReservedContainers());
-    return s;
   }
 
   /** Pools' access rules live in Python (place/move); YARN sees open queues. */

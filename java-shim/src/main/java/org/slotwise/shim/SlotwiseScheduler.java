@@ -12,14 +12,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFuture;
-import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.protocolrecords.MoveApplicationAcrossQueuesRequest;
 import org.apache.hadoop.yarn.api.protocolrecords.UpdateApplicationPriorityRequest;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -36,6 +38,7 @@ import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
+import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
@@ -43,8 +46,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.Applicatio
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
@@ -70,6 +75,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourc
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ReleaseContainerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEventType;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
@@ -82,9 +88,13 @@ import org.slf4j.LoggerFactory;
  * A YARN ResourceScheduler whose policy runs in Python (docs/shim.md,
  * docs/protocol.md). YARN's bookkeeping (apps, attempts, nodes, containers,
  * metrics) is done here the way FifoScheduler does it; the decisions (which
- * container goes where, which pool an app joins, what to preempt) come from
- * Python over Py4J, one JSON call per node heartbeat. When Python cannot
- * answer in time, a built-in FIFO schedules the heartbeat.
+ * container goes where, which pool an app joins, what to preempt, which app
+ * to move) come from Python over Py4J, one call per node heartbeat. When
+ * Python cannot answer in time, a built-in FIFO schedules the heartbeat.
+ *
+ * <p>One heartbeat: {@link #nodeUpdate} builds a Payload ({@link #payload}),
+ * {@link PolicyLink#call} sends it, {@link #applyHeartbeat} checks and
+ * carries out the answer.
  *
  * <p>Locking: the scheduler's write lock guards every change of scheduler
  * state; calls to Python are made without it (see {@link PolicyLink}), with
@@ -94,7 +104,7 @@ import org.slf4j.LoggerFactory;
 public class SlotwiseScheduler
     extends AbstractYarnScheduler<SlotwiseAppAttempt, FiCaSchedulerNode>
     implements Configurable {
-  static final String VERSION = "0.1.0";
+  static final String VERSION = "0.2.0";
 
   public static final String GATEWAY_PORT = "slotwise.gateway.port";
   public static final String TOKEN_FILE = "slotwise.gateway.token-file";
@@ -102,19 +112,29 @@ public class SlotwiseScheduler
   public static final String TIMEOUT_MS = "slotwise.policy.timeout-ms";
   public static final String READ_TIMEOUT_MS = "slotwise.policy.read-timeout-ms";
   public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
+  public static final String CALL_OBSERVER = "slotwise.call-observer.class";
+  /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
+  public static final long DEFAULT_TIMEOUT_MS = 100;
 
   private static final Logger LOG = LoggerFactory.getLogger(SlotwiseScheduler.class);
   private static final String DEFAULT_QUEUE = SlotwiseQueue.ROOT + ".default";
 
   private final ResourceCalculator calculator = new DominantResourceCalculator();
-  private final Payload payload = new Payload();
+  private final Deltas deltas = new Deltas();
   private final Map<String, SlotwiseQueue> queues = new ConcurrentHashMap<>();
   /** Python's id for each live container it placed. */
   private final Map<ContainerId, String> engineIds = new ConcurrentHashMap<>();
+  /** Moves Python orders run here: YARN's move path waits for the state store and for Python. */
+  private final ExecutorService mover = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "slotwise-moves");
+    t.setDaemon(true);
+    return t;
+  });
 
   private Configuration conf;
   private boolean usePortForNodeName;
   private SlotwiseQueue root;
+  private Gateway.Callbacks callbacks;
   private PolicyLink link;
   private Gateway gateway;
 
@@ -135,7 +155,11 @@ public class SlotwiseScheduler
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     root = queue(SlotwiseQueue.ROOT);
     queue(DEFAULT_QUEUE);
-    link = new PolicyLink(conf.getLong(TIMEOUT_MS, 100), payload::requireFull);
+    Class<? extends PolicyLink.CallObserver> observer =
+        conf.getClass(CALL_OBSERVER, null, PolicyLink.CallObserver.class);
+    callbacks = new Gateway.Callbacks(conf.getInt(READ_TIMEOUT_MS, 5000));
+    link = new PolicyLink(conf.getLong(TIMEOUT_MS, DEFAULT_TIMEOUT_MS), deltas::requireFull,
+        callbacks, observer == null ? null : observer.getDeclaredConstructor().newInstance());
     // AbstractYarnScheduler runs update() on its daemon thread at this period.
     updateInterval = Math.max(10, conf.getLong(UPDATE_INTERVAL_MS, 500));
     super.serviceInit(conf);
@@ -147,8 +171,7 @@ public class SlotwiseScheduler
     String dir = conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")) + "/slotwise/";
     gateway = new Gateway(new GatewayEntryPoint(this), conf.getInt(GATEWAY_PORT, 0),
         Paths.get(conf.get(TOKEN_FILE, dir + "gateway.token")),
-        Paths.get(conf.get(INFO_FILE, dir + "gateway.json")),
-        conf.getInt(READ_TIMEOUT_MS, 5000));
+        Paths.get(conf.get(INFO_FILE, dir + "gateway.json")), callbacks);
     try {
       gateway.start();
     } catch (Throwable t) {
@@ -165,6 +188,7 @@ public class SlotwiseScheduler
     if (link != null) {
       link.stop();
     }
+    mover.shutdownNow();
     super.serviceStop();
   }
 
@@ -196,16 +220,35 @@ public class SlotwiseScheduler
 
   // ------------------------------------------------------------ Python side
 
+  private Messages.ShimInfo shimInfo() {
+    return new Messages.ShimInfo(VERSION, "yarn", Messages.PROTOCOL, link.getTimeoutMs(),
+        updateInterval, List.of("memory_mb", "vcores"));
+  }
+
   /**
-   * A new policy (or null to unregister). Its first call, which opens Py4J's
-   * callback connection, is a full-state update made right away on the update
-   * thread with a longer deadline; heartbeats use the FIFO until it answers.
+   * A policy offers itself. Once registered, its first call (which opens
+   * Py4J's callback connection) is a full-state update made at once on the
+   * update thread with a longer deadline; heartbeats use the FIFO until then.
    */
-  void registerPolicy(PolicyServer policy) {
-    link.register(policy);
-    if (policy != null) {
+  Messages.Registered registerPolicy(PolicyServer policy, String json) {
+    Messages.Registered answer;
+    try {
+      answer = link.register(policy, Messages.read(json, Messages.Register.class), shimInfo());
+    } catch (IllegalArgumentException e) {
+      answer = new Messages.Registered(null, e.getMessage(), null, shimInfo());
+    }
+    if (answer.session() != null) {
       triggerUpdate();
     }
+    return answer;
+  }
+
+  boolean unregisterPolicy(String session) {
+    return link.unregister(session);
+  }
+
+  Messages.ShimStatus linkStatus(String session) {
+    return link.status(session);
   }
 
   /** Heartbeats scheduled by the built-in FIFO since the RM started. */
@@ -216,16 +259,6 @@ public class SlotwiseScheduler
   /** Failed calls to Python (any method) since the RM started. */
   public long getPolicyFailureCount() {
     return link == null ? 0 : link.getFailureCount();
-  }
-
-  /**
-   * Timings of the successful calls of one method as JSON ({@link
-   * CallStats#toJson}) plus the fallback and failure counters.
-   */
-  String getCallStats(String method, boolean reset) {
-    String json = link == null ? new CallStats(1).toJson(false) : link.stats(method).toJson(reset);
-    return json.substring(0, json.length() - 1) + ",\"fallbacks\":" + getFallbackCount()
-        + ",\"failures\":" + getPolicyFailureCount() + "}";
   }
 
   // ----------------------------------------------------------------- events
@@ -242,199 +275,166 @@ public class SlotwiseScheduler
 
   private void dispatch(SchedulerEvent event) {
     switch (event.getType()) {
-      case NODE_ADDED: {
-        NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
-        addNode(e.getAddedRMNode(), e);
-        break;
-      }
-      case NODE_REMOVED:
-        removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
-        break;
-      case NODE_UPDATE:
-        nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
-        break;
-      case NODE_RESOURCE_UPDATE: {
+      case NODE_ADDED -> addNode((NodeAddedSchedulerEvent) event);
+      case NODE_REMOVED -> removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+      case NODE_UPDATE -> nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
+      case NODE_RESOURCE_UPDATE -> {
         NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
         updateNodeResource(e.getRMNode(), e.getResourceOption());
-        break;
       }
-      case APP_ADDED:
-        addApplication((AppAddedSchedulerEvent) event);
-        break;
-      case APP_REMOVED: {
+      case APP_ADDED -> addApplication((AppAddedSchedulerEvent) event);
+      case APP_REMOVED -> {
         AppRemovedSchedulerEvent e = (AppRemovedSchedulerEvent) event;
         removeApplication(e.getApplicationID(), e.getFinalState());
-        break;
       }
-      case APP_ATTEMPT_ADDED: {
+      case APP_ATTEMPT_ADDED -> {
         AppAttemptAddedSchedulerEvent e = (AppAttemptAddedSchedulerEvent) event;
         addAttempt(e.getApplicationAttemptId(), e.getTransferStateFromPreviousAttempt(),
             e.getIsAttemptRecovering());
-        break;
       }
-      case APP_ATTEMPT_REMOVED: {
+      case APP_ATTEMPT_REMOVED -> {
         AppAttemptRemovedSchedulerEvent e = (AppAttemptRemovedSchedulerEvent) event;
         removeAttempt(e.getApplicationAttemptID(), e.getFinalAttemptState(),
             e.getKeepContainersAcrossAppAttempts());
-        break;
       }
-      case CONTAINER_EXPIRED: {
+      case CONTAINER_EXPIRED -> {
         ContainerId id = ((ContainerExpiredSchedulerEvent) event).getContainerId();
         completedContainer(getRMContainer(id),
             SchedulerUtils.createAbnormalContainerStatus(id, SchedulerUtils.EXPIRED_CONTAINER),
             RMContainerEventType.EXPIRE);
-        break;
       }
-      case RELEASE_CONTAINER: {
+      case RELEASE_CONTAINER -> {
         RMContainer c = ((ReleaseContainerEvent) event).getContainer();
-        completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(
-            c.getContainerId(), SchedulerUtils.RELEASED_CONTAINER),
-            RMContainerEventType.RELEASED);
-        break;
+        completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
+            SchedulerUtils.RELEASED_CONTAINER), RMContainerEventType.RELEASED);
       }
-      case MARK_CONTAINER_FOR_PREEMPTION: {
+      case MARK_CONTAINER_FOR_PREEMPTION, MARK_CONTAINER_FOR_NONKILLABLE -> {
         ContainerPreemptEvent e = (ContainerPreemptEvent) event;
         SlotwiseAppAttempt attempt = getApplicationAttempt(e.getAppId());
         if (attempt != null) {
-          attempt.warnPreemption(e.getContainer().getContainerId());
+          attempt.warnPreemption(e.getContainer().getContainerId(),
+              event.getType() == SchedulerEventType.MARK_CONTAINER_FOR_PREEMPTION);
         }
-        break;
       }
-      case MARK_CONTAINER_FOR_KILLABLE:
-        killPreempted(((ContainerPreemptEvent) event).getContainer());
-        break;
-      case MARK_CONTAINER_FOR_NONKILLABLE: {
-        ContainerPreemptEvent e = (ContainerPreemptEvent) event;
-        SlotwiseAppAttempt attempt = getApplicationAttempt(e.getAppId());
-        if (attempt != null) {
-          attempt.unwarnPreemption(e.getContainer().getContainerId());
-        }
-        break;
-      }
-      case KILL_RESERVED_CONTAINER:
-        // Slotwise never reserves containers.
-        LOG.debug("Slotwise: ignoring {}", event.getType());
-        break;
-      case NODE_LABELS_UPDATE:
-      case NODE_ATTRIBUTES_UPDATE:
-      case MANAGE_QUEUE:
-      case AUTO_QUEUE_DELETION:
-        // Node labels and attributes, CapacityScheduler queue management:
-        // not meaningful for Python's pools.
-        LOG.debug("Slotwise: ignoring {}", event.getType());
-        break;
-      default:
-        LOG.warn("Slotwise: ignoring unknown scheduler event {}", event.getType());
+      case MARK_CONTAINER_FOR_KILLABLE -> killPreempted(((ContainerPreemptEvent) event).getContainer());
+      // Reservations, node labels and attributes, CapacityScheduler queue management: none here.
+      default -> LOG.debug("Slotwise: ignoring {}", event.getType());
+    }
+  }
+
+  /** Runs {@code r} under the scheduler's write lock. */
+  private void locked(Runnable r) {
+    writeLock.lock();
+    try {
+      r.run();
+    } finally {
+      writeLock.unlock();
     }
   }
 
   // ------------------------------------------------------------------ nodes
 
-  private void addNode(RMNode nm, NodeAddedSchedulerEvent e) {
-    writeLock.lock();
-    try {
+  private void addNode(NodeAddedSchedulerEvent e) {
+    RMNode nm = e.getAddedRMNode();
+    locked(() -> {
       FiCaSchedulerNode node = new FiCaSchedulerNode(nm, usePortForNodeName);
       nodeTracker.addNode(node);
-      payload.nodeChanged(nodeRecord(node));
+      deltas.nodeChanged(nodeRecord(node));
       recoverContainersOnNode(e.getContainerReports(), nm);
       for (RMContainer c : node.getCopiedListOfRunningContainers()) {
-        payload.launched(launchedRecord(c, c.isAMContainer(), null));
+        deltas.launched(containerRecord(c, null, c.isAMContainer()));
       }
       updateRootQueueMetrics();
-      LOG.info("Slotwise: added node {} ({}); cluster {}", nm.getNodeID(),
-          nm.getTotalCapability(), getClusterResource());
-    } finally {
-      writeLock.unlock();
-    }
+    });
+    LOG.info("Slotwise: added node {} ({}); cluster {}", nm.getNodeID(), nm.getTotalCapability(),
+        getClusterResource());
   }
 
   private void removeNode(RMNode nm) {
-    writeLock.lock();
-    try {
+    locked(() -> {
       FiCaSchedulerNode node = nodeTracker.getNode(nm.getNodeID());
-      if (node == null) {
-        return;
+      if (node != null) {
+        for (RMContainer c : node.getCopiedListOfRunningContainers()) {
+          completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
+              SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
+        }
+        nodeTracker.removeNode(nm.getNodeID());
+        deltas.nodeRemoved(nm.getNodeID().toString());
+        updateRootQueueMetrics();
+        LOG.info("Slotwise: removed node {}; cluster {}", nm.getNodeID(), getClusterResource());
       }
-      for (RMContainer c : node.getCopiedListOfRunningContainers()) {
-        completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(
-            c.getContainerId(), SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
-      }
-      nodeTracker.removeNode(nm.getNodeID());
-      payload.nodeRemoved(nm.getNodeID().toString());
-      updateRootQueueMetrics();
-      LOG.info("Slotwise: removed node {}; cluster {}", nm.getNodeID(), getClusterResource());
-    } finally {
-      writeLock.unlock();
-    }
+    });
   }
 
   @Override
   public void updateNodeResource(RMNode nm, ResourceOption option) {
-    writeLock.lock();
-    try {
+    locked(() -> {
       super.updateNodeResource(nm, option);
       FiCaSchedulerNode node = nodeTracker.getNode(nm.getNodeID());
       if (node != null) {
-        payload.nodeChanged(nodeRecord(node));
+        deltas.nodeChanged(nodeRecord(node));
       }
       updateRootQueueMetrics();
-    } finally {
-      writeLock.unlock();
-    }
+    });
   }
 
   @Override
-  public void recoverContainersOnNode(
-      List<org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus> reports,
-      RMNode nm) {
-    writeLock.lock();
-    try {
-      super.recoverContainersOnNode(reports, nm);
-    } finally {
-      writeLock.unlock();
-    }
+  public void recoverContainersOnNode(List<NMContainerStatus> reports, RMNode nm) {
+    locked(() -> super.recoverContainersOnNode(reports, nm));
   }
 
   /**
    * One node heartbeat: YARN's bookkeeping, then one call to Python whose
-   * assignments are checked and allocated; the built-in FIFO if that fails.
+   * answer is checked and carried out; the built-in FIFO if that fails.
    */
   @Override
   protected void nodeUpdate(RMNode nm) {
-    FiCaSchedulerNode node;
-    writeLock.lock();
-    try {
+    locked(() -> {
       super.nodeUpdate(nm);
-      node = nodeTracker.getNode(nm.getNodeID());
       updateRootQueueMetrics();
-    } finally {
-      writeLock.unlock();
-    }
+    });
+    FiCaSchedulerNode node = nodeTracker.getNode(nm.getNodeID());
     if (node == null || (rmContext.isWorkPreservingRecoveryEnabled()
         && !rmContext.isSchedulerReadyForAllocatingContainers())) {
       return;
     }
-    String nodeId = node.getNodeID().toString();
-    Answer.Heartbeat answer = null;
+    link.heartbeat();
+    Messages.HeartbeatAnswer answer = null;
     if (!(link.hasPolicy() && link.isCold())) { // a new policy warms up on the update thread
-      answer = link.call("heartbeat", () -> buildPayload(nodeId),
-          PolicyServer::heartbeat, Answer::heartbeat);
+      answer = link.call("heartbeat", () -> payload(node, false), PolicyServer::heartbeat,
+          json -> {
+            Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
+            return accepted(a.error(), a);
+          }, this::applyHeartbeat);
     }
-    writeLock.lock();
-    try {
-      if (answer != null) {
-        applyAssignments(answer.assign);
-        applyPreemptions(answer.preempt);
-      } else {
+    if (answer == null) {
+      locked(() -> {
         link.fallbackHeartbeat();
         if (nodeTracker.exists(node.getNodeID())) {
           fifoAssign(node);
         }
+        updateRootQueueMetrics();
+      });
+    }
+  }
+
+  /** An answer Python marked as a refusal of the payload counts as a failed call. */
+  private static <A> A accepted(String error, A answer) {
+    if (error != null) {
+      throw new IllegalArgumentException("Python refused the payload: " + error);
+    }
+    return answer;
+  }
+
+  private void applyHeartbeat(Messages.HeartbeatAnswer answer) {
+    locked(() -> {
+      applyAssignments(answer.assign());
+      applyPreemptions(answer.preempt());
+      if (answer.resync()) {
+        deltas.requireFull();
       }
       updateRootQueueMetrics();
-    } finally {
-      writeLock.unlock();
-    }
+    });
   }
 
   /** The periodic call; AbstractYarnScheduler's update thread runs it. */
@@ -446,26 +446,38 @@ public class SlotwiseScheduler
       }
       long deadline = link.isCold()
           ? Math.max(link.getTimeoutMs(), PolicyLink.WARMUP_MS) : link.getTimeoutMs();
-      Answer.Update answer = link.call("update", deadline, () -> buildPayload(null),
-          PolicyServer::update, Answer::update);
-      if (answer == null) {
-        return;
-      }
-      writeLock.lock();
-      try {
-        applyPreemptions(answer.preempt);
-        for (Answer.QueueRow row : answer.queues) {
-          String name = SlotwiseQueue.qualify(row.name);
-          if (name != null) {
-            queue(name).describe(row);
-          }
-        }
-        updateRootQueueMetrics();
-      } finally {
-        writeLock.unlock();
-      }
+      link.call("update", deadline, () -> payload(null, true), PolicyServer::update,
+          json -> {
+            Messages.UpdateAnswer a = Messages.read(json, Messages.UpdateAnswer.class);
+            return accepted(a.error(), a);
+          }, this::applyUpdate);
     } catch (Throwable t) {
       LOG.error("Slotwise: periodic update failed", t);
+    }
+  }
+
+  private void applyUpdate(Messages.UpdateAnswer answer) {
+    locked(() -> {
+      applyPreemptions(answer.preempt());
+      for (Messages.QueueRow row : answer.queues()) {
+        String name = SlotwiseQueue.qualify(row.name());
+        if (name != null) {
+          queue(name).describe(row);
+        }
+      }
+      if (answer.resync()) {
+        deltas.requireFull();
+        LOG.warn("Slotwise: Python found its view of the cluster different from the RM's; "
+            + "sending the full state");
+      }
+      updateRootQueueMetrics();
+    });
+    for (Messages.MoveOrder m : answer.move()) {
+      mover.execute(() -> {
+        Messages.MoveAnswer done = adminMove(m.app(), m.queue());
+        LOG.info("Slotwise: moving {} to {} for Python ({}): {}", m.app(), m.queue(), m.reason(),
+            done.error() == null ? "done" : done.error());
+      });
     }
   }
 
@@ -479,47 +491,40 @@ public class SlotwiseScheduler
     String requested = e.getQueue() == null || e.getQueue().isEmpty() ? "default" : e.getQueue();
     String target = SlotwiseQueue.qualify(requested);
     if (!e.getIsAppRecovering()) {
-      Answer.Place answer = link.call("place",
-          () -> Payload.encodePlace(id.toString(), user, requested, groups(user),
-              priority.getPriority()),
-          PolicyServer::place, Answer::place);
-      if (answer != null && answer.reject != null) {
-        reject(id, "Rejected by the Slotwise policy: " + answer.reject);
+      Messages.PlaceAnswer answer = link.call("place", () -> Messages.write(
+          new Messages.PlaceRequest(id.toString(), user, requested, groups(user),
+              priority.getPriority())),
+          PolicyServer::place, json -> Messages.read(json, Messages.PlaceAnswer.class), a -> { });
+      if (answer != null && answer.reject() != null) {
+        reject(id, "Rejected by the Slotwise policy: " + answer.reject());
         return;
       }
       if (answer != null) {
-        String chosen = SlotwiseQueue.qualify(answer.queue);
-        if (chosen == null) {
-          reject(id, "The Slotwise policy placed the app in an invalid queue '"
-              + answer.queue + "'");
+        target = SlotwiseQueue.qualify(answer.queue());
+        if (target == null) {
+          reject(id, "The Slotwise policy placed the app in an invalid queue '" + answer.queue()
+              + "'");
           return;
         }
-        target = chosen;
       }
     }
-    if (target == null) {
-      target = DEFAULT_QUEUE;
-    }
-    writeLock.lock();
-    try {
-      SlotwiseQueue q = queue(target);
+    String queueName = target == null ? DEFAULT_QUEUE : target;
+    locked(() -> {
+      SlotwiseQueue q = queue(queueName);
       SchedulerApplication<SlotwiseAppAttempt> app =
           new SchedulerApplication<>(q, user, priority, e.isUnmanagedAM());
       applications.put(id, app);
       q.getMetrics().submitApp(user, e.isUnmanagedAM());
       RMApp rmApp = rmContext.getRMApps().get(id);
       if (rmApp != null) {
-        rmApp.setQueue(target);
+        rmApp.setQueue(queueName);
         if (rmApp.getApplicationSubmissionContext() != null) {
-          rmApp.getApplicationSubmissionContext().setQueue(target);
+          rmApp.getApplicationSubmissionContext().setQueue(queueName);
         }
       }
-      payload.appChanged(id.toString());
-      LOG.info("Slotwise: accepted {} from {} into {} ({} apps)", id, user, target,
-          applications.size());
-    } finally {
-      writeLock.unlock();
-    }
+      deltas.appChanged(id.toString());
+    });
+    LOG.info("Slotwise: accepted {} from {} into {}", id, user, queueName);
     if (!e.getIsAppRecovering()) {
       rmContext.getDispatcher().getEventHandler()
           .handle(new RMAppEvent(id, RMAppEventType.APP_ACCEPTED));
@@ -540,33 +545,25 @@ public class SlotwiseScheduler
         .handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, message));
   }
 
-  private void removeApplication(ApplicationId id,
-      org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState finalState) {
-    writeLock.lock();
-    try {
+  private void removeApplication(ApplicationId id, RMAppState finalState) {
+    locked(() -> {
       SchedulerApplication<SlotwiseAppAttempt> app = applications.remove(id);
-      if (app == null) {
-        LOG.debug("Slotwise: {} ends without having been accepted", id); // e.g. rejected
-        return;
+      if (app != null) { // else it was rejected
+        app.getQueue().getAbstractUsersManager().deactivateApplication(app.getUser(), id);
+        app.stop(finalState);
+        deltas.appRemoved(id.toString());
       }
-      app.getQueue().getAbstractUsersManager().deactivateApplication(app.getUser(), id);
-      app.stop(finalState);
-      payload.appRemoved(id.toString());
-    } finally {
-      writeLock.unlock();
-    }
+    });
   }
 
   private void addAttempt(ApplicationAttemptId attemptId, boolean transfer,
       boolean recovering) {
-    writeLock.lock();
-    try {
-      SchedulerApplication<SlotwiseAppAttempt> app =
-          applications.get(attemptId.getApplicationId());
-      if (app == null) {
-        LOG.warn("Slotwise: attempt {} of an unknown application", attemptId);
-        return;
-      }
+    SchedulerApplication<SlotwiseAppAttempt> app = applications.get(attemptId.getApplicationId());
+    if (app == null) {
+      LOG.warn("Slotwise: attempt {} of an unknown application", attemptId);
+      return;
+    }
+    locked(() -> {
       SlotwiseAppAttempt attempt = new SlotwiseAppAttempt(attemptId, app.getUser(),
           (SlotwiseQueue) app.getQueue(), rmContext);
       attempt.setPriority(app.getPriority());
@@ -575,27 +572,22 @@ public class SlotwiseScheduler
       }
       app.setCurrentAppAttempt(attempt);
       app.getQueue().getMetrics().submitAppAttempt(app.getUser(), app.isUnmanagedAM());
-      payload.appChanged(attemptId.getApplicationId().toString());
-      LOG.info("Slotwise: added attempt {} of {}", attemptId, app.getUser());
-    } finally {
-      writeLock.unlock();
-    }
+      deltas.appChanged(attemptId.getApplicationId().toString());
+    });
     if (!recovering) {
       rmContext.getDispatcher().getEventHandler().handle(
           new RMAppAttemptEvent(attemptId, RMAppAttemptEventType.ATTEMPT_ADDED));
     }
   }
 
-  private void removeAttempt(ApplicationAttemptId attemptId,
-      org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState finalState,
+  private void removeAttempt(ApplicationAttemptId attemptId, RMAppAttemptState finalState,
       boolean keepContainers) {
-    writeLock.lock();
-    try {
-      SlotwiseAppAttempt attempt = getApplicationAttempt(attemptId);
-      if (attempt == null || !applications.containsKey(attemptId.getApplicationId())) {
-        LOG.warn("Slotwise: unknown attempt {} has completed", attemptId);
-        return;
-      }
+    SlotwiseAppAttempt attempt = getApplicationAttempt(attemptId);
+    if (attempt == null || !applications.containsKey(attemptId.getApplicationId())) {
+      LOG.warn("Slotwise: unknown attempt {} has completed", attemptId);
+      return;
+    }
+    locked(() -> {
       for (RMContainer c : attempt.getLiveContainers()) {
         if (keepContainers && c.getState() == RMContainerState.RUNNING) {
           continue; // work-preserving AM restart
@@ -605,10 +597,8 @@ public class SlotwiseScheduler
             RMContainerEventType.KILL);
       }
       attempt.stop(finalState);
-      payload.appChanged(attemptId.getApplicationId().toString());
-    } finally {
-      writeLock.unlock();
-    }
+      deltas.appChanged(attemptId.getApplicationId().toString());
+    });
   }
 
   /** The AM's path: new asks, releases and blacklist; takes new containers. */
@@ -637,7 +627,7 @@ public class SlotwiseScheduler
       app.getWriteLock().unlock();
     }
     if (!ask.isEmpty()) {
-      payload.appChanged(attemptId.getApplicationId().toString());
+      deltas.appChanged(attemptId.getApplicationId().toString()); // after: read when sent
     }
     Resource headroom = Resources.componentwiseMax(Resources.none(),
         Resources.subtract(getClusterResource(), root.getMetrics().getAllocatedResources()));
@@ -667,47 +657,35 @@ public class SlotwiseScheduler
     }
   }
 
-  /**
-   * {@link GatewayEntryPoint#moveApplication}: {"queue": where the app is now}
-   * or {"error": why not}. Never throws.
-   */
-  String adminMove(String appId, String queue) {
+  /** A move as the RM's client service makes it (state store, RMApp, then this scheduler). */
+  Messages.MoveAnswer adminMove(String appId, String queue) {
     try {
       ApplicationId id = ApplicationId.fromString(appId);
       if (rmContext.getRMApps().get(id) == null) {
-        return adminError("unknown application " + appId);
+        return new Messages.MoveAnswer(null, "unknown application " + appId);
       }
-      // The client service's path, as `yarn application -movetoqueue` takes it.
       rmContext.getClientRMService().moveApplicationAcrossQueues(
           MoveApplicationAcrossQueuesRequest.newInstance(id, queue));
-      return new Json.Out().beginObject().key("queue").value(rmContext.getRMApps().get(id).getQueue())
-          .endObject().toString();
+      return new Messages.MoveAnswer(rmContext.getRMApps().get(id).getQueue(), null);
     } catch (Exception e) {
-      return adminError(e.getMessage() == null ? e.toString() : e.getMessage());
+      return new Messages.MoveAnswer(null, e.getMessage() == null ? e.toString() : e.getMessage());
     }
   }
 
-  /**
-   * {@link GatewayEntryPoint#updateApplicationPriority}: {"priority": the one
-   * in force, capped by yarn.cluster.max-application-priority} or {"error"}.
-   */
-  String adminPriority(String appId, int priority) {
+  /** A priority change as the RM's client service makes it; the one in force, capped. */
+  Messages.PriorityAnswer adminPriority(String appId, int priority) {
     try {
       ApplicationId id = ApplicationId.fromString(appId);
       if (rmContext.getRMApps().get(id) == null) {
-        return adminError("unknown application " + appId);
+        return new Messages.PriorityAnswer(null, "unknown application " + appId);
       }
       Priority now = rmContext.getClientRMService().updateApplicationPriority(
           UpdateApplicationPriorityRequest.newInstance(id, Priority.newInstance(priority)))
           .getApplicationPriority();
-      return new Json.Out().beginObject().key("priority").value(now.getPriority()).endObject().toString();
+      return new Messages.PriorityAnswer(now.getPriority(), null);
     } catch (Exception e) {
-      return adminError(e.getMessage() == null ? e.toString() : e.getMessage());
+      return new Messages.PriorityAnswer(null, e.getMessage() == null ? e.toString() : e.getMessage());
     }
-  }
-
-  private static String adminError(String message) {
-    return new Json.Out().beginObject().key("error").value(message).endObject().toString();
   }
 
   /** Python decides (and may rename) the target pool; then the app moves. */
@@ -716,20 +694,21 @@ public class SlotwiseScheduler
     if (!applications.containsKey(appId)) {
       throw new YarnException("App to be moved " + appId + " not found.");
     }
-    Answer.Move answer = link.call("move", () -> "",
-        (p, unused) -> p.move(appId.toString(), newQueue), Answer::move);
+    String request = Messages.write(new Messages.MoveRequest(appId.toString(), newQueue));
+    Messages.MoveAnswer answer = link.call("move", () -> request, PolicyServer::move,
+        json -> Messages.read(json, Messages.MoveAnswer.class), a -> { });
     if (answer == null) {
       throw new YarnException("Cannot move " + appId + ": the Slotwise policy did not answer ("
           + link.getLastFailure() + ")");
     }
-    if (answer.error != null) {
+    if (answer.error() != null) {
       throw new YarnException("The Slotwise policy refused to move " + appId + " to "
-          + newQueue + ": " + answer.error);
+          + newQueue + ": " + answer.error());
     }
-    String target = SlotwiseQueue.qualify(answer.queue);
+    String target = SlotwiseQueue.qualify(answer.queue());
     if (target == null) {
       throw new YarnException("The Slotwise policy answered an invalid queue '"
-          + answer.queue + "'");
+          + answer.queue() + "'");
     }
     writeLock.lock();
     try {
@@ -749,7 +728,7 @@ public class SlotwiseScheduler
         attempt.move(to); // live containers, pending asks, metrics, users
       }
       app.setQueue(to);
-      payload.appChanged(appId.toString());
+      deltas.appChanged(appId.toString());
       LOG.info("Slotwise: moved {} to {}", appId, target);
       return target;
     } finally {
@@ -762,10 +741,7 @@ public class SlotwiseScheduler
       String queuePath, ApplicationId applicationId) {
     int p = requested == null ? 0 : requested.getPriority();
     Priority max = getMaxClusterLevelAppPriority();
-    if (max != null && p > max.getPriority()) {
-      p = max.getPriority();
-    }
-    return Priority.newInstance(p);
+    return Priority.newInstance(max != null && p > max.getPriority() ? max.getPriority() : p);
   }
 
   @Override
@@ -789,17 +765,13 @@ public class SlotwiseScheduler
     state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
     state.setLaunchTime(rmApp.getLaunchTime());
     rmContext.getStateStore().updateApplicationStateSynchronously(state, false, future);
-    writeLock.lock();
-    try {
+    locked(() -> {
       app.setPriority(p);
-      SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
-      if (attempt != null) {
-        attempt.setPriority(p);
+      if (app.getCurrentAppAttempt() != null) {
+        app.getCurrentAppAttempt().setPriority(p);
       }
-      payload.appChanged(appId.toString());
-    } finally {
-      writeLock.unlock();
-    }
+      deltas.appChanged(appId.toString());
+    });
     LOG.info("Slotwise: priority of {} is now {}", appId, p.getPriority());
     return p;
   }
@@ -816,39 +788,31 @@ public class SlotwiseScheduler
     boolean askComesBack = rmContainer != null && rmContainer.getContainerRequest() != null;
     super.completedContainer(rmContainer, status, event);
     if (askComesBack) {
-      payload.appChanged(
-          rmContainer.getApplicationAttemptId().getApplicationId().toString());
+      deltas.appChanged(rmContainer.getApplicationAttemptId().getApplicationId().toString());
     }
   }
 
   @Override
   protected void completedContainerInternal(RMContainer rmContainer, ContainerStatus status,
       RMContainerEventType event) {
-    writeLock.lock();
-    try {
-      Container container = rmContainer.getContainer();
-      ContainerId id = container.getId();
+    locked(() -> {
+      ContainerId id = rmContainer.getContainerId();
       SlotwiseAppAttempt attempt = getCurrentAttemptForContainer(id);
-      FiCaSchedulerNode node = nodeTracker.getNode(container.getNodeId());
       if (attempt == null) {
         LOG.info("Slotwise: container {} of an unknown application finished ({})", id, event);
         return;
       }
+      FiCaSchedulerNode node = nodeTracker.getNode(rmContainer.getContainer().getNodeId());
       String partition = node == null ? RMNodeLabelsManager.NO_LABEL : node.getPartition();
-      boolean wasLive = attempt.containerCompleted(rmContainer, status, event, partition);
+      if (attempt.containerCompleted(rmContainer, status, event, partition)) {
+        deltas.finished(id.toString());
+      }
       if (node != null) {
         node.releaseContainer(id, false);
       }
       engineIds.remove(id);
-      if (wasLive) {
-        payload.finished(id.toString());
-      }
       updateRootQueueMetrics();
-      LOG.debug("Slotwise: {} released container {} ({})", attempt.getApplicationAttemptId(),
-          id, event);
-    } finally {
-      writeLock.unlock();
-    }
+    });
   }
 
   @Override
@@ -866,53 +830,57 @@ public class SlotwiseScheduler
   }
 
   /** kill=true kills as preempted; kill=false warns the AM. Under the write lock. */
-  private void applyPreemptions(List<Answer.Preempt> preemptions) {
-    for (Answer.Preempt p : preemptions) {
+  private void applyPreemptions(List<Messages.Preemption> preemptions) {
+    for (Messages.Preemption p : preemptions) {
       try {
-        ContainerId id = ContainerId.fromString(p.container);
+        ContainerId id = ContainerId.fromString(p.container());
         RMContainer c = getRMContainer(id);
         if (c == null) {
           continue; // already gone
         }
-        if (p.kill) {
+        if (p.kill()) {
           killPreempted(c);
         } else {
           SlotwiseAppAttempt attempt = getCurrentAttemptForContainer(id);
           if (attempt != null) {
-            attempt.warnPreemption(id);
+            attempt.warnPreemption(id, true);
           }
         }
       } catch (RuntimeException e) {
-        LOG.warn("Slotwise: cannot preempt {}: {}", p.container, e.toString());
+        LOG.warn("Slotwise: cannot preempt {}: {}", p.container(), e.toString());
       }
     }
   }
 
-  /** Checks and allocates Python's assignments; refused ones are reported. */
-  private void applyAssignments(List<Answer.Assign> assignments) {
-    for (Answer.Assign a : assignments) {
+  /**
+   * Checks and allocates Python's assignments. A refused one is reported with
+   * its app, whose ask Python took when it assigned and must get back.
+   */
+  private void applyAssignments(List<Messages.Assignment> assignments) {
+    for (Messages.Assignment a : assignments) {
       String refusal;
       try {
         refusal = tryAssign(a);
       } catch (RuntimeException e) {
         refusal = e.toString();
-        LOG.warn("Slotwise: error while allocating {}", a.engineId, e);
+        LOG.warn("Slotwise: error while allocating {}", a.engineId(), e);
       }
       if (refusal != null) {
-        payload.rejected(a.engineId);
-        LOG.debug("Slotwise: refused assignment {} of {} on {}: {}", a.engineId, a.app,
-            a.node, refusal);
+        deltas.rejected(a.engineId());
+        deltas.appChanged(a.app());
+        LOG.info("Slotwise: refused assignment {} of {} on {}: {}", a.engineId(), a.app(),
+            a.node(), refusal);
       }
     }
   }
 
   /** Allocates one assignment; returns null when done, else why not. */
-  private String tryAssign(Answer.Assign a) {
+  private String tryAssign(Messages.Assignment a) {
     ApplicationId appId;
     NodeId nodeId;
     try {
-      appId = ApplicationId.fromString(a.app);
-      nodeId = NodeId.fromString(a.node);
+      appId = ApplicationId.fromString(a.app());
+      nodeId = NodeId.fromString(a.node());
     } catch (IllegalArgumentException e) {
       return "malformed id";
     }
@@ -929,26 +897,26 @@ public class SlotwiseScheduler
       return "node blacklisted by the app";
     }
     for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
-      if (key.getPriority().getPriority() == a.priority
-          && a.locality.equals(locality(attempt, key, node, a.locality))) {
+      if (key.getPriority().getPriority() == a.priority()
+          && a.locality() == locality(attempt, key, node, a.locality())) {
         Resource capability =
             attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
         if (!Resources.fitsIn(capability, node.getUnallocatedResource())) {
           return "does not fit";
         }
-        return allocateOne(attempt, node, key, a.locality, a.engineId) ? null
+        return allocateOne(attempt, node, key, a.locality(), a.engineId()) ? null
             : "allocation refused";
       }
     }
-    return "no outstanding request at priority " + a.priority + " allowing " + a.locality;
+    return "no outstanding request at priority " + a.priority() + " allowing " + a.locality();
   }
 
   /**
    * The locality one container of this request may have on this node: the
    * wanted one if given and allowed, else the best allowed; null if none.
    */
-  private static String locality(SlotwiseAppAttempt attempt, SchedulerRequestKey key,
-      FiCaSchedulerNode node, String wanted) {
+  private static Messages.Locality locality(SlotwiseAppAttempt attempt, SchedulerRequestKey key,
+      FiCaSchedulerNode node, Messages.Locality wanted) {
     int any = attempt.getOutstandingAsksCount(key, ResourceRequest.ANY);
     int rack = attempt.getOutstandingAsksCount(key, node.getRackName());
     int host = attempt.getOutstandingAsksCount(key, node.getNodeName());
@@ -960,17 +928,13 @@ public class SlotwiseScheduler
     return FifoFallback.locality(any, rack, host, rackRelax, anyRelax);
   }
 
-  private static NodeType nodeType(String locality) {
-    switch (locality) {
-      case Answer.NODE_LOCAL: return NodeType.NODE_LOCAL;
-      case Answer.RACK_LOCAL: return NodeType.RACK_LOCAL;
-      default: return NodeType.OFF_SWITCH;
-    }
-  }
-
-  /** Allocates one container the normal way; under the write lock. */
+  /**
+   * Allocates one container the normal way; under the write lock. A container
+   * Python did not place (engineId null) changes the app's ask behind its back:
+   * the app goes to Python again.
+   */
   private boolean allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
-      SchedulerRequestKey key, String locality, String engineId) {
+      SchedulerRequestKey key, Messages.Locality locality, String engineId) {
     Resource capability =
         attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
     boolean am = attempt.waitsForAM();
@@ -979,63 +943,38 @@ public class SlotwiseScheduler
     Container container = BuilderUtils.newContainer(id, node.getNodeID(),
         node.getRMNode().getHttpAddress(), capability, key.getPriority(), null,
         key.getAllocationRequestId());
-    RMContainer rmContainer = attempt.allocate(nodeType(locality), node, key, container);
+    NodeType type = locality == Messages.Locality.NODE_LOCAL ? NodeType.NODE_LOCAL
+        : locality == Messages.Locality.RACK_LOCAL ? NodeType.RACK_LOCAL : NodeType.OFF_SWITCH;
+    RMContainer rmContainer = attempt.allocate(type, node, key, container);
     if (rmContainer == null) {
       return false;
     }
     node.allocateContainer(rmContainer);
     if (engineId != null) {
       engineIds.put(id, engineId);
+    } else {
+      deltas.appChanged(attempt.getApplicationId().toString());
     }
-    payload.launched(launchedRecord(rmContainer, am, engineId));
+    deltas.launched(containerRecord(rmContainer, engineId, am));
     return true;
   }
 
-  // --------------------------------------------------------------- fallback
-
-  /** An app as the FIFO fallback orders it. */
-  private static final class FifoApp implements FifoFallback.AppView {
-    final SlotwiseAppAttempt attempt;
-    final int priority;
-    final long submit;
-
-    FifoApp(SlotwiseAppAttempt attempt, int priority, long submit) {
-      this.attempt = attempt;
-      this.priority = priority;
-      this.submit = submit;
-    }
-
-    @Override
-    public String id() {
-      return attempt.getApplicationId().toString();
-    }
-
-    @Override
-    public int priority() {
-      return priority;
-    }
-
-    @Override
-    public long submitTime() {
-      return submit;
-    }
-  }
-
-  /** The built-in FIFO for one heartbeat; under the write lock. */
+  /** The built-in FIFO for one heartbeat (FifoFallback's rules); under the write lock. */
   private void fifoAssign(FiCaSchedulerNode node) {
     if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
       return;
     }
-    List<FifoApp> apps = new ArrayList<>();
+    List<FifoFallback.App<SlotwiseAppAttempt>> apps = new ArrayList<>();
     for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
         : applications.entrySet()) {
       SlotwiseAppAttempt attempt = e.getValue().getCurrentAppAttempt();
       if (attempt != null && !attempt.isStopped()) {
-        apps.add(new FifoApp(attempt, priorityOf(e.getValue()), submitTime(e.getKey())));
+        apps.add(new FifoFallback.App<>(attempt, e.getKey().toString(), priorityOf(e.getValue()),
+            submitTime(e.getKey())));
       }
     }
-    for (FifoApp app : FifoFallback.order(apps)) {
-      SlotwiseAppAttempt attempt = app.attempt;
+    for (FifoFallback.App<SlotwiseAppAttempt> app : FifoFallback.order(apps)) {
+      SlotwiseAppAttempt attempt = app.attempt();
       if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
         continue;
       }
@@ -1046,7 +985,7 @@ public class SlotwiseScheduler
         }
         int assigned = 0;
         while (true) {
-          String loc = locality(attempt, key, node, null);
+          Messages.Locality loc = locality(attempt, key, node, null);
           Resource capability =
               attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
           if (loc == null || !Resources.fitsIn(capability, node.getUnallocatedResource())
@@ -1067,105 +1006,134 @@ public class SlotwiseScheduler
 
   // ---------------------------------------------------------------- payload
 
-  /** Builds the next heartbeat/update payload; called by PolicyLink.call. */
-  private String buildPayload(String node) {
+  /**
+   * The next heartbeat ({@code node} set) or update payload; PolicyLink.call
+   * runs it under callLock. A beat carries the node's room as YARN counts it
+   * (a killed container holds its resources until the NodeManager reports it
+   * gone); an update carries every app's truth to check.
+   */
+  private String payload(FiCaSchedulerNode node, boolean check) {
     readLock.lock();
     try {
-      Payload.Delta d = payload.drain();
-      long fallbacks = link.fallbacksToReport();
-      if (d.full) {
-        List<Payload.Node> nodes = new ArrayList<>();
+      Deltas.Taken d = deltas.take();
+      List<Messages.Node> nodes = d.nodes();
+      List<Messages.App> apps = new ArrayList<>();
+      List<Messages.Container> launched = d.launched();
+      if (d.full()) {
+        nodes = new ArrayList<>();
         for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
           nodes.add(nodeRecord(n));
         }
-        List<Payload.App> apps = new ArrayList<>();
-        List<Payload.Launched> live = new ArrayList<>();
+        launched = new ArrayList<>();
         for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
             : applications.entrySet()) {
           apps.add(appRecord(e.getKey(), e.getValue()));
           SlotwiseAppAttempt attempt = e.getValue().getCurrentAppAttempt();
           if (attempt != null) {
             for (RMContainer c : attempt.getLiveContainers()) {
-              live.add(launchedRecord(c, c.isAMContainer(), engineIds.get(c.getContainerId())));
+              launched.add(containerRecord(c, engineIds.get(c.getContainerId()),
+                  c.isAMContainer()));
             }
           }
         }
-        List<String> none = Collections.emptyList();
-        return Payload.encode(true, nodes, none, apps, none, live, none, none, fallbacks, node);
-      }
-      List<Payload.App> apps = new ArrayList<>();
-      for (String id : d.appsChanged) {
-        ApplicationId appId = ApplicationId.fromString(id);
-        SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
-        if (app != null) {
-          apps.add(appRecord(appId, app));
+      } else {
+        for (String id : d.appsChanged()) {
+          ApplicationId appId = ApplicationId.fromString(id);
+          SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
+          if (app != null) {
+            apps.add(appRecord(appId, app));
+          }
         }
       }
-      return Payload.encode(false, d.nodes, d.nodesRemoved, apps, d.appsRemoved, d.launched,
-          d.rejected, d.finished, fallbacks, node);
+      List<Messages.AppCheck> truth = null;
+      if (check) {
+        truth = new ArrayList<>();
+        for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
+            : applications.entrySet()) {
+          truth.add(appCheck(e.getKey().toString(), e.getValue().getCurrentAppAttempt()));
+        }
+      }
+      return Messages.write(new Messages.Payload(d.full(), System.currentTimeMillis(),
+          Messages.orNull(nodes), Messages.orNull(d.nodesRemoved()), Messages.orNull(apps),
+          Messages.orNull(d.appsRemoved()), Messages.orNull(launched),
+          Messages.orNull(d.rejected()), Messages.orNull(d.finished()),
+          node == null ? null : List.of(new Messages.Beat(node.getNodeID().toString(),
+              Messages.Resource.of(node.getUnallocatedResource()))),
+          link.episodesToReport(), truth));
     } finally {
       readLock.unlock();
     }
   }
 
-  private static Payload.Node nodeRecord(FiCaSchedulerNode n) {
-    Resource total = n.getTotalResource();
-    return new Payload.Node(n.getNodeID().toString(), n.getNodeName(), n.getRackName(),
-        total.getMemorySize(), total.getVirtualCores());
+  private static Messages.Node nodeRecord(FiCaSchedulerNode n) {
+    return new Messages.Node(n.getNodeID().toString(), n.getNodeName(), n.getRackName(),
+        Messages.Resource.of(n.getTotalResource()));
   }
 
-  private static Payload.Launched launchedRecord(RMContainer c, boolean am, String engineId) {
-    Resource r = c.getAllocatedResource();
-    return new Payload.Launched(c.getContainerId().toString(),
+  private static Messages.Container containerRecord(RMContainer c, String engineId, boolean am) {
+    return new Messages.Container(c.getContainerId().toString(),
         c.getApplicationAttemptId().getApplicationId().toString(),
-        c.getAllocatedNode().toString(), r.getMemorySize(), r.getVirtualCores(), am,
+        c.getAllocatedNode().toString(), Messages.Resource.of(c.getAllocatedResource()), am,
         c.getAllocatedSchedulerKey().getPriority().getPriority(), engineId);
   }
 
-  private Payload.App appRecord(ApplicationId id, SchedulerApplication<SlotwiseAppAttempt> app) {
+  private Messages.App appRecord(ApplicationId id, SchedulerApplication<SlotwiseAppAttempt> app) {
     SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
-    List<Payload.Req> reqs = attempt == null || attempt.isStopped()
-        ? Collections.emptyList() : requests(attempt);
     RMApp rmApp = rmContext.getRMApps().get(id);
     boolean unmanaged = rmApp != null && rmApp.getApplicationSubmissionContext() != null
         && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
-    return new Payload.App(id.toString(), app.getUser(), app.getQueue().getQueueName(),
-        priorityOf(app), submitTime(id), reqs, unmanaged);
+    return new Messages.App(id.toString(), app.getUser(), app.getQueue().getQueueName(),
+        priorityOf(app), submitTime(id), unmanaged, Messages.orNull(requests(attempt)));
   }
 
-  /** An attempt's outstanding asks, one entry per request priority. */
-  private static List<Payload.Req> requests(SlotwiseAppAttempt attempt) {
-    final class Acc {
-      long memory;
-      long vcores;
-      int total;
-      boolean relax = true;
-      final Map<String, Integer> hosts = new LinkedHashMap<>();
-      final Map<String, Integer> racks = new LinkedHashMap<>();
+  /** An attempt's outstanding asks, one Request per request priority (none if stopped). */
+  private static List<Messages.Request> requests(SlotwiseAppAttempt attempt) {
+    List<Messages.Request> out = new ArrayList<>();
+    if (attempt == null || attempt.isStopped()) {
+      return out;
     }
-    Map<Integer, Acc> byPriority = new TreeMap<>();
+    Map<Integer, List<ResourceRequest>> byPriority = new TreeMap<>();
     for (ResourceRequest r : attempt.getAppSchedulingInfo().getAllResourceRequests()) {
-      Acc acc = byPriority.computeIfAbsent(r.getPriority().getPriority(), p -> new Acc());
-      String name = r.getResourceName();
-      int n = r.getNumContainers();
-      if (ResourceRequest.ANY.equals(name)) {
-        acc.total += n;
-        acc.memory = r.getCapability().getMemorySize();
-        acc.vcores = r.getCapability().getVirtualCores();
-        acc.relax = r.getRelaxLocality();
-      } else if (n > 0) {
-        (name.startsWith("/") ? acc.racks : acc.hosts).merge(name, n, Integer::sum);
-      }
+      byPriority.computeIfAbsent(r.getPriority().getPriority(), p -> new ArrayList<>()).add(r);
     }
-    List<Payload.Req> out = new ArrayList<>();
-    for (Map.Entry<Integer, Acc> e : byPriority.entrySet()) {
-      Acc a = e.getValue();
-      if (a.total > 0) {
-        out.add(new Payload.Req(e.getKey(), a.memory, a.vcores, a.total, a.hosts, a.racks,
-            a.relax));
+    for (Map.Entry<Integer, List<ResourceRequest>> e : byPriority.entrySet()) {
+      int total = 0;
+      boolean relax = true;
+      Resource size = Resources.none();
+      Map<String, Integer> hosts = new LinkedHashMap<>();
+      Map<String, Integer> racks = new LinkedHashMap<>();
+      for (ResourceRequest r : e.getValue()) {
+        String name = r.getResourceName();
+        if (ResourceRequest.ANY.equals(name)) {
+          total += r.getNumContainers();
+          size = r.getCapability();
+          relax = r.getRelaxLocality();
+        } else if (r.getNumContainers() > 0) {
+          (name.startsWith("/") ? racks : hosts).merge(name, r.getNumContainers(), Integer::sum);
+        }
+      }
+      if (total > 0) {
+        out.add(new Messages.Request(e.getKey(), Messages.Resource.of(size), total, hosts, racks,
+            relax));
       }
     }
     return out;
+  }
+
+  /** The RM's truth about one app: its pending asks and live containers, summed. */
+  private static Messages.AppCheck appCheck(String id, SlotwiseAppAttempt attempt) {
+    long mb = 0;
+    long vc = 0;
+    for (Messages.Request r : requests(attempt)) {
+      mb += r.resource().memoryMb() * r.count();
+      vc += r.resource().vcores() * r.count();
+    }
+    if (attempt == null) {
+      return new Messages.AppCheck(id, new Messages.Resource(mb, vc, 0, 0),
+          Messages.Resource.of(Resources.none()), 0);
+    }
+    return new Messages.AppCheck(id, new Messages.Resource(mb, vc, 0, 0),
+        Messages.Resource.of(attempt.getCurrentConsumption()), attempt.getLiveContainers().size());
   }
 
   private static int priorityOf(SchedulerApplication<?> app) {
@@ -1251,8 +1219,6 @@ public class SlotwiseScheduler
     return out;
   }
 
-  // ------------------------------------------------------------------- misc
-
   @Override
   public int getNumClusterNodes() {
     return nodeTracker.nodeCount();
@@ -1268,7 +1234,7 @@ public class SlotwiseScheduler
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
-  /** For tests and tools: the pools YARN currently knows, by full name. */
+  /** For the scheduler page and tests: the pools YARN currently knows, by full name. */
   Map<String, SlotwiseQueue> getQueues() {
     return new HashMap<>(queues);
   }

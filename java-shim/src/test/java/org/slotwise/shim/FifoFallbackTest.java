@@ -10,46 +10,24 @@ import java.util.Arrays;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.slotwise.shim.Messages.Locality;
 
 class FifoFallbackTest {
 
-  private static final class App implements FifoFallback.AppView {
-    final String id;
-    final int priority;
-    final long submit;
-
-    App(String id, int priority, long submit) {
-      this.id = id;
-      this.priority = priority;
-      this.submit = submit;
-    }
-
-    @Override
-    public String id() {
-      return id;
-    }
-
-    @Override
-    public int priority() {
-      return priority;
-    }
-
-    @Override
-    public long submitTime() {
-      return submit;
-    }
+  private static FifoFallback.App<String> app(String id, int priority, long submit) {
+    return new FifoFallback.App<>(id, id, priority, submit);
   }
 
   @Test
   void ordersAppsByPriorityThenSubmitTimeThenId() {
-    List<App> apps = Arrays.asList(
-        new App("application_1_0004", 0, 300),
-        new App("application_1_0001", 0, 100),
-        new App("application_1_0003", 5, 400),
-        new App("application_1_0002", 0, 100),
-        new App("application_1_0005", -1, 50));
+    List<FifoFallback.App<String>> apps = Arrays.asList(
+        app("application_1_0004", 0, 300),
+        app("application_1_0001", 0, 100),
+        app("application_1_0003", 5, 400),
+        app("application_1_0002", 0, 100),
+        app("application_1_0005", -1, 50));
     List<String> ids = new ArrayList<>();
-    for (App a : FifoFallback.order(apps)) {
+    for (FifoFallback.App<String> a : FifoFallback.order(apps)) {
       ids.add(a.id());
     }
     assertEquals(Arrays.asList("application_1_0003", "application_1_0001",
@@ -65,9 +43,9 @@ class FifoFallbackTest {
 
   @Test
   void prefersNodeLocalThenRackLocalThenOffSwitch() {
-    assertEquals(Answer.NODE_LOCAL, FifoFallback.locality(3, 2, 1, true, true));
-    assertEquals(Answer.RACK_LOCAL, FifoFallback.locality(3, 2, 0, true, true));
-    assertEquals(Answer.OFF_SWITCH, FifoFallback.locality(3, 0, 0, true, true));
+    assertEquals(Locality.NODE_LOCAL, FifoFallback.locality(3, 2, 1, true, true));
+    assertEquals(Locality.RACK_LOCAL, FifoFallback.locality(3, 2, 0, true, true));
+    assertEquals(Locality.OFF_SWITCH, FifoFallback.locality(3, 0, 0, true, true));
     assertNull(FifoFallback.locality(0, 2, 1, true, true));
   }
 
@@ -75,23 +53,22 @@ class FifoFallbackTest {
   void honoursRelaxLocality() {
     // ANY may not be relaxed: only nodes or racks that were asked for.
     assertNull(FifoFallback.locality(3, 0, 0, true, false));
-    assertEquals(Answer.RACK_LOCAL, FifoFallback.locality(3, 2, 0, true, false));
+    assertEquals(Locality.RACK_LOCAL, FifoFallback.locality(3, 2, 0, true, false));
     // The rack may not be relaxed: only the hosts asked for on it.
     assertNull(FifoFallback.locality(3, 2, 0, false, true));
-    assertEquals(Answer.NODE_LOCAL, FifoFallback.locality(3, 2, 1, false, false));
+    assertEquals(Locality.NODE_LOCAL, FifoFallback.locality(3, 2, 1, false, false));
   }
 
   @Test
   void checksAnAssignedLocality() {
-    assertTrue(FifoFallback.allows(Answer.NODE_LOCAL, 1, 1, 1, true, true));
-    assertFalse(FifoFallback.allows(Answer.NODE_LOCAL, 1, 1, 0, true, true));
-    assertFalse(FifoFallback.allows(Answer.NODE_LOCAL, 1, 0, 1, true, true));
-    assertTrue(FifoFallback.allows(Answer.RACK_LOCAL, 1, 1, 0, true, true));
-    assertFalse(FifoFallback.allows(Answer.RACK_LOCAL, 1, 0, 0, true, true));
+    assertTrue(FifoFallback.allows(Locality.NODE_LOCAL, 1, 1, 1, true, true));
+    assertFalse(FifoFallback.allows(Locality.NODE_LOCAL, 1, 1, 0, true, true));
+    assertFalse(FifoFallback.allows(Locality.NODE_LOCAL, 1, 0, 1, true, true));
+    assertTrue(FifoFallback.allows(Locality.RACK_LOCAL, 1, 1, 0, true, true));
+    assertFalse(FifoFallback.allows(Locality.RACK_LOCAL, 1, 0, 0, true, true));
     // An off-switch container is fine on a node that was also asked for.
-    assertTrue(FifoFallback.allows(Answer.OFF_SWITCH, 1, 1, 1, true, true));
-    assertFalse(FifoFallback.allows(Answer.OFF_SWITCH, 1, 0, 0, true, false));
-    assertFalse(FifoFallback.allows(Answer.OFF_SWITCH, 0, 0, 0, true, true));
-    assertFalse(FifoFallback.allows("elsewhere", 1, 1, 1, true, true));
+    assertTrue(FifoFallback.allows(Locality.OFF_SWITCH, 1, 1, 1, true, true));
+    assertFalse(FifoFallback.allows(Locality.OFF_SWITCH, 1, 0, 0, true, false));
+    assertFalse(FifoFallback.allows(Locality.OFF_SWITCH, 0, 0, 0, true, true));
   }
 }

@@ -2,6 +2,7 @@ package org.slotwise.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
@@ -9,7 +10,9 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import py4j.Protocol;
+import py4j.Py4JNetworkException;
 
 class GatewayTest {
 
@@ -55,19 +59,22 @@ class GatewayTest {
   void gatewayListensOnLoopbackAndRequiresTheToken(@TempDir Path dir) throws Exception {
     Path token = dir.resolve("slotwise/gateway.token");
     Path info = dir.resolve("slotwise/gateway.json");
-    Gateway g = new Gateway(new Object(), 0, token, info, 1000);
+    Gateway g = new Gateway(new Object(), 0, token, info, new Gateway.Callbacks(1000));
     int port = g.start();
     try {
       assertEquals("rw-------", perms(token));
       assertEquals("rw-------", perms(info));
       String secret = new String(Files.readAllBytes(token), StandardCharsets.UTF_8);
-      Map<?, ?> m = (Map<?, ?>) Json.parse(
-          new String(Files.readAllBytes(info), StandardCharsets.UTF_8));
-      assertEquals((long) port, m.get("port"));
-      assertEquals(ProcessHandle.current().pid(), m.get("pid"));
+      Map<?, ?> m = Messages.MAPPER.readValue(info.toFile(), Map.class);
+      assertEquals(port, m.get("port"));
+      assertEquals(ProcessHandle.current().pid(), ((Number) m.get("pid")).longValue());
 
-      assertTrue(authenticate(port, "0".repeat(64)).startsWith("!x"), "a wrong token is refused");
-      assertEquals("!yv", authenticate(port, secret));
+      assertTrue(authenticate(port, "0".repeat(64), "").startsWith("!x"), "a wrong token is refused");
+      assertEquals("!yv", authenticate(port, secret, ""));
+      // Python's JavaGateway.shutdown() sends the shutdown command: the gateway stays up.
+      authenticate(port, secret, "s\n");
+      Thread.sleep(200);
+      assertEquals("!yv", authenticate(port, secret, ""), "the gateway outlives a Python's shutdown");
     } finally {
       g.stop();
     }
@@ -75,14 +82,58 @@ class GatewayTest {
     assertFalse(Files.exists(info));
   }
 
-  private static String authenticate(int port, String token) throws Exception {
+  private static String authenticate(int port, String token, String then) throws Exception {
     try (Socket s = new Socket(InetAddress.getByName("127.0.0.1"), port)) {
       s.setSoTimeout(5000);
       Writer w = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8);
       w.write(Protocol.getAuthCommand(token));
       w.flush();
-      return new BufferedReader(new InputStreamReader(s.getInputStream(),
+      String answer = new BufferedReader(new InputStreamReader(s.getInputStream(),
           StandardCharsets.UTF_8)).readLine();
+      if (!then.isEmpty()) {
+        w.write(then);
+        w.flush();
+      }
+      return answer;
+    }
+  }
+
+  @Test
+  void callbacksWithNoPythonFailAtOnceAndConnectNowhere() throws Exception {
+    try (ServerSocket listener = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      Gateway.Callbacks cb = new Gateway.Callbacks(1000);
+      assertFalse(cb.isConnected());
+      assertThrows(Py4JNetworkException.class, () -> cb.sendCommand("c\np0\nheartbeat\ne\n"));
+      listener.setSoTimeout(300);
+      assertThrows(SocketTimeoutException.class, listener::accept, "no connection was attempted");
+    }
+  }
+
+  @Test
+  void callbacksSendThePythonsOwnTokenAndStopWhenDisconnected() throws Exception {
+    try (ServerSocket listener = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      listener.setSoTimeout(5000);
+      Gateway.Callbacks cb = new Gateway.Callbacks(1000);
+      cb.connect(listener.getLocalPort(), "callback-token-of-this-registration-0123456789");
+      Thread caller = new Thread(() -> {
+        try {
+          cb.sendCommand("c\np0\nping\ne\n");
+        } catch (RuntimeException expected) {
+          // the fake Python below never answers properly
+        }
+      });
+      caller.start();
+      try (Socket s = listener.accept()) {
+        BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(),
+            StandardCharsets.UTF_8));
+        assertEquals("A", in.readLine(), "the auth command");
+        assertEquals("callback-token-of-this-registration-0123456789", in.readLine());
+      }
+      caller.join(5000);
+      cb.disconnect();
+      assertThrows(Py4JNetworkException.class, () -> cb.sendCommand("c\np0\nping\ne\n"));
+      listener.setSoTimeout(300);
+      assertThrows(SocketTimeoutException.class, listener::accept);
     }
   }
 }

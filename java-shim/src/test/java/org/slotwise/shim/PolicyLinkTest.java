@@ -2,30 +2,39 @@ package org.slotwise.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import py4j.Py4JException;
+import py4j.Py4JNetworkException;
+
 class PolicyLinkTest {
   private static final long TIMEOUT_MS = 200;
+  private static final Messages.ShimInfo SHIM =
+      new Messages.ShimInfo("t", "yarn", Messages.PROTOCOL, TIMEOUT_MS, 500, List.of());
 
   private final AtomicInteger resyncs = new AtomicInteger();
-  private final PolicyLink link = new PolicyLink(TIMEOUT_MS, resyncs::incrementAndGet);
+  private final Gateway.Callbacks callbacks = new Gateway.Callbacks(1000);
+  private final PolicyLink link = new PolicyLink(TIMEOUT_MS, resyncs::incrementAndGet, callbacks,
+      null);
 
   @AfterEach
   void stop() {
     link.stop();
   }
 
-  /** A policy whose heartbeat answer is computed by a function. */
+  /** A policy whose heartbeat answer is computed by a function; it answers pings. */
   private static PolicyServer policy(Function<String, String> heartbeat) {
     return new PolicyServer() {
       @Override
@@ -44,14 +53,34 @@ class PolicyLinkTest {
       }
 
       @Override
-      public String move(String appId, String queue) {
-        return "{\"queue\": \"" + queue + "\"}";
+      public String move(String request) {
+        return "{\"error\": \"no\"}";
+      }
+
+      @Override
+      public String ping(String ping) {
+        return "{\"pid\": 1}";
       }
     };
   }
 
-  private Answer.Heartbeat heartbeat() {
-    return link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, Answer::heartbeat);
+  private static Messages.Register registration(long pid, boolean takeover) {
+    return new Messages.Register(Messages.PROTOCOL, 40000 + (int) pid, "t".repeat(64), takeover,
+        new Messages.ServerInfo(pid, "host", "/alloc.xml", 0, "test"));
+  }
+
+  private String register(PolicyServer p) {
+    return register(p, 1, true);
+  }
+
+  private String register(PolicyServer p, long pid, boolean takeover) {
+    Messages.Registered r = link.register(p, registration(pid, takeover), SHIM);
+    return r.session();
+  }
+
+  private Messages.HeartbeatAnswer heartbeat() {
+    return link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
+        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> { });
   }
 
   @Test
@@ -59,39 +88,148 @@ class PolicyLinkTest {
     assertFalse(link.hasPolicy());
     assertNull(heartbeat());
     assertEquals(1, resyncs.get());
-    assertTrue(link.isInFallback());
+    assertTrue(link.status(null).inFallback());
   }
 
   @Test
-  void answersAreParsedAndEndTheEpisode() {
+  void answersAreParsedAppliedAndEndTheEpisodeWhichIsReportedNext() {
     assertNull(heartbeat());
-    link.register(policy(p -> "{\"assign\": [[\"application_1_0001\", \"h:1\", 1,"
-        + " \"off_switch\", \"e1\"]]}"));
-    Answer.Heartbeat h = heartbeat();
-    assertEquals("e1", h.assign.get(0).engineId);
-    assertFalse(link.isInFallback());
+    link.fallbackHeartbeat();
+    link.fallbackHeartbeat();
+    register(policy(p -> "{\"assign\": [{\"app\": \"application_1_0001\", \"node\": \"h:1\","
+        + " \"priority\": 1, \"locality\": \"off_switch\", \"engine_id\": \"e1\"}]}"));
+    AtomicReference<Messages.HeartbeatAnswer> applied = new AtomicReference<>();
+    Messages.HeartbeatAnswer h = link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
+        json -> Messages.read(json, Messages.HeartbeatAnswer.class), applied::set);
+    assertEquals("e1", h.assign().get(0).engineId());
+    assertEquals(h, applied.get());
+    assertFalse(link.status(null).inFallback());
+    List<Messages.FallbackEpisode> episodes = link.episodesToReport();
+    assertEquals(1, episodes.size());
+    assertEquals(2, episodes.get(0).heartbeats());
+    assertTrue(episodes.get(0).reason().contains("no policy registered"));
+    assertNotNull(heartbeat()); // it reached Python: reported, gone
+    assertNull(link.episodesToReport());
   }
 
   @Test
-  void exceptionsAndBadAnswersAreFailures() {
-    link.register(policy(p -> {
+  void exceptionsAndBadAnswersAreFailuresButKeepThePolicy() {
+    register(policy(p -> {
       throw new IllegalStateException("boom");
     }));
     int before = resyncs.get();
     assertNull(heartbeat());
     assertEquals(before + 1, resyncs.get());
-    link.register(policy(p -> "{\"assign\": 7}"));
+    assertTrue(link.hasPolicy(), "Python raising is not a broken link");
+    register(policy(p -> "{\"assign\": 7}"));
     assertNull(heartbeat());
-    link.register(policy(p -> null));
+    register(policy(p -> "[[\"positional\"]]"));
     assertNull(heartbeat());
     assertEquals(3, link.getFailureCount());
+  }
+
+  @Test
+  void aBrokenCallbackConnectionDropsThePolicyAndItsClient() {
+    String session = register(policy(p -> {
+      throw new Py4JException("Error while sending a command.",
+          new Py4JNetworkException("Connection refused"));
+    }));
+    assertTrue(callbacks.isConnected());
+    assertNull(heartbeat());
+    assertFalse(link.hasPolicy());
+    assertFalse(callbacks.isConnected(), "nothing more goes to the old port");
+    assertFalse(link.status(session).registered());
+    assertNull(link.status(session).holder());
+  }
+
+  @Test
+  void aSecondPolicyIsRefusedWhileTheFirstAnswersUnlessItTakesOver() {
+    String first = register(policy(p -> "{}"), 1, false);
+    assertNotNull(first);
+    Messages.Registered refused = link.register(policy(p -> "{}"), registration(2, false), SHIM);
+    assertNull(refused.session());
+    assertTrue(refused.refused().contains("pid 1 on host"), refused.refused());
+    assertEquals(1, refused.holder().pid());
+    assertTrue(link.status(first).registered());
+    String second = link.register(policy(p -> "{}"), registration(2, true), SHIM).session();
+    assertNotNull(second);
+    assertFalse(link.status(first).registered());
+    assertEquals(2, link.status(first).holder().pid(), "the first one learns who replaced it");
+  }
+
+  @Test
+  void aPolicyThatNoLongerAnswersIsReplacedWithoutTakeover() {
+    CountDownLatch never = new CountDownLatch(1);
+    PolicyServer paused = new PolicyServer() {
+      private String hang() {
+        try {
+          never.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return "{}";
+      }
+
+      @Override
+      public String heartbeat(String payload) {
+        return hang();
+      }
+
+      @Override
+      public String update(String payload) {
+        return hang();
+      }
+
+      @Override
+      public String place(String app) {
+        return hang();
+      }
+
+      @Override
+      public String move(String request) {
+        return hang();
+      }
+
+      @Override
+      public String ping(String ping) {
+        return hang();
+      }
+    };
+    register(paused, 1, false);
+    assertNull(heartbeat()); // hangs past the deadline
+    long t0 = System.nanoTime();
+    assertNotNull(register(policy(p -> "{}"), 2, false));
+    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    assertTrue(ms < PolicyLink.PROBE_MS + 1000, "registered in " + ms + " ms");
+    assertNotNull(heartbeat());
+    never.countDown();
+  }
+
+  @Test
+  void unregisterNeedsTheSessionAndDropsThePolicy() {
+    String session = register(policy(p -> "{}"));
+    assertFalse(link.unregister("someone-else"));
+    assertTrue(link.hasPolicy());
+    assertTrue(link.unregister(session));
+    assertFalse(link.hasPolicy());
+    assertFalse(callbacks.isConnected());
+    assertNull(heartbeat());
+  }
+
+  @Test
+  void anotherProtocolVersionIsRefused() {
+    Messages.Register old = new Messages.Register(Messages.PROTOCOL + 1, 40000, "t".repeat(64), true,
+        new Messages.ServerInfo(9, "h", "a", 0, "v"));
+    Messages.Registered r = link.register(policy(p -> "{}"), old, SHIM);
+    assertTrue(r.refused().contains("protocol version"), r.refused());
+    assertFalse(link.hasPolicy());
   }
 
   @Test
   void aHungCallMissesTheDeadlineAndTheNextCallFallsBackAtOnce() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger calls = new AtomicInteger();
-    link.register(policy(p -> {
+    register(policy(p -> {
       calls.incrementAndGet();
       try {
         release.await(10, TimeUnit.SECONDS);
@@ -112,21 +250,22 @@ class PolicyLinkTest {
     assertEquals(resyncsAfterTimeout, resyncs.get(), "a call not made loses no deltas");
     assertTrue(second < TIMEOUT_MS / 2, "second call took " + second);
     assertEquals(1, calls.get(), "calls must not pile up behind a hung one");
+    assertTrue(link.hasPolicy(), "a slow Python is not dropped");
 
     release.countDown();
     long until = System.currentTimeMillis() + 5000;
-    Answer.Heartbeat h = null;
+    Messages.HeartbeatAnswer h = null;
     while (h == null && System.currentTimeMillis() < until) {
       Thread.sleep(20);
       h = heartbeat();
     }
-    assertTrue(h != null, "Python answers again once the hung call is over");
-    assertFalse(link.isInFallback());
+    assertNotNull(h, "Python answers again once the hung call is over");
+    assertFalse(link.status(null).inFallback());
   }
 
   @Test
   void theFirstCallOfANewPolicyMayHaveALongerDeadline() {
-    link.register(policy(p -> {
+    register(policy(p -> {
       try {
         Thread.sleep(TIMEOUT_MS + 100);
       } catch (InterruptedException e) {
@@ -135,52 +274,21 @@ class PolicyLinkTest {
       return "{}";
     }));
     assertTrue(link.isCold());
-    assertTrue(link.call("heartbeat", PolicyLink.WARMUP_MS, () -> "{}", PolicyServer::heartbeat,
-        Answer::heartbeat) != null);
+    assertNotNull(link.call("heartbeat", PolicyLink.WARMUP_MS, () -> "{}", PolicyServer::heartbeat,
+        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> { }));
     assertFalse(link.isCold());
   }
 
   @Test
-  void aNewPolicyReplacesAHungOne() {
-    CountDownLatch never = new CountDownLatch(1);
-    link.register(policy(p -> {
-      try {
-        never.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      return "{}";
-    }));
+  void theStatusCountsHeartbeatsAndFallbacks() {
+    link.heartbeat();
+    link.heartbeat();
     assertNull(heartbeat());
-    link.register(policy(p -> "{}"));
-    assertTrue(heartbeat() != null);
-  }
-
-  @Test
-  void fallbackHeartbeatsAreReportedOnceDelivered() {
-    AtomicLong seen = new AtomicLong(-1);
     link.fallbackHeartbeat();
-    link.fallbackHeartbeat();
-    link.register(policy(p -> {
-      throw new IllegalStateException("down");
-    }));
-    assertNull(link.call("heartbeat", () -> {
-      seen.set(link.fallbacksToReport());
-      return "{}";
-    }, PolicyServer::heartbeat, Answer::heartbeat));
-    assertEquals(2, seen.get());
-    link.fallbackHeartbeat();
-    link.register(policy(p -> "{}"));
-    link.call("heartbeat", () -> {
-      seen.set(link.fallbacksToReport());
-      return "{}";
-    }, PolicyServer::heartbeat, Answer::heartbeat);
-    assertEquals(3, seen.get(), "a failed call reports its count again");
-    link.call("heartbeat", () -> {
-      seen.set(link.fallbacksToReport());
-      return "{}";
-    }, PolicyServer::heartbeat, Answer::heartbeat);
-    assertEquals(0, seen.get());
-    assertEquals(3, link.getFallbackCount());
+    Messages.ShimStatus s = link.status(null);
+    assertEquals(2, s.heartbeats());
+    assertEquals(1, s.fallbackHeartbeats());
+    assertEquals(1, s.episodeHeartbeats());
+    assertTrue(s.inFallback() && s.reason().contains("no policy registered") && s.sinceMs() > 0);
   }
 }

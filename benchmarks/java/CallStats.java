@@ -1,11 +1,20 @@
 package org.slotwise.shim;
 
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Timings of the successful calls of one kind (heartbeat, update...) to
- * Python, for benchmarks: the last {@code capacity} samples in a ring, plus a
- * count since the last reset. Recording is a few array stores under this
+ * Benchmark-only: the shim's {@link PolicyLink.CallObserver} when the RM runs
+ * with {@code slotwise.call-observer.class=org.slotwise.shim.CallStats} and
+ * this class on its classpath (benchmarks/bench_roundtrip.py compiles it and
+ * reads the figures through the gateway with {@link #json}). Not in the shim
+ * jar.
+ *
+ * <p>Timings of the successful calls of one kind (heartbeat, update...) to
+ * Python: the last {@code capacity} samples in a ring, plus a count since the
+ * last reset. Recording is a few array stores under this
  * object's monitor; {@link #toJson} copies the ring under the monitor and
  * sorts the copy outside it, so reading the figures never holds up a call.
  *
@@ -18,8 +27,31 @@ import java.util.Arrays;
  * Java's parsing), and the payload's and answer's sizes in characters (bytes,
  * for the ASCII JSON of the protocol).
  */
-final class CallStats {
+public final class CallStats implements PolicyLink.CallObserver {
   static final int DEFAULT_CAPACITY = 1 << 16;
+  private static final Map<String, CallStats> BY_METHOD = new ConcurrentHashMap<>();
+
+  /** The observer the shim instantiates: records into the per-method rings below. */
+  public CallStats() {
+    this(1);
+  }
+
+  @Override
+  public void observe(String method, long waitNs, long buildNs, long invokeNs, long totalNs,
+      int argChars, int answerChars) {
+    of(method).record(waitNs, buildNs, invokeNs, totalNs, argChars, answerChars);
+  }
+
+  /** The ring of one method: 65,536 samples for heartbeats, 4,096 for the rarer calls. */
+  static CallStats of(String method) {
+    return BY_METHOD.computeIfAbsent(method,
+        k -> new CallStats("heartbeat".equals(k) ? DEFAULT_CAPACITY : 4096));
+  }
+
+  /** For the benchmark, through the gateway: one method's figures; reset starts a new sample. */
+  public static String json(String method, boolean reset) {
+    return of(method).toJson(reset);
+  }
 
   private final int capacity;
   private final long[] wait;
@@ -30,10 +62,6 @@ final class CallStats {
   private final int[] answerChars;
   private long count; // since the last reset
   private int next; // ring position of the next sample
-
-  CallStats() {
-    this(DEFAULT_CAPACITY);
-  }
 
   CallStats(int capacity) {
     if (capacity < 1) {
@@ -102,46 +130,43 @@ final class CallStats {
         reset();
       }
     }
-    Json.Out out = new Json.Out().beginObject()
-        .key("count").value(n)
-        .key("samples").value(held)
-        .key("capacity").value(capacity);
-    summary(out.key("total_ns"), t);
-    summary(out.key("invoke_ns"), v);
-    summary(out.key("build_ns"), b);
-    summary(out.key("wait_ns"), w);
-    sizes(out.key("payload_chars"), p);
-    sizes(out.key("answer_chars"), a);
-    return out.endObject().toString();
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("count", n);
+    out.put("samples", held);
+    out.put("capacity", capacity);
+    out.put("total_ns", summary(t));
+    out.put("invoke_ns", summary(v));
+    out.put("build_ns", summary(b));
+    out.put("wait_ns", summary(w));
+    out.put("payload_chars", sizes(p));
+    out.put("answer_chars", sizes(a));
+    return Messages.write(out);
   }
 
-  private static void summary(Json.Out out, long[] samples) {
+  private static Map<String, Long> summary(long[] samples) {
     Arrays.sort(samples);
     long sum = 0;
     for (long s : samples) {
       sum += s;
     }
-    out.beginObject()
-        .key("p50").value(percentile(samples, 0.50))
-        .key("p90").value(percentile(samples, 0.90))
-        .key("p99").value(percentile(samples, 0.99))
-        .key("p999").value(percentile(samples, 0.999))
-        .key("max").value(samples.length == 0 ? 0 : samples[samples.length - 1])
-        .key("mean").value(samples.length == 0 ? 0 : sum / samples.length)
-        .endObject();
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("p50", percentile(samples, 0.50));
+    m.put("p90", percentile(samples, 0.90));
+    m.put("p99", percentile(samples, 0.99));
+    m.put("p999", percentile(samples, 0.999));
+    m.put("max", samples.length == 0 ? 0 : samples[samples.length - 1]);
+    m.put("mean", samples.length == 0 ? 0 : sum / samples.length);
+    return m;
   }
 
-  private static void sizes(Json.Out out, int[] samples) {
+  private static Map<String, Long> sizes(int[] samples) {
     long sum = 0;
-    int max = 0;
+    long max = 0;
     for (int s : samples) {
       sum += s;
       max = Math.max(max, s);
     }
-    out.beginObject()
-        .key("mean").value(samples.length == 0 ? 0 : sum / samples.length)
-        .key("max").value(max)
-        .endObject();
+    return Map.of("mean", samples.length == 0 ? 0 : sum / samples.length, "max", max);
   }
 
   /**

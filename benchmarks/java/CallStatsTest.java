@@ -11,7 +11,11 @@ class CallStatsTest {
 
   @SuppressWarnings("unchecked")
   private static Map<String, Object> parse(String json) {
-    return (Map<String, Object>) Json.parse(json);
+    try {
+      return Messages.MAPPER.readValue(json, Map.class);
+    } catch (java.io.IOException e) {
+      throw new AssertionError(e);
+    }
   }
 
   @SuppressWarnings("unchecked")
@@ -89,11 +93,14 @@ class CallStatsTest {
   }
 
   @Test
-  void policyLinkRecordsSuccessfulCallsOnly() {
-    PolicyLink link = new PolicyLink(200, () -> { });
+  void policyLinkReportsSuccessfulCallsOnlyToItsObserver() {
+    CallStats observer = new CallStats();
+    PolicyLink link = new PolicyLink(200, () -> { }, new Gateway.Callbacks(1000), observer);
+    java.util.function.Function<String, Messages.HeartbeatAnswer> parse =
+        json -> Messages.read(json, Messages.HeartbeatAnswer.class);
     try {
-      link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, Answer::heartbeat); // no policy
-      assertEquals(0, link.stats("heartbeat").count());
+      link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, parse, a -> { }); // no policy
+      assertEquals(0, CallStats.of("heartbeat").count());
       link.register(new PolicyServer() {
         @Override
         public String heartbeat(String payload) {
@@ -111,22 +118,28 @@ class CallStatsTest {
         }
 
         @Override
-        public String move(String appId, String queue) {
+        public String move(String request) {
           return "{}";
         }
-      });
+
+        @Override
+        public String ping(String ping) {
+          return "{\"pid\": 1}";
+        }
+      }, new Messages.Register(Messages.PROTOCOL, 40000, "t".repeat(64), true,
+          new Messages.ServerInfo(1, "h", "a", 0, "v")),
+          new Messages.ShimInfo("t", "yarn", 1, 200, 500, java.util.List.of()));
       for (int i = 0; i < 3; i++) {
-        link.call("heartbeat", () -> "{\"node\":\"h:1\"}", PolicyServer::heartbeat,
-            Answer::heartbeat);
+        link.call("heartbeat", () -> "{\"now_ms\":1}", PolicyServer::heartbeat, parse, a -> { });
       }
-      link.call("heartbeat", () -> "bad", PolicyServer::heartbeat, Answer::heartbeat);
-      Map<String, Object> m = parse(link.stats("heartbeat").toJson(false));
+      link.call("heartbeat", () -> "bad", PolicyServer::heartbeat, parse, a -> { });
+      Map<String, Object> m = parse(CallStats.json("heartbeat", false));
       assertEquals(3L, ((Number) m.get("count")).longValue());
-      assertEquals(14L, get(m, "payload_chars", "mean"));
+      assertEquals(12L, get(m, "payload_chars", "mean"));
       assertEquals(14L, get(m, "answer_chars", "max")); // {"assign": []}
       assertTrue(get(m, "total_ns", "p50") >= get(m, "invoke_ns", "p50"));
       assertTrue(get(m, "invoke_ns", "p50") > 0);
-      assertEquals(0, link.stats("update").count());
+      assertEquals(0, CallStats.of("update").count());
     } finally {
       link.stop();
     }

@@ -1,0 +1,124 @@
+package org.slotwise.shim;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What the shim owes Python since its last call that reached it: the
+ * "Payload" of docs/protocol.md, before the changed apps are read.
+ *
+ * <p>Thread-safe, a leaf lock (nothing else is locked while it is held).
+ * While a full resync is pending no deltas are kept: the next payload
+ * carries the whole state anyway, and nothing piles up while Python is away.
+ */
+final class Deltas {
+  /** Past this many pending entries, a full resync is cheaper than the deltas. */
+  static final int MAX_PENDING = 100_000;
+
+  /** What one call carries, taken out of the pending deltas. */
+  record Taken(boolean full, List<Messages.Node> nodes, List<String> nodesRemoved,
+      List<String> appsChanged, List<String> appsRemoved, List<Messages.Container> launched,
+      List<String> rejected, List<String> finished) {
+  }
+
+  private boolean fullNeeded = true;
+  private final Map<String, Messages.Node> nodes = new LinkedHashMap<>();
+  private final Set<String> nodesRemoved = new LinkedHashSet<>();
+  private final Set<String> appsChanged = new LinkedHashSet<>();
+  private final Set<String> appsRemoved = new LinkedHashSet<>();
+  private final List<Messages.Container> launched = new ArrayList<>();
+  private final List<String> rejected = new ArrayList<>();
+  private final List<String> finished = new ArrayList<>();
+
+  /** The next payload must carry the whole state; pending deltas are dropped. */
+  synchronized void requireFull() {
+    fullNeeded = true;
+    clear();
+  }
+
+  synchronized boolean isFullNeeded() {
+    return fullNeeded;
+  }
+
+  synchronized void nodeChanged(Messages.Node n) {
+    if (!fullNeeded) {
+      nodesRemoved.remove(n.id()); // a node back before its removal was sent
+      nodes.put(n.id(), n);
+      capPending();
+    }
+  }
+
+  synchronized void nodeRemoved(String id) {
+    if (!fullNeeded) {
+      nodes.remove(id);
+      nodesRemoved.add(id);
+    }
+  }
+
+  /** The app's whole record goes in the next payload, read when it is built. */
+  synchronized void appChanged(String id) {
+    if (!fullNeeded && !appsRemoved.contains(id)) {
+      appsChanged.add(id);
+      capPending();
+    }
+  }
+
+  synchronized void appRemoved(String id) {
+    if (!fullNeeded) {
+      appsChanged.remove(id);
+      appsRemoved.add(id);
+    }
+  }
+
+  synchronized void launched(Messages.Container c) {
+    if (!fullNeeded) {
+      launched.add(c);
+      capPending();
+    }
+  }
+
+  synchronized void rejected(String engineId) {
+    if (!fullNeeded && engineId != null) {
+      rejected.add(engineId);
+      capPending();
+    }
+  }
+
+  synchronized void finished(String containerId) {
+    if (!fullNeeded) {
+      finished.add(containerId);
+      capPending();
+    }
+  }
+
+  /** Takes everything pending; if a full resync was due, says so (the lists are then empty). */
+  synchronized Taken take() {
+    Taken t = new Taken(fullNeeded, new ArrayList<>(nodes.values()), new ArrayList<>(nodesRemoved),
+        new ArrayList<>(appsChanged), new ArrayList<>(appsRemoved), new ArrayList<>(launched),
+        new ArrayList<>(rejected), new ArrayList<>(finished));
+    fullNeeded = false;
+    clear();
+    return t;
+  }
+
+  private void capPending() {
+    if (launched.size() + rejected.size() + finished.size() + appsChanged.size()
+        + nodes.size() > MAX_PENDING) {
+      requireFull();
+    }
+  }
+
+  private void clear() {
+    nodes.clear();
+    nodesRemoved.clear();
+    appsChanged.clear();
+    appsRemoved.clear();
+    launched.clear();
+    rejected.clear();
+    finished.clear();
+  }
+}

@@ -1,0 +1,537 @@
+"""PolicyCore: the one door into the engine.
+
+Every driver goes through here: the Py4J bridge (JSON text in and out, one
+call per heartbeat), the simulator and replay (the same messages, typed),
+the admin service and the web layer (actions and read views).  None of them
+touches the engine or the lock.
+
+A message (``slotwise.protocol``: the schema's Payload, PlaceRequest, ...)
+is checked whole before any of it is applied, so a bad one changes nothing.
+A full payload is reconciled with what the engine holds: what the RM no
+longer has goes, what it has comes, and everything else (pools' starvation
+timers, apps' locality waits, runnability, the container sequence) stays.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from . import protocol as wire
+from .clock import Clock, SystemClock
+from .cluster import Request
+from .config.model import AllocationConfig
+from .decisions import Assignment, Preemption
+from .engine import RECOVERY_POOL, Engine, PlacementRejected
+from .eventlog import EventLog
+from .placement import queue_path
+from .protocol import ProtocolError
+from .resources import Resource
+from .settings import EngineSettings
+
+log = logging.getLogger("slotwise.core")
+
+#: How often an unanswered move order is repeated (engine seconds).
+MOVE_RETRY = 10.0
+
+
+def _res(r) -> Resource:
+    return Resource(r.memory_mb, r.vcores)
+
+
+def _amount(r: Resource):
+    return wire.Amount(memory_mb=r.memory_mb, vcores=r.vcores)
+
+
+def _limit(r: Resource):
+    inf = float("inf")
+    return None if r.memory_mb == inf or r.vcores == inf else _amount(r)
+
+
+def _by_submit(a) -> tuple:
+    return a.submit_ms, a.id
+
+
+class _CallClock:
+    """The engine's clock: one instant per call, the one the recording
+    notes, so a replay on that instant decides exactly as the live call did.
+    ``with clock:`` fixes the instant (nested uses keep the outer one)."""
+
+    def __init__(self, base: Clock) -> None:
+        self.base = base
+        self._t: float | None = None
+        self._depth = 0
+
+    def now(self) -> float:
+        return self._t if self._t is not None else self.base.now()
+
+    def __enter__(self) -> None:
+        if self._depth == 0:
+            self._t = self.base.now()
+        self._depth += 1
+
+    def __exit__(self, *exc) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self._t = None
+
+
+@dataclass
+class UpdateResult:
+    preempt: list[Preemption] = field(default_factory=list)
+    moves: list = field(default_factory=list)  # wire.MoveOrder
+    resync: bool = False
+
+
+@dataclass
+class _PendingMove:
+    """An app the RM holds in a queue no pool can be: Python schedules it in
+    ``target`` and asks the RM to move it there until it has."""
+    source: str
+    target: str
+    reason: str
+    sent: float | None = None
+
+
+class PolicyCore:
+    """The protocol's calls on one engine; thread-safe (Py4J calls in on its
+    own threads, the web layer on others)."""
+
+    def __init__(self, config: AllocationConfig, settings: EngineSettings | None = None,
+                 clock: Clock | None = None, event_log: EventLog | None = None,
+                 record_inputs: bool = False, log_decisions: bool = True,
+                 stream: str | None = None, stats=None, config_text: str | None = None) -> None:
+        self._clock = _CallClock(clock or SystemClock())
+        #: Observer of calls (``slotwise.metrics.Metrics``); None: nobody.
+        self.stats = stats
+        self.settings = settings or EngineSettings()
+        self.log = event_log or EventLog()
+        #: Log every call's message with the engine clock, so the run can be
+        #: replayed exactly (``slotwise.sim.replay``).
+        self.record_inputs = record_inputs
+        self.log_decisions = log_decisions
+        #: Which engine a record belongs to when several share one log (an
+        #: MRv1 simulation runs one per slot kind).
+        self.stream = stream
+        self._lock = threading.RLock()
+        self._preemptions: collections.deque = collections.deque(maxlen=100)
+        self._moves: dict[str, _PendingMove] = {}
+        self._suspects: set[str] = set()  # apps whose view differed from the RM's at the last check
+        self.counters = collections.Counter()  # calls, resyncs, rejected messages, divergences, recoveries
+        with self._clock:
+            self._engine = Engine(config, self._clock, self.settings)
+            if record_inputs:
+                # The file's text too: a replay must start from the same pools.
+                self.log.write("recording", stream=stream, t=self._clock.now(), protocol=wire.VERSION,
+                               config=config.source, config_text=config_text,
+                               settings=dataclasses.asdict(self.settings))
+
+    # ------------------------------------------------ the protocol, as JSON
+    def heartbeat(self, text: str) -> str:
+        try:
+            assigned = self.handle_heartbeat(wire.decode("Payload", text))
+        except ProtocolError as e:
+            return wire.encode(wire.HeartbeatAnswer(error=str(e)))
+        return wire.encode(wire.HeartbeatAnswer(assign=[
+            wire.Assignment(app=a.app_id, node=a.node_id, priority=a.priority, locality=a.locality,
+                            engine_id=a.container_id) for a in assigned]))
+
+    def update(self, text: str) -> str:
+        with self._lock:  # the table must describe the engine the update just ran on
+            try:
+                result = self.handle_update(wire.decode("Payload", text))
+            except ProtocolError as e:
+                return wire.encode(wire.UpdateAnswer(error=str(e)))
+            table = self._queue_table()
+        return wire.encode(wire.UpdateAnswer(
+            preempt=[wire.Preemption(container=p.container_id, kill=p.kill) for p in result.preempt],
+            queues=table, move=result.moves, resync=result.resync))
+
+    def place(self, text: str) -> str:
+        try:
+            return wire.encode(self.handle_place(wire.decode("PlaceRequest", text)))
+        except ProtocolError as e:
+            return wire.encode(wire.PlaceAnswer(reject=f"bad request: {e}"))
+
+    def move(self, text: str) -> str:
+        try:
+            return wire.encode(self.handle_move(wire.decode("MoveRequest", text)))
+        except ProtocolError as e:
+            return wire.encode(wire.MoveAnswer(error=f"bad request: {e}"))
+
+    # ------------------------------------------------ the protocol, typed
+    def handle_heartbeat(self, msg) -> list[Assignment]:
+        """Apply a Payload, then decide for its beats.  Raises ProtocolError
+        (nothing applied) if the payload is not consistent."""
+        with self._lock, self._clock:
+            self._record("heartbeat", msg)
+            stats = self.stats
+            started = time.perf_counter() if stats is not None else 0.0
+            self._apply(msg)
+            assigned: list[Assignment] = []
+            for beat in msg.beats:
+                assigned += self._engine.heartbeat(beat.node, None if beat.free is None else _res(beat.free))
+            if stats is not None:
+                stats.on_heartbeat(time.perf_counter() - started, len(assigned))
+            if assigned and self.log_decisions:
+                for a in assigned:
+                    self.log.write("assign", stream=self.stream, app=a.app_id, pool=a.pool, node=a.node_id,
+                                   locality=a.locality, priority=a.priority, container=a.container_id,
+                                   memory_mb=a.resource.memory_mb, vcores=a.resource.vcores, am=a.is_am)
+            return assigned
+
+    def handle_update(self, msg) -> UpdateResult:
+        """Apply a Payload, check the RM's truth it carries, run the periodic
+        pass: preemptions, moves to ask for, whether to resync."""
+        with self._lock, self._clock:
+            self._record("update", msg)
+            self._apply(msg)
+            resync = self._check_truth(msg.check) if msg.check is not None else False
+            preempt = self._engine.update()
+            wall = time.time()
+            for p in preempt:
+                self._preemptions.append({"time": wall, "container": p.container_id, "app": p.app_id,
+                                          "pool": p.pool, "node": p.node_id, "kill": p.kill, "reason": p.reason})
+                self.log.write("preempt", stream=self.stream, container=p.container_id, app=p.app_id, pool=p.pool,
+                               node=p.node_id, kill=p.kill, reason=p.reason)
+            return UpdateResult(preempt, self._due_moves(), resync)
+
+    def handle_place(self, req):
+        with self._lock, self._clock:
+            self._record("place", req)
+            try:
+                pool = self._engine.place_app(req.user, req.queue, req.groups)
+            except PlacementRejected as e:
+                self.log.write("reject", app=req.app, user=req.user, reason=str(e))
+                return wire.PlaceAnswer(reject=str(e))
+            self.log.write("place", app=req.app, user=req.user, asked=req.queue, pool=pool)
+            return wire.PlaceAnswer(queue=pool)
+
+    def handle_move(self, req):
+        """The RM's move (yarn application -movetoqueue, an admin move, or a
+        move this core ordered): where the app goes, or why not."""
+        with self._lock, self._clock:
+            self._record("move", req)
+            if req.app not in self._engine.apps:
+                return wire.MoveAnswer(error=f"unknown application {req.app}")
+            try:
+                pool = self._engine.move_app(req.app, req.queue)
+            except ValueError as e:
+                return wire.MoveAnswer(error=str(e))
+            pending = self._moves.get(req.app)
+            if pending is not None and pending.target == pool:
+                pending.sent = self._clock.now()  # under way: no new order until the RM reports it
+            self.log.write("move", app=req.app, pool=pool)
+            return wire.MoveAnswer(queue=pool)
+
+    # ----------------------------------------------------- runtime admin
+    def set_config(self, config: AllocationConfig, text: str | None = None) -> None:
+        """Swap in a reloaded allocation file, between two calls.  Raises
+        ValueError (FILE:LINE: message lines) and changes nothing if the file
+        would strand running jobs."""
+        with self._lock, self._clock:
+            conflicts = self._engine.config_conflicts(config)
+            if conflicts:
+                raise ValueError("\n".join(conflicts))
+            if self.record_inputs:
+                self.log.write("input", call="config", stream=self.stream, t=self._clock.now(),
+                               msg={"source": config.source, "text": text})
+            self._engine.set_config(config)
+            self.log.write("reload", file=config.source, pools=sum(1 for _ in config.root.walk()) - 1)
+
+    def config_failed(self, errors: list[str]) -> None:
+        self.log.write("reload_failed", errors=errors)
+
+    def admin_move(self, app_id: str, pool: str) -> str:
+        """An operator's move with no ResourceManager to carry it out (with
+        one, the RM's own move reaches ``move``).  Raises KeyError/ValueError."""
+        with self._lock, self._clock:
+            if app_id not in self._engine.apps:
+                raise KeyError(app_id)
+            self._record("move", wire.MoveRequest(app=app_id, queue=pool))
+            target = self._engine.move_app(app_id, pool)
+            self.log.write("move", app=app_id, pool=target, by="admin")
+            return target
+
+    def admin_priority(self, app_id: str, priority: int) -> None:
+        with self._lock, self._clock:
+            if app_id not in self._engine.apps:
+                raise KeyError(app_id)
+            if self.record_inputs:
+                self.log.write("input", call="priority", stream=self.stream, t=self._clock.now(),
+                               msg={"app": app_id, "priority": int(priority)})
+            self._engine.set_app_priority(app_id, int(priority))
+            self.log.write("priority", app=app_id, priority=int(priority), by="admin")
+
+    # -------------------------------------------------------- read views
+    def pools(self) -> list[dict]:
+        """One row per pool (``Engine.describe_pools``), for the UI, API and metrics."""
+        with self._lock:
+            rows = self._engine.describe_pools()
+        for r in rows:
+            r["recovery"] = r["pool"] == RECOVERY_POOL
+        return rows
+
+    def jobs(self) -> list[dict]:
+        with self._lock:
+            rows = self._engine.describe_apps()
+            moves = {k: v.target for k, v in self._moves.items()}
+        for r in rows:
+            r["moving_to"] = moves.get(r["id"])
+        return rows
+
+    def job_pool(self, app_id: str) -> str | None:
+        with self._lock:
+            app = self._engine.apps.get(app_id)
+            return app.pool.name if app else None
+
+    def leaf_pools(self) -> list[str]:
+        """Where a job can be moved: the file's leaf pools and any dynamic leaf."""
+        with self._lock:
+            return sorted(p.name for p in self._engine.pools.values()
+                          if p.is_leaf and p.name != "root" and p.name != RECOVERY_POOL)
+
+    def recent_preemptions(self) -> list[dict]:
+        """Newest first."""
+        with self._lock:
+            return list(reversed(self._preemptions))
+
+    def running_by_pool(self) -> dict[str, int]:
+        """Containers each leaf pool holds now."""
+        with self._lock:
+            out: dict[str, int] = {}
+            for app in self._engine.apps.values():
+                if app.containers:
+                    out[app.pool.name] = out.get(app.pool.name, 0) + len(app.containers)
+            return out
+
+    def leaf_fair_shares(self) -> dict[str, Resource]:
+        """Fair shares of the leaf pools that hold jobs (the simulator's samples)."""
+        with self._lock:
+            return {name: p.fair_share for name, p in self._engine.pools.items() if p.apps and not p.children}
+
+    # Hints for drivers that may leave out calls that change nothing (the simulator).
+    def idle_heartbeat_is_noop(self) -> bool:
+        return self._engine.idle_heartbeat_is_noop
+
+    def has_pending(self) -> bool:
+        return self._engine.has_pending()
+
+    def decisions_need_update(self) -> bool:
+        return self._engine.decisions_need_update()
+
+    def trace_engine_calls(self, wrap) -> None:
+        """Debugging and the replay contract tests: ``wrap(engine)`` may wrap
+        the engine's methods to watch the calls this core makes."""
+        wrap(self._engine)
+
+    # ------------------------------------------------------------ applying
+    def _record(self, call: str, msg) -> None:
+        if self.record_inputs:
+            self.log.write("input", call=call, stream=self.stream, t=self._clock.now(), msg=wire.to_builtins(msg))
+
+    def _apply(self, msg) -> None:
+        """Check a payload against itself and the engine, then apply it whole."""
+        problems = self._problems(msg)
+        if problems:
+            self.counters["rejected_messages"] += 1
+            self.log.write("bad_message", errors=problems[:10])
+            raise ProtocolError("Payload: " + "; ".join(problems[:3])
+                                + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""))
+        self.counters["calls"] += 1
+        for ep in msg.fallbacks:
+            self._fallback_episode(ep)
+        if not (msg.full or msg.nodes or msg.apps or msg.launched or msg.rejected or msg.finished
+                or msg.apps_removed or msg.nodes_removed):
+            return
+        e = self._engine
+        with e.batch():
+            if msg.full:
+                self._forget_what_the_rm_lost(msg)
+            for n in msg.nodes:
+                e.add_node(n.id, n.host, n.rack, _res(n.capacity))
+            # Oldest first: when two apps want one pool in ways that exclude each
+            # other (a job and a sub-pool under it), the earlier one keeps it.
+            for a in sorted(msg.apps, key=_by_submit):
+                self._apply_app(a, msg.now_ms)
+            for c in msg.launched:
+                if c.id in e.containers:
+                    continue  # known already (a full payload lists every live one)
+                if c.engine_id and c.engine_id in e.containers:
+                    e.confirm_container(c.engine_id, c.id, c.am)
+                else:
+                    e.container_launched(c.id, c.app, c.node, _res(c.resource), c.am, c.priority)
+            for engine_id in msg.rejected:
+                e.container_finished(engine_id)
+            for cid in msg.finished:
+                e.container_finished(cid)
+            for app_id in msg.apps_removed:
+                e.remove_app(app_id)
+                self._moves.pop(app_id, None)
+            for node_id in msg.nodes_removed:
+                e.remove_node(node_id)
+
+    def _problems(self, msg) -> list[str]:
+        """What makes a schema-valid payload inconsistent: duplicates, and
+        containers of apps or nodes nobody told us about."""
+        out = []
+        e = self._engine
+        nodes = {n.id for n in msg.nodes}
+        if len(nodes) != len(msg.nodes):
+            out.append("nodes: the same node twice")
+        apps = {a.id for a in msg.apps}
+        if len(apps) != len(msg.apps):
+            out.append("apps: the same app twice")
+        for i, a in enumerate(msg.apps):
+            if len({r.priority for r in a.requests}) != len(a.requests):
+                out.append(f"apps[{i}] ({a.id}): two requests at one priority")
+        if not msg.full:
+            nodes |= e.nodes.keys()
+            apps |= e.apps.keys()
+        seen: set[str] = set()
+        for i, c in enumerate(msg.launched):
+            if c.id in seen or (c.engine_id is not None and c.engine_id in seen):
+                out.append(f"launched[{i}]: container {c.id} twice")
+            seen.add(c.id)
+            if c.engine_id is not None:
+                seen.add(c.engine_id)
+            if c.app not in apps:
+                out.append(f"launched[{i}]: container {c.id} of unknown app {c.app}")
+            if c.node not in nodes:
+                out.append(f"launched[{i}]: container {c.id} on unknown node {c.node}")
+        return out
+
+    def _forget_what_the_rm_lost(self, msg) -> None:
+        """A full payload: drop the containers, apps and nodes the RM no
+        longer has (what it has is applied as usual, and what stays keeps
+        its timers and locality state)."""
+        e = self._engine
+        live = {c.id for c in msg.launched} | {c.engine_id for c in msg.launched if c.engine_id}
+        for cid in [cid for cid in e.containers if cid not in live]:
+            e.container_finished(cid)
+        apps = {a.id for a in msg.apps}
+        for app_id in [a for a in e.apps if a not in apps]:
+            e.remove_app(app_id)
+            self._moves.pop(app_id, None)
+        nodes = {n.id for n in msg.nodes}
+        for node_id in [n for n in e.nodes if n not in nodes]:
+            e.remove_node(node_id)
+        self.counters["resyncs"] += 1
+        self.log.write("resync", nodes=len(msg.nodes), apps=len(msg.apps), containers=len(msg.launched))
+        if self.stats is not None:
+            self.stats.on_resync()
+
+    def _apply_app(self, a, now_ms: int) -> None:
+        e = self._engine
+        queue = queue_path(a.queue)
+        known = e.apps.get(a.id)
+        if known is None:
+            why = e.can_hold(queue)
+            pool = queue if why is None else self._recover(a, queue, why)
+            submit = self._clock.now() - max(0, now_ms - a.submit_ms) / 1000.0
+            e.add_app(a.id, a.user, queue=pool, priority=a.priority, submit_time=submit, placed=True)
+            if a.unmanaged:
+                e.mark_unmanaged(a.id)  # its AM runs outside the cluster: no AM container
+        else:
+            pending = self._moves.get(a.id)
+            if pending is not None and queue == pending.target:
+                del self._moves[a.id]  # the RM has moved it
+                self.log.write("recovered", app=a.id, pool=queue)
+            elif queue != known.pool.name and not (pending is not None and queue == pending.source):
+                why = e.can_hold(queue)
+                if why is None:
+                    self._moves.pop(a.id, None)
+                    e.move_app(a.id, queue, force=True)  # the RM moved it already: follow
+                else:
+                    e.move_app(a.id, self._recover(a, queue, why), force=True)
+            if a.priority != known.priority:
+                e.set_app_priority(a.id, a.priority)
+            if a.unmanaged:
+                e.mark_unmanaged(a.id)
+        e.update_requests(a.id, [Request(r.priority, _res(r.resource), r.count, r.hosts, r.racks, r.relax_locality)
+                                 for r in a.requests])
+
+    def _recover(self, a, queue: str, why: str) -> str:
+        """An app the RM holds where no job can be: the pool the placement
+        rules give it, else the recovery pool; the RM is asked to move it."""
+        try:
+            target = self._engine.place_app(a.user, queue, recovering=True)
+        except PlacementRejected:
+            target = RECOVERY_POOL
+        self._moves[a.id] = _PendingMove(queue, target, f"{why}; placed in {target}")
+        self.counters["recoveries"] += 1
+        self.log.write("recover", app=a.id, queue=queue, pool=target, reason=why)
+        log.warning("%s is in %s, where no job can be (%s): scheduling it in %s and asking the "
+                    "ResourceManager to move it there", a.id, queue, why, target)
+        return target
+
+    def _due_moves(self) -> list:
+        now = self._clock.now()
+        out = []
+        for app_id, m in self._moves.items():
+            if m.sent is None or now - m.sent >= MOVE_RETRY:
+                m.sent = now
+                out.append(wire.MoveOrder(app=app_id, queue=m.target, reason=m.reason))
+        return out
+
+    def _check_truth(self, rows) -> bool:
+        """Compare each app with the RM's truth; an app that differs at two
+        checks in a row (a single difference can be a change in flight) is
+        a divergence: logged, counted, and repaired by a full resync."""
+        e = self._engine
+        suspects = set()
+        for c in rows:
+            app = e.apps.get(c.app)
+            if (app is None or app.pending.memory_mb != c.pending.memory_mb or app.pending.vcores != c.pending.vcores
+                    or app.usage.memory_mb != c.allocated.memory_mb or app.usage.vcores != c.allocated.vcores
+                    or len(app.containers) != c.containers):
+                suspects.add(c.app)
+        truth_ids = {c.app for c in rows}
+        suspects.update(a for a in e.apps if a not in truth_ids)
+        confirmed = suspects & self._suspects
+        self._suspects = suspects - confirmed
+        if not confirmed:
+            return False
+        truth = {c.app: c for c in rows}
+        details = []
+        for app_id in sorted(confirmed)[:5]:
+            app, c = e.apps.get(app_id), truth.get(app_id)
+            details.append({
+                "app": app_id,
+                "python": None if app is None else {"pending": app.pending.to_dict(), "allocated": app.usage.to_dict(),
+                                                    "containers": len(app.containers)},
+                "rm": None if c is None else wire.to_builtins(c)})
+        self.counters["divergences"] += 1
+        self.log.write("divergence", apps=len(confirmed), details=details)
+        log.warning("Python's view of %d app(s) differs from the ResourceManager's (e.g. %s); resyncing",
+                    len(confirmed), details[0])
+        if self.stats is not None:
+            self.stats.on_divergence(len(confirmed))
+        return True
+
+    def _fallback_episode(self, ep) -> None:
+        seconds = max(0, ep.ended_ms - ep.started_ms) / 1000.0
+        self.counters["fallback_episodes"] += 1
+        self.counters["fallback_heartbeats"] += ep.heartbeats
+        self.log.write("fallback", count=ep.heartbeats, seconds=seconds, reason=ep.reason,
+                       started=ep.started_ms / 1000.0, ended=ep.ended_ms / 1000.0)
+        log.warning("the ResourceManager scheduled %d heartbeat(s) by its FIFO over %.1f s without Python (%s)",
+                    ep.heartbeats, seconds, ep.reason)
+        if self.stats is not None:
+            self.stats.on_fallback_episode(ep.heartbeats, seconds)
+
+    def _queue_table(self) -> list:
+        rows = []
+        for p in self._engine.root.walk():
+            mra = p.max_running_apps
+            rows.append(wire.QueueRow(
+                name=p.name, parent=p.parent.name if p.parent else None, weight=p.weight,
+                min=_amount(p.min_share), max=_limit(p.max_share), fair=_amount(p.fair_share),
+                steady=_amount(p.steady_fair_share), usage=_amount(p.usage), demand=_amount(p.demand),
+                running_apps=p.running_apps, apps=len(p.apps),
+                max_running_apps=None if mra == float("inf") else int(mra), recovery=p.name == RECOVERY_POOL))
+        return rows

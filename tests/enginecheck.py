@@ -1,0 +1,73 @@
+"""Checks on an engine's whole state, for the property tests: its
+invariants, and a canonical view of what the RM's truth determines (leaving
+out what is history: timers, locality waits, runnability, the sequence)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from slotwise.resources import ZERO
+
+
+def _sum(resources):
+    total = ZERO
+    for r in resources:
+        total = total + r
+    return total
+
+
+def check_invariants(e) -> None:
+    """Raise AssertionError naming the first broken invariant."""
+    for cid, c in e.containers.items():
+        assert c.container_id == cid, cid
+        assert c.app_id in e.apps, f"container {cid} of unknown app {c.app_id}"
+        assert c.node_id in e.nodes, f"container {cid} on unknown node {c.node_id}"
+        assert e.apps[c.app_id].containers.get(cid) is c, cid
+        assert cid in e.nodes[c.node_id].containers, cid
+    for n in e.nodes.values():
+        assert all(cid in e.containers for cid in n.containers), n.node_id
+        assert n.used == _sum(e.containers[c].resource for c in n.containers), n.node_id
+    assert e.cluster == _sum(n.capacity for n in e.nodes.values())
+    for a in e.apps.values():
+        assert all(e.containers.get(cid) is c for cid, c in a.containers.items()), a.app_id
+        assert a.usage == _sum(c.resource for c in a.containers.values()), a.app_id
+        assert a.pending == _sum(r.resource * r.num_containers for r in a.requests.values()
+                                 if r.num_containers > 0), a.app_id
+        assert a.pool is e.pools.get(a.pool.name), a.app_id
+        assert a in a.pool.apps, a.app_id
+        assert not a.pool.children and a.pool.name != "root", f"{a.app_id} in {a.pool.name}"
+        assert a.active == (a.runnable and a.pending.any_positive()), a.app_id
+    for p in e.pools.values():
+        apps = list(p.descendant_apps())
+        assert p.usage == _sum(a.usage for a in apps), p.name
+        assert p.am_usage == _sum(c.resource for a in apps for c in a.containers.values() if c.is_am), p.name
+        assert p.running_apps == sum(a.runnable for a in apps), p.name
+        assert p.active_apps == sum(a.active for a in apps), p.name
+        assert not (p.apps and p.children), f"{p.name} holds jobs and has children"
+        keys = [(a.start_time, a.app_id) for a in p.apps]
+        assert keys == sorted(keys), p.name
+        for child in p.children:
+            assert child.parent is p and e.pools.get(child.name) is child, child.name
+    running = Counter(a.user for a in e.apps.values() if a.runnable)
+    assert {u: n for u, n in e.user_running.items() if n} == dict(running)
+    assert e._waiting == sum(not a.runnable for a in e.apps.values())
+    assert e._without_am == sum(not a.has_am for a in e.apps.values())
+
+
+def truth_state(e) -> dict:
+    """What the RM's truth alone decides."""
+    res = lambda r: (float(r.memory_mb), float(r.vcores))
+    return {
+        "nodes": {n.node_id: (n.host, n.rack, res(n.capacity), res(n.used), frozenset(n.containers))
+                  for n in e.nodes.values()},
+        "apps": {a.app_id: (a.user, a.pool.name, a.priority, round(a.start_time, 6), res(a.usage), res(a.pending),
+                            frozenset(a.containers),
+                            tuple(sorted((r.priority, res(r.resource), r.num_containers, tuple(sorted(r.hosts.items())),
+                                          tuple(sorted(r.racks.items())), r.relax_locality)
+                                         for r in a.requests.values())))
+                 for a in e.apps.values()},
+        "containers": {c.container_id: (c.app_id, c.node_id, res(c.resource), c.is_am, c.priority)
+                       for c in e.containers.values()},
+        "pools": {p.name: (res(p.usage), res(p.am_usage)) for p in e.pools.values() if p.usage.any_positive()
+                  or p.apps},
+    }

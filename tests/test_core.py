@@ -1,0 +1,350 @@
+"""PolicyCore, the one door into the engine, driven with the protocol's
+messages as the shim sends them (JSON text, and typed)."""
+
+import io
+import json
+
+import pytest
+
+from slotwise import protocol as wire
+from slotwise.bridge.server import GatewayUnavailable, read_gateway_info
+from slotwise.clock import ManualClock
+from slotwise.config import parse_allocations
+from slotwise.core import MOVE_RETRY, PolicyCore
+from slotwise.engine import RECOVERY_POOL
+from slotwise.eventlog import EventLog
+from slotwise.settings import EngineSettings
+from wiretools import app, container, node, payload, req
+
+ALLOC = """<allocations>
+  <queue name="prod"><weight>3</weight></queue>
+  <queue name="dev"/>
+  <queuePlacementPolicy>
+    <rule name="specified" create="false"/>
+    <rule name="reject"/>
+  </queuePlacementPolicy>
+</allocations>"""
+
+NODES = [node("n1:1", "n1", "/r1", 4096, 4), node("n2:1", "n2", "/r2", 4096, 4)]
+
+
+def job(app_id, queue, n=4, host=None, priority=0, user="ann"):
+    return app(app_id, queue, [req(20, 1024, 1, n, {host: n} if host else {})], user=user, priority=priority)
+
+
+def make_core(alloc=ALLOC, clock=None, **settings):
+    out = io.StringIO()
+    settings = {"node_locality_delay": 0, "rack_locality_delay": 0, **settings}
+    c = PolicyCore(parse_allocations(alloc, "t.xml"), EngineSettings(**settings), clock or ManualClock(),
+                   EventLog(stream=out))
+    c.out = out
+    return c
+
+
+@pytest.fixture
+def core():
+    return make_core()
+
+
+def call(core, method, **msg):
+    msg.setdefault("now_ms", 0)
+    if "node" in msg:
+        msg["beats"] = [{"node": msg.pop("node")}]
+    return json.loads(getattr(core, method)(json.dumps(msg)))
+
+
+def events(core, kind=None):
+    out = [json.loads(line) for line in core.out.getvalue().splitlines()]
+    return [e for e in out if kind is None or e["event"] == kind]
+
+
+def engine(core):
+    return core._engine  # tests look inside; drivers use the views
+
+
+def test_full_resync_then_heartbeat_assigns_and_logs(core):
+    ans = call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod")], node="n1:1")
+    assert [(a["app"], a["node"], a["priority"], a["locality"]) for a in ans["assign"]] == \
+        [("a1", "n1:1", 20, "off_switch")] * 4
+    assert "preempt" not in ans and "error" not in ans  # defaults are left out
+    assigns = events(core, "assign")
+    assert {(e["app"], e["pool"], e["node"], e["locality"]) for e in assigns} == {("a1", "root.prod", "n1:1",
+                                                                                  "off_switch")}
+    assert len(assigns) == 4
+
+
+def test_launched_renames_and_finished_frees(core):
+    ans = call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)], node="n1:1")
+    [a] = ans["assign"]
+    call(core, "heartbeat", launched=[container("container_1", "a1", a["node"], 1024, 1, priority=20,
+                                                engine_id=a["engine_id"])],
+         apps=[job("a1", "root.prod", n=0)], node="n2:1")
+    e = engine(core)
+    assert "container_1" in e.containers and a["engine_id"] not in e.containers
+    assert e.pools["root.prod"].usage.memory_mb == 1024
+    call(core, "heartbeat", finished=["container_1"], node="n2:1")
+    assert e.pools["root.prod"].usage.memory_mb == 0
+
+
+def test_a_refused_assignment_gives_the_ask_back_with_the_app_the_shim_resends(core):
+    """The starved-job divergence: Python took the ask when it assigned; the
+    shim refused; the shim now re-sends the app, so the ask is Python's again."""
+    ans = call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)], node="n1:1")
+    engine_id = ans["assign"][0]["engine_id"]
+    assert engine(core).apps["a1"].pending.memory_mb == 0  # taken by the assignment
+    call(core, "update", rejected=[engine_id], apps=[job("a1", "root.prod", n=1)])
+    app_ = engine(core).apps["a1"]
+    assert (app_.usage.memory_mb, app_.pending.memory_mb) == (0, 1024)
+    assert call(core, "heartbeat", node="n2:1")["assign"][0]["app"] == "a1"  # offered again
+
+
+def test_a_divergence_is_found_at_the_second_check_and_repaired_by_a_resync(core):
+    ans = call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)], node="n1:1")
+    engine_id = ans["assign"][0]["engine_id"]
+    # An old shim: the refusal alone, without the app.  Python's view: no ask, no container.
+    truth = [{"app": "a1", "pending": {"memory_mb": 1024, "vcores": 1}, "allocated": {}, "containers": 0}]
+    first = call(core, "update", rejected=[engine_id], check=truth)
+    assert "resync" not in first  # one difference may be a change in flight
+    second = call(core, "update", check=truth)
+    assert second["resync"] is True
+    [d] = events(core, "divergence")
+    assert d["details"][0]["app"] == "a1" and d["details"][0]["python"]["pending"]["memory_mb"] == 0
+    assert core.counters["divergences"] == 1
+    # The full payload that follows repairs it.
+    call(core, "update", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)], check=truth)
+    assert engine(core).apps["a1"].pending.memory_mb == 1024
+    assert "resync" not in call(core, "update", check=truth)
+
+
+def test_an_agreeing_check_and_a_one_off_difference_change_nothing(core):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=2)], node="n1:1")
+    truth = [{"app": "a1", "pending": {}, "allocated": {"memory_mb": 2048, "vcores": 2}, "containers": 2}]
+    for _ in range(3):
+        assert "resync" not in call(core, "update", check=truth)
+    odd = [{"app": "a1", "pending": {"memory_mb": 1024, "vcores": 1}, "allocated": {"memory_mb": 2048, "vcores": 2},
+            "containers": 2}]
+    assert "resync" not in call(core, "update", check=odd)
+    assert "resync" not in call(core, "update", check=truth)
+    # An app Python holds that the RM does not list is a difference too.
+    assert "resync" not in call(core, "update", check=[])
+    assert call(core, "update", check=[])["resync"] is True
+
+
+def test_a_node_whose_killed_containers_still_hold_room_gets_no_more_than_the_rm_has(core):
+    """YARN keeps a killed container's resources on its node until the
+    NodeManager reports it gone (the starved-job refusal of issue 9): the
+    beat says how much room the RM really has."""
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=8)])
+    ans = call(core, "heartbeat", beats=[{"node": "n1:1", "free": {"memory_mb": 1024, "vcores": 4}}])
+    assert len(ans["assign"]) == 1  # not 4: three containers' worth is still held on the node
+    ans = call(core, "heartbeat", beats=[{"node": "n2:1", "free": {"memory_mb": 4096, "vcores": 4}}])
+    assert len(ans["assign"]) == 4
+
+
+def test_fallback_episodes_are_logged_with_cause_and_length(core):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.dev", n=0)])
+    call(core, "heartbeat", launched=[container("c9", "a1", "n2:1", 2048, 2, am=True)], node="n2:1",
+         fallbacks=[{"reason": "heartbeat: no answer within 100 ms", "started_ms": 1000, "ended_ms": 4500,
+                     "heartbeats": 3}])
+    assert engine(core).apps["a1"].has_am
+    assert engine(core).nodes["n2:1"].used.memory_mb == 2048
+    [f] = events(core, "fallback")
+    assert (f["count"], f["seconds"], f["reason"]) == (3, 3.5, "heartbeat: no answer within 100 ms")
+    assert core.counters["fallback_heartbeats"] == 3
+
+
+def test_place_and_reject(core):
+    place = lambda q: json.loads(core.place(json.dumps({"app": "x", "user": "ann", "queue": q, "priority": 0})))
+    assert place("prod") == {"queue": "root.prod"}
+    assert "reject" in place("nope")
+    assert "bad request" in json.loads(core.place('{"app": "x"}'))["reject"]
+
+
+def test_move_follows_engine_rules(core):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod")])
+    move = lambda a, q: json.loads(core.move(json.dumps({"app": a, "queue": q})))
+    assert move("a1", "root.dev") == {"queue": "root.dev"}
+    assert core.job_pool("a1") == "root.dev"
+    assert "error" in move("missing", "root.dev")
+    assert "error" in move("a1", "root")
+
+
+def test_update_returns_shares_and_requests_follow_the_shim(core):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("p", "root.prod", n=8), job("d", "root.dev", n=8)])
+    ans = call(core, "update")
+    table = {q["name"]: q for q in ans["queues"]}
+    assert table["root.prod"]["fair"] == {"memory_mb": 6144, "vcores": 6}
+    assert table["root.dev"]["fair"] == {"memory_mb": 2048, "vcores": 2}
+    assert "max" not in table["root"]  # unlimited
+    wire.convert("UpdateAnswer", ans)  # the answer matches the schema
+    # The shim's view replaces Python's: the app now asks for nothing.
+    call(core, "update", apps=[app("p", "root.prod")])
+    assert engine(core).apps["p"].pending.memory_mb == 0
+
+
+def test_node_local_request_waits_for_its_node():
+    c = make_core(node_locality_delay=None, rack_locality_delay=None)
+    ans = call(c, "heartbeat", full=True, nodes=NODES, apps=[job("a", "root.prod", 1, "n2")], node="n1:1")
+    assert ans.get("assign", []) == []
+    ans = call(c, "heartbeat", node="n2:1")
+    assert ans["assign"][0]["locality"] == "node_local"
+
+
+def test_an_unmanaged_app_has_no_am_container(core):
+    managed, unmanaged = job("a1", "root.prod", n=2), {**job("a2", "root.dev", n=2), "unmanaged": True}
+    out = call(core, "heartbeat", nodes=NODES, apps=[managed, unmanaged], node="n1:1")
+    assert len(out["assign"]) == 4
+    first = {}
+    for e in events(core, "assign"):
+        first.setdefault(e["app"], e["am"])
+    assert first == {"a1": True, "a2": False}
+    assert engine(core)._without_am == 0
+
+
+# ------------------------------------------------------------ bad messages
+def snapshot(core):
+    e = engine(core)
+    return (sorted((n.node_id, n.capacity.memory_mb, n.used.memory_mb) for n in e.nodes.values()),
+            sorted((a.app_id, a.pool.name, a.priority, a.pending.memory_mb, a.usage.memory_mb, len(a.containers))
+                   for a in e.apps.values()),
+            sorted(e.containers), sorted(e.pools), e._seq)
+
+
+@pytest.mark.parametrize("bad", [
+    '{"now_ms": 1, "nodes": [{"id": "n3:1", "host": "n3", "rack": "/r", "capacity": {"memory_mb": -5}}]}',
+    '{"now_ms": 1, "apps": [{"id": "a9", "user": "u", "queue": "root.dev", "priority": 0, "submit_ms": 0}],'
+    ' "nodes_removed": [7]}',
+    '{"now_ms": 1, "apps": [{"id": "a9", "user": "u", "queue": "root.dev", "priority": 0, "submit_ms": 0,'
+    ' "requests": [{"priority": 1, "resource": {}, "count": 1}, {"priority": 1, "resource": {}, "count": 2}]}]}',
+    '{"now_ms": 1, "nodes": [{"id": "n3:1", "host": "n3", "rack": "/r", "capacity": {}}],'
+    ' "launched": [{"id": "c1", "app": "nobody", "node": "n3:1", "resource": {}, "priority": 0}]}',
+    '{"now_ms": 1, "finished": ["x"], "beats": [{"node": "n1:1"}], "unknown_field": 1}',
+    '{"now_ms": 1, "apps_removed": ["a1"], "launched": [{"id": "c1", "app": "a1", "node": "n9:1",'
+    ' "resource": {}, "priority": 0}]}',
+    'not json',
+])
+def test_a_bad_message_changes_nothing_and_gets_a_clear_error(core, bad):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=6)], node="n1:1")
+    before = snapshot(core)
+    ans = json.loads(core.heartbeat(bad))
+    assert ans["error"].startswith("Payload: ") and "\n" not in ans["error"]
+    assert "assign" not in ans
+    assert snapshot(core) == before
+    ans = json.loads(core.update(bad))
+    assert ans["error"].startswith("Payload: ")
+    assert snapshot(core) == before
+    assert call(core, "heartbeat", node="n2:1")["assign"]  # and the next good call works
+
+
+# ------------------------------------------------------------ resync
+def test_a_full_resync_keeps_timers_locality_waits_and_the_container_sequence():
+    clock = ManualClock()
+    alloc = """<allocations>
+      <queue name="prod"><minResources>4096 mb, 4 vcores</minResources><minSharePreemptionTimeout>30</minSharePreemptionTimeout></queue>
+      <queue name="dev"/>
+    </allocations>"""
+    c = make_core(alloc, clock, heartbeat_interval=1.0, node_locality_delay=None, rack_locality_delay=None)
+    nodes = NODES
+    apps = [job("d", "root.dev", n=8), job("p", "root.prod", n=1, host="elsewhere")]
+    ans = call(c, "heartbeat", full=True, nodes=nodes, apps=apps[:1], node="n1:1")
+    launched = [container(f"c{i}", "d", a["node"], 1024, 1, priority=20, engine_id=a["engine_id"])
+                for i, a in enumerate(ans["assign"])]
+    call(c, "update", launched=launched, apps=[job("d", "root.dev", n=0)])
+    clock.advance(5)
+    call(c, "heartbeat", apps=apps[1:], node="n2:1")  # p waits for its host
+    clock.advance(1)
+    assert call(c, "heartbeat", node="n2:1").get("assign") is None
+    call(c, "update")
+    e = engine(c)
+    prod, p = e.pools["root.prod"], e.apps["p"]
+    starved_since, wait, seq = prod.last_at_min_share, p.locality_wait, e._seq
+    assert wait > 0
+    clock.advance(10)
+    # The shim lost a call: the whole state again.
+    call(c, "update", full=True, nodes=nodes, apps=[job("d", "root.dev", n=0), apps[1]], launched=launched)
+    assert e is engine(c)  # reconciled, not rebuilt
+    assert prod.last_at_min_share == starved_since and e.apps["p"].locality_wait == wait
+    assert e._seq == seq and sorted(e.containers) == [f"c{i}" for i in range(4)]
+    clock.advance(25)
+    c.handle_update(payload(0))
+    row = next(r for r in c.pools() if r["pool"] == "root.prod")
+    assert row["min_share_starved_for"] >= 35  # counted from before the resync (prod waits since t=5)
+
+
+def test_a_full_resync_drops_what_the_rm_no_longer_has(core):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=2), job("a2", "root.dev")],
+         node="n1:1")
+    call(core, "update", full=True, nodes=NODES[1:], apps=[job("a2", "root.dev")],
+         launched=[container("c1", "a2", "n2:1", 1024, 1)])
+    e = engine(core)
+    assert sorted(e.nodes) == ["n2:1"] and sorted(e.apps) == ["a2"] and sorted(e.containers) == ["c1"]
+    assert e.pools["root.prod"].usage.memory_mb == 0 and e.pools["root.dev"].usage.memory_mb == 1024
+    assert [r["event"] for r in events(core, "resync")] == ["resync", "resync"]
+
+
+# ------------------------------------------------------------ queues Python cannot hold
+RECOVERING = """<allocations>
+  <queue name="eng" type="parent"><queue name="web"/></queue>
+  <queue name="adhoc"/>
+  <queuePlacementPolicy>
+    <rule name="specified" create="false"/>
+    <rule name="user" create="false"/>
+    <rule name="default" queue="adhoc"/>
+  </queuePlacementPolicy>
+</allocations>"""
+
+
+@pytest.mark.parametrize("queue", ["root", "root.eng"])
+def test_an_app_the_rm_put_where_no_job_can_be_is_placed_and_moved(queue):
+    c = make_core(RECOVERING)
+    ans = call(c, "heartbeat", full=True, nodes=NODES, apps=[job("x", queue, n=1)], node="n1:1")
+    assert c.job_pool("x") == "root.adhoc" and ans["assign"][0]["app"] == "x"  # scheduled at once
+    [r] = events(c, "recover")
+    assert (r["queue"], r["pool"]) == (queue, "root.adhoc")
+    up = call(c, "update")
+    assert up["move"] == [{"app": "x", "queue": "root.adhoc", "reason": r["reason"] + "; placed in root.adhoc"}]
+    assert "move" not in call(c, "update")  # not again before the retry time
+    # The RM's own move path asks Python, which agrees.
+    assert json.loads(c.move(json.dumps({"app": "x", "queue": "root.adhoc"}))) == {"queue": "root.adhoc"}
+    call(c, "update", apps=[job("x", "root.adhoc", n=0)])
+    assert events(c, "recovered") and not any(j["moving_to"] for j in c.jobs())
+
+
+def test_an_app_no_rule_places_goes_to_the_recovery_pool_and_orders_repeat():
+    clock = ManualClock()
+    c = make_core(ALLOC, clock)  # specified, then reject
+    call(c, "heartbeat", full=True, nodes=NODES, apps=[job("x", "root")], node="n1:1")
+    assert c.job_pool("x") == RECOVERY_POOL
+    assert any(p["pool"] == RECOVERY_POOL and p["recovery"] for p in c.pools())
+    assert RECOVERY_POOL not in c.leaf_pools()
+    assert call(c, "update")["move"][0]["queue"] == RECOVERY_POOL
+    clock.advance(MOVE_RETRY)
+    assert call(c, "update")["move"][0]["queue"] == RECOVERY_POOL  # the RM has not moved it yet: ask again
+    table = {q["name"]: q for q in call(c, "update")["queues"]}
+    assert table[RECOVERY_POOL]["recovery"] is True
+
+
+def test_a_leaf_holding_jobs_never_becomes_a_parent(core):
+    alloc = "<allocations><queue name='a'/></allocations>"
+    c = make_core(alloc)
+    call(c, "heartbeat", full=True, nodes=NODES, apps=[job("one", "root.a")])
+    # The RM reports an app in root.a.b (say, from before a restart with another file).
+    call(c, "heartbeat", apps=[job("two", "root.a.b")])
+    e = engine(c)
+    assert e.pools["root.a"].is_leaf and "root.a.b" not in e.pools
+    assert c.job_pool("two") != "root.a.b" and c.job_pool("one") == "root.a"
+    [r] = events(c, "recover")
+    assert "root.a holds jobs" in r["reason"]
+
+
+def test_gateway_files_must_be_private(tmp_path):
+    info = tmp_path / "gateway.json"
+    token = tmp_path / "gateway.token"
+    info.write_text('{"port": 1234, "pid": 1}')
+    token.write_text("abc\n")
+    token.chmod(0o644)
+    with pytest.raises(GatewayUnavailable, match="0600"):
+        read_gateway_info(str(info), str(token))
+    token.chmod(0o600)
+    assert read_gateway_info(str(info), str(token)).token == "abc"
+    assert read_gateway_info(str(info), str(token)).port == 1234
