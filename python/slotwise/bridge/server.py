@@ -311,14 +311,15 @@ def start_http(app, host: str, port: int):
 
 
 def serve_main(args) -> int:
-    """Entry of ``slotwise serve``."""
+    """Entry of ``slotwise serve``.  Registers first and builds the web layer
+    while the RM already has its policy: a restarted server decides again
+    within a couple of seconds."""
     import signal
 
     from ..admin import AdminToken
     from ..config import ConfigErrors
     from ..config.watcher import load_with_status
     from ..eventlog import EventLog
-    from ..metrics import Metrics
     from ..settings import EngineSettings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -344,19 +345,13 @@ def serve_main(args) -> int:
         token_file = token_file or default_token
     elif not token_file:
         token_file = os.path.join(os.path.dirname(info_file), "gateway.token")
-    settings = EngineSettings(heartbeat_interval=args.heartbeat_interval)
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
-    holder = {}
-    metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status,
-                      link_ref=lambda: holder.get("link"))
-    core = PolicyCore(config, settings, event_log=event_log, record_inputs=args.record, stats=metrics,
-                      config_text=status.text)
-    holder["core"] = core
+    core = PolicyCore(config, EngineSettings(heartbeat_interval=args.heartbeat_interval), event_log=event_log,
+                      record_inputs=args.record, config_text=status.text)
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
                           takeover=args.takeover)
-    rm = RMControl(server)
-    holder["link"] = rm
     outcome: dict = {}
+    stopped = threading.Event()
 
     def serve() -> None:
         try:
@@ -368,16 +363,19 @@ def serve_main(args) -> int:
         finally:
             stopped.set()
 
-    stopped = threading.Event()
-    # Register first: the web layer's imports take a while, the RM should not wait for them.
-    link = threading.Thread(target=serve, name="slotwise-link", daemon=True)
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     signal.signal(signal.SIGINT, lambda *_: server.stop())
+    link = threading.Thread(target=serve, name="slotwise-link", daemon=True)
     link.start()
 
     from ..admin import SchedulerService
     from ..config.watcher import ConfigWatcher
+    from ..metrics import Metrics
     from ..web.app import create_app
+
+    rm = RMControl(server)
+    metrics = Metrics(core_ref=lambda: core, status_ref=lambda: status, link_ref=lambda: rm)
+    core.stats = metrics
 
     def reloaded(cfg, text):
         core.set_config(cfg, text)
