@@ -50,10 +50,12 @@ def pool_table(core: PolicyCore) -> str:
 def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 9797) -> int:
     repo = find_repo()
     allocations = repo / "conf" / "allocations.xml"
+    # The shim's default deadline for a call to Python (docs/benchmarks.md has
+    # the fallback share it gives under this demo's load).
     cluster = LocalCluster(cluster_dir, nodes=2, scheduler=SHIM_SCHEDULER,
-                           conf={"yarn.cluster.max-application-priority": "10",
-                                 "slotwise.policy.timeout-ms": "500"})
+                           conf={"yarn.cluster.max-application-priority": "10"})
     events_path = Path(cluster.dir).parent / "demo-events.jsonl"
+    events_path.parent.mkdir(parents=True, exist_ok=True)
     events_path.unlink(missing_ok=True)
     event_log = EventLog(str(events_path))
     config, status = load_with_status(str(allocations))
@@ -109,7 +111,15 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
             ok &= r.succeeded
             print(f"  {pool:<10} {program:<6} {r.app_id} {'SUCCEEDED' if r.succeeded else 'FAILED':<9} "
                   f"in {r.seconds:5.1f} s, queue {r.queue}, {assigned.get(r.app_id, 0)} containers placed by Python")
-        print(f"  placements by locality: {dict(locality)}; heartbeats the shim had to schedule itself: {fallbacks}")
+        link = server.status()
+        preempted = sum(1 for e in events if e["event"] == "preempt" and e.get("kill"))
+        episodes = [e for e in events if e["event"] == "fallback"]
+        print(f"  placements by locality: {dict(locality)}; containers preempted: {preempted}")
+        print(f"  heartbeats the RM scheduled by its own FIFO because Python did not answer within the "
+              f"{link.get('deadline_ms', '?')} ms deadline (or was not registered yet): "
+              f"{link.get('fallback_heartbeats', fallbacks)} of {link.get('heartbeats', '?')}, in "
+              f"{len(episodes)} episode(s)" + (f": {', '.join(sorted({e['reason'] for e in episodes}))}"
+                                               if episodes else ""))
         return 0 if ok else 1
     finally:
         if http is not None:

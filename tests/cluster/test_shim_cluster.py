@@ -490,7 +490,7 @@ def test_a_paused_serve_falls_back_within_a_deadline_and_decides_again_when_resu
     cluster, serve = shim
     serve.ensure_running()
     t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], pool="prod")
-    app_id = wait_running_app(cluster, "root.prod")
+    wait_running_app(cluster, "root.prod")
     before = gateway_status(cluster)["fallback_heartbeats"]
     serve.proc.send_signal(signal.SIGSTOP)
     try:

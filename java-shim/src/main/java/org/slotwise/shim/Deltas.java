@@ -1,11 +1,6 @@
 package org.slotwise.shim;
 
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
+import java.util.*;
 
 /**
  * What the shim owes Python since its last call that reached it: the

@@ -3,14 +3,7 @@ package org.slotwise.shim;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.FutureTask;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.*;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
@@ -382,14 +375,6 @@ final class PolicyLink {
             + "answers again", lastReason);
       }
     }
-  }
-
-  long getFallbackCount() {
-    return totalFallbacks.get();
-  }
-
-  long getFailureCount() {
-    return failures.get();
   }
 
   synchronized String getLastFailure() {

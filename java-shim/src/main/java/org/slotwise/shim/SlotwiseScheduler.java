@@ -2,15 +2,7 @@ package org.slotwise.shim;
 
 import java.io.IOException;
 import java.nio.file.Paths;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.EnumSet;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
+import java.util.*;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -21,20 +13,7 @@ import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFuture;
 import org.apache.hadoop.yarn.api.protocolrecords.MoveApplicationAcrossQueuesRequest;
 import org.apache.hadoop.yarn.api.protocolrecords.UpdateApplicationPriorityRequest;
-import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
-import org.apache.hadoop.yarn.api.records.ApplicationId;
-import org.apache.hadoop.yarn.api.records.Container;
-import org.apache.hadoop.yarn.api.records.ContainerId;
-import org.apache.hadoop.yarn.api.records.ContainerStatus;
-import org.apache.hadoop.yarn.api.records.NodeId;
-import org.apache.hadoop.yarn.api.records.Priority;
-import org.apache.hadoop.yarn.api.records.QueueACL;
-import org.apache.hadoop.yarn.api.records.QueueInfo;
-import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
-import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.api.records.ResourceOption;
-import org.apache.hadoop.yarn.api.records.ResourceRequest;
-import org.apache.hadoop.yarn.api.records.SchedulingRequest;
+import org.apache.hadoop.yarn.api.records.*;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
@@ -54,28 +33,9 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerAppUtils;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptRemovedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerExpiredSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerPreemptEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ReleaseContainerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.*;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
@@ -220,22 +180,19 @@ public class SlotwiseScheduler
 
   // ------------------------------------------------------------ Python side
 
-  private Messages.ShimInfo shimInfo() {
-    return new Messages.ShimInfo(VERSION, "yarn", Messages.PROTOCOL, link.getTimeoutMs(),
-        updateInterval, List.of("memory_mb", "vcores"));
-  }
-
   /**
    * A policy offers itself. Once registered, its first call (which opens
    * Py4J's callback connection) is a full-state update made at once on the
    * update thread with a longer deadline; heartbeats use the FIFO until then.
    */
   Messages.Registered registerPolicy(PolicyServer policy, String json) {
+    Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, "yarn", Messages.PROTOCOL,
+        link.getTimeoutMs(), updateInterval, List.of("memory_mb", "vcores"));
     Messages.Registered answer;
     try {
-      answer = link.register(policy, Messages.read(json, Messages.Register.class), shimInfo());
+      answer = link.register(policy, Messages.read(json, Messages.Register.class), shim);
     } catch (IllegalArgumentException e) {
-      answer = new Messages.Registered(null, e.getMessage(), null, shimInfo());
+      answer = new Messages.Registered(null, e.getMessage(), null, shim);
     }
     if (answer.session() != null) {
       triggerUpdate();
@@ -249,16 +206,6 @@ public class SlotwiseScheduler
 
   Messages.ShimStatus linkStatus(String session) {
     return link.status(session);
-  }
-
-  /** Heartbeats scheduled by the built-in FIFO since the RM started. */
-  public long getFallbackCount() {
-    return link == null ? 0 : link.getFallbackCount();
-  }
-
-  /** Failed calls to Python (any method) since the RM started. */
-  public long getPolicyFailureCount() {
-    return link == null ? 0 : link.getFailureCount();
   }
 
   // ----------------------------------------------------------------- events
@@ -490,22 +437,19 @@ public class SlotwiseScheduler
         ? Priority.newInstance(0) : e.getApplicatonPriority();
     String requested = e.getQueue() == null || e.getQueue().isEmpty() ? "default" : e.getQueue();
     String target = SlotwiseQueue.qualify(requested);
-    if (!e.getIsAppRecovering()) {
-      Messages.PlaceAnswer answer = link.call("place", () -> Messages.write(
-          new Messages.PlaceRequest(id.toString(), user, requested, groups(user),
-              priority.getPriority())),
-          PolicyServer::place, json -> Messages.read(json, Messages.PlaceAnswer.class), a -> { });
-      if (answer != null && answer.reject() != null) {
-        reject(id, "Rejected by the Slotwise policy: " + answer.reject());
+    Messages.PlaceAnswer answer = e.getIsAppRecovering() ? null : link.call("place",
+        () -> Messages.write(new Messages.PlaceRequest(id.toString(), user, requested,
+            groups(user), priority.getPriority())),
+        PolicyServer::place, json -> Messages.read(json, Messages.PlaceAnswer.class), a -> { });
+    if (answer != null) {
+      target = answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
+      if (target == null) {
+        String why = answer.reject() != null ? "Rejected by the Slotwise policy: " + answer.reject()
+            : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
+        LOG.info("Slotwise: {}: {}", id, why);
+        rmContext.getDispatcher().getEventHandler()
+            .handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
         return;
-      }
-      if (answer != null) {
-        target = SlotwiseQueue.qualify(answer.queue());
-        if (target == null) {
-          reject(id, "The Slotwise policy placed the app in an invalid queue '" + answer.queue()
-              + "'");
-          return;
-        }
       }
     }
     String queueName = target == null ? DEFAULT_QUEUE : target;
@@ -537,12 +481,6 @@ public class SlotwiseScheduler
     } catch (RuntimeException e) {
       return Collections.emptyList();
     }
-  }
-
-  private void reject(ApplicationId id, String message) {
-    LOG.info("Slotwise: {}: {}", id, message);
-    rmContext.getDispatcher().getEventHandler()
-        .handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, message));
   }
 
   private void removeApplication(ApplicationId id, RMAppState finalState) {
@@ -660,10 +598,7 @@ public class SlotwiseScheduler
   /** A move as the RM's client service makes it (state store, RMApp, then this scheduler). */
   Messages.MoveAnswer adminMove(String appId, String queue) {
     try {
-      ApplicationId id = ApplicationId.fromString(appId);
-      if (rmContext.getRMApps().get(id) == null) {
-        return new Messages.MoveAnswer(null, "unknown application " + appId);
-      }
+      ApplicationId id = knownApp(appId);
       rmContext.getClientRMService().moveApplicationAcrossQueues(
           MoveApplicationAcrossQueuesRequest.newInstance(id, queue));
       return new Messages.MoveAnswer(rmContext.getRMApps().get(id).getQueue(), null);
@@ -675,17 +610,20 @@ public class SlotwiseScheduler
   /** A priority change as the RM's client service makes it; the one in force, capped. */
   Messages.PriorityAnswer adminPriority(String appId, int priority) {
     try {
-      ApplicationId id = ApplicationId.fromString(appId);
-      if (rmContext.getRMApps().get(id) == null) {
-        return new Messages.PriorityAnswer(null, "unknown application " + appId);
-      }
-      Priority now = rmContext.getClientRMService().updateApplicationPriority(
-          UpdateApplicationPriorityRequest.newInstance(id, Priority.newInstance(priority)))
-          .getApplicationPriority();
-      return new Messages.PriorityAnswer(now.getPriority(), null);
+      return new Messages.PriorityAnswer(rmContext.getClientRMService().updateApplicationPriority(
+          UpdateApplicationPriorityRequest.newInstance(knownApp(appId),
+              Priority.newInstance(priority))).getApplicationPriority().getPriority(), null);
     } catch (Exception e) {
       return new Messages.PriorityAnswer(null, e.getMessage() == null ? e.toString() : e.getMessage());
     }
+  }
+
+  private ApplicationId knownApp(String appId) throws YarnException {
+    ApplicationId id = ApplicationId.fromString(appId);
+    if (rmContext.getRMApps().get(id) == null) {
+      throw new YarnException("unknown application " + appId);
+    }
+    return id;
   }
 
   /** Python decides (and may rename) the target pool; then the app moves. */
@@ -697,39 +635,28 @@ public class SlotwiseScheduler
     String request = Messages.write(new Messages.MoveRequest(appId.toString(), newQueue));
     Messages.MoveAnswer answer = link.call("move", () -> request, PolicyServer::move,
         json -> Messages.read(json, Messages.MoveAnswer.class), a -> { });
-    if (answer == null) {
-      throw new YarnException("Cannot move " + appId + ": the Slotwise policy did not answer ("
-          + link.getLastFailure() + ")");
-    }
-    if (answer.error() != null) {
-      throw new YarnException("The Slotwise policy refused to move " + appId + " to "
-          + newQueue + ": " + answer.error());
-    }
-    String target = SlotwiseQueue.qualify(answer.queue());
+    String target = answer == null || answer.error() != null ? null : SlotwiseQueue.qualify(answer.queue());
     if (target == null) {
-      throw new YarnException("The Slotwise policy answered an invalid queue '"
-          + answer.queue() + "'");
+      throw new YarnException("Cannot move " + appId + " to " + newQueue + ": " + (answer == null
+          ? "the Slotwise policy did not answer (" + link.getLastFailure() + ")"
+          : answer.error() != null ? answer.error() : "invalid queue '" + answer.queue() + "'"));
     }
     writeLock.lock();
     try {
       SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
-      if (app == null) {
-        throw new YarnException("App to be moved " + appId + " not found.");
+      SlotwiseAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
+      if (app == null || (attempt != null && attempt.isStopped())) {
+        throw new YarnException("Application " + appId + " is gone or stopped and can't be moved");
       }
       SlotwiseQueue to = queue(target);
-      if (app.getQueue() == to) {
-        return target;
-      }
-      SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
-      if (attempt != null) {
-        if (attempt.isStopped()) {
-          throw new YarnException("Application " + appId + " is stopped and can't be moved!");
+      if (app.getQueue() != to) {
+        if (attempt != null) {
+          attempt.move(to); // live containers, pending asks, metrics, users
         }
-        attempt.move(to); // live containers, pending asks, metrics, users
+        app.setQueue(to);
+        deltas.appChanged(appId.toString());
+        LOG.info("Slotwise: moved {} to {}", appId, target);
       }
-      app.setQueue(to);
-      deltas.appChanged(appId.toString());
-      LOG.info("Slotwise: moved {} to {}", appId, target);
       return target;
     } finally {
       writeLock.unlock();

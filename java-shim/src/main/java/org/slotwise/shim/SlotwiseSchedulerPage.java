@@ -46,9 +46,12 @@ public class SlotwiseSchedulerPage extends RmView {
         return;
       }
       SlotwiseScheduler s = (SlotwiseScheduler) rm.getResourceScheduler();
-      html.p().__("Slotwise: heartbeats scheduled by the built-in FIFO: "
-          + s.getFallbackCount() + "; failed calls to Python: "
-          + s.getPolicyFailureCount()).__();
+      Messages.ShimStatus link = s.linkStatus(null);
+      html.p().__("Slotwise: " + (link.holder() == null ? "no Python policy registered"
+          : "policy server pid " + link.holder().pid() + " on " + link.holder().host())
+          + (link.inFallback() ? "; scheduling by the built-in FIFO: " + link.reason() : "")
+          + "; heartbeats scheduled by the built-in FIFO: " + link.fallbackHeartbeats() + " of "
+          + link.heartbeats() + "; failed calls to Python: " + link.failures()).__();
       TBODY<TABLE<Hamlet>> rows = html.table("#pools").thead().tr()
           .th("Pool").th("Weight").th("Fair share").th("Steady share").th("Max")
           .th("Used MB").th("Used vcores").th("Pending MB").th("Apps running").th("Apps pending")

@@ -125,7 +125,7 @@ class PolicyLinkTest {
     assertNull(heartbeat());
     register(policy(p -> "[[\"positional\"]]"));
     assertNull(heartbeat());
-    assertEquals(3, link.getFailureCount());
+    assertEquals(3, link.status(null).failures());
   }
 
   @Test
