@@ -37,7 +37,7 @@ from slotwise.localcluster import SHIM_SCHEDULER, LocalCluster  # noqa: E402
 from slotwise.localcluster.ports import free_ports  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_MS = 100
+DEFAULT_MS = 200
 
 
 def status(cluster) -> dict:

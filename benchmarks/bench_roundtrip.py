@@ -72,10 +72,10 @@ _decide = threading.local()
 _engine_heartbeat = Engine.heartbeat
 
 
-def _timed_engine_heartbeat(self, node_id):
+def _timed_engine_heartbeat(self, node_id, room=None):
     t = time.perf_counter_ns()
     try:
-        return _engine_heartbeat(self, node_id)
+        return _engine_heartbeat(self, node_id, room)
     finally:
         _decide.ns = time.perf_counter_ns() - t
 

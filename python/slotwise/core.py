@@ -52,6 +52,20 @@ def _limit(r: Resource):
     return None if r.memory_mb == inf or r.vcores == inf else _amount(r)
 
 
+def _same_requests(app, requests) -> bool:
+    """Whether the engine already holds exactly these requests for the app."""
+    held = app.requests
+    if len(held) != len(requests):
+        return False
+    for r in requests:
+        h = held.get(r.priority)
+        if (h is None or h.num_containers != r.count or h.relax_locality != r.relax_locality
+                or h.resource.memory_mb != r.resource.memory_mb or h.resource.vcores != r.resource.vcores
+                or h.hosts != r.hosts or h.racks != r.racks):
+            return False
+    return True
+
+
 def _by_submit(a) -> tuple:
     return a.submit_ms, a.id
 
@@ -452,8 +466,9 @@ class PolicyCore:
                 e.set_app_priority(a.id, a.priority)
             if a.unmanaged:
                 e.mark_unmanaged(a.id)
-        e.update_requests(a.id, [Request(r.priority, _res(r.resource), r.count, r.hosts, r.racks, r.relax_locality)
-                                 for r in a.requests])
+        if not _same_requests(e.apps[a.id], a.requests):  # a resync mostly repeats what Python knows
+            e.update_requests(a.id, [Request(r.priority, _res(r.resource), r.count, r.hosts, r.racks,
+                                             r.relax_locality) for r in a.requests])
 
     def _recover(self, a, queue: str, why: str) -> str:
         """An app the RM holds where no job can be: the pool the placement

@@ -67,27 +67,11 @@ class Engine:
         would become a parent (its jobs would never be offered a container
         again).  FILE:LINE: message, like a parse error."""
         out = []
-        declared = {qc.name: qc for qc in config.root.walk()}
-        for qc in declared.values():
+        for qc in config.root.walk():
             pool = self.pools.get(qc.name)
             if pool is not None and pool.apps and (qc.children or qc.is_parent):
                 out.append(f"{config.source}:{qc.line}: {qc.name} holds {len(pool.apps)} running job(s) "
                            "and cannot become a parent pool; move or finish them first")
-        for name, pool in self.pools.items():
-            if name in declared or not pool.apps:
-                continue
-            # A pool the file no longer has stays on as a dynamic one: its
-            # nearest declared ancestor becomes a parent, which it cannot be
-            # if it holds jobs itself.
-            anc = name.rsplit(".", 1)[0]
-            while anc not in declared:
-                anc = anc.rsplit(".", 1)[0]
-            qc = declared[anc]
-            held = self.pools.get(anc)
-            if not (qc.children or qc.is_parent) and held is not None and held.apps:
-                out.append(f"{config.source}:{qc.line}: {anc} holds {len(held.apps)} running job(s) and "
-                           f"cannot become the parent of {name}, which the file no longer declares but "
-                           "still holds jobs; move or finish them first")
         return out
 
     def set_config(self, config: AllocationConfig) -> None:

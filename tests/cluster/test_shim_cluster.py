@@ -468,10 +468,28 @@ def test_a_starved_pool_with_a_min_share_gets_its_job_running_through_preemption
     while time.monotonic() < deadline and cluster.rest.metrics().get("availableMB", 1) > 0:
         time.sleep(1)
     assert cluster.rest.metrics()["availableMB"] == 0, "the research job did not fill the cluster"
-    t2, sla = run_async(cluster, "sleep", ["-m", "2", "-r", "0", "-mt", "2000"], pool="sla")
+    import httpx
+
+    usage = []  # root.sla's usage as Python sees it, sampled through serve's API
+
+    def sample():
+        while t2.is_alive():
+            try:
+                pools = httpx.get(f"{serve.url}/api/v1/pools", timeout=5).json()
+                usage.append(next(p["usage"]["memory_mb"] for p in pools if p["pool"] == "root.sla"))
+            except Exception:
+                pass
+            time.sleep(0.5)
+
+    t2, sla = run_async(cluster, "sleep", ["-m", "2", "-r", "0", "-mt", "4000"], pool="sla")
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     sla_id = wait_running_app(cluster, "root.sla", timeout=120)
     t2.join(300)
+    sampler.join(10)
     assert sla["result"].succeeded, sla["result"].log
+    # Its whole demand (AM and two maps: 1,536 MB, under the 2,048 MB min share) ran at once.
+    assert max(usage, default=0) >= 1536, usage
     events = after(serve.events(), mark)
     preempted = [e for e in events if e["event"] == "preempt"]
     assert preempted and {e["pool"] for e in preempted} == {"root.research"}

@@ -25,7 +25,11 @@ import javax.net.SocketFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import py4j.*;
+import py4j.CallbackClient;
+import py4j.GatewayServer;
+import py4j.Protocol;
+import py4j.Py4JNetworkException;
+import py4j.Py4JPythonClient;
 import py4j.commands.AbstractCommand;
 import py4j.commands.ShutdownGatewayServerCommand;
 import py4j.reflection.ReflectionUtil;

@@ -33,10 +33,11 @@ final class Messages {
   /**
    * Strict: unknown fields, missing required ones, wrong or coerced types all
    * fail. An absent optional field takes the schema's default (0, false, null).
+   * Nulls are left out when writing (an empty string or list is a value).
    */
   static final ObjectMapper MAPPER = JsonMapper.builder()
       .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
-      .serializationInclusion(JsonInclude.Include.NON_EMPTY)
+      .serializationInclusion(JsonInclude.Include.NON_NULL)
       .enable(DeserializationFeature.FAIL_ON_NUMBERS_FOR_ENUMS)
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
       .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)

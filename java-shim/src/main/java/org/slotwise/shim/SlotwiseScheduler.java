@@ -74,7 +74,7 @@ public class SlotwiseScheduler
   public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
   public static final String CALL_OBSERVER = "slotwise.call-observer.class";
   /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
-  public static final long DEFAULT_TIMEOUT_MS = 100;
+  public static final long DEFAULT_TIMEOUT_MS = 200;
 
   private static final Logger LOG = LoggerFactory.getLogger(SlotwiseScheduler.class);
   private static final String DEFAULT_QUEUE = SlotwiseQueue.ROOT + ".default";

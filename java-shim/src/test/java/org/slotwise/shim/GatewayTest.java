@@ -86,13 +86,13 @@ class GatewayTest {
     try (Socket s = new Socket(InetAddress.getByName("127.0.0.1"), port)) {
       s.setSoTimeout(5000);
       Writer w = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8);
-      w.write(Protocol.getAuthCommand(token));
+      w.write(Protocol.getAuthCommand(token) + then); // one write: the command follows the auth
       w.flush();
-      String answer = new BufferedReader(new InputStreamReader(s.getInputStream(),
-          StandardCharsets.UTF_8)).readLine();
+      BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(),
+          StandardCharsets.UTF_8));
+      String answer = in.readLine();
       if (!then.isEmpty()) {
-        w.write(then);
-        w.flush();
+        in.readLine(); // returns when the gateway is done with the connection
       }
       return answer;
     }
