@@ -101,6 +101,7 @@ class TimedCore(PolicyCore):
 
     def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
+        self.update_ns: collections.deque = collections.deque(maxlen=4096)
         self.samples: collections.deque = collections.deque(maxlen=1 << 16)
         self.payloads: collections.deque = collections.deque(maxlen=20000)
         self._apply_ns = 0
@@ -122,6 +123,13 @@ class TimedCore(PolicyCore):
         self.payloads.append((payload, answer))
         return answer
 
+    def update(self, payload: str) -> str:
+        t0 = time.perf_counter_ns()
+        try:
+            return super().update(payload)
+        finally:
+            self.update_ns.append(time.perf_counter_ns() - t0)
+
     def _apply(self, msg) -> None:
         t = time.perf_counter_ns()
         try:
@@ -130,6 +138,8 @@ class TimedCore(PolicyCore):
             self._apply_ns = time.perf_counter_ns() - t
 
     def reset(self) -> None:
+        self.update_ns.clear()
+        self.counters_at_reset = dict(self.counters)
         self.samples.clear()
         self.payloads.clear()
         _gc.update(collections=0, ns=0, gen2=0)
@@ -249,7 +259,9 @@ def python_breakdown(core: TimedCore) -> dict:
     def fig(v):
         return {"p50": us(pct(v, .5)), "p90": us(pct(v, .9)), "p99": us(pct(v, .99)), "max": us(max(v, default=0))}
 
-    return {"count": len(samples), "total": fig(total), "cpu": fig(cpu), "apply": fig(apply), "decide": fig(decide),
+    upd = list(core.update_ns)
+    counts = {k: v - getattr(core, "counters_at_reset", {}).get(k, 0) for k, v in core.counters.items()}
+    return {"count": len(samples), "total": fig(total), "update_python": fig(upd), "counters": counts, "cpu": fig(cpu), "apply": fig(apply), "decide": fig(decide),
             "gc": {"collections": _gc["collections"], "gen2": _gc["gen2"], "ms": _gc["ns"] / 1e6,
                    "heartbeats_with_gc": with_gc},
             "loads": fig(loads), "dumps": fig(dumps),
@@ -476,7 +488,8 @@ def print_breakdown(r: dict) -> None:
     print(f"      p50/p99 us: Py4J call (Java) {f(j['invoke'])}, in Python {f(p['total'])} "
           f"[apply {f(p['apply'])}, decide {f(p['decide'])}, decode {f(p['loads'])}, json.dumps {f(p['dumps'])}]; "
           f"Java build {f(j['build'])}, wait for the line {f(j['wait'])} (max {j['wait']['max']:.0f}); "
-          f"update call {f(u['total'])} (n={u['count']})", flush=True)
+          f"update call {f(u['total'])} (n={u['count']}; in Python {f(p['update_python'])}); "
+          f"policy counts in the window {p['counters']}", flush=True)
     da = p["decide_by_assignments"]
     print("      decision by containers assigned: " + ", ".join(
         f"{k}: {v['p50']:.0f}/{v['p99']:.0f} (n={v['n']})" for k, v in da.items()), flush=True)

@@ -370,7 +370,7 @@ class PolicyCore:
                 e.add_node(n.id, n.host, n.rack, _res(n.capacity))
             # Oldest first: when two apps want one pool in ways that exclude each
             # other (a job and a sub-pool under it), the earlier one keeps it.
-            for a in sorted(msg.apps, key=_by_submit):
+            for a in (sorted(msg.apps, key=_by_submit) if len(msg.apps) > 1 else msg.apps):
                 self._apply_app(a, msg.now_ms)
             for c in msg.launched:
                 if c.id in e.containers:
@@ -391,9 +391,9 @@ class PolicyCore:
 
     def _problems(self, msg) -> list[str]:
         """What makes a schema-valid payload inconsistent: duplicates, and
-        containers of apps or nodes nobody told us about."""
+        containers of apps or nodes nobody told us about.  Cheap: a delta is
+        checked against the engine by lookups, never by copying its sets."""
         out = []
-        e = self._engine
         nodes = {n.id for n in msg.nodes}
         if len(nodes) != len(msg.nodes):
             out.append("nodes: the same node twice")
@@ -401,11 +401,12 @@ class PolicyCore:
         if len(apps) != len(msg.apps):
             out.append("apps: the same app twice")
         for i, a in enumerate(msg.apps):
-            if len({r.priority for r in a.requests}) != len(a.requests):
+            if len(a.requests) > 1 and len({r.priority for r in a.requests}) != len(a.requests):
                 out.append(f"apps[{i}] ({a.id}): two requests at one priority")
-        if not msg.full:
-            nodes |= e.nodes.keys()
-            apps |= e.apps.keys()
+        if not msg.launched:
+            return out
+        known_nodes = {} if msg.full else self._engine.nodes
+        known_apps = {} if msg.full else self._engine.apps
         seen: set[str] = set()
         for i, c in enumerate(msg.launched):
             if c.id in seen or (c.engine_id is not None and c.engine_id in seen):
@@ -413,9 +414,9 @@ class PolicyCore:
             seen.add(c.id)
             if c.engine_id is not None:
                 seen.add(c.engine_id)
-            if c.app not in apps:
+            if c.app not in apps and c.app not in known_apps:
                 out.append(f"launched[{i}]: container {c.id} of unknown app {c.app}")
-            if c.node not in nodes:
+            if c.node not in nodes and c.node not in known_nodes:
                 out.append(f"launched[{i}]: container {c.id} on unknown node {c.node}")
         return out
 

@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
@@ -168,6 +169,39 @@ final class Gateway {
    * (and so never reaches a port some other process may hold by now).
    */
   static final class Callbacks implements Py4JPythonClient {
+    /**
+     * Py4J writes a command in 8 KB pieces: without TCP_NODELAY the last piece
+     * of a larger payload waits for the first one's delayed ACK (40 ms).
+     */
+    private static final SocketFactory NO_DELAY = new SocketFactory() {
+      private Socket noDelay(Socket s) throws IOException {
+        s.setTcpNoDelay(true);
+        return s;
+      }
+
+      @Override
+      public Socket createSocket(String host, int port) throws IOException {
+        return noDelay(new Socket(host, port));
+      }
+
+      @Override
+      public Socket createSocket(String host, int port, InetAddress local, int localPort)
+          throws IOException {
+        return noDelay(new Socket(host, port, local, localPort));
+      }
+
+      @Override
+      public Socket createSocket(InetAddress host, int port) throws IOException {
+        return noDelay(new Socket(host, port));
+      }
+
+      @Override
+      public Socket createSocket(InetAddress host, int port, InetAddress local, int localPort)
+          throws IOException {
+        return noDelay(new Socket(host, port, local, localPort));
+      }
+    };
+
     private final int readTimeoutMs;
     private volatile CallbackClient client;
 
@@ -179,8 +213,8 @@ final class Gateway {
     /** Calls go to this port, authenticated with this (per-registration) token. */
     synchronized void connect(int pythonPort, String token) {
       CallbackClient old = client;
-      client = new CallbackClient(pythonPort, LOOPBACK, token, 30, TimeUnit.SECONDS,
-          SocketFactory.getDefault(), false, readTimeoutMs);
+      client = new CallbackClient(pythonPort, LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
+          readTimeoutMs);
       if (old != null) {
         old.shutdown();
       }
