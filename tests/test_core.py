@@ -348,3 +348,13 @@ def test_gateway_files_must_be_private(tmp_path):
     token.chmod(0o600)
     assert read_gateway_info(str(info), str(token)).token == "abc"
     assert read_gateway_info(str(info), str(token)).port == 1234
+
+
+def test_a_bug_while_applying_answers_an_error_so_the_shim_resyncs(core, monkeypatch):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)])
+    monkeypatch.setattr(type(core._engine), "remove_app", lambda self, app_id: 1 / 0)
+    ans = call(core, "heartbeat", apps_removed=["a1"], node="n1:1")
+    assert ans["error"].startswith("heartbeat: internal error") and core.counters["internal_errors"] == 1
+    monkeypatch.undo()
+    call(core, "update", full=True, nodes=NODES)  # the full state the shim sends next repairs it
+    assert sorted(engine(core).apps) == []

@@ -150,6 +150,8 @@ class PolicyCore:
             assigned = self.handle_heartbeat(wire.decode("Payload", text))
         except ProtocolError as e:
             return wire.encode(wire.HeartbeatAnswer(error=str(e)))
+        except Exception:  # a bug: the shim falls back and resyncs, which repairs what it half did
+            return wire.encode(wire.HeartbeatAnswer(error=self._internal_error("heartbeat")))
         return wire.encode(wire.HeartbeatAnswer(assign=[
             wire.Assignment(app=a.app_id, node=a.node_id, priority=a.priority, locality=a.locality,
                             engine_id=a.container_id) for a in assigned]))
@@ -160,6 +162,8 @@ class PolicyCore:
                 result = self.handle_update(wire.decode("Payload", text))
             except ProtocolError as e:
                 return wire.encode(wire.UpdateAnswer(error=str(e)))
+            except Exception:
+                return wire.encode(wire.UpdateAnswer(error=self._internal_error("update")))
             table = self._queue_table()
         return wire.encode(wire.UpdateAnswer(
             preempt=[wire.Preemption(container=p.container_id, kill=p.kill) for p in result.preempt],
@@ -344,6 +348,12 @@ class PolicyCore:
         wrap(self._engine)
 
     # ------------------------------------------------------------ applying
+    def _internal_error(self, call: str) -> str:
+        log.exception("%s failed inside the policy server", call)
+        self.counters["internal_errors"] += 1
+        self.log.write("internal_error", call=call)
+        return f"{call}: internal error in the policy server (see its log)"
+
     def _record(self, call: str, msg) -> None:
         if self.record_inputs:
             self.log.write("input", call=call, stream=self.stream, t=self._clock.now(), msg=wire.to_builtins(msg))
@@ -391,22 +401,25 @@ class PolicyCore:
 
     def _problems(self, msg) -> list[str]:
         """What makes a schema-valid payload inconsistent: duplicates, and
-        containers of apps or nodes nobody told us about.  Cheap: a delta is
-        checked against the engine by lookups, never by copying its sets."""
+        containers of apps or nodes nobody told us about.  On the hot path:
+        lookups only, and nothing at all for what cannot clash."""
         out = []
-        nodes = {n.id for n in msg.nodes}
-        if len(nodes) != len(msg.nodes):
+        nodes = msg.nodes
+        if len(nodes) > 1 and len({n.id for n in nodes}) != len(nodes):
             out.append("nodes: the same node twice")
-        apps = {a.id for a in msg.apps}
-        if len(apps) != len(msg.apps):
+        apps = msg.apps
+        if len(apps) > 1 and len({a.id for a in apps}) != len(apps):
             out.append("apps: the same app twice")
-        for i, a in enumerate(msg.apps):
+        for i, a in enumerate(apps):
             if len(a.requests) > 1 and len({r.priority for r in a.requests}) != len(a.requests):
                 out.append(f"apps[{i}] ({a.id}): two requests at one priority")
         if not msg.launched:
             return out
-        known_nodes = {} if msg.full else self._engine.nodes
-        known_apps = {} if msg.full else self._engine.apps
+        full = msg.full
+        known_nodes = self._engine.nodes
+        known_apps = self._engine.apps
+        new_nodes = {n.id for n in nodes} if nodes else ()
+        new_apps = {a.id for a in apps} if apps else ()
         seen: set[str] = set()
         for i, c in enumerate(msg.launched):
             if c.id in seen or (c.engine_id is not None and c.engine_id in seen):
@@ -414,9 +427,9 @@ class PolicyCore:
             seen.add(c.id)
             if c.engine_id is not None:
                 seen.add(c.engine_id)
-            if c.app not in apps and c.app not in known_apps:
+            if c.app not in new_apps and (full or c.app not in known_apps):
                 out.append(f"launched[{i}]: container {c.id} of unknown app {c.app}")
-            if c.node not in nodes and c.node not in known_nodes:
+            if c.node not in new_nodes and (full or c.node not in known_nodes):
                 out.append(f"launched[{i}]: container {c.id} on unknown node {c.node}")
         return out
 
@@ -465,7 +478,7 @@ class PolicyCore:
                     e.move_app(a.id, self._recover(a, queue, why), force=True)
             if a.priority != known.priority:
                 e.set_app_priority(a.id, a.priority)
-            if a.unmanaged:
+            if a.unmanaged and not known.unmanaged:
                 e.mark_unmanaged(a.id)
         if not _same_requests(e.apps[a.id], a.requests):  # a resync mostly repeats what Python knows
             e.update_requests(a.id, [Request(r.priority, _res(r.resource), r.count, r.hosts, r.racks,

@@ -58,6 +58,7 @@ class Engine:
         self._seq = 0
         self._batch = 0  # > 0: runnability is settled once, when the batch ends
         self._batch_dirty = False
+        self._batch_ctx = _Batch(self)
         self.config = config or default_config()
         self.set_config(self.config)
 
@@ -358,7 +359,7 @@ class Engine:
         """``with engine.batch():`` applies many events and settles the
         running-job limits once at the end (a resync of thousands of apps
         stays linear)."""
-        return _Batch(self)
+        return self._batch_ctx
 
     def _update_runnability(self) -> None:
         """Running-job limits: waiting apps become runnable in order of

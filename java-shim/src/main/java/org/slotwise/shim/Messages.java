@@ -7,6 +7,7 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import com.fasterxml.jackson.annotation.JacksonAnnotationsInside;
 import com.fasterxml.jackson.annotation.JsonInclude;
@@ -15,6 +16,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 
@@ -44,10 +46,12 @@ final class Messages {
       .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
       .build();
 
+  private static final Map<Class<?>, ObjectReader> READERS = new ConcurrentHashMap<>();
+
   /** A message of this type from JSON; IllegalArgumentException (one line) if it does not bind. */
   static <T> T read(String json, Class<T> type) {
     try {
-      return MAPPER.readValue(json, type);
+      return READERS.computeIfAbsent(type, MAPPER::readerFor).readValue(json);
     } catch (IOException | RuntimeException e) {
       String why = e instanceof JsonProcessingException
           ? ((JsonProcessingException) e).getOriginalMessage() : String.valueOf(e.getMessage());
@@ -105,10 +109,10 @@ final class Messages {
   }
 
   record App(@Req String id, @Req String user, @Req String queue, @Req int priority, @Req long submitMs,
-      boolean unmanaged, List<Request> requests) {}
+      @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean unmanaged, List<Request> requests) {}
 
-  record Container(@Req String id, @Req String app, @Req String node, @Req Resource resource, boolean am,
-      @Req int priority, String engineId) {}
+  record Container(@Req String id, @Req String app, @Req String node, @Req Resource resource,
+      @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean am, @Req int priority, String engineId) {}
 
   record Beat(@Req String node, Resource free) {}
 
@@ -118,7 +122,7 @@ final class Messages {
   record AppCheck(@Req String app, @Req Resource pending, @Req Resource allocated,
       @Req int containers) {}
 
-  record Payload(boolean full, @Req long nowMs, List<Node> nodes, List<String> nodesRemoved,
+  record Payload(@JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean full, @Req long nowMs, List<Node> nodes, List<String> nodesRemoved,
       List<App> apps, List<String> appsRemoved, List<Container> launched, List<String> rejected,
       List<String> finished, List<Beat> beats, List<FallbackEpisode> fallbacks,
       @JsonInclude(JsonInclude.Include.NON_NULL) List<AppCheck> check) {}

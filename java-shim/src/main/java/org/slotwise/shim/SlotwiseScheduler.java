@@ -72,6 +72,8 @@ public class SlotwiseScheduler
   public static final String TIMEOUT_MS = "slotwise.policy.timeout-ms";
   public static final String READ_TIMEOUT_MS = "slotwise.policy.read-timeout-ms";
   public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
+  /** How often an update carries every app's truth for Python to check (ms). */
+  public static final String CHECK_INTERVAL_MS = "slotwise.check.interval-ms";
   public static final String CALL_OBSERVER = "slotwise.call-observer.class";
   /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
   public static final long DEFAULT_TIMEOUT_MS = 200;
@@ -97,6 +99,8 @@ public class SlotwiseScheduler
   private Gateway.Callbacks callbacks;
   private PolicyLink link;
   private Gateway gateway;
+  private long checkIntervalMs;
+  private long lastCheck;
 
   public SlotwiseScheduler() {
     super(SlotwiseScheduler.class.getName());
@@ -122,6 +126,7 @@ public class SlotwiseScheduler
         callbacks, observer == null ? null : observer.getDeclaredConstructor().newInstance());
     // AbstractYarnScheduler runs update() on its daemon thread at this period.
     updateInterval = Math.max(10, conf.getLong(UPDATE_INTERVAL_MS, 500));
+    checkIntervalMs = conf.getLong(CHECK_INTERVAL_MS, 5000);
     super.serviceInit(conf);
   }
 
@@ -393,7 +398,12 @@ public class SlotwiseScheduler
       }
       long deadline = link.isCold()
           ? Math.max(link.getTimeoutMs(), PolicyLink.WARMUP_MS) : link.getTimeoutMs();
-      link.call("update", deadline, () -> payload(null, true), PolicyServer::update,
+      long now = System.currentTimeMillis();
+      boolean check = now - lastCheck >= checkIntervalMs;
+      if (check) {
+        lastCheck = now;
+      }
+      link.call("update", deadline, () -> payload(null, check), PolicyServer::update,
           json -> {
             Messages.UpdateAnswer a = Messages.read(json, Messages.UpdateAnswer.class);
             return accepted(a.error(), a);

@@ -193,7 +193,7 @@ class MessagesSchemaTest {
   void emptyListsAndNullsAreLeftOutOfPayloads() {
     Messages.Payload p = new Messages.Payload(false, 7, null, null, null, null, null, null, null,
         List.of(new Messages.Beat("h:1", null)), null, null);
-    assertEquals("{\"full\":false,\"now_ms\":7,\"beats\":[{\"node\":\"h:1\"}]}", Messages.write(p));
+    assertEquals("{\"now_ms\":7,\"beats\":[{\"node\":\"h:1\"}]}", Messages.write(p));
     assertEquals("{\"memory_mb\":1024,\"vcores\":1}",
         Messages.write(new Messages.Resource(1024, 1, 0, 0)));
     Messages.Payload checked = new Messages.Payload(false, 7, null, null, null, null, null, null,
