@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
+from slotwise.bridge.server import gateway_status  # noqa: E402
 from slotwise.demo import JOBS  # noqa: E402
 from slotwise.localcluster import SHIM_SCHEDULER, LocalCluster  # noqa: E402
 from slotwise.localcluster.ports import free_ports  # noqa: E402
@@ -41,16 +42,8 @@ DEFAULT_MS = 200
 
 
 def status(cluster) -> dict:
-    from py4j.java_gateway import GatewayParameters, JavaGateway
-
     info = cluster.gateway_info_file
-    gw = JavaGateway(gateway_parameters=GatewayParameters(
-        address="127.0.0.1", port=json.loads(info.read_text())["port"],
-        auth_token=info.with_name("gateway.token").read_text().strip(), read_timeout=10))
-    try:
-        return json.loads(gw.entry_point.status("{}"))
-    finally:
-        gw.close()
+    return gateway_status(str(info), str(info.with_name("gateway.token")))
 
 
 class Serve:

@@ -101,33 +101,10 @@ class CallStatsTest {
     try {
       link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, parse, a -> { }); // no policy
       assertEquals(0, CallStats.of("heartbeat").count());
-      link.register(new PolicyServer() {
-        @Override
-        public String heartbeat(String payload) {
-          return payload.equals("bad") ? "not json" : "{\"assign\": []}";
-        }
-
-        @Override
-        public String update(String payload) {
-          return "{}";
-        }
-
-        @Override
-        public String place(String app) {
-          return "{}";
-        }
-
-        @Override
-        public String move(String request) {
-          return "{}";
-        }
-
-        @Override
-        public String ping(String ping) {
-          return "{\"pid\": 1}";
-        }
-      }, new Messages.Register(Messages.PROTOCOL, 40000, "t".repeat(64), true,
-          new Messages.ServerInfo(1, "h", "a", 0, "v")),
+      link.register(PolicyLinkTest.policy(
+          payload -> payload.equals("bad") ? "not json" : "{\"assign\": []}"),
+          new Messages.Register(Messages.PROTOCOL, 40000, "t".repeat(64), true,
+              new Messages.ServerInfo(1, "h", "a", 0, "v")),
           new Messages.ShimInfo("t", "yarn", 1, 200, 500, java.util.List.of()));
       for (int i = 0; i < 3; i++) {
         link.call("heartbeat", () -> "{\"now_ms\":1}", PolicyServer::heartbeat, parse, a -> { });

@@ -413,7 +413,8 @@ class PolicyCore:
         for i, a in enumerate(apps):
             if len(a.requests) > 1 and len({r.priority for r in a.requests}) != len(a.requests):
                 out.append(f"apps[{i}] ({a.id}): two requests at one priority")
-        if not msg.launched:
+        launched = msg.launched
+        if not launched:
             return out
         full = msg.full
         known_nodes = self._engine.nodes
@@ -421,12 +422,13 @@ class PolicyCore:
         new_nodes = {n.id for n in nodes} if nodes else ()
         new_apps = {a.id for a in apps} if apps else ()
         seen: set[str] = set()
-        for i, c in enumerate(msg.launched):
-            if c.id in seen or (c.engine_id is not None and c.engine_id in seen):
-                out.append(f"launched[{i}]: container {c.id} twice")
-            seen.add(c.id)
-            if c.engine_id is not None:
-                seen.add(c.engine_id)
+        for i, c in enumerate(launched):
+            if len(launched) > 1:
+                if c.id in seen or (c.engine_id is not None and c.engine_id in seen):
+                    out.append(f"launched[{i}]: container {c.id} twice")
+                seen.add(c.id)
+                if c.engine_id is not None:
+                    seen.add(c.engine_id)
             if c.app not in new_apps and (full or c.app not in known_apps):
                 out.append(f"launched[{i}]: container {c.id} of unknown app {c.app}")
             if c.node not in new_nodes and (full or c.node not in known_nodes):

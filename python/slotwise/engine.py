@@ -498,10 +498,12 @@ class Engine:
             return []
         s = self.settings
         limit = (s.max_assign if s.max_assign > 0 else math.inf) if s.assign_multiple else 1
-        held = ZERO if room is None else (node.capacity - node.used - room).clamp_zero()
+        held = None if room is None else (node.capacity - node.used - room).clamp_zero()
+        if held is not None and not held.any_positive():
+            held = None
         out: list[Assignment] = []
         while len(out) < limit:
-            free = node.capacity - node.used - held
+            free = node.capacity - node.used if held is None else node.capacity - node.used - held
             if free.memory_mb <= 0 or free.vcores <= 0:
                 break
             a = self._assign_in(self.root, node, free, now)

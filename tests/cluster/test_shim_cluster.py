@@ -132,17 +132,10 @@ def shim(tmp_path_factory):
 
 
 def gateway_status(cluster) -> dict:
-    """The shim's link status, read through its gateway as an operator's tool would."""
-    from py4j.java_gateway import GatewayParameters, JavaGateway
+    from slotwise.bridge.server import gateway_status as read
 
     info = cluster.gateway_info_file
-    gw = JavaGateway(gateway_parameters=GatewayParameters(
-        address="127.0.0.1", port=json.loads(info.read_text())["port"],
-        auth_token=info.with_name("gateway.token").read_text().strip(), read_timeout=10))
-    try:
-        return json.loads(gw.entry_point.status("{}"))
-    finally:
-        gw.close()
+    return read(str(info), str(info.with_name("gateway.token")))
 
 
 def after(events: list[dict], t: float) -> list[dict]:

@@ -63,6 +63,25 @@ def read_gateway_info(info_file: str, token_file: str) -> GatewayInfo:
     return GatewayInfo(port, token)
 
 
+def gateway_status(info_file: str, token_file: str) -> dict:
+    """The shim's link status (``ShimStatus``), read through its gateway as an
+    operator's tool would: is a policy registered, does the RM schedule
+    without Python, the counters.  Raises GatewayUnavailable."""
+    from py4j.java_gateway import GatewayParameters, JavaGateway
+
+    info = read_gateway_info(info_file, token_file)
+    gw = JavaGateway(gateway_parameters=GatewayParameters(address="127.0.0.1", port=info.port,
+                                                          auth_token=info.token, read_timeout=10))
+    try:
+        return wire.to_builtins(wire.decode("ShimStatus", gw.entry_point.status("{}")))
+    except ProtocolError:
+        raise
+    except Exception as e:
+        raise GatewayUnavailable(f"the gateway on 127.0.0.1:{info.port} did not answer: {e}") from e
+    finally:
+        gw.close()
+
+
 class _Callback:
     """What Java sees as org.slotwise.shim.PolicyServer: one JSON document
     in, one out, per call."""

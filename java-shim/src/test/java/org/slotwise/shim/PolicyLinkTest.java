@@ -35,7 +35,12 @@ class PolicyLinkTest {
   }
 
   /** A policy whose heartbeat answer is computed by a function; it answers pings. */
-  private static PolicyServer policy(Function<String, String> heartbeat) {
+  static PolicyServer policy(Function<String, String> heartbeat) {
+    return policy(heartbeat, p -> "{\"pid\": 1}");
+  }
+
+  /** A policy whose heartbeat and ping answers are computed by functions. */
+  static PolicyServer policy(Function<String, String> heartbeat, Function<String, String> ping) {
     return new PolicyServer() {
       @Override
       public String heartbeat(String payload) {
@@ -44,7 +49,7 @@ class PolicyLinkTest {
 
       @Override
       public String update(String payload) {
-        return "{}";
+        return heartbeat.apply(payload);
       }
 
       @Override
@@ -58,8 +63,8 @@ class PolicyLinkTest {
       }
 
       @Override
-      public String ping(String ping) {
-        return "{\"pid\": 1}";
+      public String ping(String p) {
+        return ping.apply(p);
       }
     };
   }
@@ -160,41 +165,15 @@ class PolicyLinkTest {
   @Test
   void aPolicyThatNoLongerAnswersIsReplacedWithoutTakeover() {
     CountDownLatch never = new CountDownLatch(1);
-    PolicyServer paused = new PolicyServer() {
-      private String hang() {
-        try {
-          never.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        return "{}";
+    Function<String, String> hang = p -> {
+      try {
+        never.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       }
-
-      @Override
-      public String heartbeat(String payload) {
-        return hang();
-      }
-
-      @Override
-      public String update(String payload) {
-        return hang();
-      }
-
-      @Override
-      public String place(String app) {
-        return hang();
-      }
-
-      @Override
-      public String move(String request) {
-        return hang();
-      }
-
-      @Override
-      public String ping(String ping) {
-        return hang();
-      }
+      return "{}";
     };
+    PolicyServer paused = policy(hang, hang);
     register(paused, 1, false);
     assertNull(heartbeat()); // hangs past the deadline
     long t0 = System.nanoTime();
