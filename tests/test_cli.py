@@ -70,3 +70,25 @@ def test_shares_text_table_and_bad_demand():
     assert "root.research" in r.stdout and "fair_share" in r.stdout
     r = run("shares", "--allocations", str(CONF / "allocations.xml"), "--capacity", "10", "--demand", "oops")
     assert r.returncode == 2 and "POOL=AMOUNT" in r.stderr
+    r = run("shares", "--allocations", str(CONF / "allocations.xml"), "--capacity", "10", "--demand", "nosuch=100")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith("slotwise shares: --demand root.nosuch: no such pool in") and "root.research" in r.stderr
+
+
+def test_shares_takes_a_new_child_of_a_parent_pool(tmp_path):
+    f = tmp_path / "a.xml"
+    f.write_text('<allocations>\n  <queue name="users" type="parent"/>\n  <queue name="b"/>\n</allocations>\n')
+    r = run("shares", "--allocations", str(f), "--capacity", "100", "--demand", "users.ann=60", "--demand", "b=60",
+            "--json")
+    assert r.returncode == 0, r.stderr
+    assert {row["pool"]: row["fair_share"] for row in json.loads(r.stdout)}["root.users.ann"] == 50
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
+    """`slotwise ... | head -1`: no BrokenPipeError traceback once head has its line."""
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<allocations>\n" + "  <bogus>1</bogus>\n" * 20000 + "</allocations>\n")
+    r = subprocess.run(f"{sys.executable} -m slotwise.cli validate {bad} | head -1", shell=True,
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.stdout.startswith(f"{bad}:2:"), r.stdout
+    assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr

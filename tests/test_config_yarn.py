@@ -113,7 +113,7 @@ def test_demo_allocations():
     assert cfg.default_fair_share_preemption_timeout == 60
     assert cfg.default_fair_share_preemption_threshold == 0.5
     names = [(r.name, r.create, r.queue) for r in cfg.placement_rules]
-    assert names == [("specified", False, None), ("nestedUserQueue", True, None), ("default", True, "root.adhoc")]
+    assert names == [("specified", False, None), ("nestedUserQueue", True, None)]
     assert cfg.placement_rules[1].parent.queue == "root.users"
 
 
@@ -583,17 +583,17 @@ def test_every_rule():
         <rule name="secondaryGroupExistingQueue"/>
         <rule name="primaryGroup" create="false"/>
         <rule name="user" create="false"/>
-        <rule name="nestedUserQueue"><rule name="primaryGroup"/></rule>
         <rule name="nestedUserQueue" create="false"><rule name="default" queue="root.a.b"/></rule>
         <rule name="default" queue="dflt" create="false"/>
+        <rule name="nestedUserQueue"><rule name="primaryGroup"/></rule>
     """)
     assert [(r.name, r.create) for r in rules] == [
         ("specified", False), ("secondaryGroupExistingQueue", True), ("primaryGroup", False),
-        ("user", False), ("nestedUserQueue", True), ("nestedUserQueue", False), ("default", False),
+        ("user", False), ("nestedUserQueue", False), ("default", False), ("nestedUserQueue", True),
     ]
-    assert rules[4].parent.name == "primaryGroup" and rules[4].parent.create
-    assert rules[5].parent.queue == "root.a.b"
-    assert rules[6].queue == "root.dflt"
+    assert rules[6].parent.name == "primaryGroup" and rules[6].parent.create
+    assert rules[4].parent.queue == "root.a.b"
+    assert rules[5].queue == "root.dflt"
     assert rules_of('<rule name="default"/>')[0].queue == "root.default"
     assert rules_of('<rule name="reject"/>')[0].name == "reject"
 
@@ -605,11 +605,15 @@ def test_every_rule():
     (PlacementRule("primaryGroup"), True),
     (PlacementRule("primaryGroup", create=False), False),
     (PlacementRule("secondaryGroupExistingQueue"), False),
-    (PlacementRule("nestedUserQueue", parent=PlacementRule("user")), False),
-    (PlacementRule("default", create=False), True),
+    (PlacementRule("nestedUserQueue", parent=PlacementRule("primaryGroup")), True),
+    (PlacementRule("nestedUserQueue", parent=PlacementRule("primaryGroup", create=False)), False),
+    (PlacementRule("nestedUserQueue", parent=PlacementRule("secondaryGroupExistingQueue")), False),
+    (PlacementRule("nestedUserQueue", create=False, parent=PlacementRule("default")), False),
+    (PlacementRule("default"), True),
+    (PlacementRule("default", create=False), False),
     (PlacementRule("reject"), True),
 ])
-def test_terminal_rules_match_hadoop(rule, terminal):
+def test_terminal_rules_match_yarn_3_5(rule, terminal):
     assert rule_is_terminal(rule) is terminal
 
 
@@ -628,7 +632,8 @@ def test_unreachable_rule():
     '<rule name="user" create="false"/>',
     '<rule name="primaryGroup" create="false"/>',
     '<rule name="secondaryGroupExistingQueue"/>',
-    '<rule name="nestedUserQueue"><rule name="user"/></rule>',
+    '<rule name="nestedUserQueue"><rule name="secondaryGroupExistingQueue"/></rule>',
+    '<rule name="default" create="false"/>',
 ])
 def test_last_rule_may_fall_through(last):
     line, msg = one_error(f"""
@@ -647,10 +652,11 @@ def test_placement_errors():
           <rule name="magic"/>
           <rule name="user" create="yes" queue="x"/>
           <rule name="nestedUserQueue"/>
-          <rule name="nestedUserQueue"><rule name="user"/><rule name="default"/></rule>
+          <rule name="nestedUserQueue"><rule name="primaryGroup" create="false"/><rule name="default"/></rule>
           <rule name="nestedUserQueue">
             <rule name="reject"/>
           </rule>
+          <rule name="nestedUserQueue"><rule name="user"/></rule>
           <rule name="default" queue="a..b"/>
         </queuePlacementPolicy>
     """) == [
@@ -662,7 +668,8 @@ def test_placement_errors():
         (6, "nestedUserQueue needs exactly one nested <rule>, found 0"),
         (7, "nestedUserQueue needs exactly one nested <rule>, found 2"),
         (9, 'the rule inside nestedUserQueue cannot be "reject"'),
-        (11, 'queue "a..b" of the default rule is not a valid queue name'),
+        (11, 'the rule inside nestedUserQueue cannot be "user"'),
+        (12, 'queue "a..b" of the default rule is not a valid queue name'),
     ]
 
 
@@ -721,7 +728,7 @@ def test_entities_are_not_expanded(tmp_path):
     with pytest.raises(ConfigErrors) as info:
         parse_allocations(xml, "x.xml")
     assert [(e.line, e.message) for e in info.value.errors] == [
-        (3, "entity &x; in <userMaxAppsDefault> is not expanded")]
+        (1, "a DOCTYPE is not allowed in an allocation file")]
 
 
 def test_load_missing_file(tmp_path):
@@ -729,7 +736,8 @@ def test_load_missing_file(tmp_path):
     with pytest.raises(ConfigErrors) as info:
         load_allocations(missing)
     (err,) = info.value.errors
-    assert err.file == str(missing) and err.line == 0 and "cannot read allocation file" in err.message
+    assert err.file == str(missing) and err.line is None and "cannot read allocation file" in err.message
+    assert str(err) == f"{missing}: cannot read allocation file: No such file or directory"
     with pytest.raises(ConfigErrors):
         load_allocations(tmp_path)  # a directory
 

@@ -216,7 +216,7 @@ def test_deleted_file_keeps_last_good_config(alloc_file, start_watcher):
     os.remove(alloc_file)
     wait_for(lambda: status.errors, what="the missing file reported")
     assert rec.weights() == [2.0]  # nothing handed over
-    assert status.errors == [f"{alloc_file}:0: file is missing; the last good version stays in force"]
+    assert status.errors == [f"{alloc_file}: file is missing; the last good version stays in force"]
     assert status.text == alloc(2) and status.reloads == 1
     assert w.check() is False  # no crash on a missing file either
     write_in_place(alloc_file, alloc(2))  # the same content back counts as new

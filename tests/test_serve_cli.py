@@ -87,3 +87,28 @@ def test_serve_with_a_broken_file_says_where_and_does_not_start(tmp_path):
     proc, _url, alloc = serve(tmp_path)
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 1 and f"{alloc}:3:" in out
+
+
+def test_serve_waiting_for_a_resourcemanager_says_why(tmp_path):
+    """With no gateway, serve says what is missing: no local cluster at all,
+    or (for another RM) the gateway file and the scheduler class to set."""
+    alloc = tmp_path / "fair-scheduler.xml"
+    alloc.write_text(ALLOCATIONS)
+    common = [sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(alloc), "--no-watch",
+              "--admin-token-file", str(tmp_path / "secret" / "admin.token")]
+    for extra, expected in (
+            (["--cluster-dir", str(tmp_path / "nowhere")], f"no local cluster in {tmp_path / 'nowhere'}: "
+                                                           "start one with `slotwise cluster up`"),
+            (["--gateway-info", str(tmp_path / "rm" / "gateway.json")],
+             "yarn.resourcemanager.scheduler.class=org.slotwise.shim.SlotwiseScheduler")):
+        port = free_port()
+        proc = subprocess.Popen([*common, "--http", f"127.0.0.1:{port}", *extra],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            wait_http(f"http://127.0.0.1:{port}/api/v1/status", proc)
+            time.sleep(1.5)  # a second try: the same reason is not logged again
+        finally:
+            proc.terminate()
+            out, _ = proc.communicate(timeout=15)
+        waiting = [line for line in out.splitlines() if "waiting for the ResourceManager's gateway" in line]
+        assert len(waiting) == 1 and expected in waiting[0], out

@@ -72,8 +72,10 @@ def test_priority_with_the_token_reorders_a_pool(web):
     assert r.status_code == 200 and r.json() == {"id": "app_3", "priority": 4}
     jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}
     assert jobs["app_3"]["priority"] == 4 and jobs["app_3"]["weight"] == 16.0
-    assert httpx.post(f"{web.url}/api/v1/jobs/app_3/priority", json={"priority": "high"},
-                      headers=AUTH).status_code == 422
+    for bad in ("high", "3", 3.0, True, -1, 65, None):
+        r = httpx.post(f"{web.url}/api/v1/jobs/app_3/priority", json={"priority": bad}, headers=AUTH)
+        assert r.status_code == 422, (bad, r.text)
+    assert {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}["app_3"]["priority"] == 4
 
 
 def test_openapi_describes_the_api(web):

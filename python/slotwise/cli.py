@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from . import __version__
@@ -76,12 +77,26 @@ def what_if(cfg, capacity: Resource, demands: list[tuple[str, Resource]]) -> lis
     return rows
 
 
+def _unknown_pools(cfg, pools: list[str]) -> list[str]:
+    """Demanded pools the file does not declare, other than new children of a
+    pool declared type="parent" (where YARN would create them)."""
+    declared = cfg.queues()
+    return [p for p in pools if p not in declared
+            and not (p.rpartition(".")[0] in declared and declared[p.rpartition(".")[0]].is_parent)]
+
+
 def cmd_shares(args) -> int:
     try:
         cfg = load_allocations(args.allocations)
     except ConfigErrors as e:
         for err in e.errors:
             print(err, file=sys.stderr)
+        return 1
+    unknown = _unknown_pools(cfg, [pool for pool, _ in args.demand or []])
+    if unknown:
+        leaves = ", ".join(q.name for q in cfg.root.walk() if not q.children and q.name != "root")
+        print(f"slotwise shares: --demand {unknown[0]}: no such pool in {args.allocations} "
+              f"(its leaf pools: {leaves}; a new pool needs a parent declared type=\"parent\")", file=sys.stderr)
         return 1
     try:
         rows = what_if(cfg, args.capacity, args.demand or [])
@@ -122,14 +137,15 @@ def _cluster(args):
 
 def cmd_cluster_up(args) -> int:
     from .localcluster import LocalCluster
-    from .localcluster.config import parse_conf_pairs
+    from .localcluster.config import parse_conf_pairs, scheduler_class
 
     try:
         conf = parse_conf_pairs(args.conf)
+        scheduler = scheduler_class(args.scheduler)
     except ValueError as e:
-        print(f"slotwise cluster up: --conf: {e}", file=sys.stderr)
+        print(f"slotwise cluster up: {e if str(e).startswith('--') else f'--conf: {e}'}", file=sys.stderr)
         return 2
-    cluster = LocalCluster(args.dir, nodes=args.nodes, scheduler=args.scheduler, conf=conf,
+    cluster = LocalCluster(args.dir, nodes=args.nodes, scheduler=scheduler, conf=conf,
                            with_shim=True if args.with_shim else None, build_shim=not args.no_build,
                            java_home=args.java_home, start_timeout=args.timeout)
     cluster.up()
@@ -154,8 +170,6 @@ def cmd_cluster_down(args) -> int:
 
 
 def cmd_cluster_submit(args) -> int:
-    import os
-
     program = list(args.program)
     if program[:1] == ["--"]:
         program = program[1:]
@@ -171,6 +185,22 @@ def cmd_cluster_submit(args) -> int:
     return 0 if result.succeeded else 1
 
 
+def cmd_cluster_yarn(args) -> int:
+    from .localcluster.jobs import YARN_COMMANDS
+
+    argv = list(args.args)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv or argv[0] not in YARN_COMMANDS:
+        print(f"slotwise cluster yarn: name a yarn command after --: {', '.join(YARN_COMMANDS)} "
+              "(e.g. -- queue -status root.prod)", file=sys.stderr)
+        return 2
+    result = _cluster(args).yarn(argv, user=args.user, timeout=args.timeout)
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    return result.returncode
+
+
 def _positive_int(text: str) -> int:
     try:
         n = int(text)
@@ -182,9 +212,9 @@ def _positive_int(text: str) -> int:
 
 
 def _add_cluster_parser(sub) -> None:
-    from .localcluster.config import FIFO_SCHEDULER, SHIM_SCHEDULER
+    from .localcluster.config import SCHEDULERS
 
-    c = sub.add_parser("cluster", help="a real local YARN cluster: up, status, submit, down",
+    c = sub.add_parser("cluster", help="a real local YARN cluster: up, status, submit, yarn, down",
                        description="An embedded Hadoop YARN cluster (one ResourceManager, N NodeManagers, "
                                    "each its own JVM) built from the jars of java-shim/pom.xml. "
                                    "See docs/local-cluster.md.")
@@ -197,9 +227,9 @@ def _add_cluster_parser(sub) -> None:
 
     up = with_dir(csub.add_parser("up", help="start the cluster; returns when every NodeManager is RUNNING"))
     up.add_argument("--nodes", type=_positive_int, default=2, metavar="N", help="NodeManagers (default 2)")
-    up.add_argument("--scheduler", default=FIFO_SCHEDULER, metavar="CLASS",
-                    help=f"yarn.resourcemanager.scheduler.class (default {FIFO_SCHEDULER}; "
-                         f"the shim is {SHIM_SCHEDULER})")
+    up.add_argument("--scheduler", default="slotwise", metavar="NAME|CLASS",
+                    help=f"the RM's scheduler: {'|'.join(SCHEDULERS)} or a class name "
+                         "(default slotwise: the shim, for `slotwise serve`)")
     up.add_argument("--conf", action="append", metavar="KEY=VALUE",
                     help="an extra yarn-site.xml property for every daemon and client; repeat")
     up.add_argument("--with-shim", action="store_true",
@@ -229,6 +259,20 @@ def _add_cluster_parser(sub) -> None:
     sm.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
                     help="pi 2 10 | sleep -m 2 -r 1 -mt 500 -rt 500 | wordcount IN OUT | my.jar ...")
     sm.set_defaults(func=cmd_cluster_submit)
+
+    from .localcluster.jobs import YARN_COMMANDS
+
+    yn = with_dir(csub.add_parser(
+        "yarn", help=f"run the yarn CLI ({', '.join(YARN_COMMANDS)}) against the cluster",
+        usage="slotwise cluster yarn [--user U] [--dir DIR] -- COMMAND [ARGS...]",
+        description="The yarn client, configured for this cluster, e.g. "
+                    "`slotwise cluster yarn -- queue -status root.prod` or "
+                    "`slotwise cluster yarn -- application -list -appStates ALL`."))
+    yn.add_argument("--user", help="run as this user (HADOOP_USER_NAME)")
+    yn.add_argument("--timeout", type=float, default=120.0, metavar="S", help="give up after S seconds (default 120)")
+    yn.add_argument("args", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS",
+                    help="application -list | queue -status root.prod | node -list | ...")
+    yn.set_defaults(func=cmd_cluster_yarn)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -272,7 +316,14 @@ def cmd_demo(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        return _run(build_parser().parse_args(argv))
+    except BrokenPipeError:  # `slotwise ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(args) -> int:
     if args.command == "cluster":
         from .localcluster import ClusterError
 

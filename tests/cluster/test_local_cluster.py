@@ -136,6 +136,21 @@ def test_status(cluster):
     assert {a["finalStatus"] for a in st["apps"]} >= {"SUCCEEDED"}
 
 
+def test_yarn_cli_runs_against_the_cluster(cluster):
+    nodes = cli("yarn", "--dir", str(cluster.dir), "--", "node", "-list")
+    assert nodes.returncode == 0, nodes.stderr
+    assert "Total Nodes:2" in nodes.stdout and len(re.findall(r"localhost:\d+\s+RUNNING", nodes.stdout)) == 2
+    apps = cli("yarn", "--dir", str(cluster.dir), "--", "application", "-list", "-appStates", "FINISHED")
+    assert apps.returncode == 0 and re.search(r"application_\d+_\d+", apps.stdout), apps.stdout + apps.stderr
+
+
+def test_serve_waiting_for_a_gateway_says_the_rm_runs_another_scheduler(cluster):
+    from slotwise.bridge.server import _why_local
+
+    why = _why_local(str(cluster.dir), str(cluster.dir / "rm" / "tmp" / "slotwise" / "gateway.json"))
+    assert "runs the fifo scheduler, not Slotwise" in why and "slotwise cluster up" in why
+
+
 def _our_java_processes(cluster_dir: Path) -> list[str]:
     """Every java process whose command line mentions the cluster directory."""
     found = []

@@ -17,8 +17,9 @@ import pytest
 from slotwise.cli import build_parser, main
 from slotwise.localcluster import process
 from slotwise.localcluster.classpath import resolve
-from slotwise.localcluster.config import (FIFO_SCHEDULER, ClusterConfig, hadoop_xml, log4j_properties, marker,
-                                          parse_conf_pairs, read_hadoop_xml, write_conf_dir)
+from slotwise.localcluster.config import (FIFO_SCHEDULER, SHIM_SCHEDULER, ClusterConfig, hadoop_xml,
+                                          log4j_properties, marker, parse_conf_pairs, read_hadoop_xml,
+                                          scheduler_class, scheduler_name, write_conf_dir)
 from slotwise.localcluster.jvm import ADD_OPENS, Java, java_major
 from slotwise.localcluster.ports import free_ports
 
@@ -194,7 +195,9 @@ def test_stop_only_touches_marked_processes(tmp_path):
 def test_cli_parses_cluster_commands():
     p = build_parser()
     a = p.parse_args(["cluster", "up", "--nodes", "3", "--conf", "a=b", "--conf", "c=d", "--dir", "/x"])
-    assert (a.nodes, a.conf, a.dir, a.scheduler) == (3, ["a=b", "c=d"], "/x", FIFO_SCHEDULER)
+    assert (a.nodes, a.conf, a.dir, a.scheduler) == (3, ["a=b", "c=d"], "/x", "slotwise")
+    a = p.parse_args(["cluster", "yarn", "--dir", "/x", "--", "queue", "-status", "root.prod"])
+    assert (a.dir, a.args) == ("/x", ["--", "queue", "-status", "root.prod"])
     a = p.parse_args(["cluster", "submit", "--pool", "prod", "--user", "ann", "--", "pi", "2", "10"])
     assert (a.pool, a.user, a.program) == ("prod", "ann", ["--", "pi", "2", "10"])
     a = p.parse_args(["cluster", "submit", "--pool", "prod", "--", "sleep", "-m", "2", "-mt", "500"])
@@ -219,6 +222,31 @@ def test_cli_submit_needs_a_program_and_a_cluster(tmp_path, capsys):
 def test_cli_up_rejects_bad_conf(tmp_path, capsys):
     assert main(["cluster", "up", "--dir", str(tmp_path), "--conf", "oops"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+    assert main(["cluster", "up", "--dir", str(tmp_path), "--scheduler", "fiar"]) == 2
+    err = capsys.readouterr().err
+    assert "--scheduler" in err and "slotwise, fifo, fair, capacity" in err and "'fiar'" in err
+    assert not (tmp_path / "cluster.json").exists()
+
+
+def test_scheduler_short_names_and_class_names():
+    assert scheduler_class("slotwise") == SHIM_SCHEDULER
+    assert scheduler_class("FIFO") == FIFO_SCHEDULER
+    assert scheduler_class("fair").endswith(".fair.FairScheduler")
+    assert scheduler_class("capacity").endswith(".capacity.CapacityScheduler")
+    assert scheduler_class(" com.example.MyScheduler ") == "com.example.MyScheduler"
+    for bad in ("", "MyScheduler", "com.example.", "a b.C"):
+        with pytest.raises(ValueError, match="--scheduler"):
+            scheduler_class(bad)
+    assert scheduler_name(FIFO_SCHEDULER) == "fifo" and scheduler_name("x.Y") == "x.Y"
+
+
+def test_cli_yarn_needs_a_known_command_and_a_cluster(tmp_path, capsys):
+    assert main(["cluster", "yarn", "--dir", str(tmp_path), "--"]) == 2
+    assert "queue -status" in capsys.readouterr().err
+    assert main(["cluster", "yarn", "--dir", str(tmp_path), "--", "jar", "x.jar"]) == 2
+    capsys.readouterr()
+    assert main(["cluster", "yarn", "--dir", str(tmp_path), "--", "node", "-list"]) == 1
+    assert "no cluster in" in capsys.readouterr().err
 
 
 def test_validate_and_shares_are_still_there():

@@ -110,9 +110,12 @@ class PolicyServer:
     """Keeps one PolicyCore registered with the ResourceManager's shim."""
 
     def __init__(self, core: PolicyCore, info_file: str, token_file: str, allocations: str = "",
-                 takeover: bool = False) -> None:
+                 takeover: bool = False, cluster_dir: str | None = None) -> None:
         self.core = core
         self.info_file = info_file
+        #: The local cluster the gateway files belong to ("" for the default
+        #: one), or None for another RM: only for saying why there is no gateway.
+        self.cluster_dir = cluster_dir
         self.token_file = token_file
         self.takeover = takeover
         self.gateway = None
@@ -223,19 +226,20 @@ class PolicyServer:
         """Serve until stop(): register, poll, register again when dropped or
         when the RM comes back.  Raises RegistrationRefused when another
         server holds the RM (at start, or by taking it over later)."""
-        waiting_logged = False
+        waiting_logged = None
         try:
             while not self._stop.is_set():
                 if self.gateway is None:
                     try:
                         self.connect()
-                        waiting_logged = False
+                        waiting_logged = None
                     except RegistrationRefused:
                         raise
                     except Exception as e:
-                        if not waiting_logged:
-                            log.warning("waiting for the ResourceManager's gateway: %s", e)
-                            waiting_logged = True
+                        why = self.why_waiting(e)
+                        if why != waiting_logged:  # again whenever the reason changes
+                            log.warning("waiting for the ResourceManager's gateway: %s", why)
+                            waiting_logged = why
                         self._stop.wait(retry_seconds)
                         continue
                 self._stop.wait(POLL_SECONDS)
@@ -266,6 +270,54 @@ class PolicyServer:
 
     def stop(self) -> None:
         self._stop.set()
+
+    def why_waiting(self, error: Exception) -> str:
+        """Why there is no gateway to register with, in words an operator can
+        act on: no cluster, a ResourceManager that runs another scheduler or
+        is down, or the connection error itself."""
+        if not os.path.exists(self.info_file):
+            if self.cluster_dir is not None:
+                return _why_local(self.cluster_dir, self.info_file)
+            return (f"no gateway file {self.info_file}: is the ResourceManager running with "
+                    f"yarn.resourcemanager.scheduler.class=org.slotwise.shim.SlotwiseScheduler "
+                    f"(and slotwise.gateway.info-file set to this path)?")
+        try:
+            with open(self.info_file, encoding="utf-8") as f:
+                pid = int(json.load(f).get("pid", 0))
+        except (OSError, ValueError, AttributeError):
+            pid = 0
+        if pid and not _pid_alive(pid):
+            return (f"{self.info_file} names a ResourceManager (pid {pid}) that is no longer running; "
+                    f"waiting for it to start again")
+        return " ".join(str(error).split())[:300]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _why_local(cluster_dir: str, info_file: str) -> str:
+    """The local cluster's side of why_waiting."""
+    from ..localcluster import LocalCluster
+    from ..localcluster.config import SHIM_SCHEDULER, scheduler_name
+
+    cluster = LocalCluster(cluster_dir or None)
+    state = cluster.state
+    if state is None:
+        return f"no local cluster in {cluster.dir}: start one with `slotwise cluster up`"
+    rm = next((d for d in state.daemons if d.role == "resourcemanager"), None)
+    if rm is None or not cluster.alive(rm):
+        return f"the local cluster in {cluster.dir} is down: start it with `slotwise cluster up`"
+    if state.scheduler != SHIM_SCHEDULER:
+        return (f"the local cluster's ResourceManager runs the {scheduler_name(state.scheduler)} scheduler, not "
+                f"Slotwise: restart it with `slotwise cluster down && slotwise cluster up` (Slotwise is the default)")
+    return f"the ResourceManager (pid {rm.pid}) has not written {info_file} yet; its log: {rm.log}"
 
 
 def _close(gateway) -> None:
@@ -362,7 +414,7 @@ def serve_main(args) -> int:
             print(err)
         return 1
     except OSError as e:
-        print(f"{args.allocations}:0: cannot read: {e.strerror or e}")
+        print(f"{args.allocations}: cannot read: {e.strerror or e}")
         return 1
     try:
         host, port = parse_listen(args.http)
@@ -371,16 +423,18 @@ def serve_main(args) -> int:
         print(f"slotwise serve: {e}", file=sys.stderr)
         return 2
     info_file, token_file = args.gateway_info, args.token_file
+    local = None
     if not info_file:
         info_file, default_token = local_gateway_files(args.cluster_dir)
         token_file = token_file or default_token
+        local = args.cluster_dir or ""
     elif not token_file:
         token_file = os.path.join(os.path.dirname(info_file), "gateway.token")
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
     core = PolicyCore(config, EngineSettings(heartbeat_interval=args.heartbeat_interval), event_log=event_log,
                       record_inputs=args.record, config_text=status.text)
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
-                          takeover=args.takeover)
+                          takeover=args.takeover, cluster_dir=local)
     outcome: dict = {}
     stopped = threading.Event()
 

@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+import re
+
+#: Longest message kept: an echoed value can be anything the file holds.
+MAX_MESSAGE = 400
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` as one printable line: control characters escaped (a value
+    with a newline cannot start a line that looks like FILE:LINE), cut to
+    ``limit`` characters."""
+    out = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return out if len(out) <= limit else out[:limit - 3] + "..."
+
 
 class ConfigError(Exception):
+    """One error: FILE:LINE: message, or FILE: message when no line applies
+    (a missing file)."""
+
     def __init__(self, file: str, line: int | None, message: str) -> None:
         self.file = file
-        self.line = line
-        self.message = message
+        self.line = line or None
+        self.message = one_line(message)
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line if self.line is not None else 0}: {self.message}"
+        where = one_line(self.file, 1000)
+        return f"{where}:{self.line}: {self.message}" if self.line else f"{where}: {self.message}"
 
 
 class ConfigErrors(Exception):

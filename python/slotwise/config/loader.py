@@ -13,9 +13,14 @@ from .mrv1_xml import MRV1_ONLY_ELEMENTS, parse_mrv1
 from .yarn_xml import YARN_ONLY_ELEMENTS, parse_yarn
 
 
+#: The largest allocation file read: thousands of pools fit in a fraction of
+#: it; a bigger file is a mistake that would cost seconds and gigabytes.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
 def _xml_parser(**kw) -> etree.XMLParser:
     # An allocation file never needs a DTD, entities or the network: refuse them.
-    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, **kw)
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, **kw)
 
 
 def detect_format(root: etree._Element) -> str:
@@ -36,10 +41,18 @@ def parse_allocations(data: bytes | str, source: str = "<string>") -> Allocation
         data, parser = data.encode("utf-8"), _xml_parser(encoding="utf-8")
     else:
         parser = _xml_parser()
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigErrors([ConfigError(source, None, f"the file is {len(data):,} bytes; an allocation file "
+                                                      f"may have at most {MAX_FILE_BYTES:,}")])
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as e:
         raise ConfigErrors([ConfigError(source, e.lineno, f"XML syntax error: {e.msg}")]) from None
+    if root.getroottree().docinfo.doctype or root.getroottree().docinfo.internalDTD is not None:
+        # Entities declared there would expand inside values and names.
+        at = data.find(b"<!DOCTYPE")
+        raise ConfigErrors([ConfigError(source, data.count(b"\n", 0, at) + 1 if at >= 0 else 1,
+                                        "a DOCTYPE is not allowed in an allocation file")])
     if root.tag != "allocations":
         raise ConfigErrors([ConfigError(source, root.sourceline,
                                         f"the root element must be <allocations>, not <{root.tag}>")])
@@ -49,11 +62,11 @@ def parse_allocations(data: bytes | str, source: str = "<string>") -> Allocation
 
 
 def load_allocations(path: str | os.PathLike) -> AllocationConfig:
-    """Read and parse an allocation file; an unreadable file is an error at line 0."""
+    """Read and parse an allocation file; an unreadable file is an error without a line."""
     source = os.fspath(path)
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
-        raise ConfigErrors([ConfigError(source, 0, f"cannot read allocation file: {e.strerror or e}")]) from None
+        raise ConfigErrors([ConfigError(source, None, f"cannot read allocation file: {e.strerror or e}")]) from None
     return parse_allocations(data, source)

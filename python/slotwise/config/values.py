@@ -20,6 +20,11 @@ class BadValue(ValueError):
     """A value that cannot be used; ``str()`` is the predicate of the message."""
 
 
+#: Bounds of what YARN itself can hold: counts are Java ints; amounts and
+#: weights must stay finite and far from overflow when multiplied out.
+MAX_INT = 2**31 - 1
+MAX_NUMBER = 1e15
+
 _INT = re.compile(r"\+?\d+")
 _FLOAT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 # A resource amount: sign kept so that "-5 mb" says "negative", not "garbled".
@@ -28,14 +33,22 @@ _AMOUNT = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
 
 def _float(text: str) -> float | None:
     text = text.strip()
-    return float(text) if _FLOAT.fullmatch(text) else None
+    if not _FLOAT.fullmatch(text):
+        return None
+    f = float(text)
+    if not abs(f) <= MAX_NUMBER:  # also inf, from 1e999 or a long run of digits
+        raise BadValue(f"must be a finite number of at most {MAX_NUMBER:g}")
+    return f
 
 
 def non_negative_int(text: str) -> int:
     text = text.strip()
     if not _INT.fullmatch(text):
         raise BadValue("must be a non-negative integer")
-    return int(text)
+    digits = text.lstrip("+").lstrip("0")
+    if len(digits) > len(str(MAX_INT)) or int(digits or "0") > MAX_INT:
+        raise BadValue(f"must be an integer of at most {MAX_INT}")
+    return int(digits or "0")
 
 
 def non_negative_float(text: str) -> float:
@@ -140,6 +153,8 @@ def _amount(s: str) -> float:
     value = float(s)
     if value < 0:
         raise BadValue("must not be negative")
+    if not value <= MAX_NUMBER:
+        raise BadValue(f"has an amount over {MAX_NUMBER:g}")
     return int(value) if value.is_integer() and "." not in s else value
 
 

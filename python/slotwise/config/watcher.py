@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .errors import ConfigErrors
+from .errors import ConfigError, ConfigErrors
 from .loader import parse_allocations
 from .model import AllocationConfig
 
@@ -148,11 +148,11 @@ class ConfigWatcher:
             # take whatever comes back, even the same content, as new.
             if self._seen is not None:
                 self._seen = None
-                self._failed([f"{self.status.path}:0: file is missing; the last good version stays in force"],
+                self._failed([f"{self.status.path}: file is missing; the last good version stays in force"],
                              None)
             return False
         except OSError as e:
-            self._failed([f"{self.status.path}:0: cannot read: {e.strerror or e}"], None)
+            self._failed([f"{self.status.path}: cannot read: {e.strerror or e}"], None)
             return False
         digest = hashlib.sha256(data).hexdigest()
         if digest == self._seen:
@@ -162,6 +162,11 @@ class ConfigWatcher:
             config = parse_allocations(data, self.status.path)
         except ConfigErrors as e:
             self._failed([str(x) for x in e.errors], digest)
+            return False
+        except Exception as e:  # a parser bug: still an error the status shows, never a silent skip
+            log.exception("parsing %s failed", self.status.path)
+            self._failed([str(ConfigError(self.status.path, None, f"cannot parse: {type(e).__name__}: {e}"))],
+                         digest)
             return False
         text = data.decode("utf-8", errors="replace")
         try:

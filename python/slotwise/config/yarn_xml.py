@@ -266,13 +266,23 @@ def _parse_queues(els: list[etree._Element], root: QueueConfig, rep: Reporter) -
 # --- placement policy --------------------------------------------------------
 
 
+#: Rules that always place the app when they may create its queue (YARN 3.5's
+#: QueuePlacementPolicy.RULES); reject always ends the walk; specified and
+#: secondaryGroupExistingQueue never do.
+TERMINAL_IF_CREATE = frozenset({"user", "primaryGroup", "nestedUserQueue", "default"})
+
+
+#: Rules YARN 3.5 refuses inside nestedUserQueue (a user rule itself).
+NOT_NESTED = frozenset({"nestedUserQueue", "reject", "user"})
+
+
 def rule_is_terminal(rule: PlacementRule) -> bool:
-    """Whether a rule always places or rejects, as Hadoop's QueuePlacementRule
-    decides it: specified may see no queue, secondaryGroupExistingQueue may
-    find none, nestedUserQueue skips when its rule yields a leaf queue."""
-    if rule.name in ("default", "reject"):
-        return True
-    return rule.name in ("user", "primaryGroup") and rule.create
+    """Whether a rule always places or rejects, as YARN 3.5 decides it
+    (YARN-8967): a rule with a parent rule only if the parent is too."""
+    if rule.name == "nestedUserQueue" and (rule.parent is None or rule.parent.name in NOT_NESTED):
+        return False  # refused anyway, with its own error
+    own = rule.name == "reject" or (rule.name in TERMINAL_IF_CREATE and rule.create)
+    return own and (rule.parent is None or rule_is_terminal(rule.parent))
 
 
 def _queue_target(raw: str, line: int, rep: Reporter) -> str | None:
@@ -315,7 +325,8 @@ def _parse_rule(el: etree._Element, rep: Reporter) -> PlacementRule | None:
             rep.error(line, f"nestedUserQueue needs exactly one nested <rule>, found {len(nested)}")
         if nested:
             rule.parent = _parse_rule(nested[0], rep)
-            if rule.parent and rule.parent.name in ("nestedUserQueue", "reject"):
+            if rule.parent and rule.parent.name in NOT_NESTED:
+                # YARN 3.5 runs nestedUserQueue as a user rule: a user parent is the same type.
                 rep.error(nested[0].sourceline,
                           f'the rule inside nestedUserQueue cannot be "{rule.parent.name}"')
     return rule

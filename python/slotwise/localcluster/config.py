@@ -9,6 +9,7 @@ sets are built here as plain dicts so tests and docs can look at them.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -16,6 +17,29 @@ from xml.sax.saxutils import escape
 
 FIFO_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fifo.FifoScheduler"
 SHIM_SCHEDULER = "org.slotwise.shim.SlotwiseScheduler"
+
+#: ``cluster up --scheduler`` short names; anything else is taken as a class name.
+SCHEDULERS = {
+    "slotwise": SHIM_SCHEDULER,
+    "fifo": FIFO_SCHEDULER,
+    "fair": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+    "capacity": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler",
+}
+
+
+def scheduler_class(name: str) -> str:
+    """The RM's scheduler class for a short name or a class name."""
+    text = name.strip()
+    if text.lower() in SCHEDULERS:
+        return SCHEDULERS[text.lower()]
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+", text):
+        raise ValueError(f"--scheduler: expected one of {', '.join(SCHEDULERS)} or a class name, got {name!r}")
+    return text
+
+
+def scheduler_name(cls: str) -> str:
+    """A scheduler class as an operator knows it: its short name if it has one."""
+    return next((k for k, v in SCHEDULERS.items() if v == cls), cls)
 
 #: Host name every daemon advertises, and the address each binds to.
 HOST = "localhost"

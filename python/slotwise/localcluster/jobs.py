@@ -161,9 +161,15 @@ def submit(state: ClusterState, program: str, args: list[str], *, pool: str, use
 
 #: ``yarn SUBCOMMAND`` as Hadoop's launch script maps it (the application CLI
 #: takes its sub-command as its first argument).
+#: ``yarn`` sub-commands: the main class, and whether it takes the sub-command
+#: itself as its first argument (as Hadoop's ``yarn`` script passes it).
 YARN_COMMANDS = {"application": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
+                 "applicationattempt": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
+                 "container": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
                  "queue": ("org.apache.hadoop.yarn.client.cli.QueueCLI", False),
-                 "node": ("org.apache.hadoop.yarn.client.cli.NodeCLI", False)}
+                 "node": ("org.apache.hadoop.yarn.client.cli.NodeCLI", False),
+                 "cluster": ("org.apache.hadoop.yarn.client.cli.ClusterCLI", False),
+                 "rmadmin": ("org.apache.hadoop.yarn.client.cli.RMAdminCLI", False)}
 
 
 def yarn(state: ClusterState, args: list[str], *, user: str | None = None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt, StrictStr
 
 
 class Amount(BaseModel):
@@ -89,11 +89,13 @@ class StatusOut(BaseModel):
 
 
 class MoveIn(BaseModel):
-    pool: str = Field(description="target pool, e.g. root.research or research")
+    pool: StrictStr = Field(description="target pool, e.g. root.research or research")
 
 
 class PriorityIn(BaseModel):
-    priority: int = Field(ge=0, le=64, description="YARN priority; higher runs first. With a "
+    """Strict: "3", 3.0 and true are refused, as YARN's own API would."""
+
+    priority: StrictInt = Field(ge=0, le=64, description="YARN priority; higher runs first. With a "
                           "ResourceManager, capped at yarn.cluster.max-application-priority")
 
 
