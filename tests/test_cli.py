@@ -92,3 +92,19 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
                        capture_output=True, text=True, cwd=ROOT)
     assert r.stdout.startswith(f"{bad}:2:"), r.stdout
     assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
+
+
+def test_validate_prints_warnings_and_strict_makes_them_fail(tmp_path):
+    f = tmp_path / "fair-scheduler.xml"
+    f.write_text("<allocations>\n  <queue name=\"a\">\n    <maxRunningJobs>3</maxRunningJobs>\n  </queue>\n"
+                 "  <defaultSchedulingMode>fair</defaultSchedulingMode>\n</allocations>\n")
+    r = run("validate", str(f))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        f"{f}:3: warning: <maxRunningJobs> in queue root.a is an MRv1 element; a YARN file ignores it, as YARN "
+        "does; did you mean <maxRunningApps>?",
+        f"{f}:5: warning: unknown element <defaultSchedulingMode> in <allocations> is ignored, as YARN ignores it; "
+        "did you mean <defaultQueueSchedulingMode>?"]
+    assert "valid yarn allocation file, 1 pools, 2 warning(s)" in r.stderr
+    strict = run("validate", "--strict", str(f))
+    assert strict.returncode == 1 and strict.stdout == r.stdout and "invalid under --strict" in strict.stderr

@@ -156,35 +156,39 @@ def test_pools_are_flat():
     """) == [(4, "MRv1 pools are flat: <pool> inside pool a is not allowed")]
 
 
-def test_mixing_formats():
-    assert errors("""
+def warns(body: str) -> list[tuple[int, str]]:
+    out = []
+    for w in parse(body).warnings:
+        where, _, message = w.partition(": warning: ")
+        out.append((int(where.rsplit(":", 1)[1]), message))
+    return out
+
+
+def test_mrv1_elements_in_a_yarn_file_are_ignored_as_yarn_does():
+    """A file with any YARN-only element is a YARN file: its MRv1 elements are
+    ones YARN ignores (a stray <maxRunningJobs> no longer makes it MRv1)."""
+    body = """
         <pool name="a">
           <minMaps>1</minMaps>
           <maxResources>10 mb, 1 vcores</maxResources>
           <queue name="b"/>
         </pool>
         <queue name="c"><weight>1</weight></queue>
-        <user name="u"><maxRunningApps>1</maxRunningApps></user>
+        <user name="u"><maxRunningJobs>1</maxRunningJobs></user>
         <queuePlacementPolicy><rule name="reject"/></queuePlacementPolicy>
         <userMaxAppsDefault>3</userMaxAppsDefault>
-    """) == [
-        (4, "file mixes MRv1 and YARN elements: <maxResources> in pool a is a YARN element, "
-            "but this file uses MRv1 pool elements"),
-        (5, "file mixes MRv1 and YARN elements: <queue> in pool a is a YARN element, "
-            "but this file uses MRv1 pool elements"),
-        (7, "file mixes MRv1 and YARN elements: <queue> in <allocations> is a YARN element, "
-            "but this file uses MRv1 pool elements"),
-        (8, "file mixes MRv1 and YARN elements: <maxRunningApps> in user u is a YARN element, "
-            "but this file uses MRv1 pool elements"),
-        (9, "file mixes MRv1 and YARN elements: <queuePlacementPolicy> in <allocations> is a YARN element, "
-            "but this file uses MRv1 pool elements"),
-        (10, "file mixes MRv1 and YARN elements: <userMaxAppsDefault> in <allocations> is a YARN element, "
-             "but this file uses MRv1 pool elements"),
+    """
+    cfg = parse(body)
+    assert cfg.format == "yarn" and set(cfg.queues()) == {"root", "root.a", "root.a.b", "root.c"}
+    assert warns(body) == [
+        (3, "<minMaps> in queue root.a is an MRv1 element; a YARN file ignores it, as YARN does"),
+        (8, "<maxRunningJobs> in user u is an MRv1 element; a YARN file ignores it, as YARN does; "
+            "did you mean <maxRunningApps>?"),
     ]
 
 
 def test_unknown_elements_and_attributes():
-    assert errors("""
+    assert warns("""
         <pool name="a" kind="x">
           <minMaps>1</minMaps>
           <minSlots>3</minSlots>
@@ -192,10 +196,11 @@ def test_unknown_elements_and_attributes():
         <user name="u"><maxJobs>1</maxJobs></user>
         <poolDefaults/>
     """) == [
-        (2, 'unknown attribute "kind" on <pool> in pool a'),
-        (4, "unknown element <minSlots> in pool a"),
-        (6, "unknown element <maxJobs> in user u"),
-        (7, "unknown element <poolDefaults> in <allocations>"),
+        (2, 'unknown attribute "kind" on <pool> in pool a is ignored, as YARN ignores it'),
+        (4, "unknown element <minSlots> in pool a is ignored, as Hadoop 1 ignores it"),
+        (6, "unknown element <maxJobs> in user u is ignored, as Hadoop 1 ignores it; did you mean <maxRunningJobs>?"),
+        (7, "unknown element <poolDefaults> in <allocations> is ignored, as Hadoop 1 ignores it; "
+            "did you mean <poolMaxJobsDefault>?"),
     ]
 
 
@@ -215,18 +220,18 @@ def test_names():
         (5, "<pool> needs a non-empty name attribute"),
         (6, "<pool> needs a non-empty name attribute"),
         (6, 'maxMaps in pool ? must be a non-negative integer, got "-1"'),
-        (8, "duplicate user u (first at line 7)"),
-        (9, "<user> needs a non-empty name attribute"),
     ]
 
 
 def test_element_given_twice():
-    assert errors("""
+    body = """
         <pool name="a">
           <minMaps>1</minMaps>
           <minMaps>2</minMaps>
         </pool>
-    """) == [(4, "<minMaps> given twice in pool a (first at line 3)")]
+    """
+    assert warns(body) == [(4, "<minMaps> given twice in pool a (first at line 3): the last one counts, as in YARN")]
+    assert parse(body).queues()["root.a"].min_maps == 2
 
 
 def test_all_errors_collected():

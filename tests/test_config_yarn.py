@@ -33,6 +33,15 @@ def errors(body: str) -> list[tuple[int, str]]:
     return [(e.line, e.message) for e in info.value.errors]
 
 
+def warns(body: str) -> list[tuple[int, str]]:
+    """The warnings of a file that loads: (line, message)."""
+    out = []
+    for w in parse(body).warnings:
+        where, _, message = w.partition(": warning: ")
+        out.append((int(where.rsplit(":", 1)[1]), message))
+    return out
+
+
 def one_error(body: str) -> tuple[int, str]:
     errs = errors(body)
     assert len(errs) == 1, errs
@@ -55,16 +64,17 @@ def test_doc_example_queues(hadoop_doc):
         "root.sample_queue.sample_reservable_queue", "root.secondary_group_queue",
     }
     q = cfg.queues()["root.sample_queue"]
-    assert q.line == 3
+    assert q.line == 5
     assert q.min_resources == Resource(10000, 0)
     assert q.max_resources == ResourceSpec(memory_mb=90000, vcores=0)
     assert q.max_running_apps == 50
-    assert q.max_am_share == 0.1
+    assert q.max_am_share is None  # moved to the leaf: YARN 3.5 refuses it on a parent
     assert q.weight == 2.0
     assert q.scheduling_policy == "fair"
     sub = cfg.queues()["root.sample_queue.sample_sub_queue"]
     assert sub.acl_submit_apps == "charlie"
     assert sub.min_resources == Resource(5000, 0)
+    assert sub.max_am_share == 0.1
     assert [c.short_name for c in q.children] == ["sample_sub_queue", "sample_reservable_queue"]
     sgq = cfg.queues()["root.secondary_group_queue"]
     assert sgq.is_parent and sgq.weight == 3.0 and not sgq.children
@@ -86,15 +96,23 @@ def test_doc_example_top_level(hadoop_doc):
 def test_doc_example_placement(hadoop_doc):
     rules = hadoop_doc.placement_rules
     assert [(r.name, r.create, r.line) for r in rules] == [
-        ("specified", True, 35), ("primaryGroup", False, 36),
-        ("nestedUserQueue", True, 37), ("default", True, 40),
+        ("specified", True, 38), ("primaryGroup", False, 39),
+        ("nestedUserQueue", True, 40), ("default", True, 43),
     ]
-    assert rules[2].parent == PlacementRule("secondaryGroupExistingQueue", create=False, line=38)
+    assert rules[2].parent == PlacementRule("secondaryGroupExistingQueue", create=False, line=41)
     assert rules[3].queue == "root.sample_queue"
 
 
-def test_doc_example_is_verbatim():
-    text = (CONF / "hadoop-doc-example.xml").read_text()
+def test_the_verbatim_doc_example_is_refused_as_yarn_3_5_refuses_it():
+    """tests/data keeps the documentation's example as published; YARN 3.5
+    refuses it (tests/test_yarn_reference.py), and so does Slotwise."""
+    path = Path(__file__).resolve().parent / "data" / "hadoop-doc-example.xml"
+    with pytest.raises(ConfigErrors) as info:
+        load_allocations(path)
+    assert [str(e) for e in info.value.errors] == [
+        f"{path}:7: maxAMShare is for leaf queues only, but root.sample_queue is a parent queue "
+        "(YARN 3.5 refuses the file)"]
+    text = path.read_text()
     assert text.startswith('<?xml version="1.0"?>\n<allocations>\n  <queue name="sample_queue">\n')
     assert "  <queue name=\"secondary_group_queue\" type=\"parent\">\n  <weight>3.0</weight>\n" in text
     assert text.endswith("  </queuePlacementPolicy>\n</allocations>\n")
@@ -338,7 +356,8 @@ def test_bad_resources(parser, text, message):
     (v.non_negative_float, [("0", 0.0), ("2.5", 2.5), (".5", 0.5), ("1e2", 100.0)], ["-0.1", "nan", "inf", "x"]),
     (v.seconds, [("0", 0.0), ("30", 30.0), ("0.25", 0.25)], ["-1", "30s", "inf"]),
     (v.fraction, [("0", 0.0), ("1", 1.0), ("0.5", 0.5)], ["1.01", "-0.5", "half"]),
-    (v.am_share, [("-1", -1.0), ("0", 0.0), ("1.0", 1.0)], ["-0.5", "1.5", "-2"]),
+    (v.am_share, [("-1", -1.0), ("0", 0.0), ("1.0", 1.0)], ["-0.5", "-2", "x"]),
+    (v.threshold, [("0", 0.0), ("1", 1.0), ("0.5", 0.5)], ["half", ""]),
     (v.boolean, [("true", True), ("FALSE", False), (" True ", True)], ["yes", "1", ""]),
     (v.policy_name, [("fair", "fair"), ("FIFO", "fifo"), (" drf ", "drf")], ["lottery", ""]),
 ])
@@ -350,12 +369,20 @@ def test_scalar_values(parser, good, bad):
             parser(text)
 
 
+@pytest.mark.parametrize("parser, text, used", [
+    (v.threshold, "1.5", 1.0), (v.threshold, "-0.2", 0.0), (v.am_share, "2", 1.0)])
+def test_values_yarn_adjusts(parser, text, used):
+    with pytest.raises(v.Adjusted) as info:
+        parser(text)
+    assert info.value.value == used and "YARN uses" in str(info.value)
+
+
 @pytest.mark.parametrize("element, value, message", [
     ("maxRunningApps", "abc", 'maxRunningApps in queue root.a must be a non-negative integer, got "abc"'),
     ("maxRunningApps", "-3", 'maxRunningApps in queue root.a must be a non-negative integer, got "-3"'),
     ("weight", "-1", 'weight in queue root.a must be a non-negative number, got "-1"'),
-    ("maxAMShare", "2", "maxAMShare in queue root.a must be a number between 0 and 1, or -1"),
-    ("fairSharePreemptionThreshold", "1.5", "must be a number between 0 and 1"),
+    ("maxAMShare", "-0.5", "maxAMShare in queue root.a must be a number between 0 and 1, or -1"),
+    ("fairSharePreemptionThreshold", "high", "must be a number between 0 and 1"),
     ("minSharePreemptionTimeout", "-10", "must be a non-negative number of seconds"),
     ("fairSharePreemptionTimeout", "soon", "must be a non-negative number of seconds"),
     ("allowPreemptionFrom", "maybe", 'allowPreemptionFrom in queue root.a must be "true" or "false"'),
@@ -380,11 +407,11 @@ def test_bad_queue_values_report_element_and_line(element, value, message):
     ("userMaxAppsDefault", "-1", "must be a non-negative integer"),
     ("queueMaxAppsDefault", "many", "must be a non-negative integer"),
     ("queueMaxResourcesDefault", "10 vcores", "must give both memory and vcores"),
-    ("queueMaxAMShareDefault", "1.5", "between 0 and 1, or -1"),
+    ("queueMaxAMShareDefault", "-1.5", "between 0 and 1, or -1"),
     ("defaultQueueSchedulingPolicy", "x", "must be one of"),
     ("defaultMinSharePreemptionTimeout", "-1", "seconds"),
     ("defaultFairSharePreemptionTimeout", "x", "seconds"),
-    ("defaultFairSharePreemptionThreshold", "2", "between 0 and 1"),
+    ("defaultFairSharePreemptionThreshold", "x", "between 0 and 1"),
     ("fairSharePreemptionTimeout", "-5", "seconds"),
 ])
 def test_bad_top_level_values(element, value, message):
@@ -395,8 +422,26 @@ def test_bad_top_level_values(element, value, message):
     assert line == 3 and msg.startswith(f"{element} in <allocations> ") and message in msg
 
 
+def test_what_yarn_clamps_loads_clamped_with_a_warning():
+    body = """
+        <queue name="a">
+          <fairSharePreemptionThreshold>1.5</fairSharePreemptionThreshold>
+          <maxAMShare>3</maxAMShare>
+        </queue>
+        <defaultFairSharePreemptionThreshold>2</defaultFairSharePreemptionThreshold>
+    """
+    cfg = parse(body)
+    a = cfg.queues()["root.a"]
+    assert (a.fair_share_preemption_threshold, a.max_am_share, cfg.default_fair_share_preemption_threshold) == (1, 1, 1)
+    assert warns(body) == [
+        (3, 'fairSharePreemptionThreshold in queue root.a is outside 0..1: YARN uses 1, got "1.5"'),
+        (4, 'maxAMShare in queue root.a is above 1: YARN uses 1, got "3"'),
+        (6, 'defaultFairSharePreemptionThreshold in <allocations> is outside 0..1: YARN uses 1, got "2"'),
+    ]
+
+
 def test_element_given_twice():
-    assert errors("""
+    body = """
         <queue name="a">
           <weight>1</weight>
           <weight>2</weight>
@@ -404,12 +449,17 @@ def test_element_given_twice():
           <schedulingMode>drf</schedulingMode>
         </queue>
         <defaultQueueSchedulingPolicy>fair</defaultQueueSchedulingPolicy>
-        <defaultQueueSchedulingMode>fair</defaultQueueSchedulingMode>
-    """) == [
-        (4, "<weight> given twice in queue root.a (first at line 3)"),
-        (6, "<schedulingMode> given twice in queue root.a (first at line 5)"),
-        (9, "<defaultQueueSchedulingMode> given twice in <allocations> (first at line 8)"),
+        <defaultQueueSchedulingMode>drf</defaultQueueSchedulingMode>
+    """
+    assert warns(body) == [
+        (4, "<weight> given twice in queue root.a (first at line 3): the last one counts, as in YARN"),
+        (6, "<schedulingMode> given twice in queue root.a (first at line 5): the last one counts, as in YARN"),
+        (9, "<defaultQueueSchedulingMode> given twice in <allocations> (first at line 8): the last one counts, "
+            "as in YARN"),
     ]
+    cfg = parse(body)
+    assert cfg.queues()["root.a"].weight == 2 and cfg.queues()["root.a"].scheduling_policy == "drf"
+    assert cfg.default_queue_scheduling_policy == "drf"
 
 
 def test_value_element_holding_elements():
@@ -425,8 +475,8 @@ def test_value_element_holding_elements():
 # --- unknown elements and attributes ----------------------------------------------------
 
 
-def test_unknown_elements_everywhere():
-    assert errors("""
+def test_unknown_elements_everywhere_are_ignored_with_a_warning():
+    assert warns("""
         <fooBar>1</fooBar>
         <queue name="prod">
           <fooBar/>
@@ -439,24 +489,47 @@ def test_unknown_elements_everywhere():
           <rule name="reject"/>
         </queuePlacementPolicy>
     """) == [
-        (2, "unknown element <fooBar> in <allocations>"),
-        (4, "unknown element <fooBar> in queue root.prod"),
-        (5, "unknown element <maxApps> in queue root.prod.etl"),
-        (7, "unknown element <weight> in user bob"),
-        (9, "unknown element <specified> in queuePlacementPolicy"),
-        (10, 'unknown element <extra> in rule "specified"'),
+        (2, "unknown element <fooBar> in <allocations> is ignored, as YARN ignores it"),
+        (4, "unknown element <fooBar> in queue root.prod is ignored, as YARN ignores it"),
+        (5, "unknown element <maxApps> in queue root.prod.etl is ignored, as YARN ignores it; "
+            "did you mean <maxRunningApps>?"),
+        (7, "unknown element <weight> in user bob is ignored, as YARN ignores it"),
+        (9, "unknown element <specified> in queuePlacementPolicy is ignored, as YARN ignores it"),
+        (10, 'unknown element <extra> in rule "specified" is ignored, as YARN ignores it'),
     ]
+
+
+def test_misspelt_and_misplaced_elements_real_files_have():
+    body = """
+        <defaultSchedulingMode>fair</defaultSchedulingMode>
+        <queue name="a"><defaultQueueSchedulingPolicy>fair</defaultQueueSchedulingPolicy></queue>
+        <user name="bob"><maxRunningJobs>3</maxRunningJobs></user>
+        <queuePlacementPolicy><rule name="specified" create="false" team="x"/><rule name="default"/>
+        </queuePlacementPolicy>
+    """
+    cfg = parse(body)
+    assert cfg.format == "yarn" and set(cfg.queues()) == {"root", "root.a"}
+    assert cfg.users["bob"].max_running_apps is None
+    lines = warns(body)
+    assert [line for line, _ in lines] == [2, 3, 4, 5]
+    assert "did you mean <defaultQueueSchedulingMode>?" in lines[0][1]
+    assert lines[1][1].startswith("unknown element <defaultQueueSchedulingPolicy> in queue root.a is ignored")
+    assert "did you mean <maxRunningApps>?" in lines[2][1]
+    assert lines[3][1] == 'unknown attribute "team" on <rule> in rule "specified" is ignored, as YARN ignores it'
 
 
 def test_queue_attributes():
-    assert errors("""
+    body = """
         <queue name="a" weight="2"/>
         <queue name="b" type="leaf"/>
         <queue name="c" type="parent"/>
-    """) == [
-        (2, 'unknown attribute "weight" on <queue> in queue root.a'),
-        (3, 'type of queue root.b must be "parent", got "leaf"'),
+    """
+    assert warns(body) == [
+        (2, 'unknown attribute "weight" on <queue> in queue root.a is ignored, as YARN ignores it'),
+        (3, 'type of queue root.b is "leaf", not "parent": YARN takes it as a leaf unless it has queues inside'),
     ]
+    qs = parse(body).queues()
+    assert qs["root.a"].weight == 1 and not qs["root.b"].is_parent and qs["root.c"].is_parent
 
 
 # --- queue names -----------------------------------------------------------------------------
@@ -473,26 +546,37 @@ def test_bad_queue_names():
           <queue name="x.y"><weight>-1</weight></queue>
         </queue>
     """)
-    assert [line for line, _ in errs] == [2, 3, 4, 5, 6, 8, 8]
+    assert [line for line, _ in errs] == [2, 3, 4, 5, 8, 8]
     assert errs[0][1] == "<queue> in queue root needs a non-empty name attribute"
     assert errs[3][1] == '<queue> in queue root name "a.b" must not contain "." (nest the element instead)'
-    assert "leading or trailing whitespace" in errs[4][1]
-    assert errs[5][1].startswith('<queue> in queue root.ok name "x.y"')
-    assert "weight in queue root.ok.? must be a non-negative number" in errs[6][1]
+    assert errs[4][1].startswith('<queue> in queue root.ok name "x.y"')
+    assert "weight in queue root.ok.? must be a non-negative number" in errs[5][1]
 
 
-def test_duplicate_sibling_queues():
-    assert errors("""
+def test_names_with_spaces_around_are_trimmed_as_yarn_does():
+    body = '<queue name=" a "><queue name="b\t"/></queue>'
+    assert set(parse(body).queues()) == {"root", "root.a", "root.a.b"}
+    assert [m for _, m in warns(body)] == [
+        '<queue> in queue root name " a " has spaces around it: YARN trims them, so it is "a"',
+        '<queue> in queue root.a name "b " has spaces around it: YARN trims them, so it is "b"']  # XML: tab is space
+
+
+def test_a_queue_declared_twice_is_merged_as_yarn_does():
+    body = """
         <queue name="a">
-          <queue name="x"/>
-          <pool name="x"/>
+          <queue name="x"><weight>2</weight><maxRunningApps>4</maxRunningApps></queue>
+          <pool name="x"><weight>3</weight></pool>
         </queue>
-        <pool name="a"/>
+        <pool name="a"><weight>5</weight><queue name="y"/></pool>
         <queue name="b"><queue name="x"/></queue>
-    """) == [
-        (4, "duplicate queue root.a.x (first at line 3)"),
-        (6, "duplicate queue root.a (first at line 2)"),
+    """
+    assert warns(body) == [
+        (4, "queue root.a.x declared again (first at line 3): merged, later values win, as in YARN"),
+        (6, "queue root.a declared again (first at line 2): merged, later values win, as in YARN"),
     ]
+    qs = parse(body).queues()
+    assert set(qs) == {"root", "root.a", "root.a.x", "root.a.y", "root.b", "root.b.x"}
+    assert (qs["root.a.x"].weight, qs["root.a.x"].max_running_apps, qs["root.a"].weight) == (3, 4, 5)
 
 
 def test_root_must_be_alone():
@@ -552,18 +636,22 @@ def test_reservation_only_on_leaves():
 # --- users ------------------------------------------------------------------------------------
 
 
-def test_user_errors():
+def test_user_errors_and_warnings():
     assert errors("""
+        <user name="eve" admin="yes"><maxRunningApps>x</maxRunningApps></user>
+    """) == [(2, 'maxRunningApps in user eve must be a non-negative integer, got "x"')]
+    body = """
         <user><maxRunningApps>1</maxRunningApps></user>
         <user name="bob"><maxRunningApps>1</maxRunningApps></user>
-        <user name="bob"/>
-        <user name="eve" admin="yes"><maxRunningApps>x</maxRunningApps></user>
-    """) == [
-        (2, "<user> needs a non-empty name attribute"),
-        (4, "duplicate user bob (first at line 3)"),
-        (5, 'unknown attribute "admin" on <user> in <allocations>'),
-        (5, 'maxRunningApps in user eve must be a non-negative integer, got "x"'),
+        <user name="bob"><maxRunningApps>2</maxRunningApps></user>
+        <user name="eve" admin="yes"/>
+    """
+    assert warns(body) == [
+        (2, "<user> without a name is ignored: it limits no user"),
+        (4, "user bob declared again (first at line 3): merged, later values win, as in YARN"),
+        (5, 'unknown attribute "admin" on <user> in <allocations> is ignored, as YARN ignores it'),
     ]
+    assert parse(body).users["bob"].max_running_apps == 2
 
 
 # --- placement policy ----------------------------------------------------------------------
@@ -650,38 +738,56 @@ def test_placement_errors():
         <queuePlacementPolicy>
           <rule/>
           <rule name="magic"/>
-          <rule name="user" create="yes" queue="x"/>
           <rule name="nestedUserQueue"/>
-          <rule name="nestedUserQueue"><rule name="primaryGroup" create="false"/><rule name="default"/></rule>
           <rule name="nestedUserQueue">
             <rule name="reject"/>
           </rule>
           <rule name="nestedUserQueue"><rule name="user"/></rule>
-          <rule name="default" queue="a..b"/>
+          <rule name="reject"/>
         </queuePlacementPolicy>
     """) == [
         (3, "<rule> needs a name attribute"),
         (4, 'unknown placement rule "magic" (known: specified, user, primaryGroup, '
             "secondaryGroupExistingQueue, nestedUserQueue, default, reject)"),
-        (5, 'unknown attribute "queue" on <rule> in rule "user"'),
-        (5, 'create of rule "user" must be "true" or "false", got "yes"'),
-        (6, "nestedUserQueue needs exactly one nested <rule>, found 0"),
-        (7, "nestedUserQueue needs exactly one nested <rule>, found 2"),
-        (9, 'the rule inside nestedUserQueue cannot be "reject"'),
-        (11, 'the rule inside nestedUserQueue cannot be "user"'),
-        (12, 'queue "a..b" of the default rule is not a valid queue name'),
+        (5, "nestedUserQueue needs a nested <rule> (its parent rule)"),
+        (7, 'the rule inside nestedUserQueue cannot be "reject"'),
+        (9, 'the rule inside nestedUserQueue cannot be "user"'),
     ]
+
+
+def test_placement_quirks_yarn_accepts():
+    body = """
+        <queuePlacementPolicy>
+          <rule name="user" create="yes" queue="x"/>
+          <rule name="nestedUserQueue"><rule name="default"/><rule name="secondaryGroupExistingQueue"/></rule>
+          <rule name="default" queue="a..b"/>
+        </queuePlacementPolicy>
+    """
+    assert warns(body) == [
+        (3, 'unknown attribute "queue" on <rule> in rule "user" is ignored, as YARN ignores it'),
+        (3, 'create of rule "user" is "yes": YARN reads anything but "true" as false'),
+        (4, "nestedUserQueue has 2 nested rules: YARN uses the last one"),
+        (5, 'queue "a..b" of the default rule is not a valid queue name: YARN uses root.default'),
+    ]
+    rules = parse(body).placement_rules
+    assert rules[0].create is False and rules[1].parent.name == "secondaryGroupExistingQueue"
+    assert rules[2].queue == "root.default"
 
 
 def test_empty_and_repeated_policy():
-    assert errors("""
+    assert errors("<queuePlacementPolicy/>") == [
+        (2, "queuePlacementPolicy is empty (YARN: Empty configuration for QueuePlacementPolicy is not allowed)")]
+    body = """
         <queuePlacementPolicy>
         </queuePlacementPolicy>
         <queuePlacementPolicy><rule name="reject"/></queuePlacementPolicy>
-    """) == [
-        (2, "queuePlacementPolicy has no rules"),
-        (4, "<queuePlacementPolicy> given twice (first at line 2)"),
-    ]
+    """
+    assert warns(body) == [  # only the last one is read, as in YARN
+        (4, "<queuePlacementPolicy> given again (first at line 2): the last one counts, as in YARN")]
+    assert [r.name for r in parse(body).placement_rules] == ["reject"]
+    body = "<queuePlacementPolicy>\n</queuePlacementPolicy>"
+    assert warns(body) == [(2, "queuePlacementPolicy has no rules: YARN keeps its default rules")]
+    assert parse(body).placement_rules == default_placement_rules()
 
 
 # --- errors: collection, syntax, files ---------------------------------------------------------
@@ -697,10 +803,10 @@ def test_all_errors_are_collected():
             <userMaxAppsDefault>-1</userMaxAppsDefault>
         """), "alloc.xml")
     errs = info.value.errors
-    assert len(errs) == 3 and all(isinstance(e, ConfigError) for e in errs)
-    assert [(e.file, e.line) for e in errs] == [("alloc.xml", 3), ("alloc.xml", 4), ("alloc.xml", 6)]
+    assert len(errs) == 2 and all(isinstance(e, ConfigError) for e in errs)
+    assert [(e.file, e.line) for e in errs] == [("alloc.xml", 3), ("alloc.xml", 6)]
     assert str(errs[0]) == 'alloc.xml:3: maxRunningApps in queue root.a must be a non-negative integer, got "abc"'
-    assert str(info.value).count("\n") == 2
+    assert str(info.value).count("\n") == 1
 
 
 def test_xml_syntax_error_has_lxml_line():
@@ -744,10 +850,10 @@ def test_load_missing_file(tmp_path):
 
 def test_load_reports_the_path(tmp_path):
     f = tmp_path / "fair-scheduler.xml"
-    f.write_text("<allocations>\n<weight>1</weight>\n</allocations>")
+    f.write_text("<allocations>\n<userMaxAppsDefault>x</userMaxAppsDefault>\n</allocations>")
     with pytest.raises(ConfigErrors) as info:
         load_allocations(str(f))
-    assert str(info.value) == f"{f}:2: unknown element <weight> in <allocations>"
+    assert str(info.value) == f'{f}:2: userMaxAppsDefault in <allocations> must be a non-negative integer, got "x"'
 
 
 def test_detect_format():

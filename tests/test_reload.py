@@ -371,3 +371,13 @@ def test_slow_on_config_does_not_let_an_older_version_win(alloc_file, start_watc
     finally:
         release.set()
         w.stop()
+
+
+def test_a_file_with_warnings_loads_and_its_warnings_show(alloc_file, start_watcher):
+    w, rec, status = start_watcher(alloc_file)
+    assert status.warnings == []
+    write_in_place(alloc_file, alloc(2).replace("<weight>2</weight>", "<weight>2</weight><maxApps>3</maxApps>"))
+    wait_for(lambda: rec.last_weight() == 2.0, what="weight 2 handed over despite the unknown element")
+    assert status.errors == [] and len(status.warnings) == 1
+    assert status.warnings[0].startswith(f"{alloc_file}:4: warning: unknown element <maxApps> in queue root.a")
+    assert status.to_dict()["warnings"] == status.warnings

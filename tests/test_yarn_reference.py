@@ -12,13 +12,14 @@ import pytest
 
 from slotwise.clock import ManualClock
 from slotwise.cluster import Request
-from slotwise.config import parse_allocations
+from slotwise.config import ConfigErrors, parse_allocations
 from slotwise.engine import Engine
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 from yarnref import YarnReference, unavailable
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +74,14 @@ def test_the_demo_allocation_file_loads_in_yarn_without_a_warning(yarn):
 
 def test_the_hadoop_documentation_example_is_refused_by_yarn_3_5(yarn):
     """The Fair Scheduler page's own example puts maxAMShare on a parent queue,
-    which YARN 3.5 refuses (issue 10: Slotwise must refuse it too)."""
-    answer = yarn.ask((CONF / "hadoop-doc-example.xml").read_text())
+    which YARN 3.5 refuses (as Slotwise does: test_config_yarn); the copy in
+    conf/ has it on the leaf instead."""
+    answer = yarn.ask((DATA / "hadoop-doc-example.xml").read_text())
     assert not answer["ok"]
     assert "cannot also include a maxAMShare element" in answer["error"][-1]
+    fixed = yarn.ask((CONF / "hadoop-doc-example.xml").read_text())
+    assert fixed["ok"], fixed.get("error")
+    assert fixed["queues"]["root.sample_queue.sample_sub_queue"]["max_am_share"] == pytest.approx(0.1)
 
 
 CASES = [
@@ -107,3 +112,90 @@ def test_fair_and_steady_shares_match_yarn(yarn, xml, active):
         fair, steady = ours[name]
         assert close(fair, row["fair"][0]), (name, "fair", fair, row["fair"][0])
         assert close(steady, row["steady"][0]), (name, "steady", steady, row["steady"][0])
+
+
+# What YARN 3.5 loads (ignoring or adjusting something): Slotwise loads it too,
+# with a warning, and reads the values YARN uses.
+LENIENT = {
+    "misspelt-top-level": '<allocations><defaultSchedulingMode>fair</defaultSchedulingMode><queue name="a"/>'
+                          '</allocations>',
+    "default-policy-in-a-queue": '<allocations><queue name="a"><defaultQueueSchedulingPolicy>fair'
+                                 '</defaultQueueSchedulingPolicy><weight>2</weight></queue></allocations>',
+    "mrv1-element-under-user": '<allocations><queue name="a"/><user name="bob"><maxRunningJobs>3</maxRunningJobs>'
+                               '</user></allocations>',
+    "unknown-rule-attribute": '<allocations><queue name="a"/><queuePlacementPolicy><rule name="specified" '
+                              'team="x"/><rule name="default" queue="a"/></queuePlacementPolicy></allocations>',
+    "queue-declared-twice": '<allocations><queue name="a"><weight>2</weight><maxRunningApps>4</maxRunningApps>'
+                            '</queue><queue name="a"><weight>3</weight></queue></allocations>',
+    "spaces-around-a-name": '<allocations><queue name=" prod "><weight>2</weight></queue></allocations>',
+    "threshold-above-one": '<allocations><queue name="a"><fairSharePreemptionThreshold>1.5'
+                           '</fairSharePreemptionThreshold></queue></allocations>',
+    "am-share-above-one": '<allocations><queue name="a"><maxAMShare>3</maxAMShare></queue></allocations>',
+    "policy-twice": '<allocations><queue name="a"/><queuePlacementPolicy><rule name="reject"/>'
+                    '</queuePlacementPolicy><queuePlacementPolicy><rule name="specified"/><rule name="default"/>'
+                    '</queuePlacementPolicy></allocations>',
+    "type-leaf": '<allocations><queue name="a" type="leaf"><weight>2</weight></queue></allocations>',
+    "user-without-name": '<allocations><queue name="a"/><user><maxRunningApps>2</maxRunningApps></user>'
+                         '</allocations>',
+    "two-parent-rules": '<allocations><queue name="users" type="parent"/><queuePlacementPolicy>'
+                        '<rule name="nestedUserQueue"><rule name="primaryGroup"/><rule name="default" queue="users"/>'
+                        '</rule></queuePlacementPolicy></allocations>',
+    "bad-default-queue": '<allocations><queue name="a"/><queuePlacementPolicy><rule name="default" queue="a..b"/>'
+                         '</queuePlacementPolicy></allocations>',
+    "create-yes": '<allocations><queue name="a"/><queuePlacementPolicy><rule name="user" create="yes"/>'
+                  '<rule name="default"/></queuePlacementPolicy></allocations>',
+    "value-twice": '<allocations><queue name="a"><weight>1</weight><weight>2</weight></queue></allocations>',
+}
+
+
+@pytest.mark.parametrize("case", sorted(LENIENT))
+def test_what_yarn_loads_slotwise_loads_with_a_warning_and_the_same_values(yarn, case):
+    xml = LENIENT[case]
+    answer = yarn.ask(xml, 8192, 8)
+    assert answer["ok"], answer.get("error")
+    cfg = parse_allocations(xml, "case.xml")
+    assert cfg.warnings, "Slotwise should warn about what YARN ignores or adjusts"
+    ours = cfg.queues()
+    theirs = {name: row for name, row in answer["queues"].items() if name != "root"}
+    assert set(theirs) == set(ours) - {"root"}
+    for name, row in theirs.items():
+        q = ours[name]
+        assert row["weight"] == q.weight, name
+        assert row["max_running_apps"] == (q.max_running_apps if q.max_running_apps is not None else 2**31 - 1)
+        if q.fair_share_preemption_threshold is not None:
+            assert row["fair_share_preemption_threshold"] == q.fair_share_preemption_threshold, name
+        if q.max_am_share is not None:
+            assert row["max_am_share"] == pytest.approx(q.max_am_share), name
+
+
+# What YARN 3.5 refuses, Slotwise refuses.
+REFUSED = {
+    "am-share-on-a-parent": '<allocations><queue name="p"><maxAMShare>0.2</maxAMShare><queue name="c"/></queue>'
+                            '</allocations>',
+    "reservation-on-a-parent": '<allocations><queue name="p"><reservation/><queue name="c"/></queue></allocations>',
+    "rule-after-a-terminal-one": '<allocations><queuePlacementPolicy><rule name="user"/><rule name="default"/>'
+                                 '</queuePlacementPolicy></allocations>',
+    "last-rule-falls-through": '<allocations><queuePlacementPolicy><rule name="specified"/></queuePlacementPolicy>'
+                               '</allocations>',
+    "nested-without-parent": '<allocations><queuePlacementPolicy><rule name="nestedUserQueue"/>'
+                             '<rule name="default"/></queuePlacementPolicy></allocations>',
+    "nested-under-user": '<allocations><queuePlacementPolicy><rule name="nestedUserQueue"><rule name="user"/>'
+                         '</rule><rule name="default"/></queuePlacementPolicy></allocations>',
+    "unknown-rule": '<allocations><queuePlacementPolicy><rule name="magic"/><rule name="default"/>'
+                    '</queuePlacementPolicy></allocations>',
+    "empty-policy": '<allocations><queuePlacementPolicy/></allocations>',
+    "dot-in-a-name": '<allocations><queue name="a.b"/></allocations>',
+    "empty-name": '<allocations><queue name="  "/></allocations>',
+    "root-beside-others": '<allocations><queue name="root"/><queue name="b"/></allocations>',
+    "bad-number": '<allocations><queue name="a"><maxRunningApps>abc</maxRunningApps></queue></allocations>',
+    "bad-resource": '<allocations><queue name="a"><minResources>lots</minResources></queue></allocations>',
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_what_yarn_refuses_slotwise_refuses(yarn, case):
+    xml = REFUSED[case]
+    answer = yarn.ask(xml)
+    assert not answer["ok"], f"YARN 3.5 loaded it: {answer.get('queues')}"
+    with pytest.raises(ConfigErrors):
+        parse_allocations(xml, "case.xml")

@@ -40,19 +40,34 @@ def _demand(text: str) -> tuple[str, Resource]:
     return queue_path(pool.strip()), _amount(amount)
 
 
+def _by_line(lines: list[str]) -> list[str]:
+    """FILE:LINE: ... lines in line order (errors and warnings interleaved)."""
+    def line_of(text: str) -> int:
+        head = text.split(": ", 1)[0]
+        tail = head.rsplit(":", 1)[-1]
+        return int(tail) if tail.isdigit() else 0
+    return sorted(lines, key=line_of)
+
+
 def cmd_validate(args) -> int:
     status = 0
     for path in args.files:
         try:
             cfg = load_allocations(path)
         except ConfigErrors as e:
-            for err in e.errors:
-                print(err)
+            for line in _by_line([str(err) for err in e.errors] + e.warnings):
+                print(line)
             status = 1
             continue
+        for line in cfg.warnings:
+            print(line)
+        if cfg.warnings and args.strict:
+            status = 1
         if not args.quiet:
             n = sum(1 for _ in cfg.root.walk()) - 1
-            print(f"{path}: valid {cfg.format} allocation file, {n} pools", file=sys.stderr)
+            verdict = ("invalid under --strict" if args.strict else "valid") if cfg.warnings else "valid"
+            notes = f", {len(cfg.warnings)} warning(s)" if cfg.warnings else ""
+            print(f"{path}: {verdict} {cfg.format} allocation file, {n} pools{notes}", file=sys.stderr)
     return status
 
 
@@ -283,6 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check allocation files; print FILE:LINE: message per error")
     v.add_argument("files", nargs="+", metavar="FILE")
     v.add_argument("-q", "--quiet", action="store_true", help="print nothing for valid files")
+    v.add_argument("--strict", action="store_true",
+                   help="fail on warnings too (what YARN ignores or adjusts: unknown elements, values given twice...)")
     v.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("shares", help="what-if: fair shares for a capacity and per-pool demands")

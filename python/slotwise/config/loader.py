@@ -24,13 +24,14 @@ def _xml_parser(**kw) -> etree.XMLParser:
 
 
 def detect_format(root: etree._Element) -> str:
-    """"mrv1" if the file uses an element only MRv1 knows, else "yarn".
-    schedulingMode is in both (an old YARN alias), so it decides only when
-    no YARN-only element is present."""
+    """"yarn" if the file uses any element only YARN knows (a stray MRv1
+    element in it is then one YARN ignores, and a warning); else "mrv1" if
+    it uses an element only MRv1 knows, or schedulingMode (in both: an old
+    YARN alias); else "yarn"."""
     tags = {el.tag for el in root.iter() if isinstance(el.tag, str)}
-    if tags & MRV1_ONLY_ELEMENTS:
-        return "mrv1"
-    if "schedulingMode" in tags and not tags & YARN_ONLY_ELEMENTS:
+    if tags & YARN_ONLY_ELEMENTS:
+        return "yarn"
+    if tags & MRV1_ONLY_ELEMENTS or "schedulingMode" in tags:
         return "mrv1"
     return "yarn"
 

@@ -63,6 +63,8 @@ class QueueConfig:
     max_maps: int | None = None
     max_reduces: int | None = None
     children: list["QueueConfig"] = field(default_factory=list)
+    #: The fields its element set (a queue declared twice merges these).
+    declared: set[str] = field(default_factory=set, repr=False, compare=False)
 
     @property
     def short_name(self) -> str:
@@ -114,6 +116,8 @@ class AllocationConfig:
     placement_rules: list[PlacementRule] = field(default_factory=list)
     # MRv1: the job property naming the pool; one pool per user by default.
     pool_name_property: str = "mapreduce.job.user.name"
+    #: FILE:LINE: warning: ... for what YARN ignores or adjusts; the file loads.
+    warnings: list[str] = field(default_factory=list, compare=False)
 
     def queues(self) -> dict[str, QueueConfig]:
         return {q.name: q for q in self.root.walk()}

@@ -55,11 +55,9 @@ MRV1_ONLY_ELEMENTS = frozenset({
 
 
 def _unknown(el: etree._Element, where: str) -> str:
-    """YARN elements get their own message: the file mixes the two formats."""
     if el.tag in YARN_ONLY_ELEMENTS:
-        return (f"file mixes MRv1 and YARN elements: <{el.tag}> in {where} is a YARN element, "
-                "but this file uses MRv1 pool elements")
-    return unknown_element(el, where)
+        return f"<{el.tag}> in {where} is a YARN element in an MRv1 pools file: ignored"
+    return f"unknown element <{el.tag}> in {where} is ignored, as Hadoop 1 ignores it"
 
 
 def _parse_pool(el: etree._Element, rep: Reporter) -> QueueConfig | None:
@@ -104,4 +102,5 @@ def parse_mrv1(root: etree._Element, source: str) -> AllocationConfig:
     # The job's pool-name property if set, else one pool per user.
     cfg.placement_rules = [PlacementRule("specified", create=True), PlacementRule("user", create=True)]
     rep.raise_if_any()
+    cfg.warnings = rep.warning_lines()
     return cfg

@@ -20,6 +20,15 @@ class BadValue(ValueError):
     """A value that cannot be used; ``str()`` is the predicate of the message."""
 
 
+class Adjusted(Exception):
+    """A value YARN takes after adjusting it: ``value`` is the one to use,
+    ``str()`` the predicate of the warning."""
+
+    def __init__(self, value, message: str) -> None:
+        super().__init__(message)
+        self.value = value
+
+
 #: Bounds of what YARN itself can hold: counts are Java ints; amounts and
 #: weights must stay finite and far from overflow when multiplied out.
 MAX_INT = 2**31 - 1
@@ -72,9 +81,21 @@ def fraction(text: str) -> float:
     return f
 
 
-def am_share(text: str) -> float:
-    """maxAMShare: a fraction, or -1 to switch the AM limit off."""
+def threshold(text: str) -> float:
+    """fairSharePreemptionThreshold: YARN clamps it into [0, 1]."""
     f = _float(text)
+    if f is None:
+        raise BadValue("must be a number between 0 and 1")
+    if not 0 <= f <= 1:
+        raise Adjusted(min(max(f, 0.0), 1.0), f"is outside 0..1: YARN uses {min(max(f, 0.0), 1.0):g}")
+    return f
+
+
+def am_share(text: str) -> float:
+    """maxAMShare: a fraction, or -1 to switch the AM limit off; YARN caps it at 1."""
+    f = _float(text)
+    if f is not None and f > 1:
+        raise Adjusted(1.0, "is above 1: YARN uses 1")
     if f is None or not (0 <= f <= 1 or f == -1):
         raise BadValue("must be a number between 0 and 1, or -1 to disable the check")
     return f

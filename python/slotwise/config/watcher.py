@@ -36,13 +36,15 @@ class ConfigStatus:
     sha256: str | None = None  # of the loaded (good) content
     text: str = ""  # the loaded file's content
     errors: list[str] = field(default_factory=list)  # FILE:LINE: message, until fixed
+    warnings: list[str] = field(default_factory=list)  # of the file in force: what YARN ignores or adjusts
     error_at: float | None = None
     reloads: int = 0
     failures: int = 0
 
     def to_dict(self) -> dict:
         return {"path": self.path, "loaded_at": self.loaded_at, "sha256": self.sha256,
-                "errors": list(self.errors), "error_at": self.error_at, "reloads": self.reloads,
+                "errors": list(self.errors), "warnings": list(self.warnings), "error_at": self.error_at,
+                "reloads": self.reloads,
                 "failures": self.failures, "content": self.text}
 
 
@@ -177,9 +179,11 @@ class ConfigWatcher:
             return False
         s = self.status
         s.loaded_at, s.sha256, s.text = time.time(), digest, text
-        s.errors, s.error_at = [], None
+        s.errors, s.error_at, s.warnings = [], None, list(config.warnings)
         s.reloads += 1
         log.info("reloaded %s", self.status.path)
+        for w in config.warnings:
+            log.warning("%s", w)
         return True
 
     def _failed(self, errors: list[str], digest) -> None:
@@ -198,4 +202,7 @@ def load_with_status(path: str) -> tuple[AllocationConfig, ConfigStatus]:
         data = f.read()
     config = parse_allocations(data, path)
     text = data.decode("utf-8", errors="replace")
-    return config, ConfigStatus(path, time.time(), hashlib.sha256(data).hexdigest(), text)
+    for w in config.warnings:
+        log.warning("%s", w)
+    return config, ConfigStatus(path, time.time(), hashlib.sha256(data).hexdigest(), text,
+                                warnings=list(config.warnings))

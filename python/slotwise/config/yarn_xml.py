@@ -1,14 +1,19 @@
 """The YARN allocation file (fair-scheduler.xml), as Hadoop's FairScheduler
 documents it.
 
-Unlike Hadoop, which logs and skips what it does not know, every mistake here
-is an error with its line, and all of them are reported at once.  The small
-XML helpers (``Reporter``, ``scan``, ``parse_users``) serve the MRv1 parser too.
+A file YARN 3.5 loads loads here too: what YARN ignores or adjusts (unknown
+elements and attributes, a value given twice, a queue declared twice, names
+with spaces around them, thresholds above 1) is a warning with its line,
+and the value YARN would use is used (``validate --strict`` makes them
+errors). What YARN refuses is an error with its line; all of them are
+reported at once.  The small XML helpers (``Reporter``, ``scan``,
+``parse_users``) serve the MRv1 parser too.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import difflib
+from typing import Callable, Iterable
 
 from lxml import etree
 
@@ -31,7 +36,7 @@ QUEUE_FIELDS: Fields = {
     "schedulingMode": ("scheduling_policy", v.policy_name),  # Hadoop's old alias
     "minSharePreemptionTimeout": ("min_share_preemption_timeout", v.seconds),
     "fairSharePreemptionTimeout": ("fair_share_preemption_timeout", v.seconds),
-    "fairSharePreemptionThreshold": ("fair_share_preemption_threshold", v.fraction),
+    "fairSharePreemptionThreshold": ("fair_share_preemption_threshold", v.threshold),
     "allowPreemptionFrom": ("allow_preemption_from", v.boolean),
     "aclSubmitApps": ("acl_submit_apps", v.acl),
     "aclAdministerApps": ("acl_administer_apps", v.acl),
@@ -52,7 +57,7 @@ TOP_FIELDS: Fields = {
     "defaultQueueSchedulingMode": ("default_queue_scheduling_policy", v.policy_name),
     "defaultMinSharePreemptionTimeout": ("default_min_share_preemption_timeout", v.seconds),
     "defaultFairSharePreemptionTimeout": ("default_fair_share_preemption_timeout", v.seconds),
-    "defaultFairSharePreemptionThreshold": ("default_fair_share_preemption_threshold", v.fraction),
+    "defaultFairSharePreemptionThreshold": ("default_fair_share_preemption_threshold", v.threshold),
     "fairSharePreemptionTimeout": (_LEGACY_FAIR_TIMEOUT, v.seconds),
     "reservation-agent": (None, v.trimmed),
     "reservation-policy": (None, v.trimmed),
@@ -78,25 +83,46 @@ YARN_ONLY_ELEMENTS = frozenset(
 
 
 class Reporter:
-    """Collects errors so that one pass reports every mistake in the file."""
+    """Collects errors and warnings so that one pass reports every mistake in
+    the file."""
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.errors: list[ConfigError] = []
+        self.warnings: list[ConfigError] = []
 
     def error(self, line: int | None, message: str) -> None:
         self.errors.append(ConfigError(self.source, line, message))
 
+    def warn(self, line: int | None, message: str) -> None:
+        """What YARN ignores or adjusts: reported, and the file still loads."""
+        self.warnings.append(ConfigError(self.source, line, "warning: " + message))
+
     def raise_if_any(self) -> None:
         if self.errors:  # in file order, whatever order the checks ran in
-            raise ConfigErrors(sorted(self.errors, key=lambda e: e.line or 0))
+            raise ConfigErrors(sorted(self.errors, key=lambda e: e.line or 0), self.warning_lines())
+
+    def warning_lines(self) -> list[str]:
+        return [str(w) for w in sorted(self.warnings, key=lambda e: e.line or 0)]
 
 
 Unknown = Callable[[etree._Element, str], str]
 
 
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    if not close:
+        lowered = {k.lower(): k for k in known}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f"; did you mean <{close[0]}>?" if close else ""
+
+
 def unknown_element(el: etree._Element, where: str) -> str:
-    return f"unknown element <{el.tag}> in {where}"
+    from .mrv1_xml import MRV1_ONLY_ELEMENTS  # the MRv1 parser imports this module
+
+    if el.tag in MRV1_ONLY_ELEMENTS:
+        return f"<{el.tag}> in {where} is an MRv1 element; a YARN file ignores it, as YARN does"
+    return f"unknown element <{el.tag}> in {where} is ignored, as YARN ignores it"
 
 
 def elements(el: etree._Element):
@@ -119,7 +145,8 @@ def text_of(el: etree._Element, rep: Reporter) -> str | None:
 def check_attributes(el: etree._Element, allowed: tuple[str, ...], where: str, rep: Reporter) -> None:
     for name in el.attrib:
         if name not in allowed:
-            rep.error(el.sourceline, f'unknown attribute "{name}" on <{el.tag}> in {where}')
+            rep.warn(el.sourceline, f'unknown attribute "{name}" on <{el.tag}> in {where} is ignored, '
+                                    f"as YARN ignores it")
 
 
 def scan(
@@ -142,19 +169,22 @@ def scan(
             structure[tag](child)
             continue
         if tag not in table:
-            rep.error(line, unknown(child, where))
+            rep.warn(line, unknown(child, where) + did_you_mean(tag, [*table, *structure]))
             continue
         field, parse = table[tag]
         key = field or tag
         if key in first:
-            rep.error(line, f"<{tag}> given twice in {where} (first at line {first[key]})")
-            continue
+            rep.warn(line, f"<{tag}> given twice in {where} (first at line {first[key]}): "
+                           "the last one counts, as in YARN")
         first[key] = line
         text = text_of(child, rep)
         if text is None:
             continue
         try:
             value = parse(text)
+        except v.Adjusted as e:
+            rep.warn(line, f'{tag} in {where} {e}, got "{text.strip()}"')
+            value = e.value
         except v.BadValue as e:
             rep.error(line, f'{tag} in {where} {e}, got "{text.strip()}"')
             continue
@@ -174,8 +204,8 @@ def check_name(raw: str | None, what: str, line: int, rep: Reporter) -> str | No
         rep.error(line, f"{what} needs a non-empty name attribute")
         return None
     if raw != raw.strip():
-        rep.error(line, f'{what} name "{raw}" has leading or trailing whitespace')
-        return None
+        rep.warn(line, f'{what} name "{raw}" has spaces around it: YARN trims them, so it is "{raw.strip()}"')
+        raw = raw.strip()
     if "." in raw:
         rep.error(line, f'{what} name "{raw}" must not contain "." (nest the element instead)')
         return None
@@ -193,27 +223,32 @@ def parse_users(
         name = el.get("name")
         check_attributes(el, ("name",), "<allocations>", rep)
         if name is None or not name.strip():
-            rep.error(el.sourceline, "<user> needs a non-empty name attribute")
+            rep.warn(el.sourceline, "<user> without a name is ignored: it limits no user")
             scan(el, table, rep, "an unnamed user", unknown=unknown)
             continue
-        user = UserConfig(name, line=el.sourceline)
-        apply(user, scan(el, table, rep, f"user {name}", unknown=unknown))
+        found = scan(el, table, rep, f"user {name}", unknown=unknown)
         if name in cfg.users:
-            rep.error(el.sourceline, f"duplicate user {name} (first at line {cfg.users[name].line})")
+            rep.warn(el.sourceline, f"user {name} declared again (first at line {cfg.users[name].line}): "
+                                    "merged, later values win, as in YARN")
+            apply(cfg.users[name], found)
         else:
+            user = UserConfig(name, line=el.sourceline)
+            apply(user, found)
             cfg.users[name] = user
 
 
 # --- queues ----------------------------------------------------------------
 
 
-def _fill_queue(el: etree._Element, q: QueueConfig, rep: Reporter) -> None:
-    """Read a queue element into ``q``, its nested queues included."""
+def _fill_queue(el: etree._Element, q: QueueConfig, rep: Reporter) -> set[str]:
+    """Read a queue element into ``q``, its nested queues included; returns
+    the fields the element set (for merging a queue declared twice)."""
     where = f"queue {q.name}"
     check_attributes(el, ("name", "type"), where, rep)
     kind = el.get("type")
     if kind is not None and kind != "parent":
-        rep.error(el.sourceline, f'type of queue {q.name} must be "parent", got "{kind}"')
+        rep.warn(el.sourceline, f'type of queue {q.name} is "{kind}", not "parent": YARN takes it as a leaf '
+                                "unless it has queues inside")
     q.is_parent = kind == "parent"
     nested: list[etree._Element] = []
     reservations: list[etree._Element] = []
@@ -222,7 +257,7 @@ def _fill_queue(el: etree._Element, q: QueueConfig, rep: Reporter) -> None:
     apply(q, found)
     _add_children(q, nested, rep)
 
-    is_parent = bool(q.children) or q.is_parent or q.name == "root"
+    is_parent = bool(nested) or q.is_parent or q.name == "root"
     policy = found.get("scheduling_policy")
     if policy and is_parent and v.is_leaf_only(policy[0]):
         rep.error(policy[1], f'schedulingPolicy "{policy[0]}" is for leaf queues only, '
@@ -230,20 +265,41 @@ def _fill_queue(el: etree._Element, q: QueueConfig, rep: Reporter) -> None:
     if reservations and is_parent:
         rep.error(reservations[0].sourceline,
                   f"<reservation> is for leaf queues only, but {q.name} is a parent queue")
+    am_share = found.get("max_am_share")
+    if am_share and is_parent and q.name != "root":
+        rep.error(am_share[1], f"maxAMShare is for leaf queues only, but {q.name} is a parent queue "
+                               "(YARN 3.5 refuses the file)")
+    return set(found) | ({"is_parent"} if q.is_parent else set())
+
+
+def _merge(into: QueueConfig, again: QueueConfig, fields: set[str]) -> None:
+    """A queue declared twice: YARN keeps one queue, the later declaration's
+    values winning; nested queues merge the same way."""
+    for name in fields:
+        setattr(into, name, getattr(again, name))
+    mine = {c.short_name: c for c in into.children}
+    for child in again.children:
+        if child.short_name in mine:
+            _merge(mine[child.short_name], child, child.declared)
+        else:
+            into.children.append(child)
 
 
 def _add_children(parent: QueueConfig, els: list[etree._Element], rep: Reporter) -> None:
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, QueueConfig]] = {}
     for el in els:
         short = check_name(el.get("name"), f"<{el.tag}> in queue {parent.name}", el.sourceline, rep)
         q = QueueConfig(f"{parent.name}.{short or '?'}", line=el.sourceline)
-        _fill_queue(el, q, rep)  # even when misnamed, to report what is inside
+        q.declared = _fill_queue(el, q, rep)  # even when misnamed, to report what is inside
         if short is None:
             continue
         if short in seen:
-            rep.error(el.sourceline, f"duplicate queue {q.name} (first at line {seen[short]})")
+            first_line, first = seen[short]
+            rep.warn(el.sourceline, f"queue {q.name} declared again (first at line {first_line}): merged, "
+                                    "later values win, as in YARN")
+            _merge(first, q, q.declared)
         else:
-            seen[short] = el.sourceline
+            seen[short] = (el.sourceline, q)
             parent.children.append(q)
 
 
@@ -285,12 +341,13 @@ def rule_is_terminal(rule: PlacementRule) -> bool:
     return own and (rule.parent is None or rule_is_terminal(rule.parent))
 
 
-def _queue_target(raw: str, line: int, rep: Reporter) -> str | None:
+def _queue_target(raw: str, line: int, rep: Reporter) -> str:
+    """The default rule's queue; YARN falls back to root.default for a bad one."""
     parts = raw.split(".")
     if not raw or any(not p or p != p.strip() for p in parts):
-        rep.error(line, f'queue "{raw}" of the default rule is not a valid queue name')
-        return None
-    return raw if raw.startswith("root.") else "root." + raw
+        rep.warn(line, f'queue "{raw}" of the default rule is not a valid queue name: YARN uses root.default')
+        return "root.default"
+    return raw if raw == "root" or raw.startswith("root.") else "root." + raw
 
 
 def _parse_rule(el: etree._Element, rep: Reporter) -> PlacementRule | None:
@@ -306,11 +363,12 @@ def _parse_rule(el: etree._Element, rep: Reporter) -> PlacementRule | None:
     check_attributes(el, ("name", "create", "queue") if name == "default" else ("name", "create"), where, rep)
     rule = PlacementRule(name, line=line)
     if "create" in el.attrib:
+        raw = el.get("create")
         try:
-            rule.create = v.boolean(el.get("create"))
-        except v.BadValue as e:
-            rep.error(line, f'create of {where} {e}, got "{el.get("create")}"')
-            return None  # whether it is terminal is unknown: judge no other rule by it
+            rule.create = v.boolean(raw) if raw.strip() else True
+        except v.BadValue:
+            rep.warn(line, f'create of {where} is "{raw}": YARN reads anything but "true" as false')
+            rule.create = False
     if name == "default":
         rule.queue = _queue_target(el.get("queue", "default"), line, rep)
 
@@ -319,15 +377,17 @@ def _parse_rule(el: etree._Element, rep: Reporter) -> PlacementRule | None:
         if child.tag == "rule" and name == "nestedUserQueue":
             nested.append(child)
         else:
-            rep.error(child.sourceline, unknown_element(child, where))
+            rep.warn(child.sourceline, unknown_element(child, where))
     if name == "nestedUserQueue":
-        if len(nested) != 1:
-            rep.error(line, f"nestedUserQueue needs exactly one nested <rule>, found {len(nested)}")
+        if not nested:
+            rep.error(line, "nestedUserQueue needs a nested <rule> (its parent rule)")
+        elif len(nested) > 1:
+            rep.warn(line, f"nestedUserQueue has {len(nested)} nested rules: YARN uses the last one")
         if nested:
-            rule.parent = _parse_rule(nested[0], rep)
+            rule.parent = _parse_rule(nested[-1], rep)
             if rule.parent and rule.parent.name in NOT_NESTED:
                 # YARN 3.5 runs nestedUserQueue as a user rule: a user parent is the same type.
-                rep.error(nested[0].sourceline,
+                rep.error(nested[-1].sourceline,
                           f'the rule inside nestedUserQueue cannot be "{rule.parent.name}"')
     return rule
 
@@ -339,10 +399,14 @@ def _parse_placement(el: etree._Element, rep: Reporter) -> list[PlacementRule]:
         if child.tag == "rule":
             parsed.append((_parse_rule(child, rep), child))
         else:
-            rep.error(child.sourceline, unknown_element(child, "queuePlacementPolicy"))
+            rep.warn(child.sourceline, unknown_element(child, "queuePlacementPolicy"))
     if not parsed:
-        rep.error(el.sourceline, "queuePlacementPolicy has no rules")
-        return []
+        if len(el) == 0 and not el.text:
+            rep.error(el.sourceline, "queuePlacementPolicy is empty (YARN: Empty configuration for "
+                                     "QueuePlacementPolicy is not allowed)")
+            return []
+        rep.warn(el.sourceline, "queuePlacementPolicy has no rules: YARN keeps its default rules")
+        return default_placement_rules()
     terminal = None
     for rule, child in parsed:
         if terminal is not None:
@@ -389,8 +453,9 @@ def parse_yarn(root: etree._Element, source: str) -> AllocationConfig:
     _parse_queues(queues, cfg.root, rep)
     parse_users(users, cfg, rep, USER_FIELDS)
     for extra in policies[1:]:
-        rep.error(extra.sourceline,
-                  f"<queuePlacementPolicy> given twice (first at line {policies[0].sourceline})")
-    cfg.placement_rules = _parse_placement(policies[0], rep) if policies else default_placement_rules()
+        rep.warn(extra.sourceline, f"<queuePlacementPolicy> given again (first at line {policies[0].sourceline}): "
+                                   "the last one counts, as in YARN")
+    cfg.placement_rules = _parse_placement(policies[-1], rep) if policies else default_placement_rules()
     rep.raise_if_any()
+    cfg.warnings = rep.warning_lines()
     return cfg

@@ -52,6 +52,8 @@ class ConfigOut(BaseModel):
     sha256: str | None
     content: str = Field(description="the allocation file in force")
     errors: list[str] = Field(description="FILE:LINE: message for the file on disk, until it is fixed")
+    warnings: list[str] = Field(default_factory=list, description="FILE:LINE: warning: ... for the file in force: "
+                                "what YARN ignores or adjusts (it still loads)")
     error_at: float | None
     reloads: int
     failures: int
