@@ -23,7 +23,7 @@ def test_validate_accepts_the_example_files():
 
 def test_validate_reports_file_and_line(tmp_path):
     bad = tmp_path / "bad.xml"
-    bad.write_text("<allocations>\n  <queue name=\"a\">\n    <weight>-2</weight>\n"
+    bad.write_text("<allocations>\n  <queue name=\"a\">\n    <weight>heavy</weight>\n"
                    "    <bogus>1</bogus>\n  </queue>\n</allocations>\n")
     r = run("validate", str(bad))
     assert r.returncode == 1

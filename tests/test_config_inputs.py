@@ -42,7 +42,7 @@ def only_error(data: str | bytes, source: str = "t.xml") -> str:
 @pytest.mark.parametrize("value, expected", [
     ("9" * 4301, f"at most {MAX_INT}"),
     (str(MAX_INT + 1), f"at most {MAX_INT}"),
-    ("-1", "non-negative integer"),
+    ("+-1", "non-negative integer"),
     ("1.5", "non-negative integer"),
 ])
 def test_counts_are_java_ints(value, expected):

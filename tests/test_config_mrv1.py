@@ -118,7 +118,7 @@ def test_default_pool_scheduling_mode():
     ("maxReduces", "-7", "maxReduces in pool a must be a non-negative integer"),
     ("maxRunningJobs", "x", "maxRunningJobs in pool a must be a non-negative integer"),
     ("weight", "-2", "weight in pool a must be a non-negative number"),
-    ("minSharePreemptionTimeout", "-1", "must be a non-negative number of seconds"),
+    ("minSharePreemptionTimeout", "1.5", "must be a whole number of seconds"),
     ("schedulingMode", "drf", 'schedulingMode in pool a must be "fair" or "fifo", got "drf"'),
 ])
 def test_bad_pool_values(element, value, message):
@@ -134,7 +134,7 @@ def test_bad_pool_values(element, value, message):
 @pytest.mark.parametrize("element, value, message", [
     ("poolMaxJobsDefault", "-1", "must be a non-negative integer"),
     ("userMaxJobsDefault", "x", "must be a non-negative integer"),
-    ("defaultMinSharePreemptionTimeout", "-1", "seconds"),
+    ("defaultMinSharePreemptionTimeout", "0.5", "seconds"),
     ("fairSharePreemptionTimeout", "later", "seconds"),
     ("defaultPoolSchedulingMode", "drf", 'must be "fair" or "fifo"'),
 ])

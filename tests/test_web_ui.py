@@ -79,7 +79,7 @@ def test_a_broken_file_shows_its_error_then_clears(browser, web):
     page.goto(web.url)
     text = open(web.path).read()
     with open(web.path, "w") as f:
-        f.write(text.replace("<queue name=\"other\"/>", "<queue name=\"other\"><weight>-1</weight></queue>"))
+        f.write(text.replace("<queue name=\"other\"/>", "<queue name=\"other\"><weight>heavy</weight></queue>"))
     err = page.locator("#config-errors")
     err.wait_for(timeout=5000)
     assert f"{web.path}:5:" in err.inner_text()

@@ -237,7 +237,7 @@ class Engine:
         self.cluster = total
         for p in self.pools.values():  # percentages in maxResources follow the cluster
             if p.max_share_spec is not None:
-                p.max_share = p.max_share_spec.resolve(total)
+                p.resolve_max_share(total)
 
     # ------------------------------------------------------------------- apps
     def place_app(self, user: str, queue: str | None = None, groups: Sequence[str] = (),

@@ -16,7 +16,8 @@ INF_RESOURCE = Resource(math.inf, math.inf)
 
 class Pool:
     __slots__ = ("name", "parent", "children", "apps", "config", "policy", "dynamic", "weight",
-                 "min_share", "max_share", "max_share_spec", "max_child_spec", "usage", "demand",
+                 "min_share", "max_share", "max_share_spec", "raise_max_to_min", "max_child_spec", "usage",
+                 "demand",
                  "fair_share", "steady_fair_share", "priority", "start_time", "am_usage",
                  "max_running_apps", "max_am_share", "min_share_timeout", "fair_share_timeout",
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
@@ -36,6 +37,7 @@ class Pool:
         self.min_share = ZERO
         self.max_share = INF_RESOURCE
         self.max_share_spec = None
+        self.raise_max_to_min = False
         self.max_child_spec = None
         self.usage = ZERO
         self.demand = ZERO
@@ -104,7 +106,8 @@ class Pool:
             spec = alloc.queue_max_resources_default
         self.max_share_spec = spec
         self.max_child_spec = qc.max_child_resources if qc else None
-        self.max_share = spec.resolve(cluster) if spec else INF_RESOURCE
+        self.raise_max_to_min = alloc.format == "yarn"
+        self.resolve_max_share(cluster)
         mra = qc.max_running_apps if qc and qc.max_running_apps is not None else alloc.queue_max_apps_default
         self.max_running_apps = math.inf if mra is None else mra
         mas = qc.max_am_share if qc and qc.max_am_share is not None else alloc.queue_max_am_share_default
@@ -135,3 +138,11 @@ class Pool:
                                              True)
         self.acl_submit = qc.acl_submit_apps if qc else None
         self.acl_administer = qc.acl_administer_apps if qc else None
+
+    def resolve_max_share(self, cluster) -> None:
+        """The max share for this cluster size. In a YARN file a max below the
+        min share is raised to it, per dimension (YARN's FSQueue.getMaxShare);
+        in an MRv1 file the min share is clipped to the max instead (the
+        design document), when shares are computed."""
+        m = self.max_share_spec.resolve(cluster) if self.max_share_spec else INF_RESOURCE
+        self.max_share = m.max(self.min_share) if self.raise_max_to_min else m

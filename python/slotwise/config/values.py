@@ -60,6 +60,29 @@ def non_negative_int(text: str) -> int:
     return int(digits or "0")
 
 
+def app_count(text: str) -> int:
+    """maxRunningApps and its defaults: YARN reads any Java int; below 0 no
+    app can run, as with 0."""
+    t = text.strip()
+    if t.startswith("-") and _INT.fullmatch(t[1:]):
+        non_negative_int(t[1:])  # the same bound
+        raise Adjusted(0, "is negative: no app can run, as with 0 (YARN)")
+    return non_negative_int(t)
+
+
+def weight(text: str) -> float:
+    """A pool's weight: YARN takes any number; at 0 or below the pool gets
+    exactly its min share."""
+    t = text.strip()
+    body = t[1:] if t[:1] in ("-", "+") else t
+    f = None if body[:1] in ("-", "+") else _float(body)
+    if f is None:
+        raise BadValue("must be a number")
+    if t.startswith("-") and f != 0:
+        raise Adjusted(-f, "is negative: YARN gives such a pool exactly its min share, as with 0")
+    return f
+
+
 def non_negative_float(text: str) -> float:
     f = _float(text)
     if f is None or f < 0:
@@ -68,10 +91,16 @@ def non_negative_float(text: str) -> float:
 
 
 def seconds(text: str) -> float:
-    f = _float(text)
-    if f is None or f < 0:
-        raise BadValue("must be a non-negative number of seconds")
-    return f
+    """A preemption timeout: whole seconds, as YARN reads it (a Java long);
+    below 0 it is over at once, as with 0."""
+    t = text.strip()
+    if t.startswith("-") and _INT.fullmatch(t[1:]):
+        raise Adjusted(0.0, "is negative: the timeout is over at once, as with 0 (YARN)")
+    if not _INT.fullmatch(t):
+        raise BadValue("must be a whole number of seconds")
+    if len(t.lstrip("+").lstrip("0")) > 15:
+        raise BadValue(f"must be a whole number of seconds of at most {MAX_NUMBER:g}")
+    return float(int(t))
 
 
 def fraction(text: str) -> float:
@@ -191,7 +220,7 @@ def _old_style(s: str) -> dict[str, float]:
             raise BadValue(f'has unknown unit "{m.group(2)}" (use mb and vcores)')
         if dim in found:
             raise BadValue(f'gives "{m.group(2)}" twice')
-        found[dim] = _amount(m.group(1))
+        found[dim] = int(_amount(m.group(1)))  # YARN reads the whole part: "5120.9 mb" is 5120
         pos = m.end()
     if len(found) != 2:
         raise BadValue('must give both memory and vcores, e.g. "1024 mb, 1 vcores"')
@@ -224,7 +253,10 @@ def _old_percent(s: str) -> dict[str, float]:
 def _new_style(s: str) -> tuple[dict[str, float], bool]:
     """ "memory-mb=X, vcores=Y" (or all values "X%"); returns (values, is_percent)."""
     found, kinds = {}, set()
-    for part in s.split(","):
+    parts = s.split(",")
+    while len(parts) > 1 and not parts[-1].strip():  # as Java's split: trailing empty pieces go
+        parts.pop()
+    for part in parts:
         key, eq, val = part.partition("=")
         key, val = key.strip(), val.strip()
         if not eq or not key or not val:
@@ -256,7 +288,8 @@ def min_resource(text: str) -> Resource:
         pct = "%" in s
         found = {} if pct else _old_style(s)
     if pct:
-        raise BadValue("may not be a percentage; only maximum limits may")
+        raise Adjusted(Resource(0, 0), "is a percentage, which YARN reads as no min share at all (0); "
+                                       "only maximum limits may be percentages")
     return Resource(found.get("memory", 0), found.get("vcores", 0))
 
 

@@ -29,9 +29,9 @@ QUEUE_FIELDS: Fields = {
     "maxResources": ("max_resources", v.max_resource),
     "maxChildResources": ("max_child_resources", v.max_resource),
     "maxContainerAllocation": (None, v.max_resource),
-    "maxRunningApps": ("max_running_apps", v.non_negative_int),
+    "maxRunningApps": ("max_running_apps", v.app_count),
     "maxAMShare": ("max_am_share", v.am_share),
-    "weight": ("weight", v.non_negative_float),
+    "weight": ("weight", v.weight),
     "schedulingPolicy": ("scheduling_policy", v.policy_name),
     "schedulingMode": ("scheduling_policy", v.policy_name),  # Hadoop's old alias
     "minSharePreemptionTimeout": ("min_share_preemption_timeout", v.seconds),
@@ -49,8 +49,8 @@ QUEUE_FIELDS: Fields = {
 _LEGACY_FAIR_TIMEOUT = "legacy_fair_share_preemption_timeout"
 
 TOP_FIELDS: Fields = {
-    "userMaxAppsDefault": ("user_max_apps_default", v.non_negative_int),
-    "queueMaxAppsDefault": ("queue_max_apps_default", v.non_negative_int),
+    "userMaxAppsDefault": ("user_max_apps_default", v.app_count),
+    "queueMaxAppsDefault": ("queue_max_apps_default", v.app_count),
     "queueMaxResourcesDefault": ("queue_max_resources_default", v.max_resource),
     "queueMaxAMShareDefault": ("queue_max_am_share_default", v.am_share),
     "defaultQueueSchedulingPolicy": ("default_queue_scheduling_policy", v.policy_name),
@@ -64,7 +64,7 @@ TOP_FIELDS: Fields = {
     "reservation-planner": (None, v.trimmed),
 }
 
-USER_FIELDS: Fields = {"maxRunningApps": ("max_running_apps", v.non_negative_int)}
+USER_FIELDS: Fields = {"maxRunningApps": ("max_running_apps", v.app_count)}
 
 QUEUE_TAGS = ("queue", "pool")
 RULE_NAMES = (
@@ -156,13 +156,17 @@ def scan(
     where: str,
     structure: dict[str, Callable[[etree._Element], None]] | None = None,
     unknown: Unknown = unknown_element,
+    only_last: frozenset[str] = frozenset(),
 ) -> dict[str, tuple[object, int]]:
     """Read the child elements of ``el``: values through ``table``, nested
     structure through ``structure`` handlers, anything else is reported.
+    Elements in ``only_last`` are read only at their last occurrence (YARN
+    keeps such top-level values as text and parses the last one).
     Returns {field: (value, line)} for the stored fields that parsed."""
     structure = structure or {}
     found: dict[str, tuple[object, int]] = {}
     first: dict[str, int] = {}
+    last = {c.tag: c for c in elements(el) if c.tag in only_last}
     for child in elements(el):
         tag, line = child.tag, child.sourceline
         if tag in structure:
@@ -177,6 +181,8 @@ def scan(
             rep.warn(line, f"<{tag}> given twice in {where} (first at line {first[key]}): "
                            "the last one counts, as in YARN")
         first[key] = line
+        if tag in last and last[tag] is not child:
+            continue
         text = text_of(child, rep)
         if text is None:
             continue
@@ -277,6 +283,7 @@ def _merge(into: QueueConfig, again: QueueConfig, fields: set[str]) -> None:
     values winning; nested queues merge the same way."""
     for name in fields:
         setattr(into, name, getattr(again, name))
+    into.declared |= fields
     mine = {c.short_name: c for c in into.children}
     for child in again.children:
         if child.short_name in mine:
@@ -317,6 +324,18 @@ def _parse_queues(els: list[etree._Element], root: QueueConfig, rep: Reporter) -
     _fill_queue(roots[0], root, rep)
     others = [el for el in els if el is not roots[0]]
     _add_children(QueueConfig("root"), others, rep)  # only for their errors
+
+
+def _check_policy_pairs(q: QueueConfig, default: str, rep: Reporter, parent_policy: str | None = None) -> None:
+    """YARN 3.5 refuses a drf queue under a fair parent: it logs an error and
+    leaves the queue (and what is under it) out. Slotwise runs it as drf and
+    says so."""
+    policy = q.scheduling_policy or default
+    if parent_policy == "fair" and policy == "drf":
+        rep.warn(q.line, f"{q.name} uses drf under a fair parent: YARN 3.5 refuses that pair and leaves "
+                         f"{q.name} out; Slotwise runs it as drf")
+    for child in q.children:
+        _check_policy_pairs(child, default, rep, policy)
 
 
 # --- placement policy --------------------------------------------------------
@@ -439,7 +458,8 @@ def parse_yarn(root: etree._Element, source: str) -> AllocationConfig:
     policies: list[etree._Element] = []
     structure = {"queue": queues.append, "pool": queues.append, "user": users.append,
                  "queuePlacementPolicy": policies.append}
-    found = scan(root, TOP_FIELDS, rep, "<allocations>", structure)
+    found = scan(root, TOP_FIELDS, rep, "<allocations>", structure,
+                 only_last=frozenset(TOP_FIELDS) - {"defaultQueueSchedulingPolicy", "defaultQueueSchedulingMode"})
 
     legacy = found.pop(_LEGACY_FAIR_TIMEOUT, None)
     if legacy is not None:
@@ -451,6 +471,7 @@ def parse_yarn(root: etree._Element, source: str) -> AllocationConfig:
     apply(cfg, found)
 
     _parse_queues(queues, cfg.root, rep)
+    _check_policy_pairs(cfg.root, cfg.default_queue_scheduling_policy, rep)
     parse_users(users, cfg, rep, USER_FIELDS)
     for extra in policies[1:]:
         rep.warn(extra.sourceline, f"<queuePlacementPolicy> given again (first at line {policies[0].sourceline}): "
