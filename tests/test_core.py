@@ -167,6 +167,22 @@ def test_move_follows_engine_rules(core):
     assert core.job_pool("a1") == "root.dev"
     assert "error" in move("missing", "root.dev")
     assert "error" in move("a1", "root")
+    # As YARN: no move to a pool that does not exist when no create rule may make it.
+    assert move("a1", "root.nosuch") == {"error": "no pool root.nosuch: moves go to an existing leaf pool (or a "
+                                                  "new one only where the placement policy's specified rule may "
+                                                  "create it)"}
+    assert core.job_pool("a1") == "root.dev" and "root.nosuch" not in core.leaf_pools()
+    assert core.move_target_problem("root.prod") is None
+
+
+def test_a_move_to_a_declared_parent_pool_is_refused_even_without_children():
+    core = make_core(ALLOC.replace('<queue name="dev"/>', '<queue name="dev"/><queue name="team" type="parent"/>')
+                     .replace('create="false"', 'create="true"'))
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod")])
+    move = lambda a, q: json.loads(core.move(json.dumps({"app": a, "queue": q})))
+    assert move("a1", "root.team") == {"error": "root.team is a parent pool; apps go in leaf pools"}
+    assert move("a1", "root.team.ann") == {"queue": "root.team.ann"}  # specified may create it
+    assert move("a1", "root.fresh") == {"queue": "root.fresh"}
 
 
 def test_update_returns_shares_and_requests_follow_the_shim(core):

@@ -62,7 +62,7 @@ def test_move_with_the_token_changes_the_next_decisions(web):
     assert any(a.app_id == "app_1" for a in assigned)
     assert httpx.post(f"{web.url}/api/v1/jobs/nope/pool", json={"pool": "other"}, headers=AUTH).status_code == 404
     bad = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "root"}, headers=AUTH)
-    assert bad.status_code == 409 and "parent" in bad.json()["detail"]
+    assert bad.status_code == 422 and "parent" in bad.json()["detail"]
     assert httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={}, headers=AUTH).status_code == 422
 
 

@@ -97,6 +97,9 @@ class SchedulerService:
             raise AdminError(400, "field 'pool': a pool name is required")
         target = queue_path(pool)
         self._known(app_id)
+        problem = self.core.move_target_problem(target)
+        if problem:
+            raise AdminError(422, problem)
         if self._through_rm():
             answer = _granted(self.rm.move(app_id, target), f"to move {app_id} to {target}")
             return answer.get("queue") or self._pool_of(app_id)

@@ -236,11 +236,12 @@ class PolicyCore:
             self._record("move", req)
             if req.app not in self._engine.apps:
                 return wire.MoveAnswer(error=f"unknown application {req.app}")
+            pending = self._moves.get(req.app)
+            ordered = pending is not None and pending.target == queue_path(req.queue)
             try:
-                pool = self._engine.move_app(req.app, req.queue)
+                pool = self._engine.move_app(req.app, req.queue, may_create=ordered)
             except ValueError as e:
                 return wire.MoveAnswer(error=str(e))
-            pending = self._moves.get(req.app)
             if pending is not None and pending.target == pool:
                 pending.sent = self._clock.now()  # under way: no new order until the RM reports it
             self.log.write("move", app=req.app, pool=pool)
@@ -271,9 +272,14 @@ class PolicyCore:
             if app_id not in self._engine.apps:
                 raise KeyError(app_id)
             self._record("move", wire.MoveRequest(app=app_id, queue=pool))
-            target = self._engine.move_app(app_id, pool)
+            target = self._engine.move_app(app_id, pool, may_create=False)
             self.log.write("move", app=app_id, pool=target, by="admin")
             return target
+
+    def move_target_problem(self, pool: str) -> str | None:
+        """Why no job may be moved to ``pool`` now (YARN's rule), or None."""
+        with self._lock:
+            return self._engine.move_target_problem(pool)
 
     def admin_priority(self, app_id: str, priority: int) -> None:
         with self._lock, self._clock:

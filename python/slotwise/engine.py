@@ -308,17 +308,37 @@ class Engine:
         self._skipped.pop(app_id, None)
         self._update_runnability()
 
-    def move_app(self, app_id: str, queue: str, force: bool = False) -> str:
+    def move_target_problem(self, queue: str, may_create: bool = False) -> str | None:
+        """Why an app cannot be moved to ``queue``, or None. As YARN: the
+        target is an existing leaf pool; a new one only where the placement
+        policy's specified rule may create pools (or ``may_create``: a move
+        Python itself ordered to where its placement put the app)."""
+        name = queue_path(queue)
+        pool = self.pools.get(name)
+        if pool is None:
+            creating = may_create or any(r.name == "specified" and r.create for r in self.config.placement_rules)
+            if not (creating and self._can_create(name)):
+                return (f"no pool {name}: moves go to an existing leaf pool (or a new one only where the "
+                        f"placement policy's specified rule may create it)")
+            return None
+        if not pool.is_leaf:
+            return f"{name} is a parent pool; apps go in leaf pools"
+        return None
+
+    def move_app(self, app_id: str, queue: str, force: bool = False, may_create: bool = False) -> str:
         """Move a running app, as ``yarn application -movetoqueue`` does.
         Raises ValueError when the target cannot take it; ``force`` follows a
         move the driver has already made, whatever the limits."""
         app = self.apps[app_id]
         name = queue_path(queue)
+        problem = None if force else self.move_target_problem(name, may_create)
+        if problem:
+            raise ValueError(problem)
         try:
             target = self._ensure_pool(name, force=force)
         except PlacementRejected as e:
             raise ValueError(str(e)) from None
-        if target.children:
+        if not target.is_leaf:
             raise ValueError(f"{name} is a parent pool; apps go in leaf pools")
         if target is app.pool:
             return name

@@ -256,6 +256,11 @@ def test_movetoqueue_changes_the_pool_in_python(shim):
     mark = len(serve.events())
     t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], pool="research")
     app_id = wait_running_app(cluster, "root.research")
+    # As YARN: no move to a queue that does not exist (no create rule here) or to a parent.
+    for target, why in (("root.nosuch", "no pool root.nosuch"), ("root.eng", "root.eng is a parent pool")):
+        refused = cluster.yarn(["application", "-movetoqueue", app_id, "-queue", target])
+        assert refused.returncode != 0 and why in refused.stdout + refused.stderr, refused.stdout + refused.stderr
+    assert cluster.rest.app(app_id)["queue"] == "root.research"
     r = cluster.yarn(["application", "-movetoqueue", app_id, "-queue", "root.other"])
     assert r.returncode == 0, r.stdout + r.stderr
     serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app_id and e["pool"] == "root.other", 30,

@@ -85,9 +85,12 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
 
     @app.post("/api/v1/jobs/{job_id}/pool", response_model=schemas.MoveOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
-                         409: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)])
+                         409: {"model": schemas.ErrorOut}, 422: {"model": schemas.ErrorOut}},
+              dependencies=[Depends(admin)])
     def move_job(job_id: str, body: schemas.MoveIn):
-        """Move a job to another pool (as the Fair Scheduler's UI does)."""
+        """Move a job to another pool (as the Fair Scheduler's UI does). 422 for
+        a pool no job can go to: a parent, or a missing one the placement
+        policy may not create (as YARN refuses such moves)."""
         return {"id": job_id, "pool": service.move_job(job_id, body.pool)}
 
     @app.post("/api/v1/jobs/{job_id}/priority", response_model=schemas.PriorityOut, tags=["admin"],
