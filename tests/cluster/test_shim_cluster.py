@@ -5,6 +5,7 @@ own process making the decisions."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -305,6 +306,14 @@ def test_queue_status_shows_python_pools(shim):
     r = cluster.yarn(["queue", "-status", "root.prod"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "root.prod" in r.stdout
+    # The limits are Python's: maxRunningApps 1 shows as YARN's "Maximum Parallel Apps".
+    deadline = time.monotonic() + 20  # the pool table comes with Python's next update
+    while True:
+        limited = cluster.yarn(["queue", "-status", "root.limited"])
+        if re.search(r"Maximum Parallel Apps\s*:\s*1\b", limited.stdout) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert re.search(r"Maximum Parallel Apps\s*:\s*1\b", limited.stdout), limited.stdout + limited.stderr
 
 
 def test_resourcemanager_web_ui_still_loads(shim):
@@ -317,6 +326,9 @@ def test_resourcemanager_web_ui_still_loads(shim):
             assert r.status == 200
             body = r.read().decode("utf-8", "replace")
     assert "root.prod" in body  # the scheduler page lists Python's pools
+    title = re.search(r"<title>\s*(.*?)\s*</title>", body, re.S)
+    assert title and title.group(1) == "Slotwise Scheduler", title and title.group(0)
+    assert "root.default" not in body  # only real pools
 
 
 # ------------------------------------------------ Python stops, in every way

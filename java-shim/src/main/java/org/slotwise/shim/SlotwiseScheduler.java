@@ -117,8 +117,7 @@ public class SlotwiseScheduler
     usePortForNodeName = conf.getBoolean(
         YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
-    root = queue(SlotwiseQueue.ROOT);
-    queue(DEFAULT_QUEUE);
+    root = queue(SlotwiseQueue.ROOT); // others come with Python's pool table or an app
     Class<? extends PolicyLink.CallObserver> observer =
         conf.getClass(CALL_OBSERVER, null, PolicyLink.CallObserver.class);
     callbacks = new Gateway.Callbacks(conf.getInt(READ_TIMEOUT_MS, 5000));

@@ -9,6 +9,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.webapp.MetricsOverviewTable;
 import org.apache.hadoop.yarn.server.resourcemanager.webapp.RmView;
 import org.apache.hadoop.yarn.webapp.SubView;
+import org.apache.hadoop.yarn.webapp.hamlet2.HamletSpec.__;
+import org.apache.hadoop.yarn.webapp.view.HtmlPage.Page;
 import org.apache.hadoop.yarn.webapp.hamlet2.Hamlet;
 import org.apache.hadoop.yarn.webapp.hamlet2.Hamlet.TABLE;
 import org.apache.hadoop.yarn.webapp.hamlet2.Hamlet.TBODY;
@@ -22,6 +24,12 @@ import com.google.inject.Inject;
  * fails to render that page for any scheduler other than its own three.
  */
 public class SlotwiseSchedulerPage extends RmView {
+
+  @Override
+  protected void preHead(Page.HTML<__> html) {
+    super.preHead(html);
+    setTitle("Slotwise Scheduler"); // RmView titles it after an app-state filter
+  }
 
   @Override
   protected Class<? extends SubView> content() {
