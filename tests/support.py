@@ -1,9 +1,13 @@
-"""Builders shared by the engine tests: a cluster on a manual clock."""
+"""Helpers shared by the tests: engines on a manual clock, the tools real Hadoop needs, warnings of a file."""
 
 from __future__ import annotations
 
+import os
+import shutil
+
 from slotwise.clock import ManualClock
 from slotwise.cluster import Request
+from slotwise.config import parse_allocations
 from slotwise.config.model import AllocationConfig, QueueConfig, default_placement_rules
 from slotwise.engine import Engine
 from slotwise.resources import Resource
@@ -63,3 +67,47 @@ def fill(engine: Engine, rounds: int = 1) -> list:
 
 def running(engine: Engine, pool: str) -> float:
     return engine.pools[pool].usage.memory_mb
+
+
+def missing_java_tools() -> str | None:
+    """Why real Hadoop cannot run here (no Maven, no JDK 17), or None."""
+    from slotwise.localcluster import ClusterError
+    from slotwise.localcluster.jvm import find_java
+
+    if not (os.environ.get("SLOTWISE_MVN") or shutil.which("mvn")):
+        return "Maven (mvn) is not installed"
+    try:
+        find_java()
+    except ClusterError as e:
+        return str(e)
+    return None
+
+
+def warnings_of(cfg) -> list[tuple[int, str]]:
+    """A loaded allocation file's warnings as (line, message)."""
+    out = []
+    for w in cfg.warnings:
+        where, _, message = w.partition(": warning: ")
+        out.append((int(where.rsplit(":", 1)[1]), message))
+    return out
+
+
+def slotwise_shares(xml: str, memory_mb: int, vcores: int, active: list[str]) -> dict[str, tuple[float, float]]:
+    """(fair, steady) memory of every pool, from the real engine: one node,
+    one app per active pool asking for the whole cluster (so no demand caps)."""
+    engine = Engine(parse_allocations(xml, "case.xml"), ManualClock(), EngineSettings(preemption=False))
+    engine.add_node("n1", "n1", "/default-rack", Resource(memory_mb, vcores))
+    for i, pool in enumerate(active):
+        engine.add_app(f"app-{i}", "someone", queue=pool, placed=True)
+        engine.update_requests(f"app-{i}", [Request(0, Resource(1024, 1), memory_mb // 1024)])
+    engine.update()
+    return {row["pool"]: (row["fair_share"]["memory_mb"], row["steady_fair_share"]["memory_mb"])
+            for row in engine.describe_pools()}
+
+
+def slotwise_steady(cfg, cluster: tuple[int, int] = (65536, 64)) -> dict[str, float]:
+    """Every pool's steady share of memory, from the real engine on one node."""
+    engine = Engine(cfg, ManualClock(), EngineSettings(preemption=False))
+    engine.add_node("n1", "n1", "/default-rack", Resource(*cluster))
+    engine.update()
+    return {row["pool"]: row["steady_fair_share"]["memory_mb"] for row in engine.describe_pools()}

@@ -11,6 +11,7 @@ import pytest
 from slotwise.config import ConfigErrors, load_allocations, parse_allocations
 from slotwise.config.model import PlacementRule, ResourceSpec
 from slotwise.resources import Resource
+from support import warnings_of
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 
@@ -157,11 +158,8 @@ def test_pools_are_flat():
 
 
 def warns(body: str) -> list[tuple[int, str]]:
-    out = []
-    for w in parse(body).warnings:
-        where, _, message = w.partition(": warning: ")
-        out.append((int(where.rsplit(":", 1)[1]), message))
-    return out
+    """The warnings of a file that loads: (line, message)."""
+    return warnings_of(parse(body))
 
 
 def test_mrv1_elements_in_a_yarn_file_are_ignored_as_yarn_does():

@@ -14,6 +14,7 @@ from slotwise.config.loader import detect_format
 from slotwise.config.model import PlacementRule, ResourceSpec, default_placement_rules
 from slotwise.config.yarn_xml import rule_is_terminal
 from slotwise.resources import Resource
+from support import warnings_of
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 
@@ -35,11 +36,7 @@ def errors(body: str) -> list[tuple[int, str]]:
 
 def warns(body: str) -> list[tuple[int, str]]:
     """The warnings of a file that loads: (line, message)."""
-    out = []
-    for w in parse(body).warnings:
-        where, _, message = w.partition(": warning: ")
-        out.append((int(where.rsplit(":", 1)[1]), message))
-    return out
+    return warnings_of(parse(body))
 
 
 def one_error(body: str) -> tuple[int, str]:

@@ -24,25 +24,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from slotwise.clock import ManualClock
 from slotwise.config import ConfigErrors, parse_allocations
-from slotwise.engine import Engine
-from slotwise.resources import Resource
-from slotwise.settings import EngineSettings
-from test_yarn_reference import slotwise_shares
-from yarnref import YarnReference, unavailable
+from support import slotwise_shares, slotwise_steady
+from yarnref import yarn  # noqa: F401 (the fixture)
 
 CLUSTER = (65536, 64)
 
-
-@pytest.fixture(scope="module")
-def yarn():
-    why = unavailable()
-    if why:
-        pytest.skip(f"YARN reference unavailable: {why}")
-    ref = YarnReference()
-    yield ref
-    ref.close()
 
 
 NAMES = st.sampled_from(["a", "b", "prod", "etl", "x y", " c ", "a"])
@@ -122,13 +109,6 @@ def allocation_file(draw) -> str:
     return "<allocations>" + "".join(parts) + "</allocations>"
 
 
-def slotwise_steady(cfg) -> dict[str, float]:
-    engine = Engine(cfg, ManualClock(), EngineSettings(preemption=False))
-    engine.add_node("n1", "n1", "/default-rack", Resource(*CLUSTER))
-    engine.update()
-    return {row["pool"]: row["steady_fair_share"]["memory_mb"] for row in engine.describe_pools()}
-
-
 def mins_overcommit(cfg, yarn_queues: dict) -> bool:
     """Some pool's children have min shares adding up to more than its
     steady share: YARN then grants every min share in full (the cluster is
@@ -201,7 +181,7 @@ def test_slotwise_reads_generated_files_as_yarn_3_5_does(yarn, xml):
             assert row["max_am_share"] == pytest.approx(share), where
     if mins_overcommit(cfg, theirs):
         return  # min shares over their parent's share: YARN grants them all (issue 10, item 3: not yet)
-    steady = slotwise_steady(cfg)
+    steady = slotwise_steady(cfg, CLUSTER)
     fair = slotwise_shares(xml, *CLUSTER, leaves)
     for name, row in theirs.items():
         if name != "root":

@@ -10,39 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from slotwise.clock import ManualClock
-from slotwise.cluster import Request
 from slotwise.config import ConfigErrors, parse_allocations
-from slotwise.engine import Engine
-from slotwise.resources import Resource
-from slotwise.settings import EngineSettings
-from yarnref import YarnReference, unavailable
+from support import slotwise_shares
+from yarnref import yarn  # noqa: F401 (the fixture)
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 DATA = Path(__file__).resolve().parent / "data"
 
-
-@pytest.fixture(scope="module")
-def yarn():
-    why = unavailable()
-    if why:
-        pytest.skip(f"YARN reference unavailable: {why}")
-    ref = YarnReference()
-    yield ref
-    ref.close()
-
-
-def slotwise_shares(xml: str, memory_mb: int, vcores: int, active: list[str]) -> dict[str, tuple[float, float]]:
-    """(fair, steady) memory of every pool, from the real engine: one node,
-    one app per active pool asking for the whole cluster (so no demand caps)."""
-    engine = Engine(parse_allocations(xml, "case.xml"), ManualClock(), EngineSettings(preemption=False))
-    engine.add_node("n1", "n1", "/default-rack", Resource(memory_mb, vcores))
-    for i, pool in enumerate(active):
-        engine.add_app(f"app-{i}", "someone", queue=pool, placed=True)
-        engine.update_requests(f"app-{i}", [Request(0, Resource(1024, 1), memory_mb // 1024)])
-    engine.update()
-    return {row["pool"]: (row["fair_share"]["memory_mb"], row["steady_fair_share"]["memory_mb"])
-            for row in engine.describe_pools()}
 
 
 def close(a: float, b: float) -> bool:

@@ -13,9 +13,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from slotwise.localcluster import ClusterError
+import pytest
+
 from slotwise.localcluster.classpath import resolve
 from slotwise.localcluster.jvm import find_java
+from support import missing_java_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "java" / "YarnFairReference.java"
@@ -25,13 +27,7 @@ CACHE = ROOT / "run" / "yarn-reference"
 
 def unavailable() -> str | None:
     """Why the reference cannot run here, or None."""
-    if not (os.environ.get("SLOTWISE_MVN") or shutil.which("mvn")):
-        return "Maven (mvn) is not installed"
-    try:
-        find_java()
-    except ClusterError as e:
-        return str(e)
-    return None
+    return missing_java_tools()
 
 
 class YarnReference:
@@ -80,3 +76,14 @@ class YarnReference:
                 self.proc.kill()
         self._err.close()
         shutil.rmtree(self._files, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def yarn():
+    """The reference for one test module (skipped, saying why, without a JDK or Maven)."""
+    why = unavailable()
+    if why:
+        pytest.skip(f"YARN reference unavailable: {why}")
+    ref = YarnReference()
+    yield ref
+    ref.close()

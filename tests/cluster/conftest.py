@@ -13,8 +13,8 @@ import shutil
 
 import pytest
 
-from slotwise.localcluster import ClusterError, LocalCluster
-from slotwise.localcluster.jvm import find_java
+from slotwise.localcluster import LocalCluster
+from support import missing_java_tools
 
 
 def skip_without_tools() -> None:
@@ -24,13 +24,7 @@ def skip_without_tools() -> None:
 
 
 def _missing_tools() -> str | None:
-    if not (os.environ.get("SLOTWISE_MVN") or shutil.which("mvn")):
-        return "Maven (mvn) is not installed"
-    try:
-        find_java()
-    except ClusterError as e:
-        return str(e)
-    return None
+    return missing_java_tools()
 
 
 @pytest.fixture(scope="module")
