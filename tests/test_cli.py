@@ -108,3 +108,11 @@ def test_validate_prints_warnings_and_strict_makes_them_fail(tmp_path):
     assert "valid yarn allocation file, 1 pools, 2 warning(s)" in r.stderr
     strict = run("validate", "--strict", str(f))
     assert strict.returncode == 1 and strict.stdout == r.stdout and "invalid under --strict" in strict.stderr
+
+
+def test_help_says_what_slotwise_is_and_what_allocations_means():
+    top = run("--help")
+    assert top.returncode == 0 and "``" not in top.stdout and "drop-in Hadoop scheduler" in top.stdout
+    for cmd in ("serve", "shares"):
+        text = run(cmd, "--help").stdout
+        assert "fair-scheduler.xml" in " ".join(text.split()), text

@@ -291,7 +291,11 @@ def _add_cluster_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="slotwise", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="slotwise",
+        description="Slotwise: a drop-in Hadoop scheduler whose policy runs in Python. Check allocation "
+                    "files, run the policy server for a ResourceManager, try policies in simulated time, "
+                    "or run a real local YARN cluster. Each command has --help.")
     p.add_argument("--version", action="version", version=f"slotwise {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -303,7 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("shares", help="what-if: fair shares for a capacity and per-pool demands")
-    s.add_argument("--allocations", required=True, metavar="FILE")
+    s.add_argument("--allocations", required=True, metavar="FILE",
+                   help="the allocation file: YARN's fair-scheduler.xml or an MRv1 pools file")
     s.add_argument("--capacity", required=True, type=_amount,
                    help='slots (a number; map slots for MRv1 files) or "X mb, Y vcores"')
     s.add_argument("--demand", action="append", type=_demand, metavar="POOL=N",

@@ -518,7 +518,9 @@ def local_gateway_files(cluster_dir: str | None = None) -> tuple[str, str]:
 
 def add_serve_parser(sub) -> None:
     s = sub.add_parser("serve", help="run the policy server for the ResourceManager's shim")
-    s.add_argument("--allocations", required=True, metavar="FILE")
+    s.add_argument("--allocations", required=True, metavar="FILE",
+                   help="the allocation file (YARN's fair-scheduler.xml or an MRv1 pools file); "
+                        "saved changes apply within seconds")
     s.add_argument("--event-log", metavar="FILE", help="append JSON-lines events here")
     s.add_argument("--record", action="store_true",
                    help="also log every call's message, so `slotwise replay` can re-run it exactly")
