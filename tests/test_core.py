@@ -374,3 +374,18 @@ def test_a_bug_while_applying_answers_an_error_so_the_shim_resyncs(core, monkeyp
     monkeypatch.undo()
     call(core, "update", full=True, nodes=NODES)  # the full state the shim sends next repairs it
     assert sorted(engine(core).apps) == []
+
+
+def test_containers_of_an_app_the_rm_took_and_dropped_while_python_was_away_end_with_it(core):
+    """Found by the property test: the RM admitted app0, the FIFO gave it a
+    container and the app ended, all between two calls; one payload then
+    carries the container and the app's removal, and Python never saw it."""
+    call(core, "heartbeat", full=True, nodes=NODES)
+    answer = call(core, "heartbeat", launched=[container("c1", "app0", "n1:1", 1024, 1, am=True)],
+                  finished=["c1"], apps_removed=["app0"], node="n1:1")
+    assert "error" not in answer
+    assert "app0" not in engine(core).apps and "c1" not in engine(core).containers
+    assert engine(core).nodes["n1:1"].used.memory_mb == 0
+    # An unknown app's container with no removal is still refused, whole.
+    bad = call(core, "heartbeat", launched=[container("c2", "ghost", "n1:1", 1024, 1)], node="n1:1")
+    assert "unknown app ghost" in bad["error"]

@@ -389,8 +389,8 @@ class PolicyCore:
             for a in (sorted(msg.apps, key=_by_submit) if len(msg.apps) > 1 else msg.apps):
                 self._apply_app(a, msg.now_ms)
             for c in msg.launched:
-                if c.id in e.containers:
-                    continue  # known already (a full payload lists every live one)
+                if c.id in e.containers or c.app not in e.apps:
+                    continue  # known already (a full payload lists every live one), or of an app gone already
                 if c.engine_id and c.engine_id in e.containers:
                     e.confirm_container(c.engine_id, c.id, c.am)
                 else:
@@ -427,6 +427,9 @@ class PolicyCore:
         known_apps = self._engine.apps
         new_nodes = {n.id for n in nodes} if nodes else ()
         new_apps = {a.id for a in apps} if apps else ()
+        # An app the RM took and dropped between two calls (Python away) may
+        # come with containers the FIFO gave it: they end with it.
+        gone_apps = set(msg.apps_removed) if msg.apps_removed else ()
         seen: set[str] = set()
         for i, c in enumerate(launched):
             if len(launched) > 1:
@@ -435,7 +438,7 @@ class PolicyCore:
                 seen.add(c.id)
                 if c.engine_id is not None:
                     seen.add(c.engine_id)
-            if c.app not in new_apps and (full or c.app not in known_apps):
+            if c.app not in new_apps and c.app not in gone_apps and (full or c.app not in known_apps):
                 out.append(f"launched[{i}]: container {c.id} of unknown app {c.app}")
             if c.node not in new_nodes and (full or c.node not in known_nodes):
                 out.append(f"launched[{i}]: container {c.id} on unknown node {c.node}")
