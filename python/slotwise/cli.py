@@ -40,23 +40,14 @@ def _demand(text: str) -> tuple[str, Resource]:
     return queue_path(pool.strip()), _amount(amount)
 
 
-def _by_line(lines: list[str]) -> list[str]:
-    """FILE:LINE: ... lines in line order (errors and warnings interleaved)."""
-    def line_of(text: str) -> int:
-        head = text.split(": ", 1)[0]
-        tail = head.rsplit(":", 1)[-1]
-        return int(tail) if tail.isdigit() else 0
-    return sorted(lines, key=line_of)
-
-
 def cmd_validate(args) -> int:
     status = 0
     for path in args.files:
         try:
             cfg = load_allocations(path)
         except ConfigErrors as e:
-            for line in _by_line([str(err) for err in e.errors] + e.warnings):
-                print(line)
+            for item in sorted([*e.errors, *e.warnings], key=lambda x: x.line or 0):  # in file order
+                print(item)
             status = 1
             continue
         for line in cfg.warnings:

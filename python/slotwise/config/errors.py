@@ -35,8 +35,8 @@ class ConfigError(Exception):
 class ConfigErrors(Exception):
     """Every error found in one file: a parser reports all of them, not the first."""
 
-    def __init__(self, errors: list[ConfigError], warnings: list[str] | None = None) -> None:
+    def __init__(self, errors: list[ConfigError], warnings: list[ConfigError] | None = None) -> None:
         self.errors = list(errors)
-        #: The file's warnings too (FILE:LINE: warning: ...), for a report of everything.
+        #: The file's warnings too, for a report of everything.
         self.warnings = list(warnings or [])
         super().__init__("\n".join(str(e) for e in self.errors))

@@ -9,8 +9,8 @@ from lxml import etree
 
 from .errors import ConfigError, ConfigErrors
 from .model import AllocationConfig
-from .mrv1_xml import MRV1_ONLY_ELEMENTS, parse_mrv1
-from .yarn_xml import YARN_ONLY_ELEMENTS, parse_yarn
+from .mrv1_xml import parse_mrv1
+from .yarn_xml import MRV1_ONLY_ELEMENTS, YARN_ONLY_ELEMENTS, parse_yarn
 
 
 #: The largest allocation file read: thousands of pools fit in a fraction of

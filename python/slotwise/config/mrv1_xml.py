@@ -46,12 +46,6 @@ TOP_FIELDS: Fields = {
 
 USER_FIELDS: Fields = {"maxRunningJobs": ("max_running_apps", v.non_negative_int)}
 
-# Elements only an MRv1 file has: any of them makes the loader pick this parser.
-# (schedulingMode is also an old YARN alias, so it only counts without YARN elements.)
-MRV1_ONLY_ELEMENTS = frozenset({
-    "minMaps", "minReduces", "maxMaps", "maxReduces", "maxRunningJobs",
-    "poolMaxJobsDefault", "userMaxJobsDefault", "defaultPoolSchedulingMode",
-})
 
 
 def _unknown(el: etree._Element, where: str) -> str:

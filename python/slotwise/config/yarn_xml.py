@@ -77,6 +77,12 @@ SHARED_ELEMENTS = frozenset({
     "pool", "user", "weight", "schedulingMode", "minSharePreemptionTimeout",
     "fairSharePreemptionTimeout", "defaultMinSharePreemptionTimeout",
 })
+# Elements only an MRv1 file has: with no YARN-only element, any of them makes the loader pick the MRv1 parser.
+# (schedulingMode is also an old YARN alias, so it only counts without YARN elements.)
+MRV1_ONLY_ELEMENTS = frozenset({
+    "minMaps", "minReduces", "maxMaps", "maxReduces", "maxRunningJobs",
+    "poolMaxJobsDefault", "userMaxJobsDefault", "defaultPoolSchedulingMode",
+})
 YARN_ONLY_ELEMENTS = frozenset(
     set(QUEUE_FIELDS) | set(TOP_FIELDS) | {"queue", "reservation", "queuePlacementPolicy", "rule"}
 ) - SHARED_ELEMENTS
@@ -100,7 +106,7 @@ class Reporter:
 
     def raise_if_any(self) -> None:
         if self.errors:  # in file order, whatever order the checks ran in
-            raise ConfigErrors(sorted(self.errors, key=lambda e: e.line or 0), self.warning_lines())
+            raise ConfigErrors(sorted(self.errors, key=lambda e: e.line or 0), self.warnings)
 
     def warning_lines(self) -> list[str]:
         return [str(w) for w in sorted(self.warnings, key=lambda e: e.line or 0)]
@@ -118,8 +124,6 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
 
 
 def unknown_element(el: etree._Element, where: str) -> str:
-    from .mrv1_xml import MRV1_ONLY_ELEMENTS  # the MRv1 parser imports this module
-
     if el.tag in MRV1_ONLY_ELEMENTS:
         return f"<{el.tag}> in {where} is an MRv1 element; a YARN file ignores it, as YARN does"
     return f"unknown element <{el.tag}> in {where} is ignored, as YARN ignores it"
