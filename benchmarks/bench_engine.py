@@ -17,7 +17,7 @@ from slotwise.clock import ManualClock
 from slotwise.cluster import Request
 from slotwise.config.model import AllocationConfig, QueueConfig, default_placement_rules
 from slotwise.engine import Engine
-from slotwise.fairshare import compute_shares
+from slotwise.fairshare import compute_shares, yarn_shares
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 
@@ -31,13 +31,14 @@ def timed(fn, repeat: int) -> list[float]:
     return out
 
 
-def bench_fair_shares(n: int, repeat: int, rng: random.Random) -> dict:
+def bench_fair_shares(n: int, repeat: int, rng: random.Random, rule: str = "design") -> dict:
     weights = [rng.choice([0.5, 1, 1, 2, 4]) for _ in range(n)]
     mins = [rng.choice([0, 0, 0, 10, 50]) for _ in range(n)]
     caps = [rng.choice([5, 20, 100, 1000, float("inf")]) for _ in range(n)]
     total = 40.0 * n
-    compute_shares(weights, mins, caps, total)  # warm up (the first call imports numpy)
-    samples = timed(lambda: compute_shares(weights, mins, caps, total), repeat)
+    fn = compute_shares if rule == "design" else yarn_shares
+    fn(weights, mins, caps, total)  # warm up (the first call imports numpy)
+    samples = timed(lambda: fn(weights, mins, caps, total), repeat)
     return {"pools": n, "median_us": statistics.median(samples), "max_us": max(samples)}
 
 
@@ -103,10 +104,11 @@ def main() -> None:
     args = ap.parse_args()
     rng = random.Random(42)
     rep = 20 if args.quick else 200
-    print("fair shares (compute_shares, one dimension)")
-    for n in (10, 1_000, 10_000):
-        r = bench_fair_shares(n, rep, rng)
-        print(f"  {r['pools']:>6} pools: median {r['median_us']:9.1f} us   max {r['max_us']:9.1f} us")
+    for rule, fn in (("design", "compute_shares"), ("yarn", "yarn_shares")):
+        print(f"fair shares, the {rule} rule ({fn}, one dimension)")
+        for n in (10, 1_000, 10_000):
+            r = bench_fair_shares(n, rep, rng, rule)
+            print(f"  {r['pools']:>6} pools: median {r['median_us']:9.1f} us   max {r['max_us']:9.1f} us")
     print("heartbeat decision (delay scheduling on, one free slot per node)")
     r = bench_heartbeat(100, 1_000, 1_000, 500 if args.quick else 5_000, rng)
     print(f"  {r['pools']} pools, {r['jobs']} jobs, {r['nodes']} nodes: median {r['median_us']:.1f} us, "

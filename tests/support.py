@@ -92,16 +92,21 @@ def warnings_of(cfg) -> list[tuple[int, str]]:
     return out
 
 
-def slotwise_shares(xml: str, memory_mb: int, vcores: int, active: list[str]) -> dict[str, tuple[float, float]]:
-    """(fair, steady) memory of every pool, from the real engine: one node,
-    one app per active pool asking for the whole cluster (so no demand caps)."""
+def slotwise_shares(xml: str, memory_mb: int, vcores: int, active: list[str],
+                    demands: list[int] | None = None) -> dict[str, dict[str, list[float]]]:
+    """Every pool's fair and steady shares ({"fair": [mb, vcores], "steady":
+    [...]}) from the real engine on one node, with one app per entry of
+    ``active`` asking for ``demands[i]`` MB (default: the whole cluster)."""
     engine = Engine(parse_allocations(xml, "case.xml"), ManualClock(), EngineSettings(preemption=False))
     engine.add_node("n1", "n1", "/default-rack", Resource(memory_mb, vcores))
     for i, pool in enumerate(active):
+        mb = demands[i] if demands else memory_mb
         engine.add_app(f"app-{i}", "someone", queue=pool, placed=True)
-        engine.update_requests(f"app-{i}", [Request(0, Resource(1024, 1), memory_mb // 1024)])
+        if mb > 0:
+            engine.update_requests(f"app-{i}", [Request(0, Resource(1024, 1), max(1, mb // 1024))])
     engine.update()
-    return {row["pool"]: (row["fair_share"]["memory_mb"], row["steady_fair_share"]["memory_mb"])
+    pair = lambda r: [r["memory_mb"], r["vcores"]]  # noqa: E731
+    return {row["pool"]: {"fair": pair(row["fair_share"]), "steady": pair(row["steady_fair_share"])}
             for row in engine.describe_pools()}
 
 

@@ -53,6 +53,35 @@ def test_shares_json_yarn(tmp_path):
     assert {"pool", "weight", "min_share", "demand", "fair_share"} <= set(rows["root.b"])
 
 
+def test_shares_by_either_rule_say_which_one():
+    """A YARN file: YARN's rule unless --share-rule design (docs/fair-shares.md's worked example)."""
+    args = ("shares", "--allocations", str(CONF / "allocations.xml"), "--capacity", "65536 mb, 64 vcores",
+            "--demand", "prod=8192", "--demand", "research=60000")
+    fair = {}
+    for rule in ("auto", "yarn", "design"):
+        r = run(*args, "--share-rule", rule)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines()[0].startswith(
+            "fair shares by the design document's rule" if rule == "design" else "fair shares by YARN's rule")
+        rows = {row["pool"]: row for row in json.loads(run(*args, "--share-rule", rule, "--json").stdout)}
+        fair[rule] = (rows["root.prod"]["fair_share"], rows["root.research"]["fair_share"])
+    assert fair["auto"] == fair["yarn"] == (43691, 21845)  # weights 2:1, whatever prod asks for
+    assert fair["design"] == (8192, 57344)  # prod capped at its demand, the rest to research
+
+
+def test_shares_of_the_over_commit_example_in_the_docs():
+    args = ("shares", "--allocations", str(CONF.parent / "docs" / "examples" / "overcommit.xml"), "--capacity",
+            "65536 mb, 64 vcores", "--demand", "etl=20480", "--demand", "bi=65536", "--demand", "adhoc=65536",
+            "--demand", "batch=65536", "--json")
+    out = {}
+    for rule in ("yarn", "design"):
+        r = run(*args, "--share-rule", rule)
+        assert r.returncode == 0, r.stderr
+        out[rule] = {row["pool"]: row["fair_share"] for row in json.loads(r.stdout)}
+    assert out["yarn"] == {"root.adhoc": 0, "root.batch": 4096, "root.bi": 32768, "root.etl": 40960}
+    assert out["design"] == {"root.adhoc": 8192, "root.batch": 4096, "root.bi": 32768, "root.etl": 20480}
+
+
 def test_shares_mrv1_counts_map_slots():
     r = run("shares", "--allocations", str(CONF / "mrv1-pools.xml"), "--capacity", "100",
             "--demand", "production=80", "--demand", "research=80", "--json")

@@ -189,8 +189,9 @@ def test_update_returns_shares_and_requests_follow_the_shim(core):
     call(core, "heartbeat", full=True, nodes=NODES, apps=[job("p", "root.prod", n=8), job("d", "root.dev", n=8)])
     ans = call(core, "update")
     table = {q["name"]: q for q in ans["queues"]}
-    assert table["root.prod"]["fair"] == {"memory_mb": 6144, "vcores": 6}
-    assert table["root.dev"]["fair"] == {"memory_mb": 2048, "vcores": 2}
+    # YARN's rule (a YARN-format file): the fair policy shares memory only, as YARN reports it.
+    assert table["root.prod"]["fair"] == {"memory_mb": 6144, "vcores": 0}
+    assert table["root.dev"]["fair"] == {"memory_mb": 2048, "vcores": 0}
     assert "max" not in table["root"]  # unlimited
     wire.convert("UpdateAnswer", ans)  # the answer matches the schema
     # The shim's view replaces Python's: the app now asks for nothing.

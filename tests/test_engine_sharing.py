@@ -52,14 +52,49 @@ def test_inactive_pool_reserves_nothing():
     assert e.pools["root.prod"].steady_fair_share.memory_mb == pytest.approx(12)
 
 
-def test_min_shares_larger_than_cluster_are_scaled():
+def _overcommitted_mins(rule: str):
     e, _ = make_engine({"a": {"min_resources": Resource.slots(30)}, "b": {"min_resources": Resource.slots(10)}},
-                       nodes=4, slots=5)
+                       nodes=4, slots=5, settings=EngineSettings(share_rule=rule))
     submit(e, "x", "a", tasks=100)
     submit(e, "y", "b", tasks=100)
     e.update()
-    assert e.pools["root.a"].fair_share.memory_mb == pytest.approx(15)
-    assert e.pools["root.b"].fair_share.memory_mb == pytest.approx(5)
+    return e.pools["root.a"].fair_share.memory_mb, e.pools["root.b"].fair_share.memory_mb
+
+
+def test_min_shares_larger_than_cluster_are_scaled_by_the_design_rule():
+    assert _overcommitted_mins("design") == pytest.approx((15, 5))
+
+
+def test_min_shares_larger_than_cluster_are_granted_in_full_by_yarns_rule():
+    assert _overcommitted_mins("yarn") == pytest.approx((30, 10))
+
+
+def test_yarn_rule_does_not_cap_a_share_at_demand_and_auto_follows_the_file_format():
+    def shares(rule: str, fmt: str = "yarn"):
+        e, _ = make_engine({"small": {}, "big": {}}, nodes=4, slots=4, format=fmt,
+                           settings=EngineSettings(share_rule=rule))
+        submit(e, "s", "small", tasks=2)
+        submit(e, "b", "big", tasks=100)
+        e.update()
+        return e.pools["root.small"].fair_share.memory_mb, e.pools["root.big"].fair_share.memory_mb
+
+    assert shares("design") == pytest.approx((2, 14))  # capped at demand, the rest to big
+    assert shares("yarn") == pytest.approx((8, 8))  # demand only makes a pool active
+    assert shares("auto", "yarn") == shares("yarn")
+    assert shares("auto", "mrv1") == shares("design")
+
+
+def test_yarn_rule_raises_a_max_below_the_min_and_the_design_rule_clips_the_min():
+    from slotwise.config.model import ResourceSpec
+    pools = {"a": {"min_resources": Resource.slots(10), "max_resources": ResourceSpec.of(Resource.slots(4))}, "b": {}}
+    out = {}
+    for rule in ("yarn", "design"):
+        e, _ = make_engine(pools, nodes=4, slots=4, settings=EngineSettings(share_rule=rule))
+        submit(e, "x", "a", tasks=100)
+        submit(e, "y", "b", tasks=100)
+        e.update()
+        out[rule] = e.pools["root.a"].fair_share.memory_mb
+    assert out == {"yarn": pytest.approx(10), "design": pytest.approx(4)}
 
 
 def test_max_resources_caps_a_pool():

@@ -1,5 +1,6 @@
-"""The fair-share computation on its own: the design document's rules and
-properties that must hold for any input."""
+"""The fair-share computation on its own: the design document's rule, YARN's
+rule, and properties that must hold for any input.  (YARN's own code checks
+the YARN rule in tests/test_yarn_differential.py.)"""
 
 import math
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from slotwise.fairshare import compute_shares, fill_in_order
+from slotwise.fairshare import compute_shares, fill_in_order, yarn_shares
 
 INF = math.inf
 
@@ -115,3 +116,81 @@ def test_monotone_in_weight(spec, total, idx, factor):
     weights[idx] *= factor
     after = compute_shares(weights, mins, caps, total)[idx]
     assert after >= before - 1e-6 * max(1.0, total)
+
+
+# ---------------------------------------------------------------- YARN's rule
+def test_yarn_grants_over_committed_min_shares_in_full():
+    assert yarn_shares([1, 1, 1], [60, 90, 0], [INF] * 3, 100) == pytest.approx([60, 90, 0])
+
+
+def test_yarn_weight_zero_or_below_means_exactly_the_min_share():
+    # Taken off the top: the others split what is left.
+    assert yarn_shares([0, -1, 1], [10, 0, 0], [INF] * 3, 100) == pytest.approx([10, 0, 90])
+    # Even above the max share YARN knows nothing of caps for fixed shares (queues' max >= min anyway).
+    assert yarn_shares([0, 1], [200, 0], [INF, INF], 100) == pytest.approx([200, 0])
+
+
+def test_yarn_max_share_zero_gives_zero_even_with_a_min():
+    assert yarn_shares([1, 1], [50, 0], [0, INF], 100) == pytest.approx([0, 100])
+
+
+def test_yarn_shares_stop_at_the_max_shares():
+    assert yarn_shares([1, 5], [0, 0], [3, 4], 100) == pytest.approx([3, 4])
+    assert yarn_shares([1, 1, 2], [0, 0, 0], [10, INF, INF], 100) == pytest.approx([10, 30, 60])
+
+
+whole_pools = st.lists(
+    st.tuples(
+        st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.0, 2.0, 3.0, 7.5]),  # weight
+        st.integers(min_value=0, max_value=3000),  # min share
+        st.one_of(st.just(INF), st.integers(min_value=0, max_value=5000)),  # max share
+    ),
+    min_size=1,
+    max_size=80,  # past the numpy threshold too
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(whole_pools, st.integers(min_value=0, max_value=20_000))
+def test_yarn_properties(spec, total):
+    """YARN's resources are whole units: so are its shares."""
+    weights = [w for w, _, _ in spec]
+    mins = [m for _, m, _ in spec]
+    maxes = [max(c, m) for _, m, c in spec]  # a queue's max is raised to its min
+    shares = yarn_shares(weights, mins, maxes, total)
+    assert all(s == int(s) for s in shares)
+    fixed = sum(m for w, m, c in zip(weights, mins, maxes) if w <= 0 and c > 0)
+    free = [i for i, (w, c) in enumerate(zip(weights, maxes)) if w > 0 and c > 0]
+    left = min(sum(maxes[i] for i in free), max(total - fixed, 0))
+    for s, w, m, c in zip(shares, weights, mins, maxes):
+        if c <= 0:
+            assert s == 0
+        elif w <= 0:
+            assert s == m
+        else:
+            assert m <= s <= c  # every one at least its min share
+    if free and sum(mins[i] for i in free) < left:
+        # All that is left is handed out, give or take YARN's rounding down.
+        assert left <= sum(shares[i] for i in free) <= left + len(free)
+        # One ratio r: a share strictly between its min and max is floor(weight * r).
+        inner = [i for i in free if mins[i] < shares[i] < maxes[i]]
+        if inner:
+            assert max(shares[i] / weights[i] for i in inner) <= min((shares[i] + 1) / weights[i] for i in inner)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), st.integers(0, 3000),
+                          st.one_of(st.just(INF), st.integers(0, 5000))), min_size=64, max_size=300),
+       st.integers(0, 200_000))
+def test_yarn_vectorised_path_agrees_unit_for_unit(spec, total):
+    from slotwise import fairshare
+
+    weights, mins, maxes = [w for w, _, _ in spec], [m for _, m, _ in spec], [max(c, m) for _, m, c in spec]
+    big = yarn_shares(weights, mins, maxes, total)
+    old = fairshare._NUMPY_THRESHOLD
+    fairshare._NUMPY_THRESHOLD = 10**9
+    try:
+        small = yarn_shares(weights, mins, maxes, total)
+    finally:
+        fairshare._NUMPY_THRESHOLD = old
+    assert big == small

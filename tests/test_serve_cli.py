@@ -66,6 +66,16 @@ def test_serve_shows_its_config_without_a_resourcemanager_and_reloads_a_rename_s
         proc.wait(15)
 
 
+def test_serve_share_rule_is_in_force_and_shown(tmp_path):
+    proc, url, _alloc = serve(tmp_path, "--share-rule", "design")
+    try:
+        assert wait_http(f"{url}/api/v1/config", proc).json()["share_rule"] == "design"
+        assert "Fair shares by the design document" in httpx.get(f"{url}/").text
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
 def test_serve_refuses_a_token_file_others_can_read_and_a_bad_listen_address(tmp_path):
     (tmp_path / "secret").mkdir()
     token = tmp_path / "secret" / "admin.token"

@@ -34,6 +34,7 @@ def test_reads_pools_jobs_and_config(web):
     cfg = httpx.get(f"{web.url}/api/v1/config").json()
     assert cfg["path"] == web.path and "<queue name=\"prod\">" in cfg["content"]
     assert cfg["errors"] == [] and cfg["loaded_at"] > 0 and cfg["resource_manager_connected"] is False
+    assert cfg["share_rule"] == "yarn"  # a YARN-format file, no --share-rule
 
 
 def test_mutations_without_the_token_are_refused_and_change_nothing(web):

@@ -72,20 +72,40 @@ CASES = [
     # an idle pool: no fair share, but its steady share
     ('<allocations><queue name="a"/><queue name="b"><weight>2</weight></queue><queue name="idle"><weight>5</weight>'
      '</queue></allocations>', ["root.a", "root.b"]),
+    # min shares over the cluster: YARN grants them all
+    ('<allocations><queue name="a"><minResources>24576 mb, 8 vcores</minResources></queue><queue name="b">'
+     '<minResources>16384 mb, 4 vcores</minResources></queue><queue name="c"/></allocations>',
+     ["root.a", "root.b", "root.c"]),
+    # weight 0: exactly the min share, taken off the top
+    ('<allocations><queue name="a"><weight>0</weight><minResources>4096 mb, 4 vcores</minResources></queue>'
+     '<queue name="z"><weight>0</weight></queue><queue name="b"/></allocations>', ["root.a", "root.z", "root.b"]),
+    # a max below the min: raised to the min
+    ('<allocations><queue name="a"><minResources>8192 mb, 8 vcores</minResources><maxResources>2048 mb, 2 vcores'
+     '</maxResources></queue><queue name="b"/></allocations>', ["root.a", "root.b"]),
+    # DRF: every resource shared on its own
+    ('<allocations><defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy><queue name="a"><weight>3'
+     '</weight><minResources>1024 mb, 12 vcores</minResources></queue><queue name="b"><maxResources>4096 mb, '
+     '30 vcores</maxResources></queue><queue name="c"><queue name="d"/><queue name="e"><weight>2</weight></queue>'
+     '</queue></allocations>', ["root.a", "root.b", "root.c.d", "root.c.e"]),
 ]
 
 
-@pytest.mark.parametrize("xml, active", CASES, ids=["flat", "nested", "min-max", "idle"])
-def test_fair_and_steady_shares_match_yarn(yarn, xml, active):
+@pytest.mark.parametrize("xml, active", CASES,
+                         ids=["flat", "nested", "min-max", "idle", "mins-over", "weight-0", "max-below-min", "drf"])
+@pytest.mark.parametrize("demand", ["whole-cluster", "small"])
+def test_fair_and_steady_shares_match_yarn(yarn, xml, active, demand):
+    """Memory and vcores, steady and fair; YARN's apps ask for nothing, so a
+    small demand in Slotwise must not change a share (YARN's rule)."""
     answer = yarn.ask(xml, 32768, 32, active)
     assert answer["ok"], answer.get("error")
-    ours = slotwise_shares(xml, 32768, 32, active)
+    demands = [1024 * (i + 1) for i in range(len(active))] if demand == "small" else None
+    ours = slotwise_shares(xml, 32768, 32, active, demands)
     for name, row in answer["queues"].items():
         if name == "root":
             continue
-        fair, steady = ours[name]
-        assert close(fair, row["fair"][0]), (name, "fair", fair, row["fair"][0])
-        assert close(steady, row["steady"][0]), (name, "steady", steady, row["steady"][0])
+        for what in ("fair", "steady"):
+            for dim in (0, 1):
+                assert close(ours[name][what][dim], row[what][dim]), (name, what, dim, ours[name], row)
 
 
 # What YARN 3.5 loads (ignoring or adjusting something): Slotwise loads it too,

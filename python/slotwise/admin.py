@@ -63,6 +63,7 @@ class SchedulerService:
     def config(self) -> dict:
         d = self.status.to_dict()
         d["resource_manager_connected"] = bool(self.rm and self.rm.connected())
+        d["share_rule"] = self.core.share_rule()
         return d
 
     def link_status(self) -> dict:

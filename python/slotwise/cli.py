@@ -15,7 +15,7 @@ from .config.values import BadValue, min_resource
 from .engine import Engine
 from .placement import queue_path
 from .resources import Resource
-from .settings import EngineSettings
+from .settings import RULE_NAMES, SHARE_RULE_CHOICES, SHARE_RULE_HELP, EngineSettings
 
 
 def _amount(text: str) -> Resource:
@@ -62,10 +62,10 @@ def cmd_validate(args) -> int:
     return status
 
 
-def what_if(cfg, capacity: Resource, demands: list[tuple[str, Resource]]) -> list[dict]:
+def what_if(cfg, capacity: Resource, demands: list[tuple[str, Resource]], share_rule: str = "auto") -> list[dict]:
     """Fair shares for a cluster of ``capacity`` and these demands, computed by
     the real engine: one node, one app per pool asking for its demand."""
-    engine = Engine(cfg, ManualClock(), EngineSettings(preemption=False))
+    engine = Engine(cfg, ManualClock(), EngineSettings(preemption=False, share_rule=share_rule))
     engine.add_node("what-if", "what-if", "/default-rack", capacity)
     for i, (pool, amount) in enumerate(demands):
         app_id = f"what-if-{i}"
@@ -105,7 +105,7 @@ def cmd_shares(args) -> int:
               f"(its leaf pools: {leaves}; a new pool needs a parent declared type=\"parent\")", file=sys.stderr)
         return 1
     try:
-        rows = what_if(cfg, args.capacity, args.demand or [])
+        rows = what_if(cfg, args.capacity, args.demand or [], args.share_rule)
     except Exception as e:  # e.g. a demand on a parent pool
         print(f"slotwise shares: {e}", file=sys.stderr)
         return 1
@@ -124,7 +124,9 @@ def cmd_shares(args) -> int:
         print()
         return 0
     unit = "map slots" if cfg.format == "mrv1" else "memory MB; a plain number counts slots"
-    print(f"{'pool':<32} {'weight':>7} {'min_share':>10} {'demand':>10} {'fair_share':>11}   ({unit})")
+    rule = EngineSettings(share_rule=args.share_rule).rule_for(cfg.format)
+    print(f"fair shares by {RULE_NAMES[rule]} ({unit})")
+    print(f"{'pool':<32} {'weight':>7} {'min_share':>10} {'demand':>10} {'fair_share':>11}")
     for r in out:
         print(f"{r['pool']:<32} {r['weight']:>7g} {r['min_share']:>10g} {r['demand']:>10g} {r['fair_share']:>11g}")
     return 0
@@ -304,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help='slots (a number; map slots for MRv1 files) or "X mb, Y vcores"')
     s.add_argument("--demand", action="append", type=_demand, metavar="POOL=N",
                    help="a pool's demand; repeat per pool")
+    s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
     s.add_argument("--json", action="store_true", help="print a JSON list")
     s.set_defaults(func=cmd_shares)
 

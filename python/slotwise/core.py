@@ -333,6 +333,11 @@ class PolicyCore:
                     out[app.pool.name] = out.get(app.pool.name, 0) + len(app.containers)
             return out
 
+    def share_rule(self) -> str:
+        """The fair-share rule in force: "yarn" or "design" (docs/fair-shares.md)."""
+        with self._lock:
+            return self._engine.share_rule
+
     def leaf_fair_shares(self) -> dict[str, Resource]:
         """Fair shares of the leaf pools that hold jobs (the simulator's samples)."""
         with self._lock:

@@ -85,6 +85,7 @@ class Engine:
             raise ValueError("\n".join(conflicts))
         now = self.clock.now()
         self.config = config
+        self.share_rule = self.settings.rule_for(config.format)
         old = self.pools
         self.pools = {}
 
@@ -95,7 +96,7 @@ class Engine:
             if parent is not None:
                 parent.children.append(pool)
             self.pools[qc.name] = pool
-            pool.apply_config(qc, config, self.cluster)
+            pool.apply_config(qc, config, self.cluster, self.share_rule)
             for child in qc.children:
                 build(child, pool)
 
@@ -189,7 +190,7 @@ class Engine:
         bisect.insort(parent.children, pool, key=_by_name)
         parent.is_parent = True
         self.pools[name] = pool
-        pool.apply_config(None, self.config, self.cluster)
+        pool.apply_config(None, self.config, self.cluster, self.share_rule)
         return pool
 
     def _may_submit(self, name: str, user: str, groups: Sequence[str]) -> bool:
@@ -740,21 +741,22 @@ class Engine:
 
     def _update_shares(self, pool: Pool) -> None:
         policy = pool.policy
+        rule = self.share_rule
         if pool.children:
             active = [c for c in pool.children if c.running_apps > 0]
-            shares = policy.compute_shares(active, pool.fair_share) if active else []
+            shares = policy.compute_shares(active, pool.fair_share, rule=rule) if active else []
             for c in pool.children:
                 c.fair_share = ZERO
             for c, share in zip(active, shares):
                 c.fair_share = share
-            steady = policy.compute_shares(pool.children, pool.steady_fair_share, steady=True)
+            steady = policy.compute_shares(pool.children, pool.steady_fair_share, steady=True, rule=rule)
             for c, share in zip(pool.children, steady):
                 c.steady_fair_share = share
             for c in pool.children:
                 self._update_shares(c)
         if pool.apps:
             runnable = [a for a in pool.apps if a.runnable]
-            shares = policy.compute_shares(runnable, pool.fair_share) if runnable else []
+            shares = policy.compute_shares(runnable, pool.fair_share, rule=rule) if runnable else []
             for a in pool.apps:
                 a.fair_share = ZERO
             for a, share in zip(runnable, shares):

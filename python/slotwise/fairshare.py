@@ -1,18 +1,31 @@
-"""Fair shares by binary search, as the Fair Scheduler design document
-describes: find the weight-to-share ratio r such that
+"""Fair shares by binary search: find the weight-to-share ratio r such that
 
     f(r) = sum_i min(cap_i, max(r * w_i, m_i)) == total
 
-where cap_i is min(demand, max share) for instantaneous shares and the max
-share alone for steady shares.  A pure function of numbers, so it can be
-tested on its own and reused by every policy that shares by weight.
+Two rules use it (docs/fair-shares.md sets them side by side):
+
+- ``design``, the MRv1 Fair Scheduler design document's: cap_i is
+  min(demand, max share) for instantaneous shares (the max share alone for
+  steady ones); min shares that add up to more than the total are scaled
+  down to fit.  ``compute_shares``.
+- ``yarn``, YARN 3.5's ComputeFairShares: demand plays no part (the caller
+  leaves out inactive queues), min shares are granted in full even when they
+  over-commit, and a weight of 0 or less means exactly the min share.
+  ``yarn_shares``.
+
+Pure functions of numbers, so they can be tested on their own and reused by
+every policy that shares by weight.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 ITERATIONS = 25  # bits of precision, as in the design document
+DESIGN = "design"
+YARN = "yarn"
+SHARE_RULES = (YARN, DESIGN)
 _NUMPY_THRESHOLD = 64  # below this, plain Python beats numpy's call overhead (measured)
 
 
@@ -63,6 +76,117 @@ def compute_shares(
     lo, hi = _bracket(used, total)
     r = _refine(triples, lo, hi, total)
     return [min(c, max(r * w, m)) for w, m, c in triples]
+
+
+def yarn_shares(
+    weights: Sequence[float],
+    min_shares: Sequence[float],
+    max_shares: Sequence[float],
+    total: float,
+) -> list[float]:
+    """Each schedulable's share of ``total`` by YARN's rule, for one resource.
+
+    A max share of 0 gives 0; a weight of 0 or less gives exactly the min
+    share, taken off the top.  The rest split what is left, never more than
+    their max shares add up to: each gets max(r * weight, min) capped at its
+    max, in whole units.  When their min shares alone reach what is left,
+    each gets its min share and the shares add up to more than ``total``:
+    YARN grants them.  The search is YARN's (25 halvings, whole units, the
+    upper end of the bracket), so shares come out as YARN's do, unit for unit.
+    """
+    n = len(weights)
+    if n >= _NUMPY_THRESHOLD:
+        return _yarn_shares_numpy(weights, min_shares, max_shares, total)
+    out = [0.0] * n
+    free = []
+    taken = 0.0
+    for i in range(n):
+        if max_shares[i] <= 0:
+            continue
+        if weights[i] <= 0:
+            out[i] = float(max(int(min_shares[i]), 0))
+            taken += out[i]
+        else:
+            free.append(i)
+    if not free:
+        return out
+    w = [float(weights[i]) for i in free]
+    # YARN's resources are whole units.
+    mins = [_whole(min_shares[i]) for i in free]
+    caps = [_whole(max_shares[i]) for i in free]
+    left = min(sum(caps), _whole(max(total - taken, 0.0)))
+    shares = _yarn_search(w, mins, caps, left)
+    for i, share in zip(free, shares):
+        out[i] = float(share)
+    return out
+
+
+def _whole(x: float) -> float:
+    return x if math.isinf(x) else float(math.floor(x))
+
+
+def _yarn_unit_share(w: float, m: float, c: float, r: float) -> int:
+    x = w * r
+    if x < m:
+        x = m
+    if x > c:
+        x = c
+    return int(x)
+
+
+def _yarn_search(w, mins, caps, left) -> list[int]:
+    triples = list(zip(w, mins, caps))
+
+    def used(r: float) -> int:
+        return sum(_yarn_unit_share(wi, mi, ci, r) for wi, mi, ci in triples)
+
+    hi = _yarn_bracket(used, left)
+    return [_yarn_unit_share(wi, mi, ci, hi) for wi, mi, ci in triples]
+
+
+def _yarn_shares_numpy(weights, min_shares, max_shares, total: float) -> list[float]:
+    """``yarn_shares`` vectorised, for many schedulables (the same steps)."""
+    import numpy as np
+
+    w = np.asarray(weights, dtype=float)
+    m = np.floor(np.asarray(min_shares, dtype=float))
+    c = np.asarray(max_shares, dtype=float)
+    c = np.where(np.isinf(c), c, np.floor(c))
+    zero = c <= 0
+    fixed = ~zero & (w <= 0)
+    free = ~zero & ~fixed
+    out = np.where(fixed, np.maximum(m, 0.0), 0.0)
+    if not free.any():
+        return out.tolist()
+    wf, cf = w[free], c[free]
+    mf = np.minimum(m[free], cf)
+    left = min(float(cf.sum()), _whole(max(total - float(out.sum()), 0.0)))
+
+    def shares(r: float):
+        return np.floor(np.minimum(np.maximum(wf * r, mf), cf))
+
+    hi = _yarn_bracket(lambda r: float(shares(r).sum()), left)
+    out[free] = shares(hi)
+    return out.tolist()
+
+
+def _yarn_bracket(used, left: float) -> float:
+    """YARN's search for r: double until enough is used, then halve the
+    bracket ITERATIONS times (stopping at an exact fit); the upper end wins."""
+    hi = 1.0
+    while used(hi) < left and hi < 1e300:
+        hi *= 2.0
+    lo = 0.0
+    for _ in range(ITERATIONS):
+        mid = (lo + hi) / 2.0
+        u = used(mid)
+        if u == left:
+            return mid
+        if u < left:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def _bracket(used, total: float) -> tuple[float, float]:

@@ -90,7 +90,8 @@ class Pool:
         for p in self.leaves():
             yield from p.apps
 
-    def apply_config(self, qc: QueueConfig | None, alloc: AllocationConfig, cluster: Resource) -> None:
+    def apply_config(self, qc: QueueConfig | None, alloc: AllocationConfig, cluster: Resource,
+                     rule: str = "yarn") -> None:
         """Resolve this pool's settings: its own element, else the parent's
         value (timeouts, thresholds, preemptability), else the file's defaults."""
         parent = self.parent
@@ -106,7 +107,7 @@ class Pool:
             spec = alloc.queue_max_resources_default
         self.max_share_spec = spec
         self.max_child_spec = qc.max_child_resources if qc else None
-        self.raise_max_to_min = alloc.format == "yarn"
+        self.raise_max_to_min = rule == "yarn"
         self.resolve_max_share(cluster)
         mra = qc.max_running_apps if qc and qc.max_running_apps is not None else alloc.queue_max_apps_default
         self.max_running_apps = math.inf if mra is None else mra
@@ -141,8 +142,8 @@ class Pool:
 
     def resolve_max_share(self, cluster) -> None:
         """The max share for this cluster size. In a YARN file a max below the
-        min share is raised to it, per dimension (YARN's FSQueue.getMaxShare);
-        in an MRv1 file the min share is clipped to the max instead (the
-        design document), when shares are computed."""
+        min share is raised to it, per dimension, under YARN's rule
+        (FSQueue.getMaxShare); under the design document's the min share is
+        clipped to the max instead, when shares are computed."""
         m = self.max_share_spec.resolve(cluster) if self.max_share_spec else INF_RESOURCE
         self.max_share = m.max(self.min_share) if self.raise_max_to_min else m

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+SHARE_RULE_CHOICES = ("auto", "yarn", "design")
+RULE_NAMES = {"yarn": "YARN's rule", "design": "the design document's rule"}
+SHARE_RULE_HELP = ('fair shares by "yarn" (YARN 3.5\'s FairScheduler: not capped at demand, min shares granted '
+                   'in full) or "design" (the MRv1 design document: capped at demand, min shares scaled to fit); '
+                   'default "auto": yarn for a YARN file, design for an MRv1 file (docs/fair-shares.md)')
+
 
 @dataclass
 class EngineSettings:
@@ -31,6 +37,10 @@ class EngineSettings:
     root_policy: str | None = None
     #: How often a driver should call Engine.update, seconds.
     update_interval: float = 0.5
+    #: Fair shares by "yarn" (YARN 3.5's FairScheduler) or "design" (the MRv1
+    #: design document) rule; "auto": the rule of the allocation file's format.
+    #: docs/fair-shares.md compares them.
+    share_rule: str = "auto"
 
     def __post_init__(self) -> None:
         if self.locality_mode not in ("time", "count"):
@@ -41,8 +51,16 @@ class EngineSettings:
             v = getattr(self, name)
             if v is not None and v < 0:
                 raise ValueError(f"{name} must be >= 0")
+        if self.share_rule not in SHARE_RULE_CHOICES:
+            raise ValueError(f"share_rule must be one of {', '.join(SHARE_RULE_CHOICES)}, not {self.share_rule!r}")
         if self.preemption_warn_time < 0:
             raise ValueError("preemption_warn_time must be >= 0")
+
+    def rule_for(self, file_format: str) -> str:
+        """The fair-share rule in force for an allocation file of this format."""
+        if self.share_rule != "auto":
+            return self.share_rule
+        return "design" if file_format == "mrv1" else "yarn"
 
     @property
     def t1(self) -> float:

@@ -431,7 +431,8 @@ def serve_main(args) -> int:
     elif not token_file:
         token_file = os.path.join(os.path.dirname(info_file), "gateway.token")
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
-    core = PolicyCore(config, EngineSettings(heartbeat_interval=args.heartbeat_interval), event_log=event_log,
+    core = PolicyCore(config, EngineSettings(heartbeat_interval=args.heartbeat_interval, share_rule=args.share_rule),
+                      event_log=event_log,
                       record_inputs=args.record, config_text=status.text)
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
                           takeover=args.takeover, cluster_dir=local)
@@ -517,6 +518,8 @@ def local_gateway_files(cluster_dir: str | None = None) -> tuple[str, str]:
 
 
 def add_serve_parser(sub) -> None:
+    from ..settings import SHARE_RULE_CHOICES, SHARE_RULE_HELP
+
     s = sub.add_parser("serve", help="run the policy server for the ResourceManager's shim")
     s.add_argument("--allocations", required=True, metavar="FILE",
                    help="the allocation file (YARN's fair-scheduler.xml or an MRv1 pools file); "
@@ -536,6 +539,7 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--reload-poll", type=float, metavar="S",
                    help="watch the allocation file by polling every S seconds (no inotify)")
     s.add_argument("--no-watch", action="store_true", help="do not reload the allocation file")
+    s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
     s.add_argument("--heartbeat-interval", type=float, default=1.0,
                    help="NodeManager heartbeat interval, seconds (sets the default locality delays)")
     s.set_defaults(func=serve_main)

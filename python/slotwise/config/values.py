@@ -307,4 +307,9 @@ def max_resource(text: str) -> ResourceSpec:
         found, pct = _old_style(s), False
     if pct:
         return ResourceSpec(memory_pct=found.get("memory"), vcores_pct=found.get("vcores"))
-    return ResourceSpec(memory_mb=found.get("memory"), vcores=found.get("vcores"))
+    spec = ResourceSpec(memory_mb=found.get("memory"), vcores=found.get("vcores"))
+    if "=" in s and "vcores" not in found:
+        # YARN documents a missing type as unlimited, but 3.5 overflows it into 0 vcores.
+        raise Adjusted(spec, "names no vcores: Slotwise reads that as unlimited vcores, as YARN documents it, "
+                             "but YARN 3.5 ends with 0 vcores; give vcores=N to mean the same in both")
+    return spec

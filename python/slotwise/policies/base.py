@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Callable, Sequence
 
+from ..fairshare import DESIGN
 from ..resources import Resource
 from ..schedulable import Schedulable
 
@@ -45,8 +46,10 @@ class SchedulingPolicy:
         return sorted(children, key=lambda s: self.sort_key(s, cluster))
 
     def compute_shares(
-        self, children: Sequence[Schedulable], total: Resource, steady: bool = False
+        self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
+        rule: str = DESIGN,
     ) -> list[Resource]:
+        """``rule``: "yarn" or "design" (slotwise.fairshare), the rule in force."""
         raise NotImplementedError
 
     def on_update(self, queue, now: float) -> None:  # pragma: no cover - default no-op

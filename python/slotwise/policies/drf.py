@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from ..fairshare import DESIGN
 from ..resources import Resource
 from ..schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
@@ -32,9 +33,12 @@ class DrfPolicy(SchedulingPolicy):
         return (1, share / w if w > 0 else math.inf, s.start_time, s.name)
 
     def compute_shares(
-        self, children: Sequence[Schedulable], total: Resource, steady: bool = False
+        self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
+        rule: str = DESIGN,
     ) -> list[Resource]:
-        return shares_by_weight(children, total, steady)
+        # Both rules share each resource on its own, as YARN's DRF policy does
+        # (not by dominant share).
+        return shares_by_weight(children, total, steady, rule)
 
 
 register_policy("drf", DrfPolicy)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..fairshare import compute_shares
+from ..fairshare import DESIGN, YARN, compute_shares, yarn_shares
 from ..resources import Resource
 from ..schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
@@ -43,23 +43,28 @@ class FairPolicy(SchedulingPolicy):
         return [children[i] for i in idx]
 
     def compute_shares(
-        self, children: Sequence[Schedulable], total: Resource, steady: bool = False
+        self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
+        rule: str = DESIGN,
     ) -> list[Resource]:
-        return shares_by_weight(children, total, steady)
+        if rule == YARN:  # YARN's FairSharePolicy shares memory only; vcores stay 0
+            return shares_by_weight(children, total, steady, rule, ("memory_mb",))
+        return shares_by_weight(children, total, steady, rule)
 
 
-def shares_by_weight(children: Sequence[Schedulable], total: Resource, steady: bool) -> list[Resource]:
-    """Weighted fair shares in each dimension independently."""
+def shares_by_weight(children: Sequence[Schedulable], total: Resource, steady: bool, rule: str = DESIGN,
+                     dims: tuple[str, ...] = ("memory_mb", "vcores")) -> list[Resource]:
+    """Weighted fair shares in each of ``dims`` independently (others 0)."""
     weights = [c.weight for c in children]
-    out_dims = []
-    for dim in ("memory_mb", "vcores"):
+    out = {"memory_mb": [0.0] * len(children), "vcores": [0.0] * len(children)}
+    for dim in dims:
         mins = [getattr(c.min_share, dim) for c in children]
-        if steady:
-            caps = [getattr(c.max_share, dim) for c in children]
-        else:
-            caps = [min(getattr(c.demand, dim), getattr(c.max_share, dim)) for c in children]
-        out_dims.append(compute_shares(weights, mins, caps, getattr(total, dim)))
-    return [Resource(m, v) for m, v in zip(*out_dims)]
+        maxes = [getattr(c.max_share, dim) for c in children]
+        if rule == YARN:
+            out[dim] = yarn_shares(weights, mins, maxes, getattr(total, dim))
+            continue
+        caps = maxes if steady else [min(getattr(c.demand, dim), m) for c, m in zip(children, maxes)]
+        out[dim] = compute_shares(weights, mins, caps, getattr(total, dim))
+    return [Resource(m, v) for m, v in zip(out["memory_mb"], out["vcores"])]
 
 
 register_policy("fair", FairPolicy)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..fairshare import fill_in_order
-from ..resources import Resource
+from ..fairshare import DESIGN, YARN, fill_in_order
+from ..resources import ZERO, Resource
 from ..schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
 
@@ -24,8 +24,16 @@ class FifoPolicy(SchedulingPolicy):
         return (-s.priority, s.start_time, s.name)
 
     def compute_shares(
-        self, children: Sequence[Schedulable], total: Resource, steady: bool = False
+        self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
+        rule: str = DESIGN,
     ) -> list[Resource]:
+        if rule == YARN and not steady:
+            # YARN's FifoPolicy: the earliest app's share is the whole pool's.
+            out = [ZERO] * len(children)
+            if children:
+                first = min(range(len(children)), key=lambda i: (children[i].start_time, children[i].name))
+                out[first] = total
+            return out
         if steady:  # a steady share is a pool concept; FIFO has no opinion
             n = len(children)
             return [Resource(total.memory_mb / n, total.vcores / n)] * n if n else []

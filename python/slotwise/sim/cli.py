@@ -37,7 +37,7 @@ def cmd_simulate(args) -> int:
                 print("slotwise simulate: --event-log works with --trace runs (one workload)", file=sys.stderr)
                 return 2
             report, runs = run_scenario(target, args.policy, args.seed, args.scale, args.delay, config,
-                                        progress=not args.quiet)
+                                        progress=not args.quiet, share_rule=args.share_rule)
         elif target == "trace":
             if not args.trace:
                 print("slotwise simulate trace: --trace FILE is required", file=sys.stderr)
@@ -53,7 +53,8 @@ def cmd_simulate(args) -> int:
                 text = open(args.allocations, encoding="utf-8").read() if args.allocations else None
                 report, runs = run_trace(workload, policies, args.seed,
                                          args.delay if args.delay is not None else 5.0, args.heartbeat,
-                                         config, progress=not args.quiet, event_log=log, config_text=text)
+                                         config, progress=not args.quiet, event_log=log, config_text=text,
+                                         share_rule=args.share_rule)
             finally:
                 if log:
                     log.close()
@@ -101,6 +102,7 @@ def cmd_replay(args) -> int:
 
 
 def add_parsers(sub) -> None:
+    from ..settings import SHARE_RULE_CHOICES, SHARE_RULE_HELP
     from .scenarios import SCENARIOS
 
     s = sub.add_parser(
@@ -116,6 +118,7 @@ def add_parsers(sub) -> None:
                    help="shrink the scenario (fewer jobs, shorter) for a quick look; default 1.0")
     s.add_argument("--delay", type=float, metavar="S", help="locality wait per level for +delay (default 5)")
     s.add_argument("--allocations", metavar="FILE", help="an allocation file (default: one pool per user)")
+    s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
     s.add_argument("--trace", metavar="FILE", help="with 'trace': the workload file")
     s.add_argument("--format", choices=("sls", "jsonl"), help="trace format (default: by extension)")
     s.add_argument("--nodes", metavar="FILE", help="an SLS nodes file (topology)")

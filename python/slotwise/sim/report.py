@@ -174,9 +174,9 @@ def _plots(out_dir: str, report: dict, runs) -> list[str]:
     top = sorted(totals, key=totals.get, reverse=True)[:8]
     times = [t for t, _p, _b in res.samples]
     for name in top:
-        ax.plot(times, [pools.get(name, (0, 0))[0] for _t, pools, _b in res.samples], lw=0.8, label=name)
+        ax.plot(times, [pools.get(name, (0, 0))[0] / 1024 for _t, pools, _b in res.samples], lw=0.8, label=name)
     ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel("running (slots / vcores)")
+    ax.set_ylabel("memory in use (GB)")
     ax.set_title(f"pools' shares over time ({res.label}, {','.join(map(str, exp.key.values()))})")
     if top:
         ax.legend(fontsize="x-small")

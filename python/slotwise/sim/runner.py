@@ -79,7 +79,7 @@ def run_experiments(experiments: list[Experiment], policies: list[str], delay: f
 
 def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, scale: float = 1.0,
                  delay: float | None = None, config: AllocationConfig | None = None,
-                 progress: bool | ProgressBar = False):
+                 progress: bool | ProgressBar = False, share_rule: str = "auto"):
     """Returns (report dict, runs)."""
     if name not in SCENARIOS:
         raise ValueError(f"unknown scenario {name!r} (known: {', '.join(SCENARIOS)})")
@@ -91,9 +91,10 @@ def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, sc
     experiments = sc.experiments(seed, scale)
     bar = progress if isinstance(progress, ProgressBar) else (
         ProgressBar(len(experiments) * len(policies)) if progress else None)
-    runs = run_experiments(experiments, policies, wait, config=config, progress=bar)
+    base = EngineSettings(preemption=False, share_rule=share_rule)
+    runs = run_experiments(experiments, policies, wait, base=base, config=config, progress=bar)
     report = {"scenario": name, "description": sc.description, "seed": seed, "scale": scale,
-              "policies": policies, "delay_seconds": wait,
+              "policies": policies, "delay_seconds": wait, "share_rule": _rule(share_rule, config),
               "heartbeat_interval": experiments[0].sim.heartbeat_interval,
               "sim": _sim_settings(experiments[0].sim),
               "runs": [{**exp.key, **_rounded(metrics.summary(res))} for exp, res in runs]}
@@ -103,14 +104,16 @@ def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, sc
 
 def run_trace(workload: Workload, policies: list[str], seed: int = 0, delay: float = 5.0,
               heartbeat: float = 3.0, config: AllocationConfig | None = None,
-              progress: bool = False, event_log=None, config_text: str | None = None):
+              progress: bool = False, event_log=None, config_text: str | None = None, share_rule: str = "auto"):
     exp = Experiment({"trace": workload.name}, workload, SimSettings(heartbeat_interval=heartbeat, seed=seed))
     bar = ProgressBar(len(policies)) if progress else None
-    runs = run_experiments([exp], policies, delay, config=config, progress=bar, event_log=event_log,
+    base = EngineSettings(preemption=False, share_rule=share_rule)
+    runs = run_experiments([exp], policies, delay, base=base, config=config, progress=bar, event_log=event_log,
                            record_inputs=event_log is not None, config_text=config_text)
     by_label = {r.label: r for _e, r in runs}
     base = metrics.response_times(by_label["fifo"]) if "fifo" in by_label else None
     report = {"scenario": "trace", "trace": workload.name, "seed": seed, "policies": policies,
+              "share_rule": _rule(share_rule, config),
               "delay_seconds": delay, "heartbeat_interval": heartbeat, "sim": _sim_settings(exp.sim),
               "runs": [_rounded(metrics.summary(r)) for _e, r in runs],
               "locality": [], "response_times": [], "speedup": []}
@@ -126,6 +129,10 @@ def run_trace(workload: Workload, policies: list[str], seed: int = 0, delay: flo
             base_g = metrics.response_times(by_label["fifo"], key=lambda j: j.label or j.pool)
             report["speedup"] += [{"policy": r.label, **x} for x in metrics.speedups(rt, base_g)]
     return report, runs
+
+
+def _rule(share_rule: str, config: AllocationConfig | None) -> str:
+    return EngineSettings(share_rule=share_rule).rule_for(config.format if config else "yarn")
 
 
 def _sim_settings(s: SimSettings) -> dict:

@@ -92,7 +92,7 @@ class Result:
     label: str
     tasks: list[TaskRecord] = field(default_factory=list)
     jobs: dict[str, JobRecord] = field(default_factory=dict)
-    #: (time, {pool: (running_slots, fair_share)}, busy_slots)
+    #: (time, {pool: (memory_mb in use, fair share of memory_mb)}, busy_slots)
     samples: list[tuple[float, dict[str, tuple[float, float]], float]] = field(default_factory=list)
     total_slots: float = 0.0
     end_time: float = 0.0
@@ -571,14 +571,15 @@ class Simulation:
         self._on_update(sampling=True)
         pools: dict[str, list[float]] = {}
         busy = 0.0
-        for job, _kind, _i, _node, _level, _start, fi, _mem, vc in self.containers.values():
+        for job, _kind, _i, _node, _level, _start, fi, mem, vc in self.containers.values():
             busy += vc
             if fi == 0:  # shares are those of the first (map) engine
                 row = pools.setdefault(job.pool, [0.0, 0.0])
-                row[0] += vc
+                row[0] += mem
+        # Memory: the one resource both rules share (YARN's fair policy leaves vcores at 0).
         for name, share in self.feeds[0].core.leaf_fair_shares().items():
             row = pools.setdefault(name, [0.0, 0.0])
-            row[1] = share.vcores
+            row[1] = share.memory_mb
         self.result.samples.append((now, {k: (v[0], v[1]) for k, v in pools.items()}, busy))
         self._push(now + self.sim.sample_interval, _SAMPLE, None)
 

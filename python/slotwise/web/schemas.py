@@ -58,6 +58,8 @@ class ConfigOut(BaseModel):
     reloads: int
     failures: int
     resource_manager_connected: bool
+    share_rule: str = Field(description='fair shares by "yarn" (YARN 3.5\'s rule) or "design" (the MRv1 design '
+                            'document\'s): serve --share-rule, by default the file format\'s')
 
 
 class LinkOut(BaseModel):
