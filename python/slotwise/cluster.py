@@ -121,7 +121,7 @@ def _dec(counts: dict[str, int], key: str) -> None:
 class App:
     """A job: a leaf of the scheduling tree with the same shape as a pool."""
 
-    __slots__ = ("app_id", "name", "user", "groups", "pool", "priority", "weight", "start_time",
+    __slots__ = ("app_id", "name", "label", "user", "groups", "pool", "priority", "weight", "start_time",
                  "requests", "containers", "usage", "pending", "demand", "fair_share",
                  "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
                  "want_anywhere",
@@ -130,7 +130,8 @@ class App:
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
                  groups: tuple[str, ...] = ()) -> None:
         self.app_id = app_id
-        self.name = app_id
+        self.name = app_id  # the Schedulable's name: ties in a policy's order
+        self.label: str | None = None  # what the user called it (YARN's application name)
         self.user = user
         self.groups = groups
         self.pool = None  # the leaf Pool, set by the engine

@@ -319,6 +319,13 @@ class PolicyCore:
             return sorted(p.name for p in self._engine.pools.values()
                           if p.is_leaf and p.name != "root" and p.name != RECOVERY_POOL)
 
+    def cluster(self) -> dict:
+        """The cluster as Python sees it: capacity, nodes, in use."""
+        with self._lock:
+            e = self._engine
+            return {"capacity": e.cluster.to_dict(), "nodes": len(e.nodes), "usage": e.root.usage.to_dict(),
+                    "share_rule": e.share_rule}
+
     def recent_preemptions(self) -> list[dict]:
         """Newest first."""
         with self._lock:

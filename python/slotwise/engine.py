@@ -261,7 +261,7 @@ class Engine:
 
     def add_app(self, app_id: str, user: str, queue: str | None = None, priority: int = 0,
                 groups: Sequence[str] = (), submit_time: float | None = None,
-                placed: bool = False) -> str:
+                placed: bool = False, name: str | None = None) -> str:
         """Admit an app; returns its pool's full name.  ``placed=True`` takes
         ``queue`` as final (a driver restoring state), else the placement
         policy decides.  Raises PlacementRejected."""
@@ -274,6 +274,8 @@ class Engine:
             raise PlacementRejected(f"{name} is a parent pool; apps go in leaf pools")
         now = self.clock.now()
         app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
+        if name:
+            app.label = name
         app.pool = pool
         bisect.insort(pool.apps, app, key=_by_submit)
         self.apps[app_id] = app
@@ -874,7 +876,8 @@ class Engine:
         rows = []
         for app in sorted(self.apps.values(), key=_by_submit):
             rows.append({
-                "id": app.app_id, "user": app.user, "pool": app.pool.name, "priority": app.priority,
+                "id": app.app_id, "name": app.label, "user": app.user, "pool": app.pool.name,
+                "priority": app.priority,
                 "weight": app.weight, "submit_time": app.start_time, "runnable": app.runnable,
                 "running_containers": len(app.containers), "usage": app.usage.to_dict(),
                 "demand": (app.usage + app.pending).to_dict(), "fair_share": app.fair_share.to_dict(),

@@ -32,6 +32,7 @@ class PoolOut(BaseModel):
 
 class JobOut(BaseModel):
     id: str
+    name: str | None = Field(default=None, description="the application's name, as submitted")
     user: str
     pool: str
     priority: int
