@@ -55,6 +55,7 @@ def cmd_simulate(args) -> int:
                                          args.delay if args.delay is not None else 5.0, args.heartbeat,
                                          config, progress=not args.quiet, event_log=log, config_text=text,
                                          share_rule=args.share_rule)
+                report["trace_file"] = args.trace
             finally:
                 if log:
                     log.close()
@@ -103,6 +104,7 @@ def cmd_replay(args) -> int:
 
 def add_parsers(sub) -> None:
     from ..settings import SHARE_RULE_CHOICES, SHARE_RULE_HELP
+    from .policies import known_variants
     from .scenarios import SCENARIOS
 
     s = sub.add_parser(
@@ -111,7 +113,8 @@ def add_parsers(sub) -> None:
         + ". Or 'trace' with --trace FILE (SLS JSON or Slotwise JSON lines).")
     s.add_argument("scenario", metavar="SCENARIO", help=f"{' | '.join(SCENARIOS)} | trace")
     s.add_argument("--policy", action="append", metavar="NAME",
-                   help="fifo, fair, drf, each optionally +delay (repeat; default: the scenario's)")
+                   help=f"one of: {', '.join(known_variants())} (+delay: delay scheduling; repeat to "
+                   "compare; default: the scenario's, for trace fifo, fair, fair+delay)")
     s.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same report")
     s.add_argument("--out", default="sim-out", metavar="DIR", help="report directory (default sim-out)")
     s.add_argument("--scale", type=float, default=1.0,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..policies import get_policy
+from ..policies import get_policy, known_policy_names
 from ..settings import EngineSettings
 
 
@@ -20,14 +20,21 @@ class Variant:
     settings: EngineSettings
 
 
+def known_variants() -> list[str]:
+    """Every name ``variant`` takes: each registered policy (plugins
+    included), alone and with ``+delay``."""
+    return [v for p in known_policy_names() for v in (p, f"{p}+delay")]
+
+
 def variant(name: str, base: EngineSettings, delay: float) -> Variant:
+    known = f"known: {', '.join(known_variants())}"
     policy, plus, extra = name.partition("+")
     if plus and extra != "delay":
-        raise ValueError(f"unknown policy variant {name!r}: only a '+delay' suffix is known")
+        raise ValueError(f"unknown policy {name!r}: only a '+delay' suffix is known ({known})")
     try:
         get_policy(policy)
     except (KeyError, ValueError) as e:
-        raise ValueError(f"unknown policy {policy!r} in {name!r}") from e
+        raise ValueError(f"unknown policy {name!r} ({known})") from e
     wait = delay if plus else 0.0
     root = None if policy == "fair" else policy
     return Variant(name, replace(base, root_policy=root, node_locality_delay=wait, rack_locality_delay=wait))

@@ -37,12 +37,59 @@ def _table(header: list[str], rows: list[list]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _natural(k) -> tuple:
+    """"3 maps" before "10 maps"; numbers before names."""
+    if isinstance(k, (int, float)):
+        return (0, k, "")
+    head = str(k).split(" ", 1)[0]
+    try:
+        return (0, float(head), str(k))
+    except ValueError:
+        return (1, 0, str(k))
+
+
+def _trace_tables(report: dict) -> list[str]:
+    """A trace run: response times per group (a job's label, else its
+    pool) beside FIFO's, and map locality by job size."""
+    order = {p: i for i, p in enumerate(report["policies"])}
+    speedup = {(r["policy"], r["group"]): r["speedup"] for r in report.get("speedup", [])}
+    fifo = "fifo" in order
+    rows = [[r["group"], r["policy"], r["jobs"], f"{r['mean']:.1f}"]
+            + ([f"{speedup[r['policy'], r['group']]:.2f}x" if (r["policy"], r["group"]) in speedup else "-"]
+               if fifo else [])
+            for r in sorted(report["response_times"],
+                            key=lambda r: (_natural(r["group"]), order.get(r["policy"], len(order))))]
+    out = ["## Response time by pool or label\n",
+           "Submit to finish, for the jobs that finished, grouped by the trace's label of each job (its "
+           "pool when it has none)."
+           + (" Speed-up over FIFO: FIFO's mean over this policy's (above 1: faster).\n" if fifo else "\n"),
+           _table(["pool or label", "policy", "jobs", "mean response s"]
+                  + (["speed-up over FIFO"] if fifo else []), rows)]
+    rows = [[r["job_maps"], r["policy"], _pct(r["node_local"]), _pct(r["rack_local"])]
+            for r in sorted(report["locality"],
+                            key=lambda r: (_natural(r["job_maps"]), order.get(r["policy"], len(order))))]
+    out += ["## Locality by job size\n",
+            "Of each size's maps: node-local ran on a node holding their input; rack-local counts those "
+            "on the input's rack or better.\n",
+            _table(["maps/job", "policy", "node-local", "rack-local"], rows)]
+    return out
+
+
 def markdown(report: dict, plots: list[str]) -> str:
     sc = report["scenario"]
-    lines = [f"# Simulation: {sc}\n", f"{report.get('description', '')}\n",
-             f"Seed {report['seed']}, scale {report.get('scale', 1.0)}, policies "
+    title = sc
+    if sc == "trace":
+        title = f"trace {os.path.basename(report.get('trace_file') or report.get('trace', ''))}".strip()
+    lines = [f"# Simulation: {title}\n"]
+    if report.get("description"):
+        lines.append(f"{report['description']}\n")
+    if sc == "trace":
+        lines.append(f"Trace file: `{report.get('trace_file') or report.get('trace', '?')}`.\n")
+    lines += [f"Seed {report['seed']}, scale {report.get('scale', 1.0)}, policies "
              f"{', '.join(report['policies'])}; delay scheduling waits {report['delay_seconds']} s "
              f"per level; heartbeats every {report['heartbeat_interval']} s.\n"]
+    if sc == "trace":
+        lines += _trace_tables(report)
     if sc == "small-jobs":
         paper = {r["job_maps"]: r for r in report["paper"]}
         rows = []
@@ -58,7 +105,7 @@ def markdown(report: dict, plots: list[str]) -> str:
                 for r in report["sticky_slots"]]
         lines += ["## Locality by number of concurrent jobs\n",
                   _table(["jobs", "policy", "node-local", "rack-local", "makespan s"], rows)]
-    if report.get("speedup"):
+    if report.get("speedup") and sc != "trace":  # a trace's is in its response-time table
         key = "bin" if sc == "macro" else "group"
         rows = [[r.get("workload", ""), r["policy"], r.get(key, r.get("group")),
                  f"{r.get('speedup_over_fifo', r.get('speedup')):.2f}x"] for r in report["speedup"]]
@@ -71,6 +118,8 @@ def markdown(report: dict, plots: list[str]) -> str:
     rows = []
     for r in report["runs"]:
         key = " ".join(f"{k}={r[k]}" for k in ("job_maps", "concurrent_jobs", "workload", "trace") if k in r)
+        if not key and sc == "trace":
+            key = f"trace={report.get('trace', '')}"
         loc = r["locality"]
         rows.append([key, r["policy"], r["jobs_finished"], f"{r['makespan']:.0f}",
                      "-" if r["mean_response"] is None else f"{r['mean_response']:.1f}",

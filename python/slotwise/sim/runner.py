@@ -105,6 +105,8 @@ def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, sc
 def run_trace(workload: Workload, policies: list[str], seed: int = 0, delay: float = 5.0,
               heartbeat: float = 3.0, config: AllocationConfig | None = None,
               progress: bool = False, event_log=None, config_text: str | None = None, share_rule: str = "auto"):
+    for p in policies:
+        variant(p, EngineSettings(), delay)  # fail before running anything
     exp = Experiment({"trace": workload.name}, workload, SimSettings(heartbeat_interval=heartbeat, seed=seed))
     bar = ProgressBar(len(policies)) if progress else None
     base = EngineSettings(preemption=False, share_rule=share_rule)
