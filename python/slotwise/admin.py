@@ -80,6 +80,34 @@ class SchedulerService:
     def preemptions(self) -> list[dict]:
         return self.core.recent_preemptions()
 
+    def explain_job(self, app_id: str) -> dict:
+        """Why a job runs no more than it does now (slotwise.explain); the
+        ResourceManager scheduling without Python comes first when it is so."""
+        out = self.core.explain(app_id)
+        if out is None:
+            raise AdminError(404, f"unknown job {app_id}")
+        link = self.link_status()["resource_manager"]
+        if link.get("in_fallback"):
+            out["holds"].insert(0, {"code": "python_away", "message": "the ResourceManager is scheduling without "
+                                    "Python (its FIFO fallback) since it lost the link: "
+                                    + str(link.get("reason") or "no reason given"), "since": link.get("since")})
+        return out
+
+    def dry_run(self, text: str) -> dict:
+        """What saving ``text`` as the allocation file would do now, changing
+        nothing: its errors and warnings, or each pool's shares before and
+        after and the containers that would become preemptable."""
+        from .config import ConfigErrors, parse_allocations
+
+        source = os.path.basename(self.status.path) if self.status.path else "allocations.xml"
+        try:
+            config = parse_allocations(text, source)
+        except ConfigErrors as e:
+            return {"valid": False, "errors": [str(x) for x in e.errors],
+                    "warnings": [str(x) for x in e.warnings], "pools": [], "conflicts": [], "newly_preemptable": []}
+        out = self.core.dry_run(config)
+        return {"valid": not out["conflicts"], "errors": [], "warnings": [str(w) for w in config.warnings], **out}
+
     # ---------------------------------------------------------------- actions
     def _through_rm(self) -> bool:
         """True: the RM carries the action out.  With an RM that is away

@@ -317,6 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .sim.cli import add_parsers as add_sim_parsers
 
     add_sim_parsers(sub)
+    from .client import add_parsers as add_client_parsers
+
+    add_client_parsers(sub)
 
     d = sub.add_parser("demo", help="a real YARN cluster scheduled by Python: jobs in several pools, then a summary")
     d.add_argument("--dir", help="cluster directory (default: run/cluster in the checkout)")

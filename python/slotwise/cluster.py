@@ -48,7 +48,7 @@ class Node:
 
 class Container:
     __slots__ = ("container_id", "app_id", "node_id", "resource", "priority", "launch_time", "is_am",
-                 "preempt_time", "kill_sent")
+                 "preempt_time", "kill_sent", "preempt_why")
 
     def __init__(self, container_id: str, app_id: str, node_id: str, resource: Resource,
                  launch_time: float, is_am: bool = False, priority: int = 0) -> None:
@@ -61,6 +61,7 @@ class Container:
         self.is_am = is_am
         self.preempt_time: float | None = None  # when we first asked for it back
         self.kill_sent = False
+        self.preempt_why: str | None = None  # in words, for explain and the UI
 
 
 class Request:

@@ -15,6 +15,7 @@ timers, apps' locality waits, runnability, the container sequence) stays.
 from __future__ import annotations
 
 import collections
+import copy
 import dataclasses
 import logging
 import threading
@@ -22,12 +23,13 @@ import time
 from dataclasses import dataclass, field
 
 from . import protocol as wire
-from .clock import Clock, SystemClock
+from .clock import Clock, ManualClock, SystemClock
 from .cluster import Request
 from .config.model import AllocationConfig
 from .decisions import Assignment, Preemption
 from .engine import RECOVERY_POOL, Engine, PlacementRejected
 from .eventlog import EventLog
+from .explain import explain_app
 from .placement import queue_path
 from .protocol import ProtocolError
 from .resources import Resource
@@ -109,6 +111,14 @@ class _PendingMove:
     target: str
     reason: str
     sent: float | None = None
+
+
+def _frozen_copy(engine: Engine, now: float) -> Engine:
+    """A copy of ``engine`` on a clock stopped at ``now``, with preemption
+    off: for what-if questions that must change nothing."""
+    copied = copy.deepcopy(engine, {id(engine.clock): ManualClock(now)})
+    copied.settings = dataclasses.replace(copied.settings, preemption=False)
+    return copied
 
 
 class PolicyCore:
@@ -211,9 +221,12 @@ class PolicyCore:
             resync = self._check_truth(msg.check) if msg.check is not None else False
             preempt = self._engine.update()
             wall = time.time()
+            containers = self._engine.containers
             for p in preempt:
+                c = containers.get(p.container_id)
                 self._preemptions.append({"time": wall, "container": p.container_id, "app": p.app_id,
-                                          "pool": p.pool, "node": p.node_id, "kill": p.kill, "reason": p.reason})
+                                          "pool": p.pool, "node": p.node_id, "kill": p.kill, "reason": p.reason,
+                                          "why": c.preempt_why if c else None})
                 self.log.write("preempt", stream=self.stream, container=p.container_id, app=p.app_id, pool=p.pool,
                                node=p.node_id, kill=p.kill, reason=p.reason)
             return UpdateResult(preempt, self._due_moves(), resync)
@@ -318,6 +331,48 @@ class PolicyCore:
         with self._lock:
             return sorted(p.name for p in self._engine.pools.values()
                           if p.is_leaf and p.name != "root" and p.name != RECOVERY_POOL)
+
+    def explain(self, app_id: str) -> dict | None:
+        """Why a job runs no more than it does (slotwise.explain), with the
+        preemptions of its containers still remembered; None if unknown."""
+        with self._lock:
+            if app_id not in self._engine.apps:
+                return None
+            out = explain_app(self._engine, app_id)
+            out["preempted_recently"] = [p for p in reversed(self._preemptions) if p["app"] == app_id]
+            return out
+
+    def dry_run(self, config: AllocationConfig) -> dict:
+        """What ``config`` would do to the live demands, changing nothing:
+        each pool's fair and steady shares before and after, the containers
+        that would become preemptable (over their pool's new fair share), and
+        why the reload would be refused, if it would.  Runs on copies of the
+        engine, so it costs what a copy costs and never blocks for longer."""
+        with self._lock:
+            now = self._clock.now()
+            before, after = (_frozen_copy(self._engine, now) for _ in range(2))
+            conflicts = self._engine.config_conflicts(config)
+        if conflicts:  # the reload would be refused: nothing would change
+            return {"pools": [], "conflicts": conflicts, "share_rule": before.share_rule, "newly_preemptable": []}
+        after.set_config(config)
+        rows, victims = {}, {}
+        for when, engine in (("before", before), ("after", after)):
+            engine.update()
+            rows[when] = {r["pool"]: r for r in engine.describe_pools()}
+            victims[when] = {c.container_id: c for c in engine._victims()}
+        pools = []
+        for name in sorted(set(rows["before"]) | set(rows["after"])):
+            b, a = rows["before"].get(name), rows["after"].get(name)
+            row = {"pool": name, "status": "added" if b is None else "removed" if a is None else "kept"}
+            for key in ("fair_share", "steady_fair_share", "weight", "min_share", "max_share"):
+                row[f"{key}_before"] = b[key] if b else None
+                row[f"{key}_after"] = a[key] if a else None
+            pools.append(row)
+        newly = [c for cid, c in victims["after"].items() if cid not in victims["before"]]
+        return {"pools": pools, "conflicts": conflicts, "share_rule": after.share_rule,
+                "newly_preemptable": [{"container": c.container_id, "app": c.app_id,
+                                       "pool": after.apps[c.app_id].pool.name, "node": c.node_id,
+                                       "resource": c.resource.to_dict()} for c in newly]}
 
     def cluster(self) -> dict:
         """The cluster as Python sees it: capacity, nodes, in use."""

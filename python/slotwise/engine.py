@@ -268,10 +268,10 @@ class Engine:
         if app_id in self.apps:
             return self.apps[app_id].pool.name
         groups = tuple(groups)
-        name = queue_path(queue or "default") if placed else self.place_app(user, queue, groups)
-        pool = self._ensure_pool(name, force=placed)
+        pool_name = queue_path(queue or "default") if placed else self.place_app(user, queue, groups)
+        pool = self._ensure_pool(pool_name, force=placed)
         if pool.children:
-            raise PlacementRejected(f"{name} is a parent pool; apps go in leaf pools")
+            raise PlacementRejected(f"{pool_name} is a parent pool; apps go in leaf pools")
         now = self.clock.now()
         app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
         if name:
@@ -786,6 +786,7 @@ class Engine:
 
         need = ZERO
         reason = "fair_share"
+        starved: list[str] = []  # who the containers are for, in words
         for pool in self.pools.values():
             if pool.children:
                 continue
@@ -801,8 +802,15 @@ class Engine:
             if now - pool.last_at_min_share > pool.min_share_timeout:
                 want = (min_target - usage).clamp_zero()
                 reason = "min_share"
+                if want.any_positive():
+                    starved.append(f"{pool.name} below its min share for {now - pool.last_at_min_share:.0f} s "
+                                   f"(timeout {pool.min_share_timeout:g} s)")
             if now - pool.last_at_fair_share > pool.fair_share_timeout:
-                want = want.max((pool.fair_share.min(pool.demand) - usage).clamp_zero())
+                fair_want = (pool.fair_share.min(pool.demand) - usage).clamp_zero()
+                if fair_want.any_positive():
+                    starved.append(f"{pool.name} below {pool.fair_share_threshold:g} x its fair share for "
+                                   f"{now - pool.last_at_fair_share:.0f} s (timeout {pool.fair_share_timeout:g} s)")
+                want = want.max(fair_want)
             pool.to_preempt = want
             need = need + want
         dims = self.root.policy.dimensions
@@ -813,6 +821,11 @@ class Engine:
             app = self.apps[c.app_id]
             c.preempt_time = now
             c.kill_sent = warn <= 0
+            victim = app.pool
+            c.preempt_why = (f"for {'; '.join(starved) or 'starved pools'}: {victim.name} uses "
+                             f"{victim.usage.memory_mb:.0f} MB over its fair share of "
+                             f"{victim.fair_share.memory_mb:.0f} MB and allows preemption; its newest "
+                             f"{'AM ' if c.is_am else ''}container, taken without pushing it below its fair share")
             out.append(Preemption(c.container_id, c.app_id, app.pool.name, c.node_id, c.kill_sent,
                                   reason))
             need = need - c.resource

@@ -21,9 +21,11 @@ from fastapi.templating import Jinja2Templates
 
 from .. import __version__
 from ..admin import AdminError, AdminToken, SchedulerService, Sessions
+from ..config.loader import MAX_FILE_BYTES
 from . import schemas, views
 
 HERE = os.path.dirname(__file__)
+MAX_DRY_RUN_BYTES = MAX_FILE_BYTES  # the allocation-file parser's own limit
 COOKIE = "slotwise_session"
 CSRF_HEADER = "X-Slotwise-CSRF"
 
@@ -82,6 +84,28 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         """The link to the ResourceManager: is this server its policy, is the RM
         scheduling without Python right now (since when, why), and counts."""
         return service.link_status()
+
+    @app.get("/api/v1/jobs/{job_id}/explain", response_model=schemas.ExplainOut, tags=["read"],
+             responses={404: {"model": schemas.ErrorOut}})
+    def explain_job(job_id: str):
+        """Why a job runs no more than it does now, in words and figures: a
+        running-app limit, a max share, maxAMShare, delay scheduling, no node
+        with room, its turn, Python away; and why its containers were preempted."""
+        return _finite(service.explain_job(job_id))
+
+    @app.post("/api/v1/config/dry-run", response_model=schemas.DryRunOut, tags=["read"],
+              responses={413: {"model": schemas.ErrorOut}})
+    async def dry_run(request: Request):
+        """Send an allocation file (the body, as is): what saving it would do
+        to the live demands, changing nothing."""
+        body = await request.body()
+        if len(body) > MAX_DRY_RUN_BYTES:
+            raise AdminError(413, f"the file is over {MAX_DRY_RUN_BYTES} bytes")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AdminError(400, "the file is not UTF-8") from None
+        return _finite(service.dry_run(text))
 
     @app.post("/api/v1/jobs/{job_id}/pool", response_model=schemas.MoveOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},

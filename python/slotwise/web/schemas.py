@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 
 class Amount(BaseModel):
@@ -116,3 +116,46 @@ class PriorityOut(BaseModel):
 
 class ErrorOut(BaseModel):
     detail: str
+
+
+class HoldOut(BaseModel):
+    """One reason a job runs no more than it does, with the figures behind it."""
+
+    model_config = ConfigDict(extra="allow")
+    code: str = Field(description="user_max_running_apps, pool_max_running_apps, admission, nothing_asked, "
+                      "pool_at_max_share, max_am_share, locality_wait, no_node_with_room, no_nodes, "
+                      "waiting_turn or python_away")
+    message: str
+
+
+class ExplainOut(BaseModel):
+    id: str
+    name: str | None
+    user: str
+    pool: str
+    state: str = Field(description="waiting to run (a running-app limit), pending (asks for containers), "
+                       "running or idle")
+    running_containers: int
+    pending_containers: int
+    usage: Amount
+    fair_share: Amount
+    holds: list[HoldOut] = Field(description="what holds it back now, in the order a heartbeat checks")
+    preempting: list[dict] = Field(description="its containers being taken back now, and why each was chosen")
+    preempted_recently: list[dict] = Field(description="the last preemptions of its containers, with why")
+
+
+class DryRunPool(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    pool: str
+    status: str = Field(description="added, removed or kept")
+
+
+class DryRunOut(BaseModel):
+    valid: bool = Field(description="false: the file has errors, or a reload would be refused (conflicts)")
+    errors: list[str]
+    warnings: list[str]
+    conflicts: list[str] = Field(description="why a reload would be refused: a pool holding jobs would become a parent")
+    share_rule: str | None = None
+    pools: list[DryRunPool] = Field(description="each pool's fair_share, steady_fair_share, weight, min_share and "
+                                    "max_share, _before and _after, against the live demands")
+    newly_preemptable: list[dict] = Field(description="containers over their pool's new fair share that are not now")

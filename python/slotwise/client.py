@@ -1,0 +1,128 @@
+"""``slotwise explain`` and ``slotwise diff``: questions to a running
+``slotwise serve``, over its REST API (docs/admin.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+DEFAULT_SERVER = "127.0.0.1:9797"  # serve's --http default
+
+
+class ServerError(Exception):
+    pass
+
+
+def _call(server: str, path: str, body: bytes | None = None, timeout: float = 30.0) -> dict:
+    url = f"http://{server}{path}"
+    request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET",
+                                     headers={"Content-Type": "application/xml"} if body is not None else {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        try:
+            detail = json.load(e).get("detail")
+        except (ValueError, AttributeError):
+            detail = None
+        raise ServerError(detail or f"{url}: HTTP {e.code}") from None
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        raise ServerError(f"no Slotwise server answers at http://{server} ({reason}); start `slotwise serve` "
+                          "or give --server HOST:PORT") from None
+
+
+def cmd_explain(args) -> int:
+    try:
+        out = _call(args.server, f"/api/v1/jobs/{urllib.parse.quote(args.app, safe='')}/explain")
+    except ServerError as e:
+        print(f"slotwise explain: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(out, sys.stdout, indent=2)
+        print()
+        return 0
+    name = f" ({out['name']})" if out.get("name") else ""
+    print(f"{out['id']}{name}, user {out['user']}, pool {out['pool']}: {out['state']}; "
+          f"{out['running_containers']} running, {out['pending_containers']} asked for")
+    if out["holds"]:
+        print("held back by:")
+        for h in out["holds"]:
+            print(f"  - {h['message']}")
+    else:
+        print("nothing holds it back")
+    taken = out.get("preempting", []) + out.get("preempted_recently", [])
+    if taken:
+        print("preemptions of its containers:")
+        for p in taken:
+            print(f"  - {p['container']}: {p.get('why') or p.get('reason')}")
+    return 0
+
+
+def cmd_diff(args) -> int:
+    try:
+        with open(args.file, "rb") as f:
+            body = f.read()
+        out = _call(args.server, "/api/v1/config/dry-run", body)
+    except OSError as e:
+        print(f"slotwise diff: {args.file}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except ServerError as e:
+        print(f"slotwise diff: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(out, sys.stdout, indent=2)
+        print()
+        return 0 if out["valid"] else 1
+    for line in out["errors"] + out["conflicts"]:
+        print(line, file=sys.stderr)
+    if out["errors"]:
+        return 1
+    for w in out["warnings"]:
+        print(w)
+    if out["conflicts"]:
+        print(f"{args.file}: a reload would be refused; nothing would change", file=sys.stderr)
+        return 1
+    rule = "YARN's rule" if out.get("share_rule") == "yarn" else "the design document's rule"
+    print(f"{args.file} against the live demands (fair shares by {rule}; memory MB):")
+    print(f"{'pool':<32} {'weight':>11} {'fair share':>21} {'steady fair share':>21}")
+    for p in out["pools"]:
+        print(f"{p['pool']:<32} {_change(p, 'weight', None):>11} {_change(p, 'fair_share', 'memory_mb'):>21} "
+              f"{_change(p, 'steady_fair_share', 'memory_mb'):>21}" + ("" if p["status"] == "kept" else
+                                                                         f"  ({p['status']})"))
+    taken = out["newly_preemptable"]
+    if taken:
+        print(f"would become preemptable: {len(taken)} container(s)")
+        for c in taken:
+            print(f"  - {c['container']} of {c['app']} in {c['pool']} on {c['node']} "
+                  f"({c['resource']['memory_mb']:.0f} MB)")
+    else:
+        print("no container would become preemptable")
+    return 0
+
+
+def _change(row: dict, key: str, dim: str | None) -> str:
+    def one(v):
+        if v is None:
+            return "-"
+        v = v[dim] if dim else v
+        return "unlimited" if v is None else f"{v:g}"
+
+    before, after = one(row[f"{key}_before"]), one(row[f"{key}_after"])
+    return before if before == after else f"{before} -> {after}"
+
+
+def add_parsers(sub) -> None:
+    e = sub.add_parser("explain", help="why a job runs no more than it does now (asks a running serve)")
+    e.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0001")
+    d = sub.add_parser("diff", help="what saving NEW.xml would do to the running pools, changing nothing")
+    d.add_argument("file", metavar="NEW.xml", help="the allocation file you are about to save")
+    for p in (e, d):
+        p.add_argument("--server", default=DEFAULT_SERVER, metavar="HOST:PORT",
+                       help=f"the serve's --http address (default {DEFAULT_SERVER})")
+        p.add_argument("--json", action="store_true", help="print the API's JSON answer")
+    e.set_defaults(func=cmd_explain)
+    d.set_defaults(func=cmd_diff)

@@ -1,0 +1,175 @@
+"""Why an app runs no more than it does now: the engine's own checks, read
+without changing anything, as a list of holds in words and fields
+(``GET /api/v1/jobs/{id}/explain``, ``slotwise explain APP``).
+
+Each hold is the check a heartbeat would fail for this app, in the order a
+heartbeat meets them: runnable at all (running-app limits), anything to ask
+for, the max shares of its pools, the AM limit, delay scheduling, a node with
+room, and finally its turn among the others.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .cluster import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App
+from .resources import ZERO, Resource
+
+LEVELS = {NODE_LOCAL: "node-local", RACK_LOCAL: "rack-local", OFF_SWITCH: "off-switch"}
+
+
+def explain_app(engine, app_id: str) -> dict:
+    """Raises KeyError for an app the engine does not know."""
+    app: App = engine.apps[app_id]
+    pool = app.pool
+    pending = [r for r in app.requests.values() if r.num_containers > 0]
+    holds: list[dict] = []
+
+    def hold(code: str, message: str, **fields) -> None:
+        holds.append({"code": code, "message": message, **fields})
+
+    if not app.runnable:
+        _running_limits(engine, app, hold)
+    elif not pending:
+        hold("nothing_asked", "it asks for no more containers now"
+             + (f" (it runs {len(app.containers)})" if app.containers else ""))
+    else:
+        smallest = min((r.resource for r in pending), key=lambda r: (r.memory_mb, r.vcores))
+        _max_shares(app, smallest, hold)
+        _am_limit(engine, app, smallest, hold)
+        _locality(engine, app, pending, hold)
+        _room(engine, smallest, hold)
+        if not holds:
+            _turn(engine, app, hold)
+    state = ("waiting to run" if not app.runnable else "pending" if pending
+             else "running" if app.containers else "idle")
+    return {
+        "id": app.app_id, "name": app.label, "user": app.user, "pool": pool.name, "state": state,
+        "running_containers": len(app.containers),
+        "pending_containers": sum(r.num_containers for r in pending),
+        "usage": app.usage.to_dict(), "fair_share": app.fair_share.to_dict(),
+        "holds": holds,
+        "preempting": [{"container": c.container_id, "node": c.node_id, "killed": c.kill_sent,
+                        "why": c.preempt_why} for c in app.containers.values() if c.preempt_time is not None],
+    }
+
+
+def _running_limits(engine, app: App, hold) -> None:
+    limit = engine.config.user_max_apps(app.user)
+    running = engine.user_running.get(app.user, 0)
+    full = False
+    if limit is not None and running >= limit:
+        full = True
+        hold("user_max_running_apps", f"user {app.user} already runs {running} app(s), the most it may "
+             f"(maxRunningApps {limit})", user=app.user, running=running, limit=limit)
+    for p in app.pool.ancestors():
+        if p.running_apps >= p.max_running_apps:
+            full = True
+            hold("pool_max_running_apps", f"pool {p.name} already runs {p.running_apps} app(s), the most it may "
+                 f"(maxRunningApps {p.max_running_apps:g})", pool=p.name, running=p.running_apps,
+                 limit=p.max_running_apps)
+    if not full:  # room opened since the last update pass, which admits it
+        hold("admission", "it is admitted at the next update pass (a running-app limit had no room)")
+
+
+def _max_shares(app: App, smallest: Resource, hold) -> None:
+    for p in app.pool.ancestors():
+        u, cap = p.usage, p.max_share
+        if u.memory_mb + smallest.memory_mb > cap.memory_mb or u.vcores + smallest.vcores > cap.vcores:
+            hold("pool_at_max_share", f"pool {p.name} uses {_amount(u)} of its max share {_amount(cap)}: "
+                 f"no room for another {_amount(smallest)}", pool=p.name, usage=u.to_dict(),
+                 max_share=_finite(cap), request=smallest.to_dict())
+
+
+def _am_limit(engine, app: App, smallest: Resource, hold) -> None:
+    if app.has_am or app.containers or app.unmanaged:
+        return
+    pool = app.pool
+    if engine._within_limits(pool, smallest, True) or not pool.am_usage.any_positive():
+        return
+    base = pool.fair_share if pool.fair_share.memory_mb > 0 else pool.max_share.min(engine.cluster)
+    limit = base * pool.max_am_share
+    hold("max_am_share", f"its AM would take pool {pool.name}'s AMs to "
+         f"{pool.am_usage.memory_mb + smallest.memory_mb:.0f} MB, over maxAMShare {pool.max_am_share:g} "
+         f"x {base.memory_mb:.0f} MB = {limit.memory_mb:.0f} MB", pool=pool.name,
+         am_usage=pool.am_usage.to_dict(), limit=limit.to_dict())
+
+
+def _locality(engine, app: App, pending, hold) -> None:
+    if not any(r.has_locality and r.relax_locality for r in pending) or app.want_anywhere:
+        return
+    level = _allowed_level(engine, app)
+    if level == OFF_SWITCH:
+        return
+    s = engine.settings
+    fields = {"level": LEVELS[level], "hosts": sorted(app.want_hosts)[:10], "racks": sorted(app.want_racks)[:10]}
+    if s.locality_mode == "count":
+        threshold = s.node_locality_threshold if level == NODE_LOCAL else s.rack_locality_threshold
+        need = threshold * len(engine.nodes)
+        hold("locality_wait", f"it waits for a {LEVELS[level]} container: passed over {app.missed_opportunities} "
+             f"time(s) of the {need:.0f} before it may go further", missed=app.missed_opportunities,
+             needed=need, **fields)
+        return
+    t1, t2 = engine.settings.t1, engine.settings.t2
+    # The wait counts from the last launch: T1 to rack-local, T1 + T2 (or T2 after a rack-local launch) to off-switch.
+    if level == NODE_LOCAL:
+        wait = t1
+    else:
+        wait = t1 + t2 if app.locality_level == NODE_LOCAL else t2
+    hold("locality_wait", f"it waits for a {LEVELS[level]} container (delay scheduling): waited "
+         f"{app.locality_wait:.1f} s of {wait:g} s before it may run further from its data",
+         waited=app.locality_wait, wait=wait, **fields)
+
+
+def _allowed_level(engine, app: App) -> int:
+    """Engine._allowed_level without its count-mode bookkeeping."""
+    s = engine.settings
+    if s.locality_mode == "count":
+        return app.locality_level
+    t1, t2, w = engine.settings.t1, engine.settings.t2, app.locality_wait
+    if app.locality_level == NODE_LOCAL:
+        return OFF_SWITCH if w >= t1 + t2 else RACK_LOCAL if w >= t1 else NODE_LOCAL
+    if app.locality_level == RACK_LOCAL:
+        return OFF_SWITCH if w >= t2 else RACK_LOCAL
+    return OFF_SWITCH
+
+
+def _room(engine, smallest: Resource, hold) -> None:
+    best = ZERO
+    for node in engine.nodes.values():
+        free = (node.capacity - node.used).clamp_zero()
+        if free.memory_mb >= smallest.memory_mb and free.vcores >= smallest.vcores:
+            return
+        if (free.memory_mb, free.vcores) > (best.memory_mb, best.vcores):
+            best = free
+    if not engine.nodes:
+        hold("no_nodes", "the cluster has no nodes")
+        return
+    hold("no_node_with_room", f"no node has {_amount(smallest)} free now (the most free on one node: "
+         f"{_amount(best)})", request=smallest.to_dict(), most_free=best.to_dict())
+
+
+def _turn(engine, app: App, hold) -> None:
+    pool = app.pool
+    _since_min, since_fair = engine.starvation(pool)
+    fields = dict(pool=pool.name, pool_usage=pool.usage.to_dict(), pool_fair_share=pool.fair_share.to_dict(),
+                  app_usage=app.usage.to_dict(), app_fair_share=app.fair_share.to_dict())
+    shares = f"pool {pool.name} uses {_amount(pool.usage)} of a fair share of {_amount(pool.fair_share)}"
+    if pool.usage.memory_mb < pool.fair_share.memory_mb:
+        hold("waiting_turn", f"it is among the first offered the next free container ({shares}); it waits for "
+             "a node with room to report in", **fields)
+        return
+    late = (f"; below its share for {since_fair:.0f} s, preemption after {pool.fair_share_timeout:g} s"
+            if 0 < since_fair and not math.isinf(pool.fair_share_timeout) else "")
+    hold("waiting_turn", f"it waits its turn ({shares}): free containers go first to pools further below "
+         f"their share{late}", **fields)
+
+
+def _amount(r: Resource) -> str:
+    if math.isinf(r.memory_mb) or math.isinf(r.vcores):
+        return "unlimited"
+    return f"{r.memory_mb:.0f} MB, {r.vcores:g} vcores"
+
+
+def _finite(r: Resource) -> dict:
+    return {k: (None if math.isinf(v) else v) for k, v in r.to_dict().items()}

@@ -1,0 +1,109 @@
+"""Why a job runs no more than it does: each hold the engine can name, on a
+manual clock, and that explaining changes nothing."""
+
+from __future__ import annotations
+
+from slotwise.cluster import Request
+from slotwise.config.model import ResourceSpec, UserConfig
+from slotwise.explain import explain_app
+from slotwise.resources import Resource
+from slotwise.settings import EngineSettings
+from support import SLOT, fill, make_engine, submit
+
+
+def codes(engine, app_id):
+    return [h["code"] for h in explain_app(engine, app_id)["holds"]]
+
+
+def test_running_app_limits_of_user_and_pool():
+    e, _ = make_engine({"a": {"max_running_apps": 1}})
+    submit(e, "j1", "a", user="ann")
+    submit(e, "j2", "a", user="bob")
+    out = explain_app(e, "j2")
+    assert out["state"] == "waiting to run"
+    assert out["holds"][0]["code"] == "pool_max_running_apps"
+    assert out["holds"][0]["pool"] == "root.a" and out["holds"][0]["limit"] == 1
+    assert "maxRunningApps 1" in out["holds"][0]["message"]
+
+    e, _ = make_engine({"a": {}}, users={"ann": UserConfig("ann", max_running_apps=1)})
+    submit(e, "j1", "a", user="ann")
+    submit(e, "j2", "a", user="ann")
+    assert codes(e, "j2") == ["user_max_running_apps"]
+    assert explain_app(e, "j1")["state"] == "pending"
+
+
+def test_nothing_asked_and_max_share_and_no_room():
+    e, _ = make_engine({"capped": {"max_resources": ResourceSpec.of(Resource.slots(2))}}, nodes=1, slots=4)
+    submit(e, "c", "capped", tasks=5)
+    fill(e)
+    held = explain_app(e, "c")["holds"]
+    assert [h["code"] for h in held] == ["pool_at_max_share"]
+    assert held[0]["pool"] == "root.capped" and held[0]["max_share"] == {"memory_mb": 2, "vcores": 2}
+
+    e, _ = make_engine(nodes=1, slots=2)
+    submit(e, "big", "a", tasks=10)
+    fill(e)
+    assert codes(e, "big") == ["no_node_with_room"]
+    e.update_requests("big", [])
+    out = explain_app(e, "big")
+    assert codes(e, "big") == ["nothing_asked"] and out["state"] == "running"
+
+
+def test_delay_scheduling_wait_is_named_with_its_clock():
+    settings = EngineSettings(node_locality_delay=5, rack_locality_delay=5)
+    e, clock = make_engine(nodes=2, slots=1, racks=2, settings=settings)
+    e.add_app("loc", "u", queue="a")
+    e.apps["loc"].has_am = True
+    e.update_requests("loc", [Request(1, SLOT, 1, hosts={"host9": 1}, racks={"/rack9": 1})])
+    fill(e)  # passed over on both nodes
+    clock.advance(2)
+    fill(e)
+    held = explain_app(e, "loc")["holds"]
+    assert held[0]["code"] == "locality_wait" and held[0]["level"] == "node-local"
+    assert held[0]["wait"] == 5 and 0 < held[0]["waited"] < 5 and held[0]["hosts"] == ["host9"]
+
+
+def test_am_share_limit():
+    e, _ = make_engine({"a": {"max_am_share": 0.25}}, nodes=1, slots=8)
+    for i in range(3):
+        submit(e, f"j{i}", "a", tasks=1, needs_am=True)
+    e.update()
+    fill(e)
+    waiting = [a for a in ("j0", "j1", "j2") if not e.apps[a].containers]
+    assert waiting, "the AM limit let every AM in"
+    assert "max_am_share" in codes(e, waiting[0])
+
+
+def test_waiting_turn_names_the_pools_share_and_explaining_changes_nothing():
+    e, clock = make_engine(nodes=1, slots=2)
+    submit(e, "x", "a", tasks=10)
+    submit(e, "y", "b", tasks=10)
+    fill(e)
+    e.update()
+    before = (e.describe_pools(), e.describe_apps(), {a.app_id: a.locality_wait for a in e.apps.values()})
+    out = explain_app(e, "y")
+    assert out["holds"] and out["holds"][-1]["code"] in {"waiting_turn", "no_node_with_room"}
+    assert (e.describe_pools(), e.describe_apps(), {a.app_id: a.locality_wait for a in e.apps.values()}) == before
+
+
+def test_preempted_container_says_why_it_was_chosen():
+    e, clock = make_engine({"a": {}, "b": {"min_resources": Resource.slots(2), "min_share_preemption_timeout": 5}},
+                           nodes=1, slots=4)
+    submit(e, "hog", "a", tasks=10)
+    fill(e)
+    submit(e, "late", "b", tasks=4)
+    e.update()
+    clock.advance(6)
+    out = e.update()
+    assert out, "nothing preempted"
+    preempting = explain_app(e, "hog")["preempting"]
+    assert preempting and all("root.b below its min share" in p["why"] for p in preempting)
+    assert "root.a uses" in preempting[0]["why"] and "over its fair share" in preempting[0]["why"]
+
+
+def test_a_jobs_name_is_its_own_not_its_pools():
+    e, _ = make_engine()
+    e.add_app("app_7", "ann", queue="a", name="wordcount")
+    assert explain_app(e, "app_7")["name"] == "wordcount" and e.describe_apps()[0]["name"] == "wordcount"
+    e.add_app("app_8", "ann", queue="a")
+    assert explain_app(e, "app_8")["name"] is None

@@ -1,0 +1,86 @@
+"""Explain and dry-run over real HTTP: what holds a job back, and what a new
+allocation file would do, changing nothing."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from webtools import ALLOCATIONS, start
+
+
+@pytest.fixture
+def web(tmp_path):
+    running = start(tmp_path)
+    yield running
+    running.stop()
+
+
+def test_explain_a_pending_job_and_python_away(web):
+    r = httpx.get(f"{web.url}/api/v1/jobs/app_1/explain")
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["id"] == "app_1" and out["pool"] == "root.research" and out["state"] == "pending"
+    assert out["holds"] and all(h["message"] for h in out["holds"])
+    assert httpx.get(f"{web.url}/api/v1/jobs/nosuch/explain").status_code == 404
+    web.rm.state.update(in_fallback=True, reason="policy call timed out", since=1.0)
+    first = httpx.get(f"{web.url}/api/v1/jobs/app_1/explain").json()["holds"][0]
+    assert first["code"] == "python_away" and "timed out" in first["message"]
+
+
+def test_dry_run_shows_shares_before_and_after_and_changes_nothing(web):
+    pools_before = httpx.get(f"{web.url}/api/v1/pools").json()
+    new = ALLOCATIONS.replace('<queue name="research"/>', '<queue name="research"><weight>6</weight></queue>')
+    r = httpx.post(f"{web.url}/api/v1/config/dry-run", content=new)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["valid"] and out["errors"] == [] and out["share_rule"] == "yarn"
+    rows = {p["pool"]: p for p in out["pools"]}
+    research = rows["root.research"]
+    assert research["weight_before"] == 1 and research["weight_after"] == 6
+    assert research["fair_share_after"]["memory_mb"] > research["fair_share_before"]["memory_mb"]
+    assert rows["root.prod"]["fair_share_after"]["memory_mb"] < rows["root.prod"]["fair_share_before"]["memory_mb"]
+    # prod holds containers over its new fair share: they would become preemptable.
+    assert any(c["pool"] == "root.prod" for c in out["newly_preemptable"]), out["newly_preemptable"]
+    assert httpx.get(f"{web.url}/api/v1/pools").json() == pools_before
+    assert httpx.get(f"{web.url}/api/v1/config").json()["content"] == ALLOCATIONS
+
+
+def test_dry_run_of_a_broken_or_refused_file(web):
+    out = httpx.post(f"{web.url}/api/v1/config/dry-run", content="<allocations><queue name='a'><weight>x"
+                     "</weight></queue></allocations>").json()
+    assert not out["valid"] and out["errors"] and out["errors"][0].startswith("allocations.xml:1:")
+    # research holds jobs: making it a parent would strand them, so a reload would be refused.
+    refused = ALLOCATIONS.replace('<queue name="research"/>', '<queue name="research"><queue name="x"/></queue>')
+    out = httpx.post(f"{web.url}/api/v1/config/dry-run", content=refused).json()
+    assert not out["valid"] and "cannot become a parent pool" in out["conflicts"][0]
+    assert httpx.post(f"{web.url}/api/v1/config/dry-run", content=b"\xff\xfe").status_code == 400
+
+
+def slotwise(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "slotwise.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_explain_and_diff_commands_ask_the_running_server(web, tmp_path):
+    server = web.url.removeprefix("http://")
+    r = slotwise("explain", "app_1", "--server", server)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("app_1, user alice, pool root.research: pending") and "held back by:" in r.stdout
+    r = slotwise("explain", "nosuch", "--server", server)
+    assert r.returncode == 1 and r.stderr.strip() == "slotwise explain: unknown job nosuch"
+    new = tmp_path / "new.xml"
+    new.write_text(ALLOCATIONS.replace('<queue name="other"/>', '<queue name="other"/><queue name="fresh"/>')
+                   .replace('<queue name="research"/>', '<queue name="research"><weight>6</weight></queue>'))
+    r = slotwise("diff", str(new), "--server", server)
+    assert r.returncode == 0, r.stderr
+    lines = {line.split()[0]: line for line in r.stdout.splitlines()[2:] if line.startswith("root")}
+    assert "1 -> 6" in lines["root.research"] and lines["root.fresh"].endswith("(added)")
+    assert "would become preemptable" in r.stdout
+    new.write_text("<allocations><queue name='a'><weight>x</weight></queue></allocations>")
+    r = slotwise("diff", str(new), "--server", server)
+    assert r.returncode == 1 and r.stderr.startswith("allocations.xml:1:")
+    r = slotwise("explain", "app_1", "--server", "127.0.0.1:1")
+    assert r.returncode == 1 and "no Slotwise server answers at http://127.0.0.1:1" in r.stderr
