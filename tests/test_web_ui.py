@@ -110,3 +110,121 @@ def test_a_banner_shows_while_the_resourcemanager_schedules_without_python(brows
     web.rm.state.update(registered=False, connected=False)  # the RM let this server go
     page.locator("#away-banner").wait_for(timeout=5000)
     page.close()
+
+
+def test_the_cluster_and_the_jobs_names_are_shown(browser, web):
+    web.core._engine.apps["app_1"].label = "word count"  # what the shim's name field sets
+    page = browser.new_page()
+    page.goto(web.url)
+    assert page.locator("#cluster-nodes").inner_text() == "2 nodes"
+    assert text(page, "#cluster-capacity") == "8192 MB, 8 vcores"
+    assert text(page, "#cluster-usage") == "4096 MB, 4 vcores"
+    assert "(50% of the memory)" in text(page, "#cluster")
+    # Above the pools and the allocation file.
+    assert page.locator("#cluster").bounding_box()["y"] < page.locator("#config").bounding_box()["y"]
+    named = page.locator("#jobs tr[data-job='app_1']")
+    assert named.locator(".job-name").inner_text() == "word count"
+    assert named.locator(".job-id").inner_text() == "app_1"
+    plain = page.locator("#jobs tr[data-job='app_2']")
+    assert plain.locator(".job-name").inner_text() == "app_2" and plain.locator(".job-id").count() == 0
+    web.heartbeat("n2")  # the usage follows without a reload
+    page.locator("#cluster-usage", has_text="8192").wait_for(timeout=5000)
+    page.close()
+
+
+def text(page, selector: str) -> str:
+    return " ".join(page.locator(selector).inner_text().split())  # NBSPs and line breaks as spaces
+
+
+WIDE = """<?xml version="1.0"?>
+<allocations>
+  <queue name="production">
+    <weight>3.5</weight><minResources>262144 mb, 256 vcores</minResources>
+    <queue name="etl-nightly"><weight>2</weight><minResources>131072 mb, 128 vcores</minResources></queue>
+    <queue name="dashboards-realtime"><schedulingPolicy>fifo</schedulingPolicy></queue>
+  </queue>
+  <queue name="research"><queue name="machine-learning"><queue name="feature-engineering"/></queue></queue>
+  <queue name="adhoc"><maxResources>50%</maxResources></queue>
+  <queue name="users" type="parent"/>
+  <queuePlacementPolicy><rule name="specified" create="true"/><rule name="user"/></queuePlacementPolicy>
+</allocations>
+"""
+
+# Every table cell's content inside its box, and the table inside the window.
+MEASURE = """(selector) => {
+  const t = document.querySelector(selector);
+  const out = {right: t.getBoundingClientRect().right, window: window.innerWidth,
+               page: document.documentElement.scrollWidth, columns: t.querySelectorAll("thead th").length,
+               cells: 0, overflowing: []};
+  for (const c of t.querySelectorAll("th, td")) {
+    out.cells++;
+    const box = c.getBoundingClientRect();
+    const range = document.createRange();
+    range.selectNodeContents(c);
+    const content = range.getBoundingClientRect();
+    if (c.scrollWidth > c.clientWidth || content.right > box.right + 0.5 || content.left < box.left - 0.5
+        || box.right > window.innerWidth)
+      out.overflowing.push([c.innerText.slice(0, 60), c.scrollWidth, c.clientWidth]);
+  }
+  return out;
+}"""
+
+
+@pytest.fixture
+def wide(tmp_path):
+    """A 64-node cluster (128 GB each), nested pools with long names, jobs in each."""
+    from slotwise.admin import AdminToken, SchedulerService
+    from slotwise.bridge.server import start_http
+    from slotwise.clock import ManualClock
+    from slotwise.config.watcher import load_with_status
+    from slotwise.core import PolicyCore
+    from slotwise.settings import EngineSettings
+    from slotwise.web.app import create_app
+    from webtools import FakeRM, free_port
+    from wiretools import app, node, payload, req
+
+    path = tmp_path / "allocations.xml"
+    path.write_text(WIDE)
+    config, status = load_with_status(str(path))
+    clock = ManualClock(100.0)
+    core = PolicyCore(config, EngineSettings(node_locality_delay=0, rack_locality_delay=0), clock)
+    nodes = [node(f"n{i:03d}", f"worker-{i:03d}.example.com", f"/rack{i // 16}", 131072, 32) for i in range(64)]
+    queues = [("root.production.etl-nightly", "etl"), ("root.production.dashboards-realtime", "dash"),
+              ("root.research.machine-learning.feature-engineering", "alice"), ("root.adhoc", "bob"),
+              ("root.users.christopher-longname", "christopher-longname")]
+    core.handle_heartbeat(payload(nodes=nodes, node="n000", apps=[
+        app(f"application_1700000000000_{i:04d}", q, [req(0, 4096, 1, 900)], user=u, submit_ms=i)
+        for i, (q, u) in enumerate(queues)]))
+    for i in range(1, 40):
+        core.handle_heartbeat(payload(node=f"n{i:03d}"))
+    core.handle_update(payload())
+    clock.advance(1234.5)  # long waits: wide "Below" cells where a pool is below
+    core.handle_update(payload())
+    port = free_port()
+    server = start_http(create_app(SchedulerService(core, status, FakeRM()), AdminToken(TOKEN), None,
+                                   refresh_seconds=60), "127.0.0.1", port)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+
+
+def test_the_pools_table_fits_a_1400px_window_with_nothing_cut_off(browser, wide):
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(wide)
+    pools = page.evaluate(MEASURE, "#pools")
+    assert pools["columns"] == 11 and pools["cells"] == 11 * 10  # the header and nine pools
+    assert pools["right"] <= pools["window"], pools
+    assert pools["page"] <= pools["window"], "the page scrolls sideways"
+    assert pools["overflowing"] == []
+    # Every name whole (breaks only after dots), every column's figures there.
+    row = page.locator("#pools tr[data-pool='root.research.machine-learning.feature-engineering']")
+    assert row.locator("td.pool").inner_text().replace("\n", "") == "root.research.machine-learning.feature-engineering"
+    assert " ".join(row.locator("td").nth(7).inner_text().split()) == "3686400 MB, 900 vcores"  # demand
+    # The jobs table too, also with the admin controls.
+    assert page.evaluate(MEASURE, "#jobs")["overflowing"] == []
+    page.fill("#login input[name=admin_token]", TOKEN)
+    page.click("#login button")
+    page.locator("button.move").first.wait_for(timeout=5000)
+    for table in ("#pools", "#jobs"):
+        m = page.evaluate(MEASURE, table)
+        assert m["right"] <= m["window"] and m["page"] <= m["window"] and m["overflowing"] == [], (table, m)
+    page.close()

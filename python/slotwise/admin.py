@@ -52,13 +52,31 @@ class SchedulerService:
 
     # ------------------------------------------------------------------ reads
     def pools(self) -> list[dict]:
-        return self.core.pools()
+        """Each pool, with how long it has been below its min share and its
+        fair-share threshold: 0 unless it is below now; None while below but
+        not timed (the engine times leaf pools, and only with preemption on)."""
+        rows = self.core.pools()
+        parents = {r["parent"] for r in rows}
+        timed = bool(self.core.settings.preemption)
+        for r in rows:
+            for below, since in (("below_min_share", "min_share_starved_for"),
+                                 ("below_fair_share", "fair_share_starved_for")):
+                r[below] = bool(r.get(below))
+                if not r[below]:
+                    r[since] = 0.0
+                elif not timed or r["pool"] in parents:
+                    r[since] = None
+        return rows
 
     def jobs(self) -> list[dict]:
         return self.core.jobs()
 
     def leaf_pools(self) -> list[str]:
         return self.core.leaf_pools()
+
+    def cluster(self) -> dict:
+        """The cluster as Python sees it: capacity, nodes, usage, share rule."""
+        return self.core.cluster()
 
     def config(self) -> dict:
         d = self.status.to_dict()

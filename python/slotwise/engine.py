@@ -864,6 +864,7 @@ class Engine:
         rows = []
         for p in self.root.walk():
             since_min, since_fair = self.starvation(p, now)
+            dims = p.parent.policy.dimensions if p.parent else ("memory_mb",)  # as _preempt compares
             rows.append({
                 "pool": p.name,
                 "parent": p.parent.name if p.parent else None,
@@ -880,6 +881,10 @@ class Engine:
                 "dynamic": p.dynamic,
                 "min_share_starved_for": since_min if p.min_share.any_positive() else 0.0,
                 "fair_share_starved_for": since_fair,
+                # Below now: usage under min(min share, demand), resp. min(threshold x fair share, demand).
+                "below_min_share": not _at_least(p.usage, p.min_share.min(p.demand), dims),
+                "below_fair_share": not _at_least(p.usage, (p.fair_share * p.fair_share_threshold).min(p.demand),
+                                                  dims),
             })
         return rows
 

@@ -73,6 +73,11 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         """Every job the scheduler knows, oldest first."""
         return _finite(service.jobs())
 
+    @app.get("/api/v1/cluster", response_model=schemas.ClusterOut, tags=["read"])
+    def get_cluster():
+        """The cluster as the scheduler sees it: capacity, nodes, usage."""
+        return _finite(service.cluster())
+
     @app.get("/api/v1/config", response_model=schemas.ConfigOut, tags=["read"])
     def get_config():
         """The allocation file in force, when it was loaded, and the errors of
@@ -139,6 +144,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
             "link": link, "link_since": views.when(link.get("since")),
             "request": request, "version": __version__, "refresh": refresh_seconds,
             "pools": views.pool_rows(service.pools()), "jobs": views.job_rows(service.jobs()),
+            "cluster": views.cluster_line(service.cluster()),
             "targets": service.leaf_pools(), "config": service.config(),
             "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),
             "preemptions": views.preemption_rows(service.preemptions()[:20]),

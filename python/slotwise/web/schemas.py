@@ -26,8 +26,21 @@ class PoolOut(BaseModel):
     running_apps: int
     apps: int
     dynamic: bool
-    min_share_starved_for: float = Field(description="seconds below min share (0: not starved)")
-    fair_share_starved_for: float = Field(description="seconds below the fair-share threshold")
+    below_min_share: bool = Field(description="usage is below min(min share, demand) now")
+    below_fair_share: bool = Field(description="usage is below min(threshold x fair share, demand) now")
+    min_share_starved_for: float | None = Field(description="seconds it has been below min(min share, demand): "
+                                                "0 when it is not below; null when below but not timed "
+                                                "(preemption off, or a parent pool)")
+    fair_share_starved_for: float | None = Field(description="seconds it has been below min(threshold x fair "
+                                                 "share, demand): 0 when it is not below; null when below but "
+                                                 "not timed (preemption off, or a parent pool)")
+
+
+class ClusterOut(BaseModel):
+    capacity: Amount = Field(description="the sum of the nodes' resources")
+    nodes: int = Field(description="NodeManagers the scheduler knows")
+    usage: Amount = Field(description="held by running containers")
+    share_rule: str = Field(description='fair shares by "yarn" or "design" (see /api/v1/config)')
 
 
 class JobOut(BaseModel):

@@ -6,13 +6,16 @@ from __future__ import annotations
 import time
 
 
+NBSP = "\u00a0"  # inside "123 MB": a narrow column breaks an amount only after its comma
+
+
 def amount(r: dict | None, slots: bool = False) -> str:
     if not r:
         return "-"
     mem, vc = r.get("memory_mb", 0), r.get("vcores", 0)
     if mem == float("inf") or vc == float("inf"):
         return "unlimited"
-    return f"{mem:.0f} MB, {round(vc, 1):g} vcores"
+    return f"{mem:.0f}{NBSP}MB, {round(vc, 1):g}{NBSP}vcores"
 
 
 def seconds(x: float | None) -> str:
@@ -20,11 +23,20 @@ def seconds(x: float | None) -> str:
         return "-"
     if x == float("inf"):
         return "never"
-    return f"{x:.1f} s"
+    return f"{x:.1f}{NBSP}s"
 
 
 def when(ts: float | None) -> str:
     return "-" if not ts else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def below(row: dict, flag: str, since: str) -> str:
+    """A pool's "below its share" cell: "-" unless it is below now; then
+    for how long when that is timed, else "yes"."""
+    if not row.get(flag):
+        return "-"
+    x = row.get(since)
+    return "yes" if x is None else seconds(x)
 
 
 def pool_rows(pools: list[dict]) -> list[dict]:
@@ -33,15 +45,23 @@ def pool_rows(pools: list[dict]) -> list[dict]:
         "min_share": amount(p["min_share"]), "fair_share": amount(p["fair_share"]),
         "steady_fair_share": amount(p["steady_fair_share"]), "usage": amount(p["usage"]),
         "demand": amount(p["demand"]), "running_apps": p["running_apps"], "apps": p["apps"],
-        "min_starved": seconds(p["min_share_starved_for"]) if p["min_share_starved_for"] else "-",
-        "fair_starved": seconds(p["fair_share_starved_for"]) if p["fair_share_starved_for"] >= 0.05 else "-",
+        "min_starved": below(p, "below_min_share", "min_share_starved_for"),
+        "fair_starved": below(p, "below_fair_share", "fair_share_starved_for"),
         "recovery": p.get("recovery", False),
     } for p in pools if p["pool"] != "root"]
 
 
+def cluster_line(c: dict) -> dict:
+    cap, use = c["capacity"], c["usage"]
+    mem = cap.get("memory_mb") or 0
+    return {"nodes": c["nodes"], "capacity": amount(cap), "usage": amount(use),
+            "used_pct": f"{100 * use.get('memory_mb', 0) / mem:.0f}%" if mem else "-"}
+
+
 def job_rows(jobs: list[dict]) -> list[dict]:
     return [{
-        "id": j["id"], "user": j["user"], "pool": j["pool"], "priority": j["priority"],
+        "id": j["id"], "name": j.get("name") or j["id"], "named": bool(j.get("name")), "user": j["user"],
+        "pool": j["pool"], "priority": j["priority"],
         "running": j["running_containers"], "usage": amount(j["usage"]), "demand": amount(j["demand"]),
         "fair_share": amount(j["fair_share"]), "locality": j["locality_level"].replace("_", "-"),
         "wait": seconds(j["locality_wait"]), "runnable": j["runnable"], "moving_to": j.get("moving_to"),
