@@ -12,8 +12,10 @@ until a good version arrives.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
+import math
 import os
 import threading
 import time
@@ -22,7 +24,7 @@ from typing import Callable
 
 from .errors import ConfigError, ConfigErrors
 from .loader import parse_allocations
-from .model import AllocationConfig
+from .model import AllocationConfig, PlacementRule, QueueConfig, ResourceSpec
 
 log = logging.getLogger("slotwise.reload")
 
@@ -68,6 +70,7 @@ class ConfigWatcher:
         self._stop = threading.Event()
         self._observer = None
         self._ticker: threading.Thread | None = None
+        self._config: AllocationConfig | None = None  # the last one handed over
 
     # -------------------------------------------------------------- running
     def start(self) -> None:
@@ -177,14 +180,26 @@ class ConfigWatcher:
             self._failed(str(e).splitlines(), digest)
             self._seen = None  # the same content may fit once the jobs are gone
             return False
+        previous = self._in_force()
         s = self.status
         s.loaded_at, s.sha256, s.text = time.time(), digest, text
         s.errors, s.error_at, s.warnings = [], None, list(config.warnings)
         s.reloads += 1
-        log.info("reloaded %s", self.status.path)
+        self._config = config
+        log.info("%s", reload_message(self.status.path, previous, config))
         for w in config.warnings:
             log.warning("%s", w)
         return True
+
+    def _in_force(self) -> AllocationConfig | None:
+        """The config in force before this reload: the last one handed over,
+        else the start-up file's (parsed again from its text)."""
+        if self._config is None and self.status.text:
+            try:
+                self._config = parse_allocations(self.status.text.encode("utf-8"), self.status.path)
+            except Exception:  # it loaded once; if not now, the log line just says less
+                log.debug("cannot parse the previous %s again", self.status.path, exc_info=True)
+        return self._config
 
     def _failed(self, errors: list[str], digest) -> None:
         s = self.status
@@ -194,6 +209,125 @@ class ConfigWatcher:
             log.error("allocation file not reloaded, keeping the last good one: %s", e)
         if self.on_error:
             self.on_error(errors)
+
+
+# ------------------------------------------------- what a reload changed
+def _elements(fmt: str) -> tuple[dict[str, str], dict[str, str], str]:
+    """The file format's own element names for the queue (pool) fields, the
+    top-level fields and a user's limit, from its parser's tables; fields a
+    format derives (an MRv1 pool's min resources are its minMaps) have none."""
+    if fmt == "mrv1":
+        from . import mrv1_xml as parser
+
+        queue, top = parser.POOL_FIELDS, parser.TOP_FIELDS
+    else:
+        from . import yarn_xml as parser
+
+        queue, top = parser.QUEUE_FIELDS, parser.TOP_FIELDS
+
+    def by_field(table, cls) -> dict[str, str]:
+        known = {f.name for f in dataclasses.fields(cls)}
+        out: dict[str, str] = {}
+        for element, (name, _check) in table.items():
+            if isinstance(name, str) and name in known and name not in out:  # the first name; aliases after it
+                out[name] = element
+        return out
+
+    return (by_field(queue, QueueConfig), by_field(top, AllocationConfig), next(iter(parser.USER_FIELDS)))
+
+
+def _value(v) -> str:
+    if v is None:
+        return "unset"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "infinite" if math.isinf(v) else f"{v:g}"
+    if isinstance(v, ResourceSpec):
+        parts = []
+        for dim, unit in (("memory", "mb"), ("vcores", "vcores")):
+            absolute = getattr(v, "memory_mb" if dim == "memory" else "vcores")
+            pct = getattr(v, f"{dim}_pct")
+            if absolute is not None:
+                parts.append(f"{absolute:g} {unit}")
+            elif pct is not None:
+                parts.append(f"{dim} {pct:g}%")
+        return ", ".join(parts) or "unlimited"
+    return str(v)
+
+
+def _settings(obj, elements: dict[str, str]) -> dict[str, str]:
+    """The values a queue (or the file's top level) sets, as text, by
+    element name; a queue's weight first, as an operator reads it."""
+    out = {}
+    if isinstance(obj, QueueConfig) and "min_resources" in elements:  # YARN: the type="parent" attribute
+        out["type"] = "parent" if obj.is_parent else "leaf"
+    for name in sorted(elements, key=lambda n: n != "weight"):
+        out[elements[name]] = _value(getattr(obj, name))
+    return out
+
+
+def _rule(r: PlacementRule) -> str:
+    args = [f"create={'true' if r.create else 'false'}"] if r.name not in ("default", "reject") else []
+    if r.queue:
+        args.append(f"queue={r.queue}")
+    if r.parent is not None:
+        args.append(f"parent={_rule(r.parent)}")
+    return f"{r.name}({', '.join(args)})" if args else r.name
+
+
+def _diff(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    return [f"{k} {before.get(k, 'unset')} -> {after.get(k, 'unset')}" for k in after | before
+            if before.get(k, "unset") != after.get(k, "unset")]
+
+
+def describe_changes(old: AllocationConfig, new: AllocationConfig) -> list[str]:
+    """What a reload changes, in the file's own words, one item per pool or
+    setting: ``added root.x``, ``removed root.y``,
+    ``root.prod weight 2 -> 3, maxRunningApps 4 -> 6``.  Comments, layout,
+    line numbers and the order of pools are no change."""
+    out: list[str] = []
+    if old.format != new.format:
+        out.append(f"format {old.format} -> {new.format}")
+    queue_el, top_el, user_el = _elements(new.format)
+    before: dict[str, QueueConfig] = old.queues()
+    after: dict[str, QueueConfig] = new.queues()
+    added = [q for q in after if q not in before]
+    removed = [q for q in before if q not in after]
+    if added:
+        out.append("added " + ", ".join(added))
+    if removed:
+        out.append("removed " + ", ".join(removed))
+    for name, q in after.items():
+        if name in before:
+            changed = _diff(_settings(before[name], queue_el), _settings(q, queue_el))
+            if changed:
+                out.append(f"{name} " + ", ".join(changed))
+    changed = _diff(_settings(old, top_el), _settings(new, top_el))
+    if changed:
+        out.append(", ".join(changed))
+    for user in sorted(set(old.users) | set(new.users)):
+        a = old.users.get(user)
+        b = new.users.get(user)
+        va = _value(a.max_running_apps) if a else "unset"
+        vb = _value(b.max_running_apps) if b else "unset"
+        if va != vb:
+            out.append(f"user {user} {user_el} {va} -> {vb}")
+    rules_before = [_rule(r) for r in old.placement_rules]
+    rules_after = [_rule(r) for r in new.placement_rules]
+    if rules_before != rules_after:
+        out.append(f"queuePlacementPolicy {' > '.join(rules_before) or 'unset'} -> "
+                   f"{' > '.join(rules_after) or 'unset'}")
+    return out
+
+
+def reload_message(path: str, old: AllocationConfig | None, new: AllocationConfig) -> str:
+    """The log line of a good reload: the file and what changed."""
+    if old is None:
+        return f"reloaded {path}"
+    changes = describe_changes(old, new)
+    return f"reloaded {path}: " + ("; ".join(changes) if changes else "nothing that takes effect changed "
+                                  "(comments or layout only)")
 
 
 def load_with_status(path: str) -> tuple[AllocationConfig, ConfigStatus]:
