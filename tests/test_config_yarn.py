@@ -767,7 +767,8 @@ def test_placement_quirks_yarn_accepts():
         (3, 'unknown attribute "queue" on <rule> in rule "user" is ignored, as YARN ignores it'),
         (3, 'create of rule "user" is "yes": YARN reads anything but "true" as false'),
         (4, "nestedUserQueue has 2 nested rules: YARN uses the last one"),
-        (5, 'queue "a..b" of the default rule is not a valid queue name: YARN uses root.default'),
+        (5, 'queue "a..b" of the default rule is not a valid queue name: YARN keeps it and fails (an exception '
+            "in the scheduler) on the first app it places there; Slotwise uses root.default"),
     ]
     rules = parse(body).placement_rules
     assert rules[0].create is False and rules[1].parent.name == "secondaryGroupExistingQueue"

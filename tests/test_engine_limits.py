@@ -82,16 +82,23 @@ def test_nested_user_queue_and_secondary_group_and_default():
     assert e.add_app("b", "bob", groups=["bob", "nobody"]) == "root.catchall"
 
 
-def test_submit_acl_makes_a_rule_fall_through():
+def test_closed_acls_reject_the_app_as_yarn_does():
+    """YARN 3.5 checks ACLs after placement: a queue closed to the user
+    rejects the app (no next rule); submit or administer access will do."""
     rules = [PlacementRule("specified", create=False), PlacementRule("default", queue="root.public")]
-    cfg = make_config({"secret": {"acl_submit_apps": "alice"}, "public": {"acl_submit_apps": "*"}},
-                      placement_rules=rules)
-    cfg.root.acl_submit_apps = " "  # nobody at root, so child ACLs decide
+    cfg = make_config({"secret": {"acl_submit_apps": "alice", "acl_administer_apps": " ops"},
+                       "public": {"acl_submit_apps": "*"}}, placement_rules=rules)
+    cfg.root.acl_submit_apps = " "  # root's unset ACLs let everyone in: both closed, child ACLs decide
     from slotwise.engine import Engine
     e = Engine(cfg)
+    assert e.place_app("mallory", "secret") == "root.secret"  # root still open to administer
+    cfg.root.acl_administer_apps = " "
+    e = Engine(cfg)
     assert e.add_app("a", "alice", queue="secret") == "root.secret"
-    assert e.add_app("b", "mallory", queue="secret") == "root.public"
-    assert e.add_app("c", "mallory", groups=["x"], queue="root.elsewhere") == "root.public"
+    assert e.add_app("b", "olga", queue="secret", groups=["ops"]) == "root.secret"
+    with pytest.raises(PlacementRejected, match="may not submit to root.secret"):
+        e.add_app("c", "mallory", queue="secret")
+    assert e.add_app("d", "mallory", groups=["x"], queue="root.elsewhere") == "root.public"
 
 
 def test_move_app_transfers_usage_and_changes_order():

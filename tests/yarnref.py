@@ -31,7 +31,8 @@ def unavailable() -> str | None:
 
 
 class YarnReference:
-    """ask(file, memory_mb, vcores, active) -> YARN's verdict, queues and warnings."""
+    """ask(file, memory_mb, vcores, active) -> YARN's verdict, queues and warnings;
+    place(file, groups, apps) -> where YARN puts each app (or why not)."""
 
     def __init__(self) -> None:
         java = find_java()
@@ -52,11 +53,23 @@ class YarnReference:
                                      bufsize=1)
 
     def ask(self, xml: str, memory_mb: int = 0, vcores: int = 0, active: list[str] | tuple[str, ...] = ()) -> dict:
+        return self._request(xml, {"memory_mb": memory_mb, "vcores": vcores, "active": list(active)})
+
+    def place(self, xml: str, groups: dict[str, list[str]], apps: list[tuple[str, str | None]]) -> dict:
+        """Each (user, requested queue or None) in turn, as the RM submits it:
+        ``placements`` rows hold ``queue`` (where the rules put it), ``existed``
+        (false: YARN created it) and ``configured`` (declared in the file),
+        and ``rejected`` (why) if YARN refused the app; then ``queue`` only if
+        a rule placed it (the queue was no leaf, could not be made, or its
+        ACLs said no). Users' groups come only from ``groups``."""
+        apps = [{"user": user, "queue": queue} for user, queue in apps]
+        return self._request(xml, {"place": {"groups": groups, "apps": apps}})
+
+    def _request(self, xml: str, fields: dict) -> dict:
         self._n += 1
         path = self._files / f"case-{self._n}.xml"
         path.write_text(xml)
-        self.proc.stdin.write(json.dumps({"file": str(path), "memory_mb": memory_mb, "vcores": vcores,
-                                          "active": list(active)}) + "\n")
+        self.proc.stdin.write(json.dumps({"file": str(path), **fields}) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:

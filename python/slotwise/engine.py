@@ -22,7 +22,7 @@ from .cluster import (LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App, C
                       Request)
 from .config.model import AllocationConfig, default_config
 from .decisions import Assignment, Preemption
-from .placement import PlacementRejected, acl_allows, place, queue_path
+from .placement import PlacementRejected, may_submit, place, queue_path, valid_queue_name
 from .policies import get_policy
 from .pool import Pool
 from .resources import ZERO, Resource
@@ -145,7 +145,7 @@ class Engine:
     # ------------------------------------------------------------------ pools
     def _can_create(self, name: str) -> bool:
         parts = name.split(".")
-        if parts[0] != "root" or any(not p.strip() for p in parts):
+        if parts[0] != "root" or not valid_queue_name(name):
             return False
         for i in range(len(parts) - 1, 0, -1):
             anc = self.pools.get(".".join(parts[:i]))
@@ -158,7 +158,7 @@ class Engine:
         can: root and parent pools hold no jobs, and a pool holding jobs
         never becomes a parent, whoever asks."""
         parts = name.split(".")
-        if parts[0] != "root" or any(not p.strip() for p in parts):
+        if parts[0] != "root" or not valid_queue_name(name):
             return f"{name!r} is not a valid pool name"
         if name == "root":
             return "root is the parent of every pool; jobs go in leaf pools"
@@ -194,18 +194,11 @@ class Engine:
         return pool
 
     def _may_submit(self, name: str, user: str, groups: Sequence[str]) -> bool:
-        """Hadoop's rule: access to a queue or any queue above it is enough;
-        root's ACL is everyone unless the file says otherwise."""
-        parts = name.split(".")
-        for i in range(len(parts), 0, -1):
-            pool = self.pools.get(".".join(parts[:i]))
-            acl = pool.acl_submit if pool is not None else None
-            ok = acl_allows(acl, user, groups)
-            if ok:
-                return True
-            if i == 1 and ok is None:
-                return True
-        return False
+        def acls(n: str) -> tuple[str | None, str | None]:
+            pool = self.pools.get(n)
+            return (pool.acl_submit, pool.acl_administer) if pool is not None else (None, None)
+
+        return may_submit(name, user, groups, acls)
 
     def pool_exists(self, name: str) -> bool:
         return queue_path(name) in self.pools
@@ -246,18 +239,22 @@ class Engine:
         """Where the placement policy would put a new app (raises
         PlacementRejected); nothing changes until ``add_app``.  When
         ``recovering`` an app the RM already holds in a pool no job can be
-        in, rules that name such a pool fall through to the next."""
-        if recovering:
-            name = place(self.config.placement_rules, queue, user, tuple(groups),
-                         lambda n: self.pool_exists(n) and self.can_hold(n) is None,
-                         lambda n: self._can_create(n) and self.can_hold(n) is None, self._may_submit)
-        else:
-            name = place(self.config.placement_rules, queue, user, tuple(groups), self.pool_exists,
-                         self._can_create, self._may_submit)
-        pool = self.pools.get(name)
-        if pool is not None and pool.children:
-            raise PlacementRejected(f"{name} is a parent pool; apps go in leaf pools")
-        return name
+        in, rules that name such a pool (or one its ACLs close to the user)
+        fall through to the next."""
+        pools = self.pools
+        return place(self.config.placement_rules, queue, user, tuple(groups),
+                     configured=lambda n: n in pools and not pools[n].dynamic,
+                     leaf=lambda n: n in pools and pools[n].is_leaf, problem=self._placement_problem,
+                     may_submit=self._may_submit, passing=recovering)
+
+    def _placement_problem(self, name: str) -> str | None:
+        """Why a new app cannot go to pool ``name``: as can_hold, and a new
+        pool only under root or a parent pool (YARN never turns a leaf into
+        a parent for an app)."""
+        why = self.can_hold(name)
+        if why is None and name not in self.pools and not self._can_create(name):
+            return f"no pool {name}, and it cannot be made under a leaf pool"
+        return why
 
     def add_app(self, app_id: str, user: str, queue: str | None = None, priority: int = 0,
                 groups: Sequence[str] = (), submit_time: float | None = None,

@@ -19,18 +19,25 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.net.NodeBase;
+import org.apache.hadoop.security.Groups;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContextImpl;
+import org.apache.hadoop.yarn.server.resourcemanager.placement.ApplicationPlacementContext;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.FSPlacementRule;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.PlacementManager;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.PlacementRule;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
+import org.apache.hadoop.yarn.util.Records;
 import org.apache.log4j.AppenderSkeleton;
 import org.apache.log4j.Level;
 import org.apache.log4j.LogManager;
@@ -49,6 +56,14 @@ import org.apache.log4j.spi.LoggingEvent;
  * as YARN holds them: weights, limits, policies, fair and steady shares after
  * one update on a single node of the given size), plus every warning YARN
  * logged while loading.
+ *
+ * <p>With "place": {"groups": {USER: [GROUP, ...]}, "apps": [{"user": U,
+ * "queue": Q or null}, ...]} the answer has "placements" instead: each app
+ * in turn goes through the RM's PlacementManager (the rules FairScheduler
+ * set up from the file) and then, as FairScheduler.addApplication does,
+ * into its leaf queue (created if missing) past the queue's ACLs; an
+ * admitted app keeps its queue for the apps after it. Groups come only from
+ * the given static mapping (hadoop.user.group.static.mapping.overrides).
  */
 public final class YarnFairReference {
   private static final List<String> WARNINGS = new ArrayList<>();
@@ -105,6 +120,8 @@ public final class YarnFairReference {
     conf.set("yarn.scheduler.fair.allocation.file", (String) req.get("file"));
     conf.setBoolean("yarn.scheduler.fair.preemption", false);
     conf.setLong("yarn.scheduler.fair.allocation.file.reload-interval-ms", Long.MAX_VALUE);
+    Map<String, Object> place = (Map<String, Object>) req.get("place");
+    useGroups(conf, place == null ? Map.of() : (Map<String, List<String>>) place.get("groups"));
     FairScheduler fs = new FairScheduler();
     RMContextImpl context = new RMContextImpl();
     context.setYarnConfiguration(conf);
@@ -122,6 +139,12 @@ public final class YarnFairReference {
     }
     answer.put("ok", true);
     answer.put("warnings", new ArrayList<>(WARNINGS));
+    if (place != null) {
+      answer.put("placements", place(fs, context, (List<Map<String, Object>>) place.get("apps")));
+      answer.put("groups_seen", groupsSeen(fs, (Map<String, List<String>>) place.get("groups")));
+      fs.stop();
+      return answer;
+    }
     long mb = ((Number) req.getOrDefault("memory_mb", 0)).longValue();
     int vcores = ((Number) req.getOrDefault("vcores", 0)).intValue();
     if (mb > 0) {
@@ -185,6 +208,90 @@ public final class YarnFairReference {
     answer.put("placement", rules);
     fs.stop();
     return answer;
+  }
+
+  /**
+   * Groups from a static mapping only: the mapping service is a static
+   * singleton (placement rules fetch it at initialisation, UGI at its own),
+   * so it is rebuilt from this configuration and UGI pointed at it again.
+   */
+  private static void useGroups(Configuration conf, Map<String, List<String>> groups) {
+    StringBuilder mapping = new StringBuilder("dr.who=");
+    groups.forEach((user, gs) -> mapping.append(';').append(user).append('=').append(String.join(",", gs)));
+    conf.set("hadoop.security.group.mapping", "org.apache.hadoop.security.NullGroupsMapping");
+    conf.set("hadoop.user.group.static.mapping.overrides", mapping.toString());
+    Groups.getUserToGroupsMappingServiceWithLoadedConfiguration(conf);
+    UserGroupInformation.setConfiguration(conf);
+  }
+
+  /** The groups the placement rules (the service) and the ACL check (UGI) see. */
+  private static Map<String, Object> groupsSeen(FairScheduler fs, Map<String, List<String>> groups) {
+    Map<String, Object> out = new TreeMap<>();
+    Groups service = Groups.getUserToGroupsMappingService(fs.getConfig());
+    for (String user : groups.keySet()) {
+      List<Object> seen = new ArrayList<>();
+      try {
+        seen.add(new ArrayList<>(service.getGroupsSet(user)));
+      } catch (Exception e) {
+        seen.add(e.getMessage());
+      }
+      seen.add(UserGroupInformation.createRemoteUser(user).getGroups());
+      out.put(user, seen);
+    }
+    return out;
+  }
+
+  private static List<Map<String, Object>> place(FairScheduler fs, RMContextImpl context,
+                                                 List<Map<String, Object>> apps) {
+    QueueManager queues = fs.getQueueManager();
+    List<Map<String, Object>> out = new ArrayList<>();
+    int n = 0;
+    for (Map<String, Object> app : apps) {
+      String user = (String) app.get("user");
+      String asked = (String) app.get("queue");
+      ApplicationId id = ApplicationId.newInstance(2, ++n);
+      ApplicationSubmissionContext asc = Records.newRecord(ApplicationSubmissionContext.class);
+      asc.setApplicationId(id);
+      asc.setQueue(asked == null ? "default" : asked); // as ClientRMService fills in a missing queue
+      Map<String, Object> row = new LinkedHashMap<>();
+      out.add(row);
+      ApplicationPlacementContext placed;
+      try {
+        placed = context.getQueuePlacementManager().placeApplication(asc, user);
+      } catch (YarnException e) {
+        row.put("rejected", e.getMessage());
+        continue;
+      }
+      if (placed == null) {
+        row.put("rejected", "application rejected by placement rules");
+        continue;
+      }
+      String name = placed.getFullQueuePath();
+      row.put("queue", name);
+      FSQueue before = queues.getQueue(name);
+      row.put("existed", before != null);
+      row.put("configured", before != null && !before.isDynamic());
+      // FairScheduler.addApplication from here: the leaf (made if missing), then the ACLs.
+      FSLeafQueue leaf;
+      try {
+        leaf = queues.getLeafQueue(name, true, id);
+      } catch (RuntimeException e) {
+        row.put("rejected", "creating the queue fails: " + chain(e));
+        continue;
+      }
+      if (leaf == null) {
+        row.put("rejected", name + " is not a leaf queue");
+      } else {
+        UserGroupInformation ugi = UserGroupInformation.createRemoteUser(user);
+        if (!leaf.hasAccess(QueueACL.SUBMIT_APPLICATIONS, ugi)
+            && !leaf.hasAccess(QueueACL.ADMINISTER_QUEUE, ugi)) {
+          row.put("rejected", "User " + user + " does not have permission to submit to queue " + name);
+          leaf.removeAssignedApp(id);
+        }
+      }
+      queues.removeEmptyDynamicQueues(); // as the update thread would: a rejected app leaves no queue
+    }
+    return out;
   }
 
   private static List<Long> pair(Resource r) {

@@ -351,29 +351,52 @@ def _check_policy_pairs(q: QueueConfig, default: str, rep: Reporter, parent_poli
 TERMINAL_IF_CREATE = frozenset({"user", "primaryGroup", "nestedUserQueue", "default"})
 
 
-#: Rules YARN 3.5 refuses inside nestedUserQueue (a user rule itself).
-NOT_NESTED = frozenset({"nestedUserQueue", "reject", "user"})
+#: Rules YARN 3.5 refuses as any rule's parent (the rule nested in it).
+NOT_PARENTS = frozenset({"nestedUserQueue", "reject"})
+#: Rules that take no parent rule in YARN 3.5.
+NO_PARENT = frozenset({"specified", "default", "reject"})
+#: YARN 3.5 runs nestedUserQueue as a user rule: a parent may not be its own type.
+_RULE_CLASS = {"nestedUserQueue": "user"}
+
+
+def _parent_problem(rule: PlacementRule) -> str | None:
+    """Why YARN 3.5 refuses this rule's nested (parent) rule, or None."""
+    parent = rule.parent
+    if parent is None:
+        return "nestedUserQueue needs a nested <rule> (its parent rule)" if rule.name == "nestedUserQueue" else None
+    if rule.name in NO_PARENT:
+        return f'rule "{rule.name}" takes no nested rule (YARN: no parent rule for it)'
+    if parent.name in NOT_PARENTS or _RULE_CLASS.get(parent.name, parent.name) == _RULE_CLASS.get(rule.name, rule.name):
+        return f'the rule inside {rule.name} cannot be "{parent.name}"'
+    return None
 
 
 def rule_is_terminal(rule: PlacementRule) -> bool:
     """Whether a rule always places or rejects, as YARN 3.5 decides it
     (YARN-8967): a rule with a parent rule only if the parent is too."""
-    if rule.name == "nestedUserQueue" and (rule.parent is None or rule.parent.name in NOT_NESTED):
+    if _parent_problem(rule):
         return False  # refused anyway, with its own error
     own = rule.name == "reject" or (rule.name in TERMINAL_IF_CREATE and rule.create)
     return own and (rule.parent is None or rule_is_terminal(rule.parent))
 
 
 def _queue_target(raw: str, line: int, rep: Reporter) -> str:
-    """The default rule's queue; YARN falls back to root.default for a bad one."""
-    parts = raw.split(".")
-    if not raw or any(not p or p != p.strip() for p in parts):
+    """The default rule's queue; YARN falls back to root.default for a name
+    with a dot or whitespace at either end, and keeps one with an empty or
+    spaced part inside, where it can never create a queue."""
+    if not raw or raw != raw.strip() or raw.startswith(".") or raw.endswith("."):
         rep.warn(line, f'queue "{raw}" of the default rule is not a valid queue name: YARN uses root.default')
+        return "root.default"
+    if any(not p or p != p.strip() for p in raw.split(".")):
+        rep.warn(line, f'queue "{raw}" of the default rule is not a valid queue name: YARN keeps it and fails '
+                       "(an exception in the scheduler) on the first app it places there; Slotwise uses root.default")
         return "root.default"
     return raw if raw == "root" or raw.startswith("root.") else "root." + raw
 
 
-def _parse_rule(el: etree._Element, rep: Reporter) -> PlacementRule | None:
+def _parse_rule(el: etree._Element, rep: Reporter, nested_in: str | None = None) -> PlacementRule | None:
+    """One <rule>; any rule but a parent (``nested_in``) may hold a nested
+    rule, its parent rule, as YARN 3.5 reads it (not only nestedUserQueue)."""
     line = el.sourceline
     name = el.get("name")
     if not name:
@@ -397,21 +420,21 @@ def _parse_rule(el: etree._Element, rep: Reporter) -> PlacementRule | None:
 
     nested = []
     for child in elements(el):
-        if child.tag == "rule" and name == "nestedUserQueue":
+        if child.tag == "rule" and nested_in is None:
             nested.append(child)
+        elif child.tag == "rule":
+            rep.warn(child.sourceline, f'a <rule> inside the parent rule of {nested_in} is ignored, as YARN ignores it')
         else:
             rep.warn(child.sourceline, unknown_element(child, where))
-    if name == "nestedUserQueue":
-        if not nested:
-            rep.error(line, "nestedUserQueue needs a nested <rule> (its parent rule)")
-        elif len(nested) > 1:
-            rep.warn(line, f"nestedUserQueue has {len(nested)} nested rules: YARN uses the last one")
-        if nested:
-            rule.parent = _parse_rule(nested[-1], rep)
-            if rule.parent and rule.parent.name in NOT_NESTED:
-                # YARN 3.5 runs nestedUserQueue as a user rule: a user parent is the same type.
-                rep.error(nested[-1].sourceline,
-                          f'the rule inside nestedUserQueue cannot be "{rule.parent.name}"')
+    if len(nested) > 1:
+        rep.warn(line, f"{name} has {len(nested)} nested rules: YARN uses the last one")
+    if nested:
+        rule.parent = _parse_rule(nested[-1], rep, nested_in=name)
+        if rule.parent is None:
+            return rule
+    problem = _parent_problem(rule) if nested_in is None else None
+    if problem:
+        rep.error(nested[-1].sourceline if nested else line, problem)
     return rule
 
 
