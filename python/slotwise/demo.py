@@ -47,6 +47,70 @@ def pool_table(core: PolicyCore) -> str:
     return "\n".join(lines)
 
 
+class PreemptionRecorder:
+    """Each container the policy takes back, from which pool, and for which:
+    the leaf pools below their min share or fair-share threshold at that
+    moment (the engine preempts for those).  Wraps the core's periodic pass."""
+
+    def __init__(self, core: PolicyCore) -> None:
+        self.rows: list[dict] = []
+        self._seen: set[str] = set()
+        inner = core.handle_update
+
+        def handle_update(msg):
+            result = inner(msg)
+            if result.preempt:
+                pools = core.pools()
+                parents = {p["parent"] for p in pools}
+                below = [p["pool"] for p in pools if p["pool"] not in parents
+                         and (p.get("below_min_share") or p.get("below_fair_share"))]
+                for p in result.preempt:
+                    if p.container_id not in self._seen:
+                        self._seen.add(p.container_id)
+                        self.rows.append({"container": p.container_id, "from": p.pool, "for": below,
+                                          "reason": p.reason})
+            return result
+
+        core.handle_update = handle_update
+
+
+def preemption_summary(rows: list[dict]) -> list[str]:
+    """How many containers were preempted, from which pools for which."""
+    if not rows:
+        return ["containers preempted: none (no pool stayed below its min share or its fair-share "
+                "threshold past its preemption timeout)"]
+    words = {"min_share": "min share", "fair_share": "fair share"}
+    groups = Counter((r["from"], ", ".join(r["for"]) or "no pool below its share any more",
+                      words.get(r["reason"], r["reason"])) for r in rows)
+    out = [f"containers preempted: {len(rows)}"]
+    for (src, dst, why), n in sorted(groups.items(), key=lambda kv: (-kv[1], kv[0])):
+        out.append(f"    {n} from {src} for {dst} ({why} preemption)")
+    return out
+
+
+def fallback_summary(link: dict, episodes: list[dict]) -> list[str]:
+    """The fallback count, in words: heartbeats the ResourceManager scheduled
+    with its own FIFO because Python was away."""
+    fifo = link.get("fallback_heartbeats")
+    if fifo is None:
+        fifo = sum(e.get("count", 0) for e in episodes)
+    total = link.get("heartbeats")
+    deadline = link.get("deadline_ms")
+    of = f" of {total} node heartbeats" if total else " node heartbeats"
+    share = f" ({100 * fifo / total:.1f}%)" if total else ""
+    away = ("not registered yet, still busy with the previous call, or no answer within the "
+            + (f"{deadline} ms deadline" if deadline else "shim's deadline"))
+    if not fifo:
+        return [f"fallback: 0{of}: Python scheduled every one. (This counts the heartbeats the "
+                f"ResourceManager schedules with its built-in FIFO while Python is away: {away}.)"]
+    reasons = sorted({e["reason"] for e in episodes if e.get("reason")})
+    out = [f"fallback: {fifo}{of}{share} were scheduled by the ResourceManager's built-in FIFO instead "
+           f"of Python, because Python was away ({away}); Python scheduled all the others."]
+    if episodes:
+        out.append(f"    in {len(episodes)} episode(s)" + (f": {'; '.join(reasons)}" if reasons else ""))
+    return out
+
+
 def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 9797) -> int:
     repo = find_repo()
     allocations = repo / "conf" / "allocations.xml"
@@ -62,6 +126,7 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
     holder = {}
     metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status)
     core = holder["core"] = PolicyCore(config, event_log=event_log, stats=metrics)
+    preemptions = PreemptionRecorder(core)
     print(f"== starting a YARN cluster (1 ResourceManager with the Slotwise shim, 2 NodeManagers) in {cluster.dir}")
     cluster.up()
     server = PolicyServer(core, str(cluster.gateway_info_file),
@@ -100,7 +165,6 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
         events = read_events(str(events_path))
         assigned = Counter(e["app"] for e in events if e["event"] == "assign")
         locality = Counter(e["locality"] for e in events if e["event"] == "assign")
-        fallbacks = sum(e.get("count", 0) for e in events if e["event"] == "fallback")
         ok = True
         for pool, program, _ in JOBS:
             r = results.get(pool)
@@ -112,14 +176,10 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
             print(f"  {pool:<10} {program:<6} {r.app_id} {'SUCCEEDED' if r.succeeded else 'FAILED':<9} "
                   f"in {r.seconds:5.1f} s, queue {r.queue}, {assigned.get(r.app_id, 0)} containers placed by Python")
         link = server.status()
-        preempted = sum(1 for e in events if e["event"] == "preempt" and e.get("kill"))
         episodes = [e for e in events if e["event"] == "fallback"]
-        print(f"  placements by locality: {dict(locality)}; containers preempted: {preempted}")
-        print(f"  heartbeats the RM scheduled by its own FIFO because Python did not answer within the "
-              f"{link.get('deadline_ms', '?')} ms deadline (or was not registered yet): "
-              f"{link.get('fallback_heartbeats', fallbacks)} of {link.get('heartbeats', '?')}, in "
-              f"{len(episodes)} episode(s)" + (f": {', '.join(sorted({e['reason'] for e in episodes}))}"
-                                               if episodes else ""))
+        print(f"  placements by locality: {dict(locality)}")
+        for line in preemption_summary(preemptions.rows) + fallback_summary(link, episodes):
+            print(f"  {line}")
         return 0 if ok else 1
     finally:
         if http is not None:
