@@ -130,7 +130,7 @@ def resolve(repo: Path, cache: Path, log: Log, *, refresh: bool = False) -> Hado
     out = cache / "classpath.txt"
     out.unlink(missing_ok=True)
     log("resolving the Hadoop jars of java-shim/pom.xml with Maven "
-        "(the first time downloads about 100 MB into ~/.m2)...")
+        "(the first time downloads about 144 MB into ~/.m2)...")
     # includeScope=compile: compile, provided (Hadoop) and system; not the shim's test jars.
     run_maven(["-f", str(repo / "java-shim" / "pom.xml"), "dependency:build-classpath",
                "-DincludeScope=compile", f"-Dmdep.outputFile={out}"], repo, "resolving the Hadoop classpath")
