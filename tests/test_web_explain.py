@@ -84,3 +84,37 @@ def test_explain_and_diff_commands_ask_the_running_server(web, tmp_path):
     assert r.returncode == 1 and r.stderr.startswith("allocations.xml:1:")
     r = slotwise("explain", "app_1", "--server", "127.0.0.1:1")
     assert r.returncode == 1 and "no Slotwise server answers at http://127.0.0.1:1" in r.stderr
+
+
+def test_the_ui_says_why_each_preempted_container_was_chosen(tmp_path):
+    from slotwise.admin import AdminToken, SchedulerService
+    from slotwise.bridge.server import start_http
+    from slotwise.clock import ManualClock
+    from slotwise.config.watcher import load_with_status
+    from slotwise.core import PolicyCore
+    from slotwise.settings import EngineSettings
+    from slotwise.web.app import create_app
+    from webtools import TOKEN, app_entry, free_port
+    from wiretools import node, payload
+
+    path = tmp_path / "fair-scheduler.xml"
+    path.write_text('<allocations><queue name="a"/><queue name="b"><minResources>2048 mb, 2 vcores</minResources>'
+                    '<minSharePreemptionTimeout>5</minSharePreemptionTimeout></queue></allocations>')
+    config, status = load_with_status(str(path))
+    clock = ManualClock(100.0)
+    core = PolicyCore(config, EngineSettings(node_locality_delay=0, rack_locality_delay=0), clock)
+    core.handle_heartbeat(payload(nodes=[node("n1", "h1", "/r1", 4096, 4)], apps=[app_entry("hog", "ann", "root.a", 8)],
+                                  node="n1"))
+    core.handle_update(payload(apps=[app_entry("late", "bob", "root.b", 2)]))
+    clock.advance(6)
+    assert core.handle_update(payload()).preempt, "nothing was preempted"
+    port = free_port()
+    server = start_http(create_app(SchedulerService(core, status), AdminToken(TOKEN)), "127.0.0.1", port)
+    try:
+        page = httpx.get(f"http://127.0.0.1:{port}/").text
+        assert "Why this container" in page
+        assert "for root.b below its min share for 6 s (timeout 5 s): root.a uses" in page
+        why = httpx.get(f"http://127.0.0.1:{port}/api/v1/jobs/hog/explain").json()["preempting"]
+        assert why and why[0]["why"].startswith("for root.b below its min share")
+    finally:
+        server.should_exit = True
