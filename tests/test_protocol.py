@@ -61,6 +61,8 @@ def test_the_shared_bad_examples_are_refused_by_both(path):
                              "requests": [{"priority": 1, "resource": {}, "count": 1, "hosts": {"h": 0}}]}]},
      "$.apps[0].requests[0].hosts"),
     ({"now_ms": 1, "beats": [{"node": "x" * 2000}]}, "$.beats[0].node"),
+    ({"now_ms": 1, "apps": [{"id": "a", "user": "u", "name": "x" * 1025, "queue": "q", "priority": 0, "submit_ms": 0}]},
+     "$.apps[0].name"),
     ({"now_ms": None}, "$.now_ms"),
 ])
 def test_bounds_are_checked_and_the_error_names_the_field(doc, field):

@@ -539,7 +539,7 @@ class PolicyCore:
             why = e.can_hold(queue)
             pool = queue if why is None else self._recover(a, queue, why)
             submit = self._clock.now() - max(0, now_ms - a.submit_ms) / 1000.0
-            e.add_app(a.id, a.user, queue=pool, priority=a.priority, submit_time=submit, placed=True)
+            e.add_app(a.id, a.user, queue=pool, priority=a.priority, submit_time=submit, placed=True, name=a.name)
             if a.unmanaged:
                 e.mark_unmanaged(a.id)  # its AM runs outside the cluster: no AM container
         else:

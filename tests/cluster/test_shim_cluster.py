@@ -331,6 +331,138 @@ def test_resourcemanager_web_ui_still_loads(shim):
     assert "root.default" not in body  # only real pools
 
 
+# ------------------------------------------ YARN's REST view of the scheduler
+#: The answer of a real YARN 3.5.0 FairScheduler RM to GET /ws/v1/cluster/scheduler,
+#: with this module's ALLOCATIONS; the file says how it was recorded.
+FAIR_SCHEDULER_ANSWER = Path(__file__).resolve().parents[1] / "data" / "fairscheduler-3.5.0-ws-scheduler.json"
+
+
+def scheduler_rest(cluster, accept: str | None = None):
+    import httpx
+
+    return httpx.get(cluster.state.rm_web.rstrip("/") + "/ws/v1/cluster/scheduler",
+                     headers={"Accept": accept} if accept else {}, timeout=20)
+
+
+def rest_queues(answer: dict) -> dict[str, dict]:
+    """Every queue of a FairScheduler-shaped answer, by name."""
+    out = {}
+
+    def walk(q):
+        out[q["queueName"]] = q
+        for child in (q.get("childQueues") or {}).get("queue", []):
+            walk(child)
+
+    walk(answer["scheduler"]["schedulerInfo"]["rootQueue"])
+    return out
+
+
+def key_paths(node, prefix: str = "") -> set[str]:
+    """A queue's keys, nested ones (resources) as paths; its children's left out."""
+    out = set()
+    if isinstance(node, list):
+        for item in node:
+            out |= key_paths(item, prefix + "[].")
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            out.add(prefix + key)
+            if key != "childQueues":
+                out |= key_paths(value, prefix + key + ".")
+    return out
+
+
+def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_pools_shares_and_job_names(shim):
+    """GET /ws/v1/cluster/scheduler, which YARN answers only for its own
+    schedulers, answers in the FairScheduler's shape: the allocation file's
+    pools as childQueues, Python's fair shares, YARN's usage. The key sets of
+    root, a parent and a leaf are those of a real 3.5.0 FairScheduler RM, as
+    recorded in tests/data/fairscheduler-3.5.0-ws-scheduler.json by
+    ``slotwise cluster up --scheduler fair --nodes 1 --conf
+    yarn.scheduler.fair.allocation.file=ALLOC.xml`` (ALLOC.xml: this module's
+    ALLOCATIONS) and ``curl -s RM-WEB/ws/v1/cluster/scheduler``. Python's job
+    rows carry the name the job was submitted with."""
+    import httpx
+
+    cluster, serve = shim
+    serve.ensure_running()
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "6000", "-rt", "500"], pool="prod")
+    app_id = wait_running_app(cluster, "root.prod")
+    deadline = time.monotonic() + 30
+    while True:  # the shim holds Python's table of its last update (every 500 ms): retry until both agree
+        r = scheduler_rest(cluster)
+        assert r.status_code == 200 and r.headers["content-type"].startswith("application/json"), r.text
+        rest = rest_queues(r.json())
+        pools = {p["pool"]: p for p in httpx.get(f"{serve.url}/api/v1/pools", timeout=10).json()}
+        differ = {name: (rest[name]["fairResources"], p["fair_share"], rest[name]["steadyFairResources"],
+                         p["steady_fair_share"])
+                  for name, p in pools.items()
+                  if name not in rest
+                  or abs(rest[name]["fairResources"]["memory"] - p["fair_share"]["memory_mb"]) > 0.5
+                  or abs(rest[name]["fairResources"]["vCores"] - p["fair_share"]["vcores"]) > 0.5
+                  or abs(rest[name]["steadyFairResources"]["memory"] - p["steady_fair_share"]["memory_mb"]) > 0.5}
+        if (not differ and rest["root.prod"]["usedResources"]["memory"] > 0) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert not differ, differ
+    info = r.json()["scheduler"]["schedulerInfo"]
+    assert info["type"] == "fairScheduler"
+    root = info["rootQueue"]
+    assert {q["queueName"] for q in root["childQueues"]["queue"]} >= {
+        "root.prod", "root.research", "root.limited", "root.other", "root.sla", "root.eng"}
+    prod, eng, sla = rest["root.prod"], rest["root.eng"], rest["root.sla"]
+    assert prod["fairResources"]["memory"] > 0  # the only pool with demand
+    assert prod["type"] == "fairSchedulerLeafQueueInfo" and "type" not in eng and "type" not in root
+    assert [q["queueName"] for q in eng["childQueues"]["queue"]] == ["root.eng.web"]
+    assert rest["root.limited"]["maxApps"] == 1 and prod["maxApps"] == 2 ** 31 - 1
+    assert sla["minResources"]["memory"] == 2048 and sla["minResources"]["vCores"] == 2
+    assert prod["numActiveApps"] == 1 and prod["amUsedResources"]["memory"] == 512  # its AM, as YARN counts it
+    assert root["clusterResources"]["memory"] == cluster.rest.metrics()["totalMB"]
+    # The keys of a real FairScheduler's answer, nested ones included.
+    recorded = json.loads(FAIR_SCHEDULER_ANSWER.read_text())
+    assert recorded["hadoop_version"] == cluster.state.hadoop_version, \
+        f"re-record {FAIR_SCHEDULER_ANSWER.name} for Hadoop {cluster.state.hadoop_version} (see this docstring)"
+    yarn = rest_queues(recorded["answer"])
+    assert list(recorded["answer"]["scheduler"]["schedulerInfo"]) == list(info)
+    for name in ("root", "root.eng", "root.eng.web", "root.prod"):
+        assert key_paths(rest[name]) == key_paths(yarn[name]), name
+    # JSON only, as YARN says it; the rest of YARN's REST API is YARN's.
+    xml = scheduler_rest(cluster, accept="application/xml")
+    assert xml.status_code == 406 and "JSON only" in xml.json()["RemoteException"]["message"]
+    assert httpx.get(cluster.state.rm_web.rstrip("/") + "/ws/v1/cluster/info", timeout=20).json()["clusterInfo"]
+    # The job's name, from the RM to Python's job rows.
+    jobs = {j["id"]: j for j in httpx.get(f"{serve.url}/api/v1/jobs", timeout=10).json()}
+    assert jobs[app_id]["name"] == cluster.rest.app(app_id)["name"] == "Sleep job"
+    t.join(300)
+    assert holder["result"].succeeded, holder["result"].log
+
+
+def test_rm_rest_scheduler_answers_from_the_shim_while_python_is_away(shim):
+    """Without Python the RM's FIFO schedules; the endpoint still answers,
+    with the queues the shim holds and YARN's usage."""
+    cluster, serve = shim
+    serve.ensure_running()
+    serve.signal(signal.SIGTERM)
+    try:
+        t, holder = run_async(cluster, "sleep", ["-m", "1", "-r", "0", "-mt", "5000"], pool="research")
+        app_id = wait_running_app(cluster, "root.research")
+        deadline = time.monotonic() + 30
+        while True:
+            r = scheduler_rest(cluster)
+            assert r.status_code == 200, r.text
+            rest = rest_queues(r.json())
+            used, allocated = rest["root.research"]["usedResources"]["memory"], cluster.rest.app(app_id)["allocatedMB"]
+            if used == allocated > 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert used == allocated > 0, (used, allocated)
+        assert {"root.prod", "root.research", "root.sla", "root.eng.web"} <= set(rest)
+        assert gateway_status(cluster)["registered"] is False
+        t.join(300)
+        assert holder["result"].succeeded, holder["result"].log
+    finally:
+        serve.start()
+
+
 # ------------------------------------------------ Python stops, in every way
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGKILL"])
 def test_serve_stopped_mid_job_the_job_completes_and_a_new_serve_decides_again(shim, how):

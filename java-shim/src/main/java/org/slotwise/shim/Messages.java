@@ -108,8 +108,9 @@ final class Messages {
     }
   }
 
-  record App(@Req String id, @Req String user, @Req String queue, @Req int priority, @Req long submitMs,
-      @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean unmanaged, List<Request> requests) {}
+  record App(@Req String id, @Req String user, String name, @Req String queue, @Req int priority,
+      @Req long submitMs, @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean unmanaged,
+      List<Request> requests) {}
 
   record Container(@Req String id, @Req String app, @Req String node, @Req Resource resource,
       @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean am, @Req int priority, String engineId) {}
@@ -158,7 +159,7 @@ final class Messages {
 
   record QueueRow(@Req String name, String parent, @Req double weight, @Req Amount min, Amount max,
       @Req Amount fair, @Req Amount steady, @Req Amount usage, @Req Amount demand,
-      @Req int runningApps, @Req int apps, Integer maxRunningApps, boolean recovery) {}
+      @Req int runningApps, @Req int apps, Integer maxRunningApps, String policy, boolean recovery) {}
 
   record UpdateAnswer(List<Preemption> preempt, List<QueueRow> queues, List<MoveOrder> move,
       boolean resync, String error) {

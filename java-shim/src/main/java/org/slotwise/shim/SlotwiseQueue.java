@@ -71,6 +71,15 @@ final class SlotwiseQueue implements Queue {
     this.row = r;
   }
 
+  /** Python's last row for this pool; null until it sent one. */
+  Messages.QueueRow row() {
+    return row;
+  }
+
+  Collection<SlotwiseQueue> children() {
+    return children.values();
+  }
+
   @Override
   public String getQueueName() {
     return name;

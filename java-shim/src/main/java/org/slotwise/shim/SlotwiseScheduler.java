@@ -75,6 +75,8 @@ public class SlotwiseScheduler
   /** How often an update carries every app's truth for Python to check (ms). */
   public static final String CHECK_INTERVAL_MS = "slotwise.check.interval-ms";
   public static final String CALL_OBSERVER = "slotwise.call-observer.class";
+  /** Whether the RM's /ws/v1/cluster/scheduler answers for Slotwise (SchedulerInfoFilter). */
+  public static final String SCHEDULER_INFO = "slotwise.rest.scheduler-info";
   /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
   public static final long DEFAULT_TIMEOUT_MS = 200;
 
@@ -126,6 +128,12 @@ public class SlotwiseScheduler
     // AbstractYarnScheduler runs update() on its daemon thread at this period.
     updateInterval = Math.max(10, conf.getLong(UPDATE_INTERVAL_MS, 500));
     checkIntervalMs = conf.getLong(CHECK_INTERVAL_MS, 5000);
+    // The RM's web server (started after this) reads its filters from this same configuration.
+    String filters = conf.getTrimmed("hadoop.http.filter.initializers", "");
+    String mine = SchedulerInfoFilter.class.getName();
+    if (conf.getBoolean(SCHEDULER_INFO, true) && !filters.contains(mine)) {
+      conf.set("hadoop.http.filter.initializers", filters.isEmpty() ? mine : filters + "," + mine);
+    }
     super.serviceInit(conf);
   }
 
@@ -1018,8 +1026,18 @@ public class SlotwiseScheduler
     RMApp rmApp = rmContext.getRMApps().get(id);
     boolean unmanaged = rmApp != null && rmApp.getApplicationSubmissionContext() != null
         && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
-    return new Messages.App(id.toString(), app.getUser(), app.getQueue().getQueueName(),
-        priorityOf(app), submitTime(id), unmanaged, Messages.orNull(requests(attempt)));
+    return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : cut(rmApp.getName()),
+        app.getQueue().getQueueName(), priorityOf(app), submitTime(id), unmanaged,
+        Messages.orNull(requests(attempt)));
+  }
+
+  /** An app's name within the schema's 1,024 characters (never half a surrogate pair); null if empty. */
+  static String cut(String name) {
+    if (name == null || name.isEmpty()) {
+      return null;
+    }
+    int end = Math.min(name.length(), 1024);
+    return name.substring(0, Character.isHighSurrogate(name.charAt(end - 1)) ? end - 1 : end);
   }
 
   /** An attempt's outstanding asks, one Request per request priority (none if stopped). */

@@ -190,6 +190,17 @@ class MessagesSchemaTest {
   }
 
   @Test
+  void appNamesAreCutToTheSchemasBoundNeverInsideACharacter() throws IOException {
+    int bound = schema().at("/$defs/App/properties/name/maxLength").asInt();
+    assertEquals(1024, bound);
+    String rocket = "\uD83D\uDE80";
+    assertEquals("x".repeat(bound), SlotwiseScheduler.cut("x".repeat(bound + 5)));
+    assertEquals("x".repeat(bound - 1), SlotwiseScheduler.cut("x".repeat(bound - 1) + rocket));
+    assertEquals("word count " + rocket, SlotwiseScheduler.cut("word count " + rocket));
+    assertEquals(null, SlotwiseScheduler.cut(""));
+  }
+
+  @Test
   void emptyListsAndNullsAreLeftOutOfPayloads() {
     Messages.Payload p = new Messages.Payload(false, 7, null, null, null, null, null, null, null,
         List.of(new Messages.Beat("h:1", null)), null, null);
