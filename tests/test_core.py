@@ -193,6 +193,7 @@ def test_update_returns_shares_and_requests_follow_the_shim(core):
     assert table["root.prod"]["fair"] == {"memory_mb": 6144, "vcores": 0}
     assert table["root.dev"]["fair"] == {"memory_mb": 2048, "vcores": 0}
     assert "max" not in table["root"]  # unlimited
+    assert table["root.prod"]["policy"] == "fair"  # the shim shows it on YARN's /ws/v1/cluster/scheduler
     wire.convert("UpdateAnswer", ans)  # the answer matches the schema
     # The shim's view replaces Python's: the app now asks for nothing.
     call(core, "update", apps=[app("p", "root.prod")])

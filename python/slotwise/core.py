@@ -640,5 +640,6 @@ class PolicyCore:
                 min=_amount(p.min_share), max=_limit(p.max_share), fair=_amount(p.fair_share),
                 steady=_amount(p.steady_fair_share), usage=_amount(p.usage), demand=_amount(p.demand),
                 running_apps=p.running_apps, apps=len(p.apps),
-                max_running_apps=None if mra == float("inf") else int(mra), recovery=p.name == RECOVERY_POOL))
+                max_running_apps=None if mra == float("inf") else int(mra), recovery=p.name == RECOVERY_POOL,
+                policy=p.policy.name))
         return rows
