@@ -71,7 +71,21 @@ def test_am_share_limit():
     fill(e)
     waiting = [a for a in ("j0", "j1", "j2") if not e.apps[a].containers]
     assert waiting, "the AM limit let every AM in"
-    assert "max_am_share" in codes(e, waiting[0])
+    assert codes(e, waiting[0]) == ["max_am_share"]
+
+
+def test_a_pool_at_its_max_share_is_not_called_an_am_limit():
+    """maxAMShare 1.0 and a pool full to its max: the max share holds the AM back, not the AM limit."""
+    e, _ = make_engine({"a": {"max_am_share": 1.0, "max_resources": ResourceSpec.of(Resource.slots(4))}},
+                       nodes=1, slots=8)
+    submit(e, "first", "a", tasks=4, needs_am=True)  # its AM and 3 tasks fill the pool
+    e.update()
+    fill(e)
+    submit(e, "second", "a", tasks=1, needs_am=True)
+    e.update()
+    fill(e)
+    assert e.pools["root.a"].usage.memory_mb == 4 and not e.apps["second"].containers
+    assert codes(e, "second") == ["pool_at_max_share"]
 
 
 def test_waiting_turn_names_the_pools_share_and_explaining_changes_nothing():

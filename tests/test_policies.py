@@ -37,7 +37,16 @@ def test_fair_key_puts_needy_first_then_least_used_per_weight():
     assert [k.name for k in p.order(kids, Resource(100, 100))] == ["needy", "heavy", "busy"]
 
 
-def test_registry_has_builtins_and_accepts_plugins():
+@pytest.fixture
+def registry(monkeypatch):
+    """Plugins registered by a test leave with it (other tests list the registry)."""
+    from slotwise.policies import base
+
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(base, "_INSTANCES", dict(base._INSTANCES))
+
+
+def test_registry_has_builtins_and_accepts_plugins(registry):
     assert {"fair", "fifo", "drf"} <= set(known_policy_names())
 
     class Reverse(SchedulingPolicy):
@@ -64,3 +73,26 @@ def test_fifo_as_root_policy_is_the_baseline_scheduler():
     submit(e, "second", "a", tasks=10)
     # One queue for the whole cluster: the older job takes every slot.
     assert {a.app_id for a in fill(e)} == {"first"}
+
+
+def test_a_plugin_written_before_share_rules_still_shares(registry):
+    """compute_shares(children, total, steady) without ``rule``: the engine calls it as before."""
+    from slotwise.resources import Resource as R
+    from support import fill, make_engine, submit
+
+    class Halves(SchedulingPolicy):
+        name = "halves-test"
+
+        def sort_key(self, s, cluster):
+            return (s.usage.memory_mb, s.name)
+
+        def compute_shares(self, children, total, steady=False):
+            return [R(total.memory_mb / len(children), total.vcores / len(children))] * len(children)
+
+    register_policy("halves-test", Halves)
+    e, _ = make_engine({"a": {}, "b": {}}, nodes=1, slots=8, default_queue_scheduling_policy="halves-test")
+    submit(e, "x", "a", tasks=10)
+    submit(e, "y", "b", tasks=10)
+    fill(e)
+    e.update()
+    assert e.pools["root.a"].fair_share == e.pools["root.b"].fair_share == R(4, 4)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from webtools import ALLOCATIONS, start
+from webtools import ALLOCATIONS, TOKEN, start
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture
@@ -31,7 +33,8 @@ def test_explain_a_pending_job_and_python_away(web):
 def test_dry_run_shows_shares_before_and_after_and_changes_nothing(web):
     pools_before = httpx.get(f"{web.url}/api/v1/pools").json()
     new = ALLOCATIONS.replace('<queue name="research"/>', '<queue name="research"><weight>6</weight></queue>')
-    r = httpx.post(f"{web.url}/api/v1/config/dry-run", content=new)
+    assert httpx.post(f"{web.url}/api/v1/config/dry-run", content=new).status_code == 401  # admin only
+    r = httpx.post(f"{web.url}/api/v1/config/dry-run", content=new, headers=AUTH)
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["valid"] and out["errors"] == [] and out["share_rule"] == "yarn"
@@ -48,13 +51,22 @@ def test_dry_run_shows_shares_before_and_after_and_changes_nothing(web):
 
 def test_dry_run_of_a_broken_or_refused_file(web):
     out = httpx.post(f"{web.url}/api/v1/config/dry-run", content="<allocations><queue name='a'><weight>x"
-                     "</weight></queue></allocations>").json()
+                     "</weight></queue></allocations>", headers=AUTH).json()
     assert not out["valid"] and out["errors"] and out["errors"][0].startswith("allocations.xml:1:")
     # research holds jobs: making it a parent would strand them, so a reload would be refused.
     refused = ALLOCATIONS.replace('<queue name="research"/>', '<queue name="research"><queue name="x"/></queue>')
-    out = httpx.post(f"{web.url}/api/v1/config/dry-run", content=refused).json()
+    out = httpx.post(f"{web.url}/api/v1/config/dry-run", content=refused, headers=AUTH).json()
     assert not out["valid"] and "cannot become a parent pool" in out["conflicts"][0]
-    assert httpx.post(f"{web.url}/api/v1/config/dry-run", content=b"\xff\xfe").status_code == 400
+    assert httpx.post(f"{web.url}/api/v1/config/dry-run", content=b"\xff\xfe", headers=AUTH).status_code == 400
+    big = b"<allocations>" + b" " * (4 * 1024 * 1024) + b"</allocations>"
+    r = httpx.post(f"{web.url}/api/v1/config/dry-run", content=big, headers=AUTH)
+    assert r.status_code == 413 and "over 4194304 bytes" in r.json()["detail"]
+
+    def chunks():  # no Content-Length: refused while it streams in
+        for _ in range(5):
+            yield b" " * (1024 * 1024)
+
+    assert httpx.post(f"{web.url}/api/v1/config/dry-run", content=chunks(), headers=AUTH).status_code == 413
 
 
 def slotwise(*args):
@@ -74,13 +86,18 @@ def test_explain_and_diff_commands_ask_the_running_server(web, tmp_path):
     new = tmp_path / "new.xml"
     new.write_text(ALLOCATIONS.replace('<queue name="other"/>', '<queue name="other"/><queue name="fresh"/>')
                    .replace('<queue name="research"/>', '<queue name="research"><weight>6</weight></queue>'))
+    token = tmp_path / "admin.token"
+    token.write_text(TOKEN + "\n")
+    token.chmod(0o600)
     r = slotwise("diff", str(new), "--server", server)
+    assert r.returncode == 1 and "admin token" in r.stderr
+    r = slotwise("diff", str(new), "--server", server, "--admin-token-file", str(token))
     assert r.returncode == 0, r.stderr
     lines = {line.split()[0]: line for line in r.stdout.splitlines()[2:] if line.startswith("root")}
     assert "1 -> 6" in lines["root.research"] and lines["root.fresh"].endswith("(added)")
     assert "would become preemptable" in r.stdout
     new.write_text("<allocations><queue name='a'><weight>x</weight></queue></allocations>")
-    r = slotwise("diff", str(new), "--server", server)
+    r = slotwise("diff", str(new), "--server", server, "--admin-token-file", str(token))
     assert r.returncode == 1 and r.stderr.startswith("allocations.xml:1:")
     r = slotwise("explain", "app_1", "--server", "127.0.0.1:1")
     assert r.returncode == 1 and "no Slotwise server answers at http://127.0.0.1:1" in r.stderr

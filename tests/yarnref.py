@@ -17,17 +17,12 @@ import pytest
 
 from slotwise.localcluster.classpath import resolve
 from slotwise.localcluster.jvm import find_java
-from support import missing_java_tools
+from support import skip_without_java
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "java" / "YarnFairReference.java"
 MAIN = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.YarnFairReference"
 CACHE = ROOT / "run" / "yarn-reference"
-
-
-def unavailable() -> str | None:
-    """Why the reference cannot run here, or None."""
-    return missing_java_tools()
 
 
 class YarnReference:
@@ -94,9 +89,7 @@ class YarnReference:
 @pytest.fixture(scope="module")
 def yarn():
     """The reference for one test module (skipped, saying why, without a JDK or Maven)."""
-    why = unavailable()
-    if why:
-        pytest.skip(f"YARN reference unavailable: {why}")
+    skip_without_java("YARN reference")
     ref = YarnReference()
     yield ref
     ref.close()

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+
+from .secretfile import read_secret
 
 DEFAULT_SERVER = "127.0.0.1:9797"  # serve's --http default
 
@@ -16,10 +19,13 @@ class ServerError(Exception):
     pass
 
 
-def _call(server: str, path: str, body: bytes | None = None, timeout: float = 30.0) -> dict:
+def _call(server: str, path: str, body: bytes | None = None, token: str | None = None,
+          timeout: float = 60.0) -> dict:
     url = f"http://{server}{path}"
-    request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET",
-                                     headers={"Content-Type": "application/xml"} if body is not None else {})
+    headers = {"Content-Type": "application/xml"} if body is not None else {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as r:
             return json.load(r)
@@ -66,10 +72,12 @@ def cmd_diff(args) -> int:
     try:
         with open(args.file, "rb") as f:
             body = f.read()
-        out = _call(args.server, "/api/v1/config/dry-run", body)
     except OSError as e:
         print(f"slotwise diff: {args.file}: {e.strerror or e}", file=sys.stderr)
         return 1
+    try:
+        token = _admin_token(args.admin_token_file)
+        out = _call(args.server, "/api/v1/config/dry-run", body, token)
     except ServerError as e:
         print(f"slotwise diff: {e}", file=sys.stderr)
         return 1
@@ -94,14 +102,26 @@ def cmd_diff(args) -> int:
               f"{_change(p, 'steady_fair_share', 'memory_mb'):>21}" + ("" if p["status"] == "kept" else
                                                                          f"  ({p['status']})"))
     taken = out["newly_preemptable"]
+    off = "" if out.get("preemption", True) else " (preemption is off in this server)"
     if taken:
-        print(f"would become preemptable: {len(taken)} container(s)")
+        print(f"would become preemptable: {len(taken)} container(s){off}")
         for c in taken:
             print(f"  - {c['container']} of {c['app']} in {c['pool']} on {c['node']} "
                   f"({c['resource']['memory_mb']:.0f} MB)")
     else:
         print("no container would become preemptable")
     return 0
+
+
+def _admin_token(path: str) -> str | None:
+    """The admin token serve wrote (a dry run copies the engine: admin only);
+    None if there is none here, and the server says so."""
+    try:
+        return read_secret(os.path.expanduser(path), "admin token")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise ServerError(str(e)) from None
 
 
 def _change(row: dict, key: str, dim: str | None) -> str:
@@ -120,6 +140,8 @@ def add_parsers(sub) -> None:
     e.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0001")
     d = sub.add_parser("diff", help="what saving NEW.xml would do to the running pools, changing nothing")
     d.add_argument("file", metavar="NEW.xml", help="the allocation file you are about to save")
+    d.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
+                   help="serve's admin token (default ~/.config/slotwise/admin.token)")
     for p in (e, d):
         p.add_argument("--server", default=DEFAULT_SERVER, metavar="HOST:PORT",
                        help=f"the serve's --http address (default {DEFAULT_SERVER})")

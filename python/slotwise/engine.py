@@ -24,6 +24,7 @@ from .config.model import AllocationConfig, default_config
 from .decisions import Assignment, Preemption
 from .placement import PlacementRejected, may_submit, place, queue_path, valid_queue_name
 from .policies import get_policy
+from .policies.base import takes_rule
 from .pool import Pool
 from .resources import ZERO, Resource
 from .settings import EngineSettings
@@ -652,7 +653,8 @@ class Engine:
         return None
 
     def _allowed_level(self, app: App) -> int:
-        """Delay scheduling: how far from its data a job may run now."""
+        """Delay scheduling: how far from its data a job may run now (in
+        count mode, moving its level on once it has missed enough offers)."""
         s = self.settings
         if s.locality_mode == "count":
             n = len(self.nodes)
@@ -662,6 +664,13 @@ class Engine:
             if app.locality_level == RACK_LOCAL and app.missed_opportunities >= s.rack_locality_threshold * n:
                 app.locality_level = OFF_SWITCH
                 app.missed_opportunities = 0
+            return app.locality_level
+        return self.allowed_level(app)
+
+    def allowed_level(self, app: App) -> int:
+        """The level delay scheduling allows now, read only (count mode: the
+        level the app has reached)."""
+        if self.settings.locality_mode == "count":
             return app.locality_level
         t1, t2 = self._t1, self._t2
         w = app.locality_wait
@@ -676,13 +685,16 @@ class Engine:
             u, cap = p.usage, p.max_share
             if u.memory_mb + r.memory_mb > cap.memory_mb or u.vcores + r.vcores > cap.vcores:
                 return False
-        if is_am and pool.max_am_share >= 0 and pool.am_usage.any_positive():
-            base = pool.fair_share if pool.fair_share.memory_mb > 0 else pool.max_share.min(self.cluster)
-            limit = base * pool.max_am_share
-            used = pool.am_usage + r
-            if used.memory_mb > limit.memory_mb:
-                return False
-        return True
+        return not is_am or self.am_limit(pool, r) is None
+
+    def am_limit(self, pool: Pool, r: Resource) -> Resource | None:
+        """The AM limit (maxAMShare x fair share) that one more AM of size
+        ``r`` would pass in ``pool``, or None if it fits (the first AM always does)."""
+        if pool.max_am_share < 0 or not pool.am_usage.any_positive():
+            return None
+        base = pool.fair_share if pool.fair_share.memory_mb > 0 else pool.max_share.min(self.cluster)
+        limit = base * pool.max_am_share
+        return limit if (pool.am_usage + r).memory_mb > limit.memory_mb else None
 
     def _commit(self, app: App, req: Request, node: Node, level: int, is_am: bool,
                 now: float) -> Assignment:
@@ -743,19 +755,19 @@ class Engine:
         rule = self.share_rule
         if pool.children:
             active = [c for c in pool.children if c.running_apps > 0]
-            shares = policy.compute_shares(active, pool.fair_share, rule=rule) if active else []
+            shares = _compute_shares(policy, active, pool.fair_share, False, rule) if active else []
             for c in pool.children:
                 c.fair_share = ZERO
             for c, share in zip(active, shares):
                 c.fair_share = share
-            steady = policy.compute_shares(pool.children, pool.steady_fair_share, steady=True, rule=rule)
+            steady = _compute_shares(policy, pool.children, pool.steady_fair_share, True, rule)
             for c, share in zip(pool.children, steady):
                 c.steady_fair_share = share
             for c in pool.children:
                 self._update_shares(c)
         if pool.apps:
             runnable = [a for a in pool.apps if a.runnable]
-            shares = policy.compute_shares(runnable, pool.fair_share, rule=rule) if runnable else []
+            shares = _compute_shares(policy, runnable, pool.fair_share, False, rule) if runnable else []
             for a in pool.apps:
                 a.fair_share = ZERO
             for a, share in zip(runnable, shares):
@@ -814,7 +826,7 @@ class Engine:
         need = need - in_flight
         if not any(need.get(d) > 0 for d in dims):
             return out
-        for c in self._victims():
+        for c in self.victims():
             app = self.apps[c.app_id]
             c.preempt_time = now
             c.kill_sent = warn <= 0
@@ -830,7 +842,7 @@ class Engine:
                 break
         return out
 
-    def _victims(self):
+    def victims(self):
         """Containers that may be taken back, best first: from pools over
         their fair share that allow it, newest first, AMs last; never one that
         would push its pool below its fair share."""
@@ -917,6 +929,14 @@ class _Batch:
         if not e._batch and e._batch_dirty:
             e._batch_dirty = False
             e._update_runnability()
+
+
+def _compute_shares(policy, children, total: Resource, steady: bool, rule: str) -> list[Resource]:
+    """A policy's shares under the rule in force; a plugin written before
+    the rule existed (no ``rule`` parameter) is called as it was."""
+    if takes_rule(policy):
+        return policy.compute_shares(children, total, steady=steady, rule=rule)
+    return policy.compute_shares(children, total, steady=steady)
 
 
 def _active_apps(pool: Pool) -> list[App]:

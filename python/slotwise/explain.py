@@ -85,20 +85,19 @@ def _am_limit(engine, app: App, smallest: Resource, hold) -> None:
     if app.has_am or app.containers or app.unmanaged:
         return
     pool = app.pool
-    if engine._within_limits(pool, smallest, True) or not pool.am_usage.any_positive():
+    limit = engine.am_limit(pool, smallest)
+    if limit is None:
         return
-    base = pool.fair_share if pool.fair_share.memory_mb > 0 else pool.max_share.min(engine.cluster)
-    limit = base * pool.max_am_share
     hold("max_am_share", f"its AM would take pool {pool.name}'s AMs to "
          f"{pool.am_usage.memory_mb + smallest.memory_mb:.0f} MB, over maxAMShare {pool.max_am_share:g} "
-         f"x {base.memory_mb:.0f} MB = {limit.memory_mb:.0f} MB", pool=pool.name,
+         f"x its fair share = {limit.memory_mb:.0f} MB", pool=pool.name,
          am_usage=pool.am_usage.to_dict(), limit=limit.to_dict())
 
 
 def _locality(engine, app: App, pending, hold) -> None:
     if not any(r.has_locality and r.relax_locality for r in pending) or app.want_anywhere:
         return
-    level = _allowed_level(engine, app)
+    level = engine.allowed_level(app)
     if level == OFF_SWITCH:
         return
     s = engine.settings
@@ -119,19 +118,6 @@ def _locality(engine, app: App, pending, hold) -> None:
     hold("locality_wait", f"it waits for a {LEVELS[level]} container (delay scheduling): waited "
          f"{app.locality_wait:.1f} s of {wait:g} s before it may run further from its data",
          waited=app.locality_wait, wait=wait, **fields)
-
-
-def _allowed_level(engine, app: App) -> int:
-    """Engine._allowed_level without its count-mode bookkeeping."""
-    s = engine.settings
-    if s.locality_mode == "count":
-        return app.locality_level
-    t1, t2, w = engine.settings.t1, engine.settings.t2, app.locality_wait
-    if app.locality_level == NODE_LOCAL:
-        return OFF_SWITCH if w >= t1 + t2 else RACK_LOCAL if w >= t1 else NODE_LOCAL
-    if app.locality_level == RACK_LOCAL:
-        return OFF_SWITCH if w >= t2 else RACK_LOCAL
-    return OFF_SWITCH
 
 
 def _room(engine, smallest: Resource, hold) -> None:

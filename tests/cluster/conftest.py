@@ -14,24 +14,16 @@ import shutil
 import pytest
 
 from slotwise.localcluster import LocalCluster
-from support import missing_java_tools
+from support import skip_without_java
 
 
 def skip_without_tools() -> None:
-    missing = _missing_tools()
-    if missing:
-        pytest.skip(f"local YARN cluster unavailable: {missing}")
-
-
-def _missing_tools() -> str | None:
-    return missing_java_tools()
+    skip_without_java("local YARN cluster")
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    missing = _missing_tools()
-    if missing:
-        pytest.skip(f"local YARN cluster unavailable: {missing}")
+    skip_without_tools()
     cluster = LocalCluster(tmp_path_factory.mktemp("yarn"), nodes=2, start_timeout=300)
     try:
         cluster.up()  # on failure up() itself stops whatever it started

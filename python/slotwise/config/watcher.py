@@ -186,7 +186,10 @@ class ConfigWatcher:
         s.errors, s.error_at, s.warnings = [], None, list(config.warnings)
         s.reloads += 1
         self._config = config
-        log.info("%s", reload_message(self.status.path, previous, config))
+        try:
+            log.info("%s", reload_message(self.status.path, previous, config))
+        except Exception:  # the file is in force; a log line must not say otherwise
+            log.exception("reloaded %s (what changed could not be described)", self.status.path)
         for w in config.warnings:
             log.warning("%s", w)
         return True

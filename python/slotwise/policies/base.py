@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 from importlib import metadata
 from typing import Callable, Sequence
 
@@ -54,6 +56,20 @@ class SchedulingPolicy:
 
     def on_update(self, queue, now: float) -> None:  # pragma: no cover - default no-op
         return None
+
+
+@functools.lru_cache(maxsize=None)
+def _class_takes_rule(cls: type) -> bool:
+    try:
+        return "rule" in inspect.signature(cls.compute_shares).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def takes_rule(policy: SchedulingPolicy) -> bool:
+    """Whether ``policy.compute_shares`` accepts the share rule (plugins
+    written before it existed do not)."""
+    return _class_takes_rule(type(policy))
 
 
 _REGISTRY: dict[str, Callable[[], SchedulingPolicy]] = {}

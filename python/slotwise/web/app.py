@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+
+import anyio.from_thread
 
 from fastapi import Depends, FastAPI, Form, Header, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
@@ -40,11 +43,27 @@ def _finite(x):
     return x
 
 
+def _read_body(request: Request, limit: int) -> bytes:
+    """The body of a sync handler (FastAPI runs it on a worker thread), read
+    in chunks so that a body over ``limit`` is refused before it is all in memory."""
+    async def read() -> bytes:
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise AdminError(413, f"the file is over {limit} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    return anyio.from_thread.run(read)
+
+
 def create_app(service: SchedulerService, token: AdminToken, metrics=None, refresh_seconds: float = 2.0) -> FastAPI:
     app = FastAPI(title="Slotwise", version=__version__,
                   description="Pools, jobs and the allocation file of a running Slotwise scheduler. "
                               "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
+    dry_runs = threading.Lock()  # one at a time: each copies the engine
     sessions = Sessions()
     app.mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static")
 
@@ -98,19 +117,26 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         with room, its turn, Python away; and why its containers were preempted."""
         return _finite(service.explain_job(job_id))
 
-    @app.post("/api/v1/config/dry-run", response_model=schemas.DryRunOut, tags=["read"],
-              responses={413: {"model": schemas.ErrorOut}})
-    async def dry_run(request: Request):
+    @app.post("/api/v1/config/dry-run", response_model=schemas.DryRunOut, tags=["admin"],
+              responses={401: {"model": schemas.ErrorOut}, 409: {"model": schemas.ErrorOut},
+                         413: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)])
+    def dry_run(request: Request, content_length: int | None = Header(default=None)):
         """Send an allocation file (the body, as is): what saving it would do
-        to the live demands, changing nothing."""
-        body = await request.body()
-        if len(body) > MAX_DRY_RUN_BYTES:
+        to the live demands, changing nothing.  Admin: it copies the engine,
+        which holds the scheduler's lock for that long (docs/admin.md)."""
+        if content_length is not None and content_length > MAX_DRY_RUN_BYTES:
             raise AdminError(413, f"the file is over {MAX_DRY_RUN_BYTES} bytes")
+        body = _read_body(request, MAX_DRY_RUN_BYTES)
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise AdminError(400, "the file is not UTF-8") from None
-        return _finite(service.dry_run(text))
+        if not dry_runs.acquire(blocking=False):
+            raise AdminError(409, "another dry run is under way; try again when it is done")
+        try:
+            return _finite(service.dry_run(text))
+        finally:
+            dry_runs.release()
 
     @app.post("/api/v1/jobs/{job_id}/pool", response_model=schemas.MoveOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},

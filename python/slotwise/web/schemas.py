@@ -169,6 +169,7 @@ class DryRunOut(BaseModel):
     warnings: list[str]
     conflicts: list[str] = Field(description="why a reload would be refused: a pool holding jobs would become a parent")
     share_rule: str | None = None
+    preemption: bool | None = Field(None, description="whether this server preempts at all")
     pools: list[DryRunPool] = Field(description="each pool's fair_share, steady_fair_share, weight, min_share and "
                                     "max_share, _before and _after, against the live demands")
     newly_preemptable: list[dict] = Field(description="containers over their pool's new fair share that are not now")
