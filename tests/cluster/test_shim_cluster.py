@@ -429,6 +429,9 @@ def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_pools_shares
     xml = scheduler_rest(cluster, accept="application/xml")
     assert xml.status_code == 406 and "JSON only" in xml.json()["RemoteException"]["message"]
     assert httpx.get(cluster.state.rm_web.rstrip("/") + "/ws/v1/cluster/info", timeout=20).json()["clusterInfo"]
+    # YARN's own simple authentication (user.name=) still runs in front: it signs the caller in with a cookie.
+    who = httpx.get(cluster.state.rm_web.rstrip("/") + "/ws/v1/cluster/info?user.name=alice", timeout=20)
+    assert "hadoop.auth=" in who.headers.get("set-cookie", "") and "u=alice" in who.headers["set-cookie"]
     # The job's name, from the RM to Python's job rows.
     jobs = {j["id"]: j for j in httpx.get(f"{serve.url}/api/v1/jobs", timeout=10).json()}
     assert jobs[app_id]["name"] == cluster.rest.app(app_id)["name"] == "Sleep job"

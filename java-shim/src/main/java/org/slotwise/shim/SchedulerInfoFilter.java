@@ -16,11 +16,14 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ha.HAServiceProtocol.HAServiceState;
 import org.apache.hadoop.http.FilterContainer;
 import org.apache.hadoop.http.FilterInitializer;
+import org.apache.hadoop.http.lib.StaticUserWebFilter;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.server.resourcemanager.IsResourceManagerActiveServlet;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
+import org.apache.hadoop.yarn.server.security.http.RMAuthenticationFilterInitializer;
 import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
@@ -36,6 +39,27 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  */
 public class SchedulerInfoFilter extends FilterInitializer implements Filter {
   static final String PATH = "/ws/v1/cluster/scheduler";
+  static final String INITIALIZERS = "hadoop.http.filter.initializers";
+
+  /**
+   * Adds this filter after the configured ones. Without security YARN adds
+   * its own simple-auth filter (user.name=) only to an empty list or to
+   * StaticUserWebFilter alone (RMWebAppUtil); ours would make it skip that,
+   * so it is added here exactly as YARN would.
+   */
+  static void install(Configuration conf) {
+    String filters = conf.getTrimmed(INITIALIZERS, "");
+    String mine = SchedulerInfoFilter.class.getName();
+    if (filters.contains(mine)) {
+      return;
+    }
+    if (!UserGroupInformation.isSecurityEnabled()
+        && (filters.isEmpty() || filters.equals(StaticUserWebFilter.class.getName()))) {
+      filters = RMAuthenticationFilterInitializer.class.getName() + (filters.isEmpty() ? "" : "," + filters);
+      conf.set("hadoop.http.authentication.type", "simple");
+    }
+    conf.set(INITIALIZERS, filters + "," + mine);
+  }
 
   @Override
   public void initFilter(FilterContainer container, Configuration conf) {

@@ -129,10 +129,8 @@ public class SlotwiseScheduler
     updateInterval = Math.max(10, conf.getLong(UPDATE_INTERVAL_MS, 500));
     checkIntervalMs = conf.getLong(CHECK_INTERVAL_MS, 5000);
     // The RM's web server (started after this) reads its filters from this same configuration.
-    String filters = conf.getTrimmed("hadoop.http.filter.initializers", "");
-    String mine = SchedulerInfoFilter.class.getName();
-    if (conf.getBoolean(SCHEDULER_INFO, true) && !filters.contains(mine)) {
-      conf.set("hadoop.http.filter.initializers", filters.isEmpty() ? mine : filters + "," + mine);
+    if (conf.getBoolean(SCHEDULER_INFO, true)) {
+      SchedulerInfoFilter.install(conf);
     }
     super.serviceInit(conf);
   }
