@@ -194,6 +194,9 @@ def test_update_returns_shares_and_requests_follow_the_shim(core):
     assert table["root.dev"]["fair"] == {"memory_mb": 2048, "vcores": 0}
     assert "max" not in table["root"]  # unlimited
     assert table["root.prod"]["policy"] == "fair"  # the shim shows it on YARN's /ws/v1/cluster/scheduler
+    # maxAMShare (0.5 by default) x its fair share: YARN's amMaxResources; and allowPreemptionFrom.
+    assert table["root.prod"]["am_max"] == {"memory_mb": 3072, "vcores": 0}
+    assert "preemptable" not in table["root.prod"] and "am_max" not in table["root"]  # defaults: left out
     wire.convert("UpdateAnswer", ans)  # the answer matches the schema
     # The shim's view replaces Python's: the app now asks for nothing.
     call(core, "update", apps=[app("p", "root.prod")])

@@ -640,11 +640,13 @@ class PolicyCore:
         rows = []
         for p in self._engine.root.walk():
             mra = p.max_running_apps
+            am_max = self._engine.am_max(p) if p.is_leaf else None
             rows.append(wire.QueueRow(
                 name=p.name, parent=p.parent.name if p.parent else None, weight=p.weight,
                 min=_amount(p.min_share), max=_limit(p.max_share), fair=_amount(p.fair_share),
                 steady=_amount(p.steady_fair_share), usage=_amount(p.usage), demand=_amount(p.demand),
                 running_apps=p.running_apps, apps=len(p.apps),
                 max_running_apps=None if mra == float("inf") else int(mra), recovery=p.name == RECOVERY_POOL,
-                policy=p.policy.name))
+                policy=p.policy.name, am_max=None if am_max is None else _amount(am_max),
+                preemptable=p.allow_preemption_from, is_parent=p.is_parent and not p.children))
         return rows

@@ -688,13 +688,20 @@ class Engine:
         return not is_am or self.am_limit(pool, r) is None
 
     def am_limit(self, pool: Pool, r: Resource) -> Resource | None:
-        """The AM limit (maxAMShare x fair share) that one more AM of size
-        ``r`` would pass in ``pool``, or None if it fits (the first AM always does)."""
-        if pool.max_am_share < 0 or not pool.am_usage.any_positive():
+        """The AM limit that one more AM of size ``r`` would pass in
+        ``pool``, or None if it fits (the first AM always does)."""
+        if not pool.am_usage.any_positive():
+            return None
+        limit = self.am_max(pool)
+        return limit if limit is not None and (pool.am_usage + r).memory_mb > limit.memory_mb else None
+
+    def am_max(self, pool: Pool) -> Resource | None:
+        """A pool's AM limit now: maxAMShare x its fair share (of its max
+        share while it has none), as YARN's amMaxResources; None: no limit."""
+        if pool.max_am_share < 0:
             return None
         base = pool.fair_share if pool.fair_share.memory_mb > 0 else pool.max_share.min(self.cluster)
-        limit = base * pool.max_am_share
-        return limit if (pool.am_usage + r).memory_mb > limit.memory_mb else None
+        return base * pool.max_am_share
 
     def _commit(self, app: App, req: Request, node: Node, level: int, is_am: bool,
                 now: float) -> Assignment:

@@ -416,6 +416,8 @@ def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_pools_shares
     assert rest["root.limited"]["maxApps"] == 1 and prod["maxApps"] == 2 ** 31 - 1
     assert sla["minResources"]["memory"] == 2048 and sla["minResources"]["vCores"] == 2
     assert prod["numActiveApps"] == 1 and prod["amUsedResources"]["memory"] == 512  # its AM, as YARN counts it
+    # maxAMShare (0.5, the default) x its fair share, as YARN's amMaxResources.
+    assert abs(prod["amMaxResources"]["memory"] - 0.5 * prod["fairResources"]["memory"]) <= 1
     assert root["clusterResources"]["memory"] == cluster.rest.metrics()["totalMB"]
     # The keys of a real FairScheduler's answer, nested ones included.
     recorded = json.loads(FAIR_SCHEDULER_ANSWER.read_text())

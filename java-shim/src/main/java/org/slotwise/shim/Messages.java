@@ -159,7 +159,8 @@ final class Messages {
 
   record QueueRow(@Req String name, String parent, @Req double weight, @Req Amount min, Amount max,
       @Req Amount fair, @Req Amount steady, @Req Amount usage, @Req Amount demand,
-      @Req int runningApps, @Req int apps, Integer maxRunningApps, String policy, boolean recovery) {}
+      @Req int runningApps, @Req int apps, Integer maxRunningApps, String policy, boolean recovery,
+      Amount amMax, Boolean preemptable, boolean isParent) {}
 
   record UpdateAnswer(List<Preemption> preempt, List<QueueRow> queues, List<MoveOrder> move,
       boolean resync, String error) {

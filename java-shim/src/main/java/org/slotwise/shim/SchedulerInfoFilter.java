@@ -143,7 +143,8 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
     Messages.Amount max = r == null ? null : r.max();
     QueueMetrics m = q.getMetrics();
     Resource used = m.getAllocatedResources();
-    boolean leaf = q.children().isEmpty() && !SlotwiseQueue.ROOT.equals(q.getQueueName());
+    boolean leaf = q.children().isEmpty() && !SlotwiseQueue.ROOT.equals(q.getQueueName())
+        && (r == null || !r.isParent());
     ObjectNode n = Messages.MAPPER.createObjectNode();
     if (leaf) {
       n.put("type", "fairSchedulerLeafQueueInfo");
@@ -154,7 +155,7 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
         Math.min(max.memoryMb(), cluster.getMemorySize()), Math.min(max.vcores(), cluster.getVirtualCores()))));
     n.set("usedResources", res(used));
     n.set("amUsedResources", res(am.getOrDefault(q.getQueueName(), Resources.none())));
-    n.set("amMaxResources", res(zero)); // maxAMShare is Python's; not in the pool table
+    n.set("amMaxResources", res(r == null || r.amMax() == null ? zero : r.amMax()));
     n.set("demandResources", r == null ? res(Resources.add(used, m.getPendingResources())) : res(r.demand()));
     n.set("steadyFairResources", res(r == null ? zero : r.steady()));
     n.set("fairResources", res(r == null ? zero : r.fair()));
@@ -171,7 +172,7 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
       case "fifo" -> "FIFO";
       default -> policy;
     });
-    n.put("preemptable", true);
+    n.put("preemptable", r == null || r.preemptable() == null || r.preemptable());
     if (leaf) {
       n.put("numPendingApps", r == null ? m.getAppsPending() : Math.max(0, r.apps() - r.runningApps()));
       n.put("numActiveApps", r == null ? m.getAppsRunning() : r.runningApps());

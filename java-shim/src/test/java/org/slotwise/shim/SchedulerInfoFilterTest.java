@@ -34,8 +34,13 @@ class SchedulerInfoFilterTest {
 
   private static Messages.QueueRow row(String name, String parent, Messages.Amount max, Integer maxApps,
       String policy) {
+    return row(name, parent, max, maxApps, policy, null, null, false);
+  }
+
+  private static Messages.QueueRow row(String name, String parent, Messages.Amount max, Integer maxApps,
+      String policy, Messages.Amount amMax, Boolean preemptable, boolean isParent) {
     return new Messages.QueueRow(name, parent, 1.0, mb(1024, 1), max, mb(2730.67, 5.33),
-        mb(2048, 4), mb(0, 0), mb(512, 1), 1, 3, maxApps, policy, false);
+        mb(2048, 4), mb(0, 0), mb(512, 1), 1, 3, maxApps, policy, false, amMax, preemptable, isParent);
   }
 
   /** root, root.eng (a parent) with root.eng.web, and root.prod, described by Python. */
@@ -48,7 +53,9 @@ class SchedulerInfoFilterTest {
     root.describe(row("root", null, null, null, null));
     eng.describe(row("root.eng", "root", null, null, "drf"));
     web.describe(row("root.eng.web", "root.eng", mb(100000, 2), 2, "fifo"));
-    prod.describe(row("root.prod", "root", null, null, "fair"));
+    prod.describe(row("root.prod", "root", null, null, "fair", mb(1365.33, 0), false, false));
+    SlotwiseQueue users = new SlotwiseQueue("root.users", root, conf, () -> CLUSTER);
+    users.describe(row("root.users", "root", null, null, "fair", null, null, true));
     return SchedulerInfoFilter.queue(root, Map.of("root", Resource.newInstance(512, 1)), CLUSTER,
         MAX_ALLOCATION);
   }
@@ -85,7 +92,13 @@ class SchedulerInfoFilterTest {
     assertFalse(root.has("type"), "YARN marks only leaves");
     List<String> children = new ArrayList<>();
     root.path("childQueues").path("queue").forEach(c -> children.add(c.path("queueName").asText()));
-    assertEquals(List.of("root.eng", "root.prod"), children);
+    assertEquals(List.of("root.eng", "root.prod", "root.users"), children);
+    // Python's AM limit and allowPreemptionFrom; a declared parent with no children yet is no leaf.
+    assertEquals(1365, child(root, "root.prod").path("amMaxResources").path("memory").asLong());
+    assertFalse(child(root, "root.prod").path("preemptable").asBoolean());
+    assertTrue(child(root, "root.eng").path("preemptable").asBoolean());
+    assertEquals(0, child(root, "root.eng").path("amMaxResources").path("memory").asLong());
+    assertFalse(child(root, "root.users").has("type"));
     JsonNode eng = child(root, "root.eng");
     JsonNode web = child(eng, "root.eng.web");
     JsonNode prod = child(root, "root.prod");
