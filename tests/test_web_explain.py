@@ -4,18 +4,10 @@ allocation file would do, changing nothing."""
 from __future__ import annotations
 
 import httpx
-import pytest
 
-from webtools import ALLOCATIONS, TOKEN, start
+from webtools import ALLOCATIONS, TOKEN, web  # noqa: F401 (the fixture)
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-@pytest.fixture
-def web(tmp_path):
-    running = start(tmp_path)
-    yield running
-    running.stop()
 
 
 def test_explain_a_pending_job_and_python_away(web):

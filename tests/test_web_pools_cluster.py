@@ -14,7 +14,7 @@ from slotwise.config.watcher import ConfigStatus
 from slotwise.core import PolicyCore
 from slotwise.settings import EngineSettings
 from slotwise.web import views
-from webtools import app_entry, start
+from webtools import app_entry, web  # noqa: F401 (the fixture)
 from wiretools import node, payload
 
 POOLS = """<?xml version="1.0"?>
@@ -83,13 +83,6 @@ def test_at_the_share_exactly_is_not_below():
     assert prod["fair_share_starved_for"] == 0.0
     assert team["usage"]["memory_mb"] == 1024 and team["below_min_share"] is False
     assert team["min_share_starved_for"] == 0.0
-
-
-@pytest.fixture
-def web(tmp_path):
-    running = start(tmp_path)
-    yield running
-    running.stop()
 
 
 def test_api_pools_carry_below_flags(web):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
+
 from slotwise.admin import AdminToken, SchedulerService
 from slotwise.core import PolicyCore
 from slotwise.bridge.server import start_http
@@ -106,3 +108,11 @@ def start(tmp_path, watch: bool = False) -> Running:
     port = free_port()
     server = start_http(create_app(service, AdminToken(TOKEN), metrics, refresh_seconds=0.5), "127.0.0.1", port)
     return Running(core, service, metrics, f"http://127.0.0.1:{port}", str(path), server, watcher, rm)
+
+
+@pytest.fixture
+def web(tmp_path):
+    """A running web server with the jobs above (no file watcher)."""
+    running = start(tmp_path)
+    yield running
+    running.stop()

@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Protocol
 
+from .config import ConfigErrors, parse_allocations
 from .core import PolicyCore
 from .config.watcher import ConfigStatus
 from .placement import queue_path
@@ -115,8 +116,6 @@ class SchedulerService:
         """What saving ``text`` as the allocation file would do now, changing
         nothing: its errors and warnings, or each pool's shares before and
         after and the containers that would become preemptable."""
-        from .config import ConfigErrors, parse_allocations
-
         source = os.path.basename(self.status.path) if self.status.path else "allocations.xml"
         try:
             config = parse_allocations(text, source)

@@ -41,6 +41,13 @@ def _call(server: str, path: str, body: bytes | None = None, token: str | None =
                           "or give --server HOST:PORT") from None
 
 
+def _dump(out: dict, status: int) -> int:
+    """--json: the API's answer as it came."""
+    json.dump(out, sys.stdout, indent=2)
+    print()
+    return status
+
+
 def cmd_explain(args) -> int:
     try:
         out = _call(args.server, f"/api/v1/jobs/{urllib.parse.quote(args.app, safe='')}/explain")
@@ -48,9 +55,7 @@ def cmd_explain(args) -> int:
         print(f"slotwise explain: {e}", file=sys.stderr)
         return 1
     if args.json:
-        json.dump(out, sys.stdout, indent=2)
-        print()
-        return 0
+        return _dump(out, 0)
     name = f" ({out['name']})" if out.get("name") else ""
     print(f"{out['id']}{name}, user {out['user']}, pool {out['pool']}: {out['state']}; "
           f"{out['running_containers']} running, {out['pending_containers']} asked for")
@@ -82,9 +87,7 @@ def cmd_diff(args) -> int:
         print(f"slotwise diff: {e}", file=sys.stderr)
         return 1
     if args.json:
-        json.dump(out, sys.stdout, indent=2)
-        print()
-        return 0 if out["valid"] else 1
+        return _dump(out, 0 if out["valid"] else 1)
     for line in out["errors"] + out["conflicts"]:
         print(line, file=sys.stderr)
     if out["errors"]:

@@ -8,6 +8,7 @@ import math
 
 from .cluster import App
 from .config.model import AllocationConfig, QueueConfig
+from .fairshare import YARN
 from .policies import SchedulingPolicy, get_policy
 from .resources import ZERO, Resource
 
@@ -91,7 +92,7 @@ class Pool:
             yield from p.apps
 
     def apply_config(self, qc: QueueConfig | None, alloc: AllocationConfig, cluster: Resource,
-                     rule: str = "yarn") -> None:
+                     rule: str = YARN) -> None:
         """Resolve this pool's settings: its own element, else the parent's
         value (timeouts, thresholds, preemptability), else the file's defaults."""
         parent = self.parent
@@ -107,7 +108,7 @@ class Pool:
             spec = alloc.queue_max_resources_default
         self.max_share_spec = spec
         self.max_child_spec = qc.max_child_resources if qc else None
-        self.raise_max_to_min = rule == "yarn"
+        self.raise_max_to_min = rule == YARN
         self.resolve_max_share(cluster)
         mra = qc.max_running_apps if qc and qc.max_running_apps is not None else alloc.queue_max_apps_default
         self.max_running_apps = math.inf if mra is None else mra
