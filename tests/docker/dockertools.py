@@ -1,0 +1,187 @@
+"""What the docker tier's tests use: the compose cluster's REST APIs, its
+containers, Python's event log, and MapReduce job clients run in the rm
+container."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PROJECT = "slotwise-test"
+IMAGES = ("slotwise/hadoop:latest", "slotwise/policy:latest")
+STATE = REPO / "run" / "docker"
+APP_ID = re.compile(r"\b(application_\d+_\d+)\b")
+#: The allocation file inside the policy container (the API names it so).
+ALLOCATIONS_IN_CONTAINER = "/etc/slotwise/allocations/fair-scheduler.xml"
+
+
+def docker_problem() -> str | None:
+    """Why the docker tier cannot run here, or None."""
+    if not shutil.which("docker"):
+        return "no docker CLI (as root, docker/setup-engine.sh installs Debian's docker.io)"
+    if subprocess.run(["docker", "info"], capture_output=True, timeout=60).returncode != 0:
+        return "no Docker engine answers (as root, docker/setup-engine.sh starts one)"
+    if subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=60).returncode != 0:
+        return "no Compose v2 plugin (as root, docker/setup-engine.sh installs it)"
+    for image in IMAGES:
+        if subprocess.run(["docker", "image", "inspect", image], capture_output=True, timeout=60).returncode:
+            return f"no image {image}: build it with docker/build-images.sh"
+    return None
+
+
+def wait_until(what: str, check, timeout: float, interval: float = 0.5):
+    """Poll ``check()`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            last = check()
+        except (OSError, ValueError, KeyError, subprocess.SubprocessError) as e:
+            last = e
+        else:
+            if last:
+                return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+        time.sleep(interval)
+
+
+@dataclass
+class Job:
+    """One MapReduce job client, run in the rm container."""
+
+    pool: str
+    proc: subprocess.Popen
+    log: Path
+    cluster: "DockerCluster"
+    app_id: str | None = None
+
+    def find_app_id(self) -> str | None:
+        if not self.app_id:
+            m = APP_ID.search(self.log.read_text(errors="replace"))
+            self.app_id = m.group(1) if m else None
+        return self.app_id
+
+    def wait_submitted(self, timeout: float = 120) -> str:
+        return wait_until(f"the {self.pool} job to be submitted ({self.log})", self.find_app_id, timeout)
+
+    def wait(self, timeout: float = 600) -> dict:
+        """The RM's final report once the client exits."""
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError(f"the {self.pool} job did not finish in {timeout:.0f} s:\n{self.tail()}")
+        app = self.wait_submitted(5)
+        report = wait_until(f"{app} in a final state",
+                            lambda: (r := self.cluster.rm(f"/ws/v1/cluster/apps/{app}")["app"])["state"]
+                            in ("FINISHED", "FAILED", "KILLED") and r, 60)
+        report["client_exit"] = code
+        return report
+
+    def kill(self) -> None:
+        """Kill the application in YARN, and its client."""
+        app = self.find_app_id()
+        if app:
+            self.cluster.docker("exec", self.cluster.container("rm"), "slotwise-hadoop", "yarn", "application",
+                                "-kill", app)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+    def tail(self, n: int = 30) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+
+
+class DockerCluster:
+    def __init__(self, compose, allocations: Path) -> None:
+        self.compose = compose
+        self.allocations = allocations
+        self.rm_port = int(compose.get_service_port("rm", 8088))
+        self.http_port = int(compose.get_service_port("rm", 9797))
+        self.jobs_dir = STATE / "test-jobs"
+        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+
+    # -- HTTP ------------------------------------------------------------------
+
+    @staticmethod
+    def _get(url: str, raw: bool = False):
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": "application/json"}),
+                                    timeout=10) as r:
+            body = r.read().decode()
+        return body if raw else json.loads(body)
+
+    def api(self, path: str):
+        """Slotwise's REST API (the policy container, through rm's published port)."""
+        return self._get(f"http://127.0.0.1:{self.http_port}{path}")
+
+    def rm(self, path: str, raw: bool = False):
+        """The ResourceManager's web server."""
+        return self._get(f"http://127.0.0.1:{self.rm_port}{path}", raw)
+
+    def fifo_heartbeats(self) -> int:
+        """Heartbeats the shim scheduled by its FIFO, from the RM's scheduler page."""
+        page = self.rm("/cluster/scheduler", raw=True)
+        return int(re.search(r"heartbeats scheduled by the built-in FIFO: (\d+)", page).group(1))
+
+    def pools(self) -> dict[str, dict]:
+        return {p["pool"]: p for p in self.api("/api/v1/pools")}
+
+    def registered(self) -> bool:
+        link = self.api("/api/v1/status")["resource_manager"]
+        return link["registered"] and not link["in_fallback"]
+
+    # -- docker ------------------------------------------------------------------
+
+    def compose_cmd(self, *args: str) -> list[str]:
+        return [*self.compose.compose_command_property, *args]
+
+    def container(self, service: str) -> str:
+        return self.compose.get_container(service, include_all=True).Name
+
+    def docker(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=120, check=check)
+
+    def events(self) -> list[dict]:
+        """Python's event log (on the policy container's volume)."""
+        out = self.docker("exec", self.container("policy"), "cat", "/var/lib/slotwise/events.jsonl").stdout
+        return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+    def assigns(self, app_id: str | None = None, since: float = 0.0) -> list[dict]:
+        return [e for e in self.events() if e["event"] == "assign" and e["ts"] >= since
+                and (app_id is None or e["app"] == app_id)]
+
+    def submit(self, pool: str, user: str, program: str, *args: str) -> Job:
+        log = self.jobs_dir / f"{time.strftime('%H%M%S')}-{pool}-{program}-{os.urandom(2).hex()}.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(self.compose_cmd("exec", "-T", "rm", "slotwise-hadoop", "job", "--pool", pool,
+                                                     "--user", user, program, *args),
+                                    cwd=REPO / "docker", stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+        return Job(pool, proc, log, self)
+
+    def write_allocations(self, text: str) -> None:
+        """Save as editors do: a new file renamed over the old one."""
+        tmp = self.allocations / ".fair-scheduler.xml.swp"
+        tmp.write_text(text)
+        tmp.chmod(0o644)
+        os.replace(tmp, self.allocations / "fair-scheduler.xml")
+
+    def wait_ready(self, nodes: int = 2, timeout: float = 180) -> None:
+        wait_until("Python registered with the RM", self.registered, timeout)
+        wait_until(f"{nodes} RUNNING NodeManagers in the RM",
+                   lambda: sum(n["state"] == "RUNNING" for n in self.rm("/ws/v1/cluster/nodes")["nodes"]["node"])
+                   == nodes, timeout)
+        wait_until(f"{nodes} nodes in Python's view", lambda: self.api("/api/v1/cluster")["nodes"] == nodes, timeout)
+
+
