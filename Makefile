@@ -9,7 +9,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup browser test demo bench clean
+.PHONY: setup browser test demo bench clean docker-demo docker-test
 
 setup: $(STAMP)
 
@@ -28,7 +28,19 @@ browser:
 
 test: setup browser
 	mvn -q -B package
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not docker"
+	$(MAKE) --no-print-directory docker-test
+
+# The dockerized cluster (docker/, docs/docker.md). Both install what is
+# missing as root (docker.io, debootstrap, iptables, Compose v2), start
+# dockerd if none answers, and build or reuse the images.
+docker-test: setup
+	bash docker/test-tier.sh
+
+docker-demo: setup
+	bash docker/setup-engine.sh
+	bash docker/build-images.sh
+	$(PY) docker/demo.py
 
 demo: setup
 	$(VENV)/bin/slotwise validate conf/allocations.xml conf/hadoop-doc-example.xml conf/mrv1-pools.xml

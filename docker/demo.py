@@ -1,0 +1,109 @@
+"""`make docker-demo`: the dockerized cluster, end to end.
+
+Brings docker/compose.yaml up (project ``slotwise-demo``, free loopback
+ports, a copy of docker/allocations), runs MapReduce jobs in two pools at
+once, prints the pool table while they run and a summary of Python's
+decisions, and takes the cluster down (volumes too). The images must exist:
+docker/build-images.sh (make docker-demo runs it first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STATE = REPO / "run" / "docker"
+PROJECT = "slotwise-demo"
+JOBS = [  # (pool, user, program, args)
+    ("prod", "alice", "sleep", ["-m", "12", "-r", "1", "-mt", "3000", "-rt", "500"]),
+    ("research", "bob", "sleep", ["-m", "12", "-r", "1", "-mt", "3000", "-rt", "500"]),
+]
+
+
+def compose(*args: str, check: bool = True, capture: bool = False) -> subprocess.CompletedProcess:
+    cmd = ["docker", "compose", "-p", PROJECT, "-f", str(REPO / "docker" / "compose.yaml"), *args]
+    return subprocess.run(cmd, check=check, text=True, capture_output=capture,
+                          env={**os.environ, "SLOTWISE_RM_WEB_PORT": "", "SLOTWISE_HTTP_PORT": "",
+                               "SLOTWISE_ALLOCATIONS_DIR": str(STATE / "demo-allocations")})
+
+
+def port(container_port: int) -> int:
+    out = compose("port", "rm", str(container_port), capture=True).stdout.strip()
+    return int(out.rpartition(":")[2])
+
+
+def get(url: str):
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def pool_table(api: str) -> str:
+    pools = [p for p in get(f"{api}/api/v1/pools") if p["pool"] in ("root.prod", "root.research")]
+    lines = [f"  {'pool':<15} {'weight':>6} {'fair share MB':>14} {'used MB':>8} {'apps':>5}"]
+    for p in pools:
+        lines.append(f"  {p['pool']:<15} {p['weight']:>6g} {p['fair_share']['memory_mb']:>14,.0f} "
+                     f"{p['usage']['memory_mb']:>8,.0f} {p['apps']:>5}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    allocations = STATE / "demo-allocations"
+    shutil.rmtree(allocations, ignore_errors=True)
+    allocations.mkdir(parents=True)
+    allocations.chmod(0o755)
+    shutil.copy(REPO / "docker" / "allocations" / "fair-scheduler.xml", allocations)
+    (allocations / "fair-scheduler.xml").chmod(0o644)
+    compose("down", "--volumes", "--remove-orphans", check=False, capture=True)
+    started = time.monotonic()
+    print("bringing up the cluster: rm (ResourceManager + shim), nm1, nm2, policy ...", flush=True)
+    try:
+        compose("up", "--detach", "--wait")
+        api, rm = f"http://127.0.0.1:{port(9797)}", f"http://127.0.0.1:{port(8088)}"
+        deadline = time.monotonic() + 180
+        while not (get(f"{api}/api/v1/status")["resource_manager"]["registered"]
+                   and get(f"{api}/api/v1/cluster")["nodes"] == 2):
+            if time.monotonic() > deadline:
+                raise SystemExit("the policy server did not register with 2 nodes in 180 s: "
+                                 f"docker compose -p {PROJECT} logs policy")
+            time.sleep(1)
+        print(f"cluster up in {time.monotonic() - started:.0f} s: ResourceManager {rm}, Slotwise UI {api}/ "
+              f"(allocation file {allocations / 'fair-scheduler.xml'}: edit it and watch the UI)", flush=True)
+        clients = []
+        for pool, user, program, args in JOBS:
+            print(f"submitting {program} {' '.join(args)} to pool {pool} as {user}", flush=True)
+            log = open(STATE / f"demo-{pool}.log", "wb")
+            clients.append((pool, subprocess.Popen(
+                ["docker", "compose", "-p", PROJECT, "-f", str(REPO / "docker" / "compose.yaml"), "exec", "-T",
+                 "rm", "slotwise-hadoop", "job", "--pool", pool, "--user", user, program, *args],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)))
+        while any(proc.poll() is None for _, proc in clients):
+            time.sleep(10)
+            print(f"\n[{time.monotonic() - started:4.0f} s]\n{pool_table(api)}", flush=True)
+        apps = {a["queue"]: a for a in get(f"{rm}/ws/v1/cluster/apps")["apps"]["app"]}
+        events = compose("exec", "-T", "policy", "cat", "/var/lib/slotwise/events.jsonl", capture=True).stdout
+        assigns = Counter(e["pool"] for e in map(json.loads, events.splitlines()) if e.get("event") == "assign")
+        print("\nsummary:")
+        ok = True
+        for pool, _ in clients:
+            app = apps.get(f"root.{pool}", {})
+            ok &= app.get("finalStatus") == "SUCCEEDED"
+            print(f"  {app.get('id', '?')}  root.{pool:<9} {app.get('finalStatus', '?'):<10} "
+                  f"containers Python assigned: {assigns.get(f'root.{pool}', 0)}")
+        print(f"demo {'SUCCEEDED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s "
+              f"(job logs {STATE}/demo-*.log)")
+        return 0 if ok else 1
+    finally:
+        print("taking the cluster down ...", flush=True)
+        compose("down", "--volumes", "--remove-orphans", check=False, capture=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
