@@ -65,7 +65,10 @@ def main() -> int:
     started = time.monotonic()
     print("bringing up the cluster: rm (ResourceManager + shim), nm1, nm2, policy ...", flush=True)
     try:
-        compose("up", "--detach", "--wait")
+        up = compose("up", "--detach", "--wait", check=False, capture=True)
+        if up.returncode != 0:
+            raise SystemExit(f"docker compose up failed (exit {up.returncode}):\n{up.stderr.strip()}\n"
+                             f"logs: docker compose -p {PROJECT} -f docker/compose.yaml logs")
         api, rm = f"http://127.0.0.1:{port(9797)}", f"http://127.0.0.1:{port(8088)}"
         deadline = time.monotonic() + 180
         while not (get(f"{api}/api/v1/status")["resource_manager"]["registered"]
@@ -103,6 +106,10 @@ def main() -> int:
     finally:
         print("taking the cluster down ...", flush=True)
         compose("down", "--volumes", "--remove-orphans", check=False, capture=True)
+        pidfile = STATE / "dockerd.pid"
+        if pidfile.is_file():
+            print(f"the dockerd docker/setup-engine.sh started (pid {pidfile.read_text().strip()}) is still "
+                  "running; docker/stop-engine.sh stops it")
 
 
 if __name__ == "__main__":
