@@ -28,11 +28,16 @@ JOBS = [  # (pool, user, program, args)
 ]
 
 
+ENV = {**os.environ, "SLOTWISE_RM_WEB_PORT": "", "SLOTWISE_HTTP_PORT": "",
+       "SLOTWISE_ALLOCATIONS_DIR": str(STATE / "demo-allocations")}
+
+
+def compose_argv(*args: str) -> list[str]:
+    return ["docker", "compose", "-p", PROJECT, "-f", str(REPO / "docker" / "compose.yaml"), *args]
+
+
 def compose(*args: str, check: bool = True, capture: bool = False) -> subprocess.CompletedProcess:
-    cmd = ["docker", "compose", "-p", PROJECT, "-f", str(REPO / "docker" / "compose.yaml"), *args]
-    return subprocess.run(cmd, check=check, text=True, capture_output=capture,
-                          env={**os.environ, "SLOTWISE_RM_WEB_PORT": "", "SLOTWISE_HTTP_PORT": "",
-                               "SLOTWISE_ALLOCATIONS_DIR": str(STATE / "demo-allocations")})
+    return subprocess.run(compose_argv(*args), check=check, text=True, capture_output=capture, env=ENV)
 
 
 def port(container_port: int) -> int:
@@ -84,9 +89,9 @@ def main() -> int:
             print(f"submitting {program} {' '.join(args)} to pool {pool} as {user}", flush=True)
             log = open(STATE / f"demo-{pool}.log", "wb")
             clients.append((pool, subprocess.Popen(
-                ["docker", "compose", "-p", PROJECT, "-f", str(REPO / "docker" / "compose.yaml"), "exec", "-T",
-                 "rm", "slotwise-hadoop", "job", "--pool", pool, "--user", user, program, *args],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)))
+                compose_argv("exec", "-T", "rm", "slotwise-hadoop", "job", "--pool", pool, "--user", user,
+                             program, *args),
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=ENV)))
         while any(proc.poll() is None for _, proc in clients):
             time.sleep(10)
             print(f"\n[{time.monotonic() - started:4.0f} s]\n{pool_table(api)}", flush=True)

@@ -8,10 +8,8 @@ set -euo pipefail
 NAME=${1:-slotwise/base:bookworm}
 if [ "$(id -u)" != 0 ]; then echo "make-base-image: debootstrap needs root" >&2; exit 3; fi
 command -v debootstrap >/dev/null || { echo "make-base-image: apt-get install debootstrap" >&2; exit 3; }
-mirror=$(grep -hs -m1 -E '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' | grep -v security | head -1 || true)
-[ -n "$mirror" ] || mirror=$(grep -hs -E '^deb ' /etc/apt/sources.list 2>/dev/null | grep -v security \
-                            | awk '{for(i=2;i<=NF;i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}' || true)
-mirror=${mirror:-http://deb.debian.org/debian}
+source "$(dirname "$0")/../apt-mirror.sh"
+mirror=$(apt_mirror)
 rootfs=$(mktemp -d /var/tmp/slotwise-rootfs.XXXXXX)
 trap 'rm -rf "$rootfs"' EXIT
 echo "make-base-image: debootstrap --variant=minbase bookworm from $mirror" >&2
