@@ -139,7 +139,7 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
   static ObjectNode queue(SlotwiseQueue q, Map<String, Resource> am, Resource cluster,
       Resource maxAllocation) {
     Messages.QueueRow r = q.row();
-    Messages.Amount zero = new Messages.Amount(0, 0);
+    Messages.Amount zero = Messages.Amount.memory(0, 0);
     Messages.Amount max = r == null ? null : r.max();
     QueueMetrics m = q.getMetrics();
     Resource used = m.getAllocatedResources();
@@ -151,7 +151,7 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
     }
     n.put("maxApps", r == null || r.maxRunningApps() == null ? Integer.MAX_VALUE : r.maxRunningApps());
     n.set("minResources", res(r == null ? zero : r.min()));
-    n.set("maxResources", max == null ? res(cluster) : res(new Messages.Amount(
+    n.set("maxResources", max == null ? res(cluster) : res(Messages.Amount.memory(
         Math.min(max.memoryMb(), cluster.getMemorySize()), Math.min(max.vcores(), cluster.getVirtualCores()))));
     n.set("usedResources", res(used));
     n.set("amUsedResources", res(am.getOrDefault(q.getQueueName(), Resources.none())));
@@ -186,7 +186,7 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
   }
 
   private static ObjectNode res(Resource r) {
-    return res(new Messages.Amount(r.getMemorySize(), r.getVirtualCores()));
+    return res(Messages.Amount.memory(r.getMemorySize(), r.getVirtualCores()));
   }
 
   /** YARN's ResourceInfo: memory, vCores, and the same again per resource type. */

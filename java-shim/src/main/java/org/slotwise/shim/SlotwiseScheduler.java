@@ -63,7 +63,7 @@ import org.slf4j.LoggerFactory;
  */
 public class SlotwiseScheduler
     extends AbstractYarnScheduler<SlotwiseAppAttempt, FiCaSchedulerNode>
-    implements Configurable {
+    implements Configurable, GatewayEntryPoint.Shim {
   static final String VERSION = "0.2.0";
 
   public static final String GATEWAY_PORT = "slotwise.gateway.port";
@@ -195,7 +195,8 @@ public class SlotwiseScheduler
    * Py4J's callback connection) is a full-state update made at once on the
    * update thread with a longer deadline; heartbeats use the FIFO until then.
    */
-  Messages.Registered registerPolicy(PolicyServer policy, String json) {
+  @Override
+  public Messages.Registered registerPolicy(PolicyServer policy, String json) {
     Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, "yarn", Messages.PROTOCOL,
         link.getTimeoutMs(), updateInterval, List.of("memory_mb", "vcores"));
     Messages.Registered answer;
@@ -210,11 +211,13 @@ public class SlotwiseScheduler
     return answer;
   }
 
-  boolean unregisterPolicy(String session) {
+  @Override
+  public boolean unregisterPolicy(String session) {
     return link.unregister(session);
   }
 
-  Messages.ShimStatus linkStatus(String session) {
+  @Override
+  public Messages.ShimStatus linkStatus(String session) {
     return link.status(session);
   }
 
@@ -611,7 +614,8 @@ public class SlotwiseScheduler
   }
 
   /** A move as the RM's client service makes it (state store, RMApp, then this scheduler). */
-  Messages.MoveAnswer adminMove(String appId, String queue) {
+  @Override
+  public Messages.MoveAnswer adminMove(String appId, String queue) {
     try {
       ApplicationId id = knownApp(appId);
       rmContext.getClientRMService().moveApplicationAcrossQueues(
@@ -623,7 +627,8 @@ public class SlotwiseScheduler
   }
 
   /** A priority change as the RM's client service makes it; the one in force, capped. */
-  Messages.PriorityAnswer adminPriority(String appId, int priority) {
+  @Override
+  public Messages.PriorityAnswer adminPriority(String appId, int priority) {
     try {
       return new Messages.PriorityAnswer(rmContext.getClientRMService().updateApplicationPriority(
           UpdateApplicationPriorityRequest.newInstance(knownApp(appId),
@@ -1000,7 +1005,7 @@ public class SlotwiseScheduler
           Messages.orNull(d.appsRemoved()), Messages.orNull(launched),
           Messages.orNull(d.rejected()), Messages.orNull(d.finished()),
           node == null ? null : List.of(new Messages.Beat(node.getNodeID().toString(),
-              Messages.Resource.of(node.getUnallocatedResource()))),
+              res(node.getUnallocatedResource()))),
           link.episodesToReport(), truth));
     } finally {
       readLock.unlock();
@@ -1009,13 +1014,13 @@ public class SlotwiseScheduler
 
   private static Messages.Node nodeRecord(FiCaSchedulerNode n) {
     return new Messages.Node(n.getNodeID().toString(), n.getNodeName(), n.getRackName(),
-        Messages.Resource.of(n.getTotalResource()));
+        res(n.getTotalResource()));
   }
 
   private static Messages.Container containerRecord(RMContainer c, String engineId, boolean am) {
     return new Messages.Container(c.getContainerId().toString(),
         c.getApplicationAttemptId().getApplicationId().toString(),
-        c.getAllocatedNode().toString(), Messages.Resource.of(c.getAllocatedResource()), am,
+        c.getAllocatedNode().toString(), res(c.getAllocatedResource()), am,
         c.getAllocatedSchedulerKey().getPriority().getPriority(), engineId);
   }
 
@@ -1024,18 +1029,14 @@ public class SlotwiseScheduler
     RMApp rmApp = rmContext.getRMApps().get(id);
     boolean unmanaged = rmApp != null && rmApp.getApplicationSubmissionContext() != null
         && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
-    return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : cut(rmApp.getName()),
+    return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : Messages.cut(rmApp.getName()),
         app.getQueue().getQueueName(), priorityOf(app), submitTime(id), unmanaged,
         Messages.orNull(requests(attempt)));
   }
 
   /** An app's name within the schema's 1,024 characters (never half a surrogate pair); null if empty. */
-  static String cut(String name) {
-    if (name == null || name.isEmpty()) {
-      return null;
-    }
-    int end = Math.min(name.length(), 1024);
-    return name.substring(0, Character.isHighSurrogate(name.charAt(end - 1)) ? end - 1 : end);
+  static Messages.Resource res(org.apache.hadoop.yarn.api.records.Resource r) {
+    return Messages.Resource.memory(r.getMemorySize(), r.getVirtualCores());
   }
 
   /** An attempt's outstanding asks, one Request per request priority (none if stopped). */
@@ -1065,7 +1066,7 @@ public class SlotwiseScheduler
         }
       }
       if (total > 0) {
-        out.add(new Messages.Request(e.getKey(), Messages.Resource.of(size), total, hosts, racks,
+        out.add(new Messages.Request(e.getKey(), res(size), total, hosts, racks,
             relax));
       }
     }
@@ -1082,10 +1083,10 @@ public class SlotwiseScheduler
     }
     if (attempt == null) {
       return new Messages.AppCheck(id, new Messages.Resource(mb, vc, 0, 0),
-          Messages.Resource.of(Resources.none()), 0);
+          res(Resources.none()), 0);
     }
     return new Messages.AppCheck(id, new Messages.Resource(mb, vc, 0, 0),
-        Messages.Resource.of(attempt.getCurrentConsumption()), attempt.getLiveContainers().size());
+        res(attempt.getCurrentConsumption()), attempt.getLiveContainers().size());
   }
 
   private static int priorityOf(SchedulerApplication<?> app) {

@@ -43,7 +43,7 @@ import py4j.reflection.ReflectionUtil;
  * Python's own callback port and token, and which is cut the moment the
  * link drops it: the gateway's token never leaves the RM.
  */
-final class Gateway {
+public final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
   private static final Set<PosixFilePermission> FILE_0600 =
       PosixFilePermissions.fromString("rw-------");
@@ -58,7 +58,7 @@ final class Gateway {
   private final Callbacks callbacks;
   private GatewayServer server;
 
-  Gateway(Object entryPoint, int port, Path tokenFile, Path infoFile, Callbacks callbacks) {
+  public Gateway(Object entryPoint, int port, Path tokenFile, Path infoFile, Callbacks callbacks) {
     this.entryPoint = entryPoint;
     this.port = port;
     this.tokenFile = tokenFile;
@@ -95,7 +95,7 @@ final class Gateway {
   }
 
   /** Starts listening; returns the port. */
-  int start() throws IOException, InterruptedException {
+  public int start() throws IOException, InterruptedException {
     String token = newToken();
     writePrivate(tokenFile, token);
     server = new GatewayServer.GatewayServerBuilder()
@@ -129,7 +129,7 @@ final class Gateway {
     return listening;
   }
 
-  void stop() {
+  public void stop() {
     callbacks.disconnect();
     if (server != null) {
       try {
@@ -168,7 +168,7 @@ final class Gateway {
    * registered now, or nothing. A call with nothing connected fails at once
    * (and so never reaches a port some other process may hold by now).
    */
-  static final class Callbacks implements Py4JPythonClient {
+  public static final class Callbacks implements Py4JPythonClient {
     /**
      * Py4J writes a command in 8 KB pieces: without TCP_NODELAY the last piece
      * of a larger payload waits for the first one's delayed ACK (40 ms).
@@ -206,7 +206,7 @@ final class Gateway {
     private volatile CallbackClient client;
 
     /** @param readTimeoutMs socket read timeout of calls: a hung Python is cut off (0 = never) */
-    Callbacks(int readTimeoutMs) {
+    public Callbacks(int readTimeoutMs) {
       this.readTimeoutMs = readTimeoutMs;
     }
 

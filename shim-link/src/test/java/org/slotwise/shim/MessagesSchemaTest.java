@@ -194,10 +194,10 @@ class MessagesSchemaTest {
     int bound = schema().at("/$defs/App/properties/name/maxLength").asInt();
     assertEquals(1024, bound);
     String rocket = "\uD83D\uDE80";
-    assertEquals("x".repeat(bound), SlotwiseScheduler.cut("x".repeat(bound + 5)));
-    assertEquals("x".repeat(bound - 1), SlotwiseScheduler.cut("x".repeat(bound - 1) + rocket));
-    assertEquals("word count " + rocket, SlotwiseScheduler.cut("word count " + rocket));
-    assertEquals(null, SlotwiseScheduler.cut(""));
+    assertEquals("x".repeat(bound), Messages.cut("x".repeat(bound + 5)));
+    assertEquals("x".repeat(bound - 1), Messages.cut("x".repeat(bound - 1) + rocket));
+    assertEquals("word count " + rocket, Messages.cut("word count " + rocket));
+    assertEquals(null, Messages.cut(""));
   }
 
   @Test

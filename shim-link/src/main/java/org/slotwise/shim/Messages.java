@@ -26,11 +26,11 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  * check every record against it). Names are the schema's: a record per
  * definition, snake_case on the wire; {@link Req} marks a required field.
  */
-final class Messages {
+public final class Messages {
   private Messages() {
   }
 
-  static final int PROTOCOL = 1;
+  public static final int PROTOCOL = 1;
 
   /**
    * Strict: unknown fields, missing required ones, wrong or coerced types all
@@ -49,7 +49,7 @@ final class Messages {
   private static final Map<Class<?>, ObjectReader> READERS = new ConcurrentHashMap<>();
 
   /** A message of this type from JSON; IllegalArgumentException (one line) if it does not bind. */
-  static <T> T read(String json, Class<T> type) {
+  public static <T> T read(String json, Class<T> type) {
     try {
       return READERS.computeIfAbsent(type, MAPPER::readerFor).readValue(json);
     } catch (IOException | RuntimeException e) {
@@ -59,7 +59,7 @@ final class Messages {
     }
   }
 
-  static String write(Object message) {
+  public static String write(Object message) {
     try {
       return MAPPER.writeValueAsString(message);
     } catch (JsonProcessingException e) {
@@ -72,7 +72,7 @@ final class Messages {
   @Target({ElementType.RECORD_COMPONENT, ElementType.FIELD, ElementType.PARAMETER, ElementType.METHOD})
   @JacksonAnnotationsInside
   @JsonProperty(required = true)
-  @interface Req {
+  public @interface Req {
   }
 
   static <T> List<T> list(List<T> l) {
@@ -83,6 +83,15 @@ final class Messages {
     return l == null || l.isEmpty() ? null : l;
   }
 
+  /** A name as the schema bounds it: at most 1,024 characters, never half a surrogate pair; null if empty. */
+  public static String cut(String name) {
+    if (name == null || name.isEmpty()) {
+      return null;
+    }
+    int end = Math.min(name.length(), 1024);
+    return name.substring(0, Character.isHighSurrogate(name.charAt(end - 1)) ? end - 1 : end);
+  }
+
   private static void exactlyOne(String what, Object a, Object b) {
     if ((a == null) == (b == null)) {
       throw new IllegalArgumentException(what + ": exactly one of its two fields must be set");
@@ -90,131 +99,140 @@ final class Messages {
   }
 
   @JsonInclude(JsonInclude.Include.NON_DEFAULT)
-  record Resource(long memoryMb, long vcores, long mapSlots, long reduceSlots) {
-    static Resource of(org.apache.hadoop.yarn.api.records.Resource r) {
-      return new Resource(r.getMemorySize(), r.getVirtualCores(), 0, 0);
+  public record Resource(long memoryMb, long vcores, long mapSlots, long reduceSlots) {
+    public static Resource memory(long memoryMb, long vcores) {
+      return new Resource(memoryMb, vcores, 0, 0);
+    }
+
+    public static Resource slots(long maps, long reduces) {
+      return new Resource(0, 0, maps, reduces);
     }
   }
 
-  record Amount(double memoryMb, double vcores) {}
+  @JsonInclude(JsonInclude.Include.NON_DEFAULT)
+  public record Amount(double memoryMb, double vcores, double mapSlots, double reduceSlots) {
+    public static Amount memory(double memoryMb, double vcores) {
+      return new Amount(memoryMb, vcores, 0, 0);
+    }
+  }
 
   // ---------------------------------------------------------- shim to Python
-  record Node(@Req String id, @Req String host, @Req String rack, @Req Resource capacity) {}
+  public record Node(@Req String id, @Req String host, @Req String rack, @Req Resource capacity) {}
 
-  record Request(@Req int priority, @Req Resource resource, @Req int count, Map<String, Integer> hosts,
+  public record Request(@Req int priority, @Req Resource resource, @Req int count, Map<String, Integer> hosts,
       Map<String, Integer> racks, Boolean relaxLocality) {
-    Request {
+    public Request {
       relaxLocality = relaxLocality == null || relaxLocality; // the schema's default
     }
   }
 
-  record App(@Req String id, @Req String user, String name, @Req String queue, @Req int priority,
+  public record App(@Req String id, @Req String user, String name, @Req String queue, @Req int priority,
       @Req long submitMs, @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean unmanaged,
       List<Request> requests) {}
 
-  record Container(@Req String id, @Req String app, @Req String node, @Req Resource resource,
+  public record Container(@Req String id, @Req String app, @Req String node, @Req Resource resource,
       @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean am, @Req int priority, String engineId) {}
 
-  record Beat(@Req String node, Resource free) {}
+  public record Beat(@Req String node, Resource free) {}
 
-  record FallbackEpisode(@Req String reason, @Req long startedMs, @Req long endedMs,
+  public record FallbackEpisode(@Req String reason, @Req long startedMs, @Req long endedMs,
       @Req long heartbeats) {}
 
-  record AppCheck(@Req String app, @Req Resource pending, @Req Resource allocated,
+  public record AppCheck(@Req String app, @Req Resource pending, @Req Resource allocated,
       @Req int containers) {}
 
-  record Payload(@JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean full, @Req long nowMs, List<Node> nodes, List<String> nodesRemoved,
+  public record Payload(@JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean full, @Req long nowMs, List<Node> nodes, List<String> nodesRemoved,
       List<App> apps, List<String> appsRemoved, List<Container> launched, List<String> rejected,
       List<String> finished, List<Beat> beats, List<FallbackEpisode> fallbacks,
       @JsonInclude(JsonInclude.Include.NON_NULL) List<AppCheck> check) {}
 
-  record PlaceRequest(@Req String app, @Req String user, @Req String queue, List<String> groups,
+  public record PlaceRequest(@Req String app, @Req String user, @Req String queue, List<String> groups,
       @Req int priority) {}
 
-  record MoveRequest(@Req String app, @Req String queue) {}
+  public record MoveRequest(@Req String app, @Req String queue) {}
 
-  record Ping() {}
+  public record Ping() {}
 
   // ---------------------------------------------------------- Python's answers
-  enum Locality {
+  public enum Locality {
     @JsonProperty("node_local") NODE_LOCAL,
     @JsonProperty("rack_local") RACK_LOCAL,
     @JsonProperty("off_switch") OFF_SWITCH
   }
 
-  record Assignment(@Req String app, @Req String node, @Req int priority, @Req Locality locality,
+  public record Assignment(@Req String app, @Req String node, @Req int priority, @Req Locality locality,
       @Req String engineId) {}
 
-  record Preemption(@Req String container, @Req boolean kill) {}
+  public record Preemption(@Req String container, @Req boolean kill) {}
 
-  record MoveOrder(@Req String app, @Req String queue, @Req String reason) {}
+  public record MoveOrder(@Req String app, @Req String queue, @Req String reason) {}
 
-  record HeartbeatAnswer(List<Assignment> assign, List<Preemption> preempt, boolean resync,
+  public record HeartbeatAnswer(List<Assignment> assign, List<Preemption> preempt, boolean resync,
       String error) {
-    HeartbeatAnswer {
+    public HeartbeatAnswer {
       assign = list(assign);
       preempt = list(preempt);
     }
   }
 
-  record QueueRow(@Req String name, String parent, @Req double weight, @Req Amount min, Amount max,
+  public record QueueRow(@Req String name, String parent, @Req double weight, @Req Amount min, Amount max,
       @Req Amount fair, @Req Amount steady, @Req Amount usage, @Req Amount demand,
       @Req int runningApps, @Req int apps, Integer maxRunningApps, String policy, boolean recovery,
       Amount amMax, Boolean preemptable, boolean isParent) {}
 
-  record UpdateAnswer(List<Preemption> preempt, List<QueueRow> queues, List<MoveOrder> move,
+  public record UpdateAnswer(List<Preemption> preempt, List<QueueRow> queues, List<MoveOrder> move,
       boolean resync, String error) {
-    UpdateAnswer {
+    public UpdateAnswer {
       preempt = list(preempt);
       queues = list(queues);
       move = list(move);
     }
   }
 
-  record PlaceAnswer(String queue, String reject) {
-    PlaceAnswer {
+  public record PlaceAnswer(String queue, String reject) {
+    public PlaceAnswer {
       exactlyOne("PlaceAnswer", queue, reject);
     }
   }
 
-  record MoveAnswer(String queue, String error) {
-    MoveAnswer {
+  public record MoveAnswer(String queue, String error) {
+    public MoveAnswer {
       exactlyOne("MoveAnswer", queue, error);
     }
   }
 
-  record Pong(@Req long pid) {}
+  public record Pong(@Req long pid) {}
 
   // ---------------------------------------------------------- Python to the shim
-  record ServerInfo(@Req long pid, @Req String host, @Req String allocations, @Req long startedMs,
+  public record ServerInfo(@Req long pid, @Req String host, @Req String allocations, @Req long startedMs,
       @Req String version) {}
 
-  record Register(@Req int protocol, @Req int callbackPort, @Req String callbackToken,
+  public record Register(@Req int protocol, @Req int callbackPort, @Req String callbackToken,
       boolean takeover, @Req ServerInfo server) {}
 
-  record ShimInfo(@Req String version, @Req String kind, @Req int protocol, @Req long deadlineMs,
+  public record ShimInfo(@Req String version, @Req String kind, @Req int protocol, @Req long deadlineMs,
       @Req long updateIntervalMs, @Req List<String> resourceTypes) {}
 
-  record Registered(String session, String refused, ServerInfo holder, @Req ShimInfo shim) {
-    Registered {
+  public record Registered(String session, String refused, ServerInfo holder, @Req ShimInfo shim) {
+    public Registered {
       exactlyOne("Registered", session, refused);
     }
   }
 
-  record Unregister(@Req String session) {}
+  public record Unregister(@Req String session) {}
 
-  record Unregistered(@Req boolean ok) {}
+  public record Unregistered(@Req boolean ok) {}
 
-  record StatusRequest(String session) {}
+  public record StatusRequest(String session) {}
 
-  record ShimStatus(@Req boolean registered, ServerInfo holder, @Req boolean inFallback,
+  public record ShimStatus(@Req boolean registered, ServerInfo holder, @Req boolean inFallback,
       String reason, Long sinceMs, @Req long episodeHeartbeats, @Req long heartbeats,
       @Req long fallbackHeartbeats, @Req long failures, @Req long nowMs) {}
 
-  record PriorityRequest(@Req String app, @Req int priority) {}
+  public record PriorityRequest(@Req String app, @Req int priority) {}
 
-  record PriorityAnswer(Integer priority, String error) {
-    PriorityAnswer {
+  public record PriorityAnswer(Integer priority, String error) {
+    public PriorityAnswer {
       exactlyOne("PriorityAnswer", priority, error);
     }
   }

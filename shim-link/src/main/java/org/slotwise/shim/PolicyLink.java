@@ -36,16 +36,16 @@ import py4j.Py4JNetworkException;
  * callers must not hold the scheduler lock. Registration state and the
  * episode are guarded by {@code this}, a leaf.
  */
-final class PolicyLink {
+public final class PolicyLink {
   private static final Logger LOG = LoggerFactory.getLogger(PolicyLink.class);
 
   /** The first call after a registration opens Py4J's callback connection. */
-  static final long WARMUP_MS = 2000;
+  public static final long WARMUP_MS = 2000;
   /** How long a registered policy has to answer a ping when another one registers. */
   static final long PROBE_MS = 500;
 
   /** Benchmarks time calls through this (slotwise.call-observer.class); null otherwise. */
-  interface CallObserver {
+  public interface CallObserver {
     void observe(String method, long waitNs, long buildNs, long invokeNs, long totalNs,
         int argChars, int answerChars);
   }
@@ -74,7 +74,7 @@ final class PolicyLink {
   private final AtomicLong totalFallbacks = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
 
-  PolicyLink(long timeoutMs, Runnable onResync, Gateway.Callbacks callbacks, CallObserver observer) {
+  public PolicyLink(long timeoutMs, Runnable onResync, Gateway.Callbacks callbacks, CallObserver observer) {
     this.timeoutMs = Math.max(1, timeoutMs);
     this.onResync = onResync;
     this.callbacks = callbacks;
@@ -92,7 +92,7 @@ final class PolicyLink {
   // ------------------------------------------------------------ registration
 
   /** A policy offers itself; it replaces a current one that is dead, or any with takeover. */
-  Messages.Registered register(PolicyServer p, Messages.Register r, Messages.ShimInfo shim) {
+  public Messages.Registered register(PolicyServer p, Messages.Register r, Messages.ShimInfo shim) {
     synchronized (registration) {
       if (r.protocol() != Messages.PROTOCOL) {
         return new Messages.Registered(null, "this shim speaks protocol version " + Messages.PROTOCOL
@@ -135,7 +135,7 @@ final class PolicyLink {
   }
 
   /** A clean exit; false if that session is not the registered one. */
-  boolean unregister(String s) {
+  public boolean unregister(String s) {
     synchronized (registration) {
       PolicyServer p;
       synchronized (this) {
@@ -184,20 +184,20 @@ final class PolicyLink {
         + s.allocations() + ", version " + s.version() + ")";
   }
 
-  synchronized boolean hasPolicy() {
+  public synchronized boolean hasPolicy() {
     return policy != null;
   }
 
-  synchronized boolean isCold() {
+  public synchronized boolean isCold() {
     return cold;
   }
 
-  long getTimeoutMs() {
+  public long getTimeoutMs() {
     return timeoutMs;
   }
 
   /** The link as {@code status} answers it to the policy server with this session. */
-  synchronized Messages.ShimStatus status(String s) {
+  public synchronized Messages.ShimStatus status(String s) {
     return new Messages.ShimStatus(s != null && s.equals(session), holder, inEpisode,
         inEpisode ? lastReason : null, inEpisode ? episodeStartMs : null,
         inEpisode ? episodeFallbacks : 0, heartbeats.get(), totalFallbacks.get(), failures.get(),
@@ -207,7 +207,7 @@ final class PolicyLink {
   // ------------------------------------------------------------------- calls
 
   /** One call with the configured deadline; see the full form. */
-  <A> A call(String what, Callable<String> build, BiFunction<PolicyServer, String, String> invoke,
+  public <A> A call(String what, Callable<String> build, BiFunction<PolicyServer, String, String> invoke,
       Function<String, A> parse, Consumer<A> apply) {
     return call(what, timeoutMs, build, invoke, parse, apply);
   }
@@ -219,7 +219,7 @@ final class PolicyLink {
    * (throwing means a bad or refusing answer) and {@code apply} carries it out
    * before the next call may build its payload. Null if the call failed.
    */
-  <A> A call(String what, long deadlineMs, Callable<String> build,
+  public <A> A call(String what, long deadlineMs, Callable<String> build,
       BiFunction<PolicyServer, String, String> invoke, Function<String, A> parse,
       Consumer<A> apply) {
     long entered = System.nanoTime();
@@ -318,17 +318,17 @@ final class PolicyLink {
   }
 
   /** Fallback episodes that ended, for the payload being built (under callLock). */
-  synchronized List<Messages.FallbackEpisode> episodesToReport() {
+  public synchronized List<Messages.FallbackEpisode> episodesToReport() {
     reportedEpisodes = ended.size();
     return ended.isEmpty() ? null : new ArrayList<>(ended);
   }
 
-  void heartbeat() {
+  public void heartbeat() {
     heartbeats.incrementAndGet();
   }
 
   /** Counts one heartbeat that the built-in FIFO scheduled. */
-  void fallbackHeartbeat() {
+  public void fallbackHeartbeat() {
     totalFallbacks.incrementAndGet();
     synchronized (this) {
       episodeFallbacks++;
@@ -377,11 +377,11 @@ final class PolicyLink {
     }
   }
 
-  synchronized String getLastFailure() {
+  public synchronized String getLastFailure() {
     return lastReason;
   }
 
-  void stop() {
+  public void stop() {
     synchronized (this) {
       policy = null;
       session = null;

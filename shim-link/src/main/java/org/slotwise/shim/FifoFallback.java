@@ -16,20 +16,20 @@ import org.slotwise.shim.Messages.Locality;
  * FifoScheduler does. Pure decisions on plain data; the scheduler applies
  * them.
  */
-final class FifoFallback {
+public final class FifoFallback {
   private FifoFallback() {
   }
 
   /** What the ordering needs to know about an app; {@code attempt} is the caller's. */
-  record App<T>(T attempt, String id, int priority, long submitTime) {
+  public record App<T>(T attempt, String id, int priority, long submitTime) {
   }
 
-  static final Comparator<App<?>> APP_ORDER = Comparator
+  public static final Comparator<App<?>> APP_ORDER = Comparator
       .comparingInt((App<?> a) -> -a.priority())
       .thenComparingLong(App::submitTime)
       .thenComparing(App::id);
 
-  static <T> List<App<T>> order(Collection<App<T>> apps) {
+  public static <T> List<App<T>> order(Collection<App<T>> apps) {
     List<App<T>> out = new ArrayList<>(apps);
     out.sort(APP_ORDER);
     return out;
@@ -39,7 +39,7 @@ final class FifoFallback {
    * An app's requests in the order they are served: lower request priority
    * number first (stable for equal priorities).
    */
-  static <K> List<K> byRequestPriority(Collection<K> requests, ToIntFunction<K> priority) {
+  public static <K> List<K> byRequestPriority(Collection<K> requests, ToIntFunction<K> priority) {
     List<K> out = new ArrayList<>(requests);
     out.sort(Comparator.comparingInt(priority));
     return out;
@@ -58,7 +58,7 @@ final class FifoFallback {
    * @param rackRelax the rack ask's relaxLocality (true if there is no rack ask)
    * @param anyRelax the ANY ask's relaxLocality
    */
-  static boolean allows(Locality locality, int any, int rack, int host,
+  public static boolean allows(Locality locality, int any, int rack, int host,
       boolean rackRelax, boolean anyRelax) {
     if (any <= 0) {
       return false;
@@ -71,7 +71,7 @@ final class FifoFallback {
   }
 
   /** The best locality {@link #allows} for one container, or null. */
-  static Locality locality(int any, int rack, int host, boolean rackRelax, boolean anyRelax) {
+  public static Locality locality(int any, int rack, int host, boolean rackRelax, boolean anyRelax) {
     for (Locality level : Locality.values()) {
       if (allows(level, any, rack, host, rackRelax, anyRelax)) {
         return level;

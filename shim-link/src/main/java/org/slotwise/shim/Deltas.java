@@ -10,12 +10,12 @@ import java.util.*;
  * While a full resync is pending no deltas are kept: the next payload
  * carries the whole state anyway, and nothing piles up while Python is away.
  */
-final class Deltas {
+public final class Deltas {
   /** Past this many pending entries, a full resync is cheaper than the deltas. */
   static final int MAX_PENDING = 100_000;
 
   /** What one call carries, taken out of the pending deltas. */
-  record Taken(boolean full, List<Messages.Node> nodes, List<String> nodesRemoved,
+  public record Taken(boolean full, List<Messages.Node> nodes, List<String> nodesRemoved,
       List<String> appsChanged, List<String> appsRemoved, List<Messages.Container> launched,
       List<String> rejected, List<String> finished) {
   }
@@ -30,16 +30,16 @@ final class Deltas {
   private final List<String> finished = new ArrayList<>();
 
   /** The next payload must carry the whole state; pending deltas are dropped. */
-  synchronized void requireFull() {
+  public synchronized void requireFull() {
     fullNeeded = true;
     clear();
   }
 
-  synchronized boolean isFullNeeded() {
+  public synchronized boolean isFullNeeded() {
     return fullNeeded;
   }
 
-  synchronized void nodeChanged(Messages.Node n) {
+  public synchronized void nodeChanged(Messages.Node n) {
     if (!fullNeeded) {
       nodesRemoved.remove(n.id()); // a node back before its removal was sent
       nodes.put(n.id(), n);
@@ -47,7 +47,7 @@ final class Deltas {
     }
   }
 
-  synchronized void nodeRemoved(String id) {
+  public synchronized void nodeRemoved(String id) {
     if (!fullNeeded) {
       nodes.remove(id);
       nodesRemoved.add(id);
@@ -55,35 +55,35 @@ final class Deltas {
   }
 
   /** The app's whole record goes in the next payload, read when it is built. */
-  synchronized void appChanged(String id) {
+  public synchronized void appChanged(String id) {
     if (!fullNeeded && !appsRemoved.contains(id)) {
       appsChanged.add(id);
       capPending();
     }
   }
 
-  synchronized void appRemoved(String id) {
+  public synchronized void appRemoved(String id) {
     if (!fullNeeded) {
       appsChanged.remove(id);
       appsRemoved.add(id);
     }
   }
 
-  synchronized void launched(Messages.Container c) {
+  public synchronized void launched(Messages.Container c) {
     if (!fullNeeded) {
       launched.add(c);
       capPending();
     }
   }
 
-  synchronized void rejected(String engineId) {
+  public synchronized void rejected(String engineId) {
     if (!fullNeeded && engineId != null) {
       rejected.add(engineId);
       capPending();
     }
   }
 
-  synchronized void finished(String containerId) {
+  public synchronized void finished(String containerId) {
     if (!fullNeeded) {
       finished.add(containerId);
       capPending();
@@ -91,7 +91,7 @@ final class Deltas {
   }
 
   /** Takes everything pending; if a full resync was due, says so (the lists are then empty). */
-  synchronized Taken take() {
+  public synchronized Taken take() {
     Taken t = new Taken(fullNeeded, new ArrayList<>(nodes.values()), new ArrayList<>(nodesRemoved),
         new ArrayList<>(appsChanged), new ArrayList<>(appsRemoved), new ArrayList<>(launched),
         new ArrayList<>(rejected), new ArrayList<>(finished));

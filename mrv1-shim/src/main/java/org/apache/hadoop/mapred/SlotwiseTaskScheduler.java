@@ -1,0 +1,599 @@
+package org.apache.hadoop.mapred;
+
+import java.io.IOException;
+import java.nio.file.Paths;
+import java.util.*;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.server.jobtracker.TaskTracker;
+import org.apache.hadoop.net.Node;
+import org.slotwise.shim.Deltas;
+import org.slotwise.shim.FifoFallback;
+import org.slotwise.shim.Gateway;
+import org.slotwise.shim.GatewayEntryPoint;
+import org.slotwise.shim.Messages;
+import org.slotwise.shim.PolicyLink;
+import org.slotwise.shim.PolicyServer;
+
+/**
+ * The MRv1 JobTracker's scheduler, with its policy in Python (docs/mrv1.md).
+ *
+ * <p>Each {@link #assignTasks} (a TaskTracker heartbeat, inside the
+ * JobTracker's lock) is one call to Python with what changed since the last
+ * call and the tracker's free slots; Python answers which jobs get a map or a
+ * reduce there and at which locality level, and this carries it out with the
+ * JobInProgress method of that level. Every {@code slotwise.update.interval-ms}
+ * an update call brings preemptions (the tasks to kill) and the pool table.
+ * When Python cannot answer within the deadline, a FIFO (priority, then
+ * submit time) schedules the heartbeat.
+ *
+ * <p>Locking: the JobTracker's listeners only queue events (they can be called
+ * under a job's lock); {@code this} guards the shim's own view and is taken
+ * under PolicyLink's call lock, never around a call to the JobTracker's
+ * synchronized methods from the update thread.
+ */
+public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntryPoint.Shim {
+  private static final Log LOG = LogFactory.getLog(SlotwiseTaskScheduler.class);
+  static final String VERSION = "0.2.0";
+
+  public static final String GATEWAY_PORT = "slotwise.gateway.port";
+  public static final String TOKEN_FILE = "slotwise.gateway.token-file";
+  public static final String INFO_FILE = "slotwise.gateway.info-file";
+  public static final String TIMEOUT_MS = "slotwise.policy.timeout-ms";
+  public static final String READ_TIMEOUT_MS = "slotwise.policy.read-timeout-ms";
+  public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
+  /** Which job property names the pool (the Fair Scheduler's); default the user. */
+  public static final String POOL_NAME_PROPERTY = "mapred.fairscheduler.poolnameproperty";
+  /** A job's own choice of pool, which wins over the property above. */
+  static final String[] EXPLICIT_POOL = {"pool.name", "mapred.fairscheduler.pool"};
+  /** A tight deadline: assignTasks holds the JobTracker's lock. */
+  public static final long DEFAULT_TIMEOUT_MS = 100;
+  static final int MAP = 0;
+  static final int REDUCE = 1;
+
+  /** What the shim knows of a job: its pool and what Python last heard of its asks. */
+  private static final class JobState {
+    final JobInProgress job;
+    final String pool;
+    String sent; // the request signature Python holds; null: must be sent
+
+    JobState(JobInProgress job, String pool) {
+      this.job = job;
+      this.pool = pool;
+    }
+  }
+
+  /** A task this shim launched (Python's or the FIFO's), until it ends. */
+  private record Launch(JobID job, String tracker, boolean map) {}
+
+  private final Deltas deltas = new Deltas();
+  private final java.util.Queue<Object[]> events = new ConcurrentLinkedQueue<>(); // {"add"|"remove"|"update", job}
+  private final Map<JobID, JobState> jobs = new LinkedHashMap<>(); // guarded by this
+  private final Map<TaskAttemptID, Launch> live = new HashMap<>(); // guarded by this
+  private final Map<String, Messages.Node> trackers = new HashMap<>(); // guarded by this
+  private volatile List<Messages.QueueRow> poolTable = List.of();
+  private volatile long lastUpdateMs;
+  private EagerTaskInitializationListener initializer;
+  private final Listener listener = new Listener();
+  private Gateway.Callbacks callbacks;
+  private Gateway gateway;
+  private PolicyLink link;
+  private long updateInterval;
+  private Thread updater;
+  private volatile boolean running;
+  private final Object wake = new Object();
+
+  // -------------------------------------------------------------- lifecycle
+
+  @Override
+  public synchronized void start() throws IOException {
+    Configuration c = getConf();
+    initializer = new EagerTaskInitializationListener(c);
+    initializer.setTaskTrackerManager(taskTrackerManager);
+    initializer.start();
+    taskTrackerManager.addJobInProgressListener(initializer);
+    taskTrackerManager.addJobInProgressListener(listener);
+    callbacks = new Gateway.Callbacks(c.getInt(READ_TIMEOUT_MS, 5000));
+    link = new PolicyLink(c.getLong(TIMEOUT_MS, DEFAULT_TIMEOUT_MS), deltas::requireFull, callbacks,
+        null);
+    updateInterval = Math.max(10, c.getLong(UPDATE_INTERVAL_MS, 500));
+    String dir = c.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")) + "/slotwise/";
+    gateway = new Gateway(new GatewayEntryPoint(this), c.getInt(GATEWAY_PORT, 0),
+        Paths.get(c.get(TOKEN_FILE, dir + "gateway.token")),
+        Paths.get(c.get(INFO_FILE, dir + "gateway.json")), callbacks);
+    try {
+      gateway.start();
+    } catch (Throwable t) {
+      LOG.error("Slotwise: the Py4J gateway did not start; the built-in FIFO schedules until the "
+          + "JobTracker restarts with a working gateway", t);
+    }
+    if (taskTrackerManager instanceof JobTracker jt && jt.infoServer != null) {
+      jt.infoServer.setAttribute(SlotwiseSchedulerServlet.ATTRIBUTE, this);
+      jt.infoServer.addServlet("slotwise", "/scheduler", SlotwiseSchedulerServlet.class);
+    }
+    running = true;
+    updater = new Thread(this::updateLoop, "slotwise-update");
+    updater.setDaemon(true);
+    updater.start();
+  }
+
+  @Override
+  public synchronized void terminate() throws IOException {
+    running = false;
+    if (updater != null) {
+      updater.interrupt();
+    }
+    if (gateway != null) {
+      gateway.stop();
+    }
+    if (link != null) {
+      link.stop();
+    }
+    if (initializer != null) {
+      taskTrackerManager.removeJobInProgressListener(initializer);
+      initializer.terminate();
+    }
+    taskTrackerManager.removeJobInProgressListener(listener);
+    super.terminate();
+  }
+
+  /** Only queues: the JobTracker may call these holding a job's lock. */
+  private final class Listener extends JobInProgressListener {
+    @Override
+    public void jobAdded(JobInProgress job) {
+      events.add(new Object[] {"add", job, poolOf(job)});
+    }
+
+    @Override
+    public void jobRemoved(JobInProgress job) {
+      events.add(new Object[] {"remove", job, null});
+    }
+
+    @Override
+    public void jobUpdated(JobChangeEvent event) {
+      if (event.getJobInProgress().isComplete()) {
+        events.add(new Object[] {"remove", event.getJobInProgress(), null});
+      }
+    }
+  }
+
+  /** The Fair Scheduler's rule: the job's explicit pool, else the pool-name property, else the user. */
+  String poolOf(JobInProgress job) {
+    JobConf jc = job.getJobConf();
+    String user = job.getProfile().getUser();
+    for (String key : EXPLICIT_POOL) {
+      String p = jc.get(key);
+      if (p != null && !p.isBlank()) {
+        return p.trim();
+      }
+    }
+    String p = jc.get(getConf().get(POOL_NAME_PROPERTY, "user.name"));
+    return p == null || p.isBlank() ? user : p.trim();
+  }
+
+  @Override
+  public synchronized Collection<JobInProgress> getJobs(String queue) {
+    drainEvents();
+    List<JobInProgress> out = new ArrayList<>();
+    for (JobState s : jobs.values()) {
+      out.add(s.job);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------- the heartbeat
+
+  @Override
+  public List<Task> assignTasks(TaskTracker tracker) throws IOException {
+    TaskTrackerStatus st = tracker.getStatus();
+    int numTrackers = taskTrackerManager.getClusterStatus().getTaskTrackers();
+    int hosts = taskTrackerManager.getNumberOfUniqueHosts();
+    Messages.Node node = nodeOf(st);
+    link.heartbeat();
+    List<Task> out = new ArrayList<>();
+    Messages.HeartbeatAnswer answer = link.call("heartbeat",
+        () -> payload(List.of(node), null,
+            List.of(new Messages.Beat(node.id(), Messages.Resource.slots(
+                st.getAvailableMapSlots(), st.getAvailableReduceSlots())))),
+        PolicyServer::heartbeat, SlotwiseTaskScheduler::heartbeatAnswer,
+        a -> carryOut(a, st, numTrackers, hosts, out));
+    if (answer == null) {
+      link.fallbackHeartbeat();
+      fifo(st, numTrackers, hosts, out);
+    }
+    return out;
+  }
+
+  private static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
+    Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
+    if (a.error() != null) {
+      throw new IllegalArgumentException("Python refused the payload: " + a.error());
+    }
+    if (a.resync()) {
+      throw new IllegalArgumentException("Python asked for a full payload");
+    }
+    return a;
+  }
+
+  /** Python's assignments for this tracker, checked against its free slots, each by the level Python chose. */
+  private void carryOut(Messages.HeartbeatAnswer a, TaskTrackerStatus st, int numTrackers, int hosts,
+      List<Task> out) {
+    int freeMaps = st.getAvailableMapSlots();
+    int freeReduces = st.getAvailableReduceSlots();
+    for (Messages.Assignment as : a.assign()) {
+      JobState s;
+      synchronized (this) {
+        s = jobs.get(JobID.forName(as.app()));
+      }
+      Task t = null;
+      boolean map = as.priority() == MAP;
+      try {
+        if (s != null && as.node().equals(st.getTrackerName()) && runnable(s.job)
+            && (map ? freeMaps > 0 : freeReduces > 0)) {
+          t = !map ? s.job.obtainNewReduceTask(st, numTrackers, hosts) : switch (as.locality()) {
+            case NODE_LOCAL -> s.job.obtainNewNodeLocalMapTask(st, numTrackers, hosts);
+            case RACK_LOCAL -> s.job.obtainNewNodeOrRackLocalMapTask(st, numTrackers, hosts);
+            case OFF_SWITCH -> s.job.obtainNewMapTask(st, numTrackers, hosts);
+          };
+        }
+      } catch (IOException e) {
+        LOG.warn("Slotwise: " + as.app() + " could not give a task: " + e);
+      }
+      if (t == null) {
+        deltas.rejected(as.engineId());
+        continue;
+      }
+      if (map) {
+        freeMaps--;
+      } else {
+        freeReduces--;
+      }
+      launched(t, s.job, st.getTrackerName(), as.engineId());
+      out.add(t);
+    }
+  }
+
+  /** The fallback: jobs by priority then submit time, maps then reduces, while slots are free. */
+  private void fifo(TaskTrackerStatus st, int numTrackers, int hosts, List<Task> out)
+      throws IOException {
+    List<FifoFallback.App<JobInProgress>> order = new ArrayList<>();
+    synchronized (this) {
+      drainEvents();
+      for (JobState s : jobs.values()) {
+        order.add(new FifoFallback.App<>(s.job, s.job.getJobID().toString(),
+            priorityOf(s.job), s.job.getStartTime()));
+      }
+    }
+    int[] free = {st.getAvailableMapSlots(), st.getAvailableReduceSlots()};
+    for (int kind : new int[] {MAP, REDUCE}) {
+      for (FifoFallback.App<JobInProgress> app : FifoFallback.order(order)) {
+        JobInProgress job = app.attempt();
+        while (free[kind] > 0 && runnable(job)) {
+          Task t = kind == MAP ? job.obtainNewMapTask(st, numTrackers, hosts)
+              : job.obtainNewReduceTask(st, numTrackers, hosts);
+          if (t == null) {
+            break;
+          }
+          free[kind]--;
+          launched(t, job, st.getTrackerName(), null);
+          out.add(t);
+        }
+      }
+    }
+  }
+
+  private synchronized void launched(Task t, JobInProgress job, String tracker, String engineId) {
+    boolean map = t.isMapTask();
+    live.put(t.getTaskID(), new Launch(job.getJobID(), tracker, map));
+    deltas.launched(container(t.getTaskID(), job.getJobID(), tracker, map, engineId));
+    JobState s = jobs.get(job.getJobID());
+    if (s != null) {
+      s.sent = null; // its pending counts changed
+    }
+  }
+
+  private static Messages.Container container(TaskAttemptID id, JobID job, String tracker,
+      boolean map, String engineId) {
+    return new Messages.Container(id.toString(), job.toString(), tracker,
+        map ? Messages.Resource.slots(1, 0) : Messages.Resource.slots(0, 1), false,
+        map ? MAP : REDUCE, engineId);
+  }
+
+  private static boolean runnable(JobInProgress job) {
+    return job.getStatus().getRunState() == JobStatus.RUNNING && job.inited() && job.isSetupFinished();
+  }
+
+  /** Hadoop's five priorities as the protocol's: NORMAL 0, each step up or down one. */
+  static int priorityOf(JobInProgress job) {
+    return switch (job.getPriority()) {
+      case VERY_HIGH -> 2;
+      case HIGH -> 1;
+      case NORMAL -> 0;
+      case LOW -> -1;
+      case VERY_LOW -> -2;
+    };
+  }
+
+  private Messages.Node nodeOf(TaskTrackerStatus st) {
+    String rack = "/default-rack";
+    if (taskTrackerManager instanceof JobTracker jt) {
+      Node n = jt.getNode(st.getHost());
+      if (n != null && n.getNetworkLocation() != null) {
+        rack = n.getNetworkLocation();
+      }
+    }
+    return new Messages.Node(st.getTrackerName(), st.getHost(), rack,
+        Messages.Resource.slots(st.getMaxMapSlots(), st.getMaxReduceSlots()));
+  }
+
+  // ----------------------------------------------------------- the payload
+
+  /**
+   * What Python must hear: the queued job events, tasks that ended, jobs whose
+   * asks changed, the given trackers if new or changed; everything if a full
+   * payload is due. {@code liveTrackers}, when given (the update thread),
+   * removes trackers the JobTracker no longer lists.
+   */
+  private synchronized String payload(List<Messages.Node> seen, Collection<Messages.Node> liveTrackers,
+      List<Messages.Beat> beats) {
+    drainEvents();
+    sweepFinished(beats == null ? null : beats.get(0).node());
+    for (Messages.Node n : seen) {
+      if (!n.equals(trackers.put(n.id(), n))) {
+        deltas.nodeChanged(n);
+      }
+    }
+    if (liveTrackers != null) {
+      Set<String> ids = new HashSet<>();
+      for (Messages.Node n : liveTrackers) {
+        ids.add(n.id());
+        if (!n.equals(trackers.put(n.id(), n))) {
+          deltas.nodeChanged(n);
+        }
+      }
+      for (Iterator<String> it = trackers.keySet().iterator(); it.hasNext();) {
+        String id = it.next();
+        if (!ids.contains(id)) {
+          it.remove();
+          deltas.nodeRemoved(id);
+        }
+      }
+    }
+    boolean full = deltas.isFullNeeded();
+    Deltas.Taken t = deltas.take();
+    List<Messages.App> apps = new ArrayList<>();
+    for (JobState s : jobs.values()) {
+      String sig = signature(s.job);
+      if (full || !sig.equals(s.sent)) {
+        apps.add(app(s));
+        s.sent = sig;
+      }
+    }
+    List<Messages.Container> launched = t.launched();
+    if (full) {
+      launched = new ArrayList<>();
+      for (Map.Entry<TaskAttemptID, Launch> e : live.entrySet()) {
+        Launch l = e.getValue();
+        launched.add(container(e.getKey(), l.job(), l.tracker(), l.map(), null));
+      }
+    }
+    Messages.Payload p = new Messages.Payload(full, System.currentTimeMillis(),
+        full ? new ArrayList<>(trackers.values()) : t.nodes(), full ? null : t.nodesRemoved(),
+        apps, full ? null : t.appsRemoved(), launched, full ? null : t.rejected(),
+        full ? null : t.finished(), beats, link.episodesToReport(), null);
+    return Messages.write(p);
+  }
+
+  /** Job events from the listeners, in order (under this). */
+  private void drainEvents() {
+    for (Object[] e; (e = events.poll()) != null;) {
+      JobInProgress job = (JobInProgress) e[1];
+      if (e[0].equals("add")) {
+        jobs.put(job.getJobID(), new JobState(job, (String) e[2]));
+      } else if (jobs.remove(job.getJobID()) != null) {
+        deltas.appRemoved(job.getJobID().toString());
+        live.values().removeIf(l -> l.job().equals(job.getJobID()));
+      }
+    }
+  }
+
+  /** Tasks that ended (on one tracker, or all): finished for Python. */
+  private void sweepFinished(String trackerOnly) {
+    for (Iterator<Map.Entry<TaskAttemptID, Launch>> it = live.entrySet().iterator(); it.hasNext();) {
+      Map.Entry<TaskAttemptID, Launch> e = it.next();
+      Launch l = e.getValue();
+      if (trackerOnly != null && !trackerOnly.equals(l.tracker())) {
+        continue;
+      }
+      JobState s = jobs.get(l.job());
+      TaskInProgress tip = s == null ? null : s.job.getTaskInProgress(e.getKey().getTaskID());
+      TaskStatus ts = tip == null ? null : tip.getTaskStatus(e.getKey());
+      if (ts == null || !occupiesSlot(ts.getRunState())) {
+        it.remove();
+        deltas.finished(e.getKey().toString());
+        if (s != null) {
+          s.sent = null;
+        }
+      }
+    }
+  }
+
+  private static boolean occupiesSlot(TaskStatus.State state) {
+    return switch (state) {
+      case RUNNING, UNASSIGNED, COMMIT_PENDING, FAILED_UNCLEAN, KILLED_UNCLEAN -> true;
+      default -> false;
+    };
+  }
+
+  private static String signature(JobInProgress job) {
+    boolean r = runnable(job);
+    return priorityOf(job) + "/" + (r ? job.pendingMaps() : 0) + "/"
+        + (r && job.scheduleReduces() ? job.pendingReduces() : 0);
+  }
+
+  /** A job as the protocol's App: a map request (with its splits' hosts and racks) and a reduce one. */
+  private Messages.App app(JobState s) {
+    JobInProgress job = s.job;
+    List<Messages.Request> requests = new ArrayList<>();
+    if (runnable(job)) {
+      int maps = job.pendingMaps();
+      if (maps > 0) {
+        Map<String, Integer> hosts = new HashMap<>();
+        Map<String, Integer> racks = new HashMap<>();
+        for (TaskInProgress tip : job.getTasks(TaskType.MAP)) {
+          if (tip.isRunning() || tip.isComplete() || tip.isFailed()) {
+            continue;
+          }
+          for (String h : tip.getSplitLocations()) {
+            hosts.merge(h, 1, Integer::sum);
+            Node n = taskTrackerManager instanceof JobTracker jt ? jt.getNode(h) : null;
+            racks.merge(n == null ? "/default-rack" : n.getNetworkLocation(), 1, Integer::sum);
+          }
+        }
+        requests.add(new Messages.Request(MAP, Messages.Resource.slots(1, 0), maps,
+            hosts.isEmpty() ? null : hosts, racks.isEmpty() ? null : racks, true));
+      }
+      int reduces = job.scheduleReduces() ? job.pendingReduces() : 0;
+      if (reduces > 0) {
+        requests.add(new Messages.Request(REDUCE, Messages.Resource.slots(0, 1), reduces, null, null,
+            true));
+      }
+    }
+    return new Messages.App(job.getJobID().toString(), job.getProfile().getUser(),
+        Messages.cut(job.getProfile().getJobName()), s.pool, priorityOf(job), job.getStartTime(),
+        true, requests);
+  }
+
+  // --------------------------------------------------------- the update loop
+
+  private void updateLoop() {
+    while (running) {
+      try {
+        synchronized (wake) {
+          wake.wait(updateInterval);
+        }
+        update();
+      } catch (InterruptedException e) {
+        return;
+      } catch (Throwable t) {
+        LOG.warn("Slotwise: update failed", t);
+      }
+    }
+  }
+
+  /** One update call: the trackers' snapshot is taken first, outside the call lock. */
+  void update() {
+    List<Messages.Node> nodes = new ArrayList<>();
+    for (TaskTrackerStatus st : taskTrackerManager.taskTrackers()) {
+      nodes.add(nodeOf(st));
+    }
+    long deadline = link.isCold() ? PolicyLink.WARMUP_MS : link.getTimeoutMs();
+    Messages.UpdateAnswer a = link.call("update", deadline, () -> payload(List.of(), nodes, null),
+        PolicyServer::update, json -> {
+          Messages.UpdateAnswer u = Messages.read(json, Messages.UpdateAnswer.class);
+          if (u.error() != null) {
+            throw new IllegalArgumentException("Python refused the payload: " + u.error());
+          }
+          return u;
+        }, u -> {
+          poolTable = u.queues();
+          lastUpdateMs = System.currentTimeMillis();
+          if (u.resync()) {
+            deltas.requireFull();
+          }
+        });
+    if (a != null && !a.preempt().isEmpty()) {
+      preempt(a.preempt());
+    }
+  }
+
+  /** Kills the tasks Python names (a warning-only preemption has no MRv1 meaning: skipped). */
+  private void preempt(List<Messages.Preemption> victims) {
+    synchronized (taskTrackerManager) {
+      for (Messages.Preemption p : victims) {
+        if (!p.kill()) {
+          continue;
+        }
+        TaskAttemptID id;
+        try {
+          id = TaskAttemptID.forName(p.container());
+        } catch (IllegalArgumentException e) {
+          continue;
+        }
+        JobState s;
+        synchronized (this) {
+          s = jobs.get(id.getJobID());
+        }
+        TaskInProgress tip = s == null ? null : s.job.getTaskInProgress(id.getTaskID());
+        if (tip != null && tip.isRunningTask(id)) {
+          LOG.info("Slotwise: preempting " + id + " of " + id.getJobID() + " (pool " + s.pool + ")");
+          tip.killTask(id, false);
+        }
+      }
+    }
+  }
+
+  // --------------------------------------------------------------- Python side
+
+  @Override
+  public Messages.Registered registerPolicy(PolicyServer policy, String json) {
+    Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, "mrv1", Messages.PROTOCOL,
+        link.getTimeoutMs(), updateInterval, List.of("map_slots", "reduce_slots"));
+    Messages.Registered answer;
+    try {
+      answer = link.register(policy, Messages.read(json, Messages.Register.class), shim);
+    } catch (IllegalArgumentException e) {
+      answer = new Messages.Registered(null, e.getMessage(), null, shim);
+    }
+    if (answer.session() != null) {
+      synchronized (wake) {
+        wake.notifyAll(); // the first call (a full update, which opens the callback connection) at once
+      }
+    }
+    return answer;
+  }
+
+  @Override
+  public boolean unregisterPolicy(String session) {
+    return link.unregister(session);
+  }
+
+  @Override
+  public Messages.ShimStatus linkStatus(String session) {
+    return link.status(session);
+  }
+
+  @Override
+  public Messages.MoveAnswer adminMove(String app, String queue) {
+    return new Messages.MoveAnswer(null, "MRv1 has no move: a job stays in the pool it was submitted to");
+  }
+
+  @Override
+  public Messages.PriorityAnswer adminPriority(String app, int priority) {
+    return new Messages.PriorityAnswer(null,
+        "set an MRv1 job's priority with: hadoop job -set-priority " + app + " PRIORITY");
+  }
+
+  // -------------------------------------------------------------- the web page
+
+  List<Messages.QueueRow> poolTable() {
+    return poolTable;
+  }
+
+  long lastUpdateMs() {
+    return lastUpdateMs;
+  }
+
+  Messages.ShimStatus status() {
+    return link.status(null);
+  }
+
+  synchronized int jobCount() {
+    drainEvents();
+    return jobs.size();
+  }
+}
