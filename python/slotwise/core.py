@@ -126,10 +126,14 @@ class PolicyCore:
     """The protocol's calls on one engine; thread-safe (Py4J calls in on its
     own threads, the web layer on others)."""
 
+    #: The shim kind this core decides for (``slotwise.slotcore.SlotCore``: "mrv1").
+    kind = "yarn"
+
     def __init__(self, config: AllocationConfig, settings: EngineSettings | None = None,
                  clock: Clock | None = None, event_log: EventLog | None = None,
                  record_inputs: bool = False, log_decisions: bool = True,
-                 stream: str | None = None, stats=None, config_text: str | None = None) -> None:
+                 stream: str | None = None, stats=None, config_text: str | None = None,
+                 container_tag: str = "") -> None:
         self._clock = _CallClock(clock or SystemClock())
         #: Observer of calls (``slotwise.metrics.Metrics``); None: nobody.
         self.stats = stats
@@ -149,6 +153,9 @@ class PolicyCore:
         self.counters = collections.Counter()  # calls, resyncs, rejected messages, divergences, recoveries
         with self._clock:
             self._engine = Engine(config, self._clock, self.settings)
+            # Engines that share one shim (an MRv1 JobTracker's map and reduce
+            # engines) must not name two assignments alike.
+            self._engine.container_tag = container_tag
             if record_inputs:
                 # The file's text too: a replay must start from the same pools.
                 self.log.write("recording", stream=stream, t=self._clock.now(), protocol=wire.VERSION,
@@ -275,6 +282,19 @@ class PolicyCore:
                                msg={"source": config.source, "text": text})
             self._engine.set_config(config)
             self.log.write("reload", file=config.source, pools=sum(1 for _ in config.root.walk()) - 1)
+
+    def config_conflicts(self, config: AllocationConfig) -> list[str]:
+        """Why ``set_config(config)`` would be refused (FILE:LINE: lines), or []."""
+        with self._lock:
+            return self._engine.config_conflicts(config)
+
+    def holds_container(self, container_id: str) -> bool:
+        with self._lock:
+            return container_id in self._engine.containers
+
+    def queue_table(self) -> list:
+        with self._lock:
+            return self._queue_table()
 
     def config_failed(self, errors: list[str]) -> None:
         self.log.write("reload_failed", errors=errors)

@@ -57,6 +57,7 @@ class Engine:
         self._without_am = 0  # apps whose AM container has not started
         self._last_heartbeat: float | None = None
         self._seq = 0
+        self.container_tag = ""  # prefix of the sequence in assignment ids (PolicyCore sets it)
         self._batch = 0  # > 0: runnability is settled once, when the batch ends
         self._batch_dirty = False
         self._batch_ctx = _Batch(self)
@@ -708,7 +709,7 @@ class Engine:
         app.take(req, node, level)
         r = req.resource
         self._seq += 1
-        cid = f"{app.app_id}#{self._seq}"
+        cid = f"{app.app_id}#{self.container_tag}{self._seq}"
         self._launch(Container(cid, app.app_id, node.node_id, r, now, is_am, req.priority))
         if req.has_locality:
             app.locality_level = level

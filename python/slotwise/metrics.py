@@ -112,8 +112,8 @@ class _Collector:
             for r in core.pools():
                 for fam, key in ((fair, "fair_share"), (steady, "steady_fair_share"), (usage, "usage"),
                                  (demand, "demand")):
-                    for dim in ("memory_mb", "vcores"):
-                        fam.add_metric([r["pool"], dim], float(r[key][dim]))
+                    for dim, value in r[key].items():  # memory_mb and vcores, or map_slots and reduce_slots
+                        fam.add_metric([r["pool"], dim], float(value))
                 running.add_metric([r["pool"]], r["running_apps"])
             yield from (fair, steady, usage, demand, running)
         link = self.m._link_ref()

@@ -22,10 +22,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from .. import __version__
 from .. import protocol as wire
 from ..core import PolicyCore
+from ..slotcore import SlotCore
 from ..protocol import ProtocolError
 from ..secretfile import read_secret
 
@@ -154,6 +156,14 @@ class PolicyServer:
         if answer.refused is not None:
             _close(gateway)
             raise RegistrationRefused(answer.refused)
+        if answer.shim.kind != self.core.kind:
+            try:
+                gateway.entry_point.unregister(wire.encode(wire.Unregister(session=answer.session)))
+            finally:
+                _close(gateway)
+            raise RegistrationRefused(
+                f"the shim at {self.info_file} is a {answer.shim.kind} shim, but this server decides for "
+                f"{self.core.kind} (the allocation file's format, --mrv1 and the local cluster's kind decide)")
         self.gateway = gateway
         self.session = answer.session
         self.registrations += 1
@@ -431,9 +441,10 @@ def serve_main(args) -> int:
     elif not token_file:
         token_file = os.path.join(os.path.dirname(info_file), "gateway.token")
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
-    core = PolicyCore(config, EngineSettings(heartbeat_interval=args.heartbeat_interval, share_rule=args.share_rule),
-                      event_log=event_log,
-                      record_inputs=args.record, config_text=status.text)
+    mrv1 = args.mrv1 or config.format == "mrv1" or (local is not None and local_cluster_kind(args.cluster_dir) == "mrv1")
+    core_class = SlotCore if mrv1 else PolicyCore
+    core = core_class(config, EngineSettings(heartbeat_interval=args.heartbeat_interval, share_rule=args.share_rule),
+                      event_log=event_log, record_inputs=args.record, config_text=status.text)
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
                           takeover=args.takeover, cluster_dir=local)
     outcome: dict = {}
@@ -505,13 +516,26 @@ def serve_main(args) -> int:
     return 0
 
 
+def local_cluster_kind(cluster_dir: str | None = None) -> str:
+    """"yarn" or "mrv1": what ``slotwise cluster up`` started there ("yarn" if nothing)."""
+    from ..localcluster import LocalCluster
+
+    state = LocalCluster(cluster_dir).state
+    return getattr(state, "kind", "yarn") if state else "yarn"
+
+
 def local_gateway_files(cluster_dir: str | None = None) -> tuple[str, str]:
-    """The gateway files of the local cluster (``slotwise cluster up``)."""
+    """The gateway files of the local cluster (``slotwise cluster up``): the
+    ResourceManager's, or the JobTracker's on an MRv1 cluster."""
     from ..localcluster import ClusterError, LocalCluster
 
     cluster = LocalCluster(cluster_dir)
+    if local_cluster_kind(cluster_dir) == "mrv1":
+        from ..localcluster.mrv1 import Mrv1Cluster
+
+        cluster = Mrv1Cluster(cluster_dir)
     try:
-        info = cluster.gateway_info_file
+        info = Path(cluster.gateway_info_file)
     except ClusterError:  # not started yet: where it will write them
         info = cluster.dir / "rm" / "tmp" / "slotwise" / "gateway.json"
     return str(info), str(info.with_name("gateway.token"))
@@ -530,6 +554,9 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--cluster-dir", help="the local cluster whose gateway to use (default: run/cluster)")
     s.add_argument("--gateway-info", help="the shim's port file (default: the local cluster's)")
     s.add_argument("--token-file", help="the shim's token file, mode 0600 (default: beside the port file)")
+    s.add_argument("--mrv1", action="store_true",
+                   help="decide for an MRv1 JobTracker (map and reduce slots); implied by an MRv1 pools file "
+                        "or a local MRv1 cluster")
     s.add_argument("--takeover", action="store_true",
                    help="replace the policy server the ResourceManager has now, even if it is alive")
     s.add_argument("--http", default=DEFAULT_HTTP, metavar="HOST:PORT",

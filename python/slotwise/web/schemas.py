@@ -5,11 +5,23 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 
-class Amount(BaseModel):
+class ResourceAmount(BaseModel):
     """null: unlimited (a max share with no limit)."""
 
+    model_config = ConfigDict(extra="forbid")
     memory_mb: float | None
     vcores: float | None
+
+
+class SlotAmount(BaseModel):
+    """An MRv1 JobTracker's pools and jobs count slots; null: unlimited."""
+
+    model_config = ConfigDict(extra="forbid")
+    map_slots: float | None
+    reduce_slots: float | None
+
+
+Amount = ResourceAmount | SlotAmount
 
 
 class PoolOut(BaseModel):

@@ -12,6 +12,11 @@ NBSP = "\u00a0"  # inside "123 MB": a narrow column breaks an amount only after 
 def amount(r: dict | None, slots: bool = False) -> str:
     if not r:
         return "-"
+    if "map_slots" in r:  # an MRv1 JobTracker's pools and jobs
+        m, red = r.get("map_slots", 0), r.get("reduce_slots", 0)
+        if m == float("inf") or red == float("inf"):
+            return "unlimited"
+        return f"{round(m, 1):g}{NBSP}maps, {round(red, 1):g}{NBSP}reduces"
     mem, vc = r.get("memory_mb", 0), r.get("vcores", 0)
     if mem == float("inf") or vc == float("inf"):
         return "unlimited"
@@ -53,9 +58,10 @@ def pool_rows(pools: list[dict]) -> list[dict]:
 
 def cluster_line(c: dict) -> dict:
     cap, use = c["capacity"], c["usage"]
-    mem = cap.get("memory_mb") or 0
+    key = "map_slots" if "map_slots" in cap else "memory_mb"
+    total = cap.get(key) or 0
     return {"nodes": c["nodes"], "capacity": amount(cap), "usage": amount(use),
-            "used_pct": f"{100 * use.get('memory_mb', 0) / mem:.0f}%" if mem else "-"}
+            "used_pct": f"{100 * use.get(key, 0) / total:.0f}%" if total else "-"}
 
 
 def job_rows(jobs: list[dict]) -> list[dict]:
