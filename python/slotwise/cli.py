@@ -138,20 +138,35 @@ def _finite(x: float) -> float | None:
 
 
 def _cluster(args):
-    from .localcluster import LocalCluster
+    """The cluster in --dir, YARN or MRv1 as its state says (--mrv1: must be MRv1)."""
+    from .localcluster.mrv1 import open_cluster
 
-    return LocalCluster(args.dir)
+    return open_cluster(args.dir, mrv1=getattr(args, "mrv1", False))
 
 
 def cmd_cluster_up(args) -> int:
     from .localcluster import LocalCluster
     from .localcluster.config import parse_conf_pairs, scheduler_class
+    from .localcluster.mrv1 import Mrv1Cluster, mrv1_scheduler_class
 
     try:
         conf = parse_conf_pairs(args.conf)
-        scheduler = scheduler_class(args.scheduler)
+        scheduler = (mrv1_scheduler_class if args.mrv1 else scheduler_class)(args.scheduler)
     except ValueError as e:
         print(f"slotwise cluster up: {e if str(e).startswith('--') else f'--conf: {e}'}", file=sys.stderr)
+        return 2
+    if args.mrv1:
+        if args.with_shim:
+            print("slotwise cluster up: --with-shim is for YARN; with --mrv1 the slotwise scheduler brings its jar",
+                  file=sys.stderr)
+            return 2
+        Mrv1Cluster(args.dir, nodes=args.nodes, scheduler=scheduler, conf=conf,
+                    map_slots=2 if args.map_slots is None else args.map_slots,
+                    reduce_slots=2 if args.reduce_slots is None else args.reduce_slots,
+                    build_shim=not args.no_build, java_home=args.java_home, start_timeout=args.timeout).up()
+        return 0
+    if args.map_slots is not None or args.reduce_slots is not None:
+        print("slotwise cluster up: --map-slots and --reduce-slots are for an MRv1 cluster (--mrv1)", file=sys.stderr)
         return 2
     cluster = LocalCluster(args.dir, nodes=args.nodes, scheduler=scheduler, conf=conf,
                            with_shim=True if args.with_shim else None, build_shim=not args.no_build,
@@ -161,14 +176,13 @@ def cmd_cluster_up(args) -> int:
 
 
 def cmd_cluster_status(args) -> int:
-    from .localcluster import LocalCluster
-
-    st = _cluster(args).status()
+    cluster = _cluster(args)
+    st = cluster.status()
     if args.json:
         json.dump(st, sys.stdout, indent=2)
         print()
     else:
-        print(LocalCluster.format_status(st))
+        print(cluster.format_status(st))
     return 0 if st["running"] and not st["error"] else 1
 
 
@@ -184,12 +198,19 @@ def cmd_cluster_submit(args) -> int:
     if not program:
         print("slotwise cluster submit: name a program after --, e.g. -- pi 2 10", file=sys.stderr)
         return 2
-    result = _cluster(args).submit(program[0], program[1:], pool=args.pool, user=args.user,
-                                   cwd=os.getcwd(), timeout=args.timeout, echo=not args.quiet)
+    cluster = _cluster(args)
+    from .localcluster.mrv1 import Mrv1Cluster
+
+    mrv1 = isinstance(cluster, Mrv1Cluster)
+    # An MRv1 job runs in its own directory (PiEstimator's temporary files are relative to it).
+    result = cluster.submit(program[0], program[1:], pool=args.pool, user=args.user,
+                            cwd=None if mrv1 else os.getcwd(), timeout=args.timeout, echo=not args.quiet)
     verdict = "SUCCEEDED" if result.succeeded else "FAILED"
-    print(f"{result.app_id or 'no application id'} {verdict} in {result.seconds:.1f} s "
-          f"(client exit {result.returncode}, RM state {result.state}/{result.final_status}, "
-          f"queue {result.queue}, user {result.app_user}); client log {result.log}", flush=True)
+    where = (f"JobTracker status {result.state}, pool {result.queue}" if mrv1
+             else f"RM state {result.state}/{result.final_status}, queue {result.queue}")
+    print(f"{result.app_id or ('no job id' if mrv1 else 'no application id')} {verdict} in {result.seconds:.1f} s "
+          f"(client exit {result.returncode}, {where}, user {result.app_user}); client log {result.log}",
+          flush=True)
     return 0 if result.succeeded else 1
 
 
@@ -203,10 +224,24 @@ def cmd_cluster_yarn(args) -> int:
         print(f"slotwise cluster yarn: name a yarn command after --: {', '.join(YARN_COMMANDS)} "
               "(e.g. -- queue -status root.prod)", file=sys.stderr)
         return 2
-    result = _cluster(args).yarn(argv, user=args.user, timeout=args.timeout)
+    cluster = _cluster(args)
+    if not hasattr(cluster, "yarn"):
+        print(f"slotwise cluster yarn: the cluster in {cluster.dir} is MRv1 (a JobTracker), not YARN", file=sys.stderr)
+        return 1
+    result = cluster.yarn(argv, user=args.user, timeout=args.timeout)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     return result.returncode
+
+
+def _slots(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {n}")
+    return n
 
 
 def _positive_int(text: str) -> int:
@@ -222,24 +257,36 @@ def _positive_int(text: str) -> int:
 def _add_cluster_parser(sub) -> None:
     from .localcluster.config import SCHEDULERS
 
-    c = sub.add_parser("cluster", help="a real local YARN cluster: up, status, submit, yarn, down",
+    c = sub.add_parser("cluster", help="a real local YARN (or MRv1) cluster: up, status, submit, yarn, down",
                        description="An embedded Hadoop YARN cluster (one ResourceManager, N NodeManagers, "
-                                   "each its own JVM) built from the jars of java-shim/pom.xml. "
+                                   "each its own JVM) built from the jars of java-shim/pom.xml; or with "
+                                   "`up --mrv1` a Hadoop 1.2.1 one (a JobTracker, N TaskTrackers) from "
+                                   "mrv1-shim/pom.xml's. status, submit and down work on either. "
                                    "See docs/local-cluster.md.")
     csub = c.add_subparsers(dest="cluster_command", required=True)
 
-    def with_dir(p):
+    def with_dir(p, mrv1_help="accepted for symmetry: the cluster's state says whether it is MRv1"):
         p.add_argument("--dir", metavar="DIR",
                        help="cluster directory (default: $SLOTWISE_CLUSTER_DIR, else run/cluster in the checkout)")
+        if mrv1_help:
+            p.add_argument("--mrv1", action="store_true", help=mrv1_help)
         return p
 
-    up = with_dir(csub.add_parser("up", help="start the cluster; returns when every NodeManager is RUNNING"))
-    up.add_argument("--nodes", type=_positive_int, default=2, metavar="N", help="NodeManagers (default 2)")
+    up = with_dir(csub.add_parser("up", help="start the cluster; returns when every NodeManager is RUNNING "
+                                             "(every TaskTracker registered, with --mrv1)"),
+                  mrv1_help="a Hadoop 1.2.1 MRv1 cluster: a JobTracker and --nodes TaskTrackers")
+    up.add_argument("--nodes", type=_positive_int, default=2, metavar="N",
+                    help="NodeManagers, or TaskTrackers with --mrv1 (default 2)")
     up.add_argument("--scheduler", default="slotwise", metavar="NAME|CLASS",
                     help=f"the RM's scheduler: {'|'.join(SCHEDULERS)} or a class name "
-                         "(default slotwise: the shim, for `slotwise serve`)")
+                         "(default slotwise: the shim, for `slotwise serve`); with --mrv1 the JobTracker's: "
+                         "slotwise|fifo (Hadoop's JobQueueTaskScheduler) or a class name")
     up.add_argument("--conf", action="append", metavar="KEY=VALUE",
-                    help="an extra yarn-site.xml property for every daemon and client; repeat")
+                    help="an extra yarn-site.xml (with --mrv1: mapred-site.xml) property for every daemon and "
+                         "client; repeat")
+    up.add_argument("--map-slots", type=_slots, metavar="M", help="with --mrv1: map slots per TaskTracker (default 2)")
+    up.add_argument("--reduce-slots", type=_slots, metavar="R",
+                    help="with --mrv1: reduce slots per TaskTracker (default 2)")
     up.add_argument("--with-shim", action="store_true",
                     help="put the shim jar on the RM's classpath (implied by the shim scheduler)")
     up.add_argument("--no-build", action="store_true",
@@ -259,9 +306,13 @@ def _add_cluster_parser(sub) -> None:
 
     sm = with_dir(csub.add_parser(
         "submit", help="run a MapReduce example (pi, sleep, wordcount...) and wait; exit 0 if it succeeded",
-        usage="slotwise cluster submit --pool NAME [--user U] [--dir DIR] -- PROGRAM [ARGS...]"))
+        usage="slotwise cluster submit [--mrv1] --pool NAME [--user U] [--dir DIR] -- PROGRAM [ARGS...]",
+        description="On an MRv1 cluster the programs are hadoop-examples 1.2.1's (pi, sleep, wordcount, "
+                    "randomwriter...), the pool is the job's pool.name, and the job runs in its own directory "
+                    "under DIR/jobs (relative paths resolve there)."),
+        mrv1_help="expect an MRv1 cluster (implied by its state; an error against a YARN cluster)")
     sm.add_argument("--pool", required=True, help="the pool (queue) to submit to")
-    sm.add_argument("--user", help="submit as this user (HADOOP_USER_NAME)")
+    sm.add_argument("--user", help="submit as this user (HADOOP_USER_NAME; on MRv1 the job client runs as U)")
     sm.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds")
     sm.add_argument("-q", "--quiet", action="store_true", help="do not echo the job client's output")
     sm.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
@@ -275,7 +326,7 @@ def _add_cluster_parser(sub) -> None:
         usage="slotwise cluster yarn [--user U] [--dir DIR] -- COMMAND [ARGS...]",
         description="The yarn client, configured for this cluster, e.g. "
                     "`slotwise cluster yarn -- queue -status root.prod` or "
-                    "`slotwise cluster yarn -- application -list -appStates ALL`."))
+                    "`slotwise cluster yarn -- application -list -appStates ALL`."), mrv1_help=None)
     yn.add_argument("--user", help="run as this user (HADOOP_USER_NAME)")
     yn.add_argument("--timeout", type=float, default=120.0, metavar="S", help="give up after S seconds (default 120)")
     yn.add_argument("args", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS",

@@ -8,7 +8,8 @@ Everything of one cluster is under one directory (``DIR``)::
     DIR/conf/<daemon>/        generated core-site, yarn-site, mapred-site, log4j
     DIR/logs/<daemon>.log     the daemon's log4j log; <daemon>.out its stdout/stderr
     DIR/<daemon>/             hadoop.tmp.dir; for NodeManagers local-dirs and
-                              log-dirs (container logs: DIR/nmK/logs/application_*/)
+                              log-dirs (container logs: DIR/nmK/logs/application_*/);
+                              an MRv1 cluster's are jt/ and ttK/ (see mrv1.py)
     DIR/jobs/<id>/            one per ``submit``: client conf, staging, client.log
 """
 
@@ -107,6 +108,7 @@ class Layout:
 
     def run_dirs(self) -> list[Path]:
         """What ``up`` clears from a previous run (never the cache)."""
-        dirs = [self.root / "conf", self.logs, self.jobs, self.root / "staging", self.home("rm")]
+        dirs = [self.root / "conf", self.logs, self.jobs, self.root / "staging", self.home("rm"), self.home("jt")]
         dirs += sorted(p for p in self.root.glob("nm[0-9]*") if p.is_dir())
+        dirs += sorted(p for p in self.root.glob("tt[0-9]*") if p.is_dir())  # an MRv1 cluster's (mrv1.py)
         return dirs

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 STATE_VERSION = 1
@@ -27,6 +27,11 @@ class Daemon:
 
 @dataclass
 class ClusterState:
+    """For an MRv1 cluster (``kind == "mrv1"``) ``rm_web`` and ``rm_address``
+    are the JobTracker's web UI and ``mapred.job.tracker``, ``classpath`` the
+    Hadoop 1 jars in launch order (the webapps directory first),
+    ``mapred_site`` the job client's and ``yarn_site`` empty."""
+
     dir: str
     repo: str
     java_home: str
@@ -46,6 +51,7 @@ class ClusterState:
     ready: bool = False         # true once every NodeManager was RUNNING
     daemons: list[Daemon] = field(default_factory=list)
     version: int = STATE_VERSION
+    kind: str = "yarn"          # "yarn" (ResourceManager + NodeManagers) or "mrv1" (JobTracker + TaskTrackers)
 
     @property
     def nodemanagers(self) -> list[Daemon]:
@@ -65,5 +71,8 @@ class ClusterState:
             data = json.loads(path.read_text())
         except FileNotFoundError:
             return None
-        daemons = [Daemon(**d) for d in data.pop("daemons", [])]
-        return cls(**data, daemons=daemons)
+        # Fields a newer version added are ignored; those it lacks take their defaults.
+        known = {f.name for f in fields(cls)}
+        daemon_fields = {f.name for f in fields(Daemon)}
+        daemons = [Daemon(**{k: v for k, v in d.items() if k in daemon_fields}) for d in data.pop("daemons", [])]
+        return cls(**{k: v for k, v in data.items() if k in known}, daemons=daemons)

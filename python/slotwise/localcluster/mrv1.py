@@ -1,0 +1,1216 @@
+"""``Mrv1Cluster``: a Hadoop 1.2.1 MRv1 cluster, one JobTracker and N
+TaskTrackers, each its own JVM.
+
+    with Mrv1Cluster(tmp_dir, nodes=2, scheduler="fifo") as cluster:   # up() ... down()
+        result = cluster.submit("pi", ["2", "100"], pool="prod")
+        assert result.succeeded, result.log
+
+The jars are those of ``mrv1-shim/pom.xml`` (hadoop-core and hadoop-examples
+1.2.1 and their dependencies, resolved by Maven from Maven Central, cached in
+``DIR/cache``). The JobTracker runs Slotwise's ``SlotwiseTaskScheduler`` (the
+shaded ``mrv1-shim`` jar, on its classpath only) or Hadoop's own
+``JobQueueTaskScheduler``. Everything lives under one cluster directory, laid
+out as for the YARN cluster (``paths.Layout``)::
+
+    DIR/cluster.json          state, with "kind": "mrv1"
+    DIR/cache/                hadoop1-jars.json, the webapps/ tree of hadoop-core, the shim jar's copy
+    DIR/conf/jt, conf/ttK/    core-site, hdfs-site, mapred-site, log4j.properties, command.txt
+    DIR/logs/jt.log, ttK.log  the daemons' logs (.out: their stdout and stderr)
+    DIR/jt/                   the JobTracker's home: tmp/ (hadoop.tmp.dir; tmp/slotwise/gateway.*),
+                              local/, system/ (mapred.system.dir, shared with clients), logs/ (history)
+    DIR/ttK/                  a TaskTracker's home: tmp/, local/ (mapred.local.dir), logs/userlogs/
+    DIR/staging/              the JobTracker's staging root (one directory per user)
+    DIR/jobs/<id>/            one per submit: conf/, tmp/, client.log, the job's working directory
+
+A ``Mrv1Cluster`` made for an existing directory attaches to the cluster that
+``up`` left there (``slotwise cluster status``, ``submit``, ``down``).
+
+Users: Hadoop 1.2.1 honours ``HADOOP_USER_NAME`` with simple authentication,
+but its job client refuses a staging directory owned by anyone but the
+submitter, and on the local file system every directory belongs to the OS
+user running the client. So a job for another user runs its client as that
+user *on behalf of* the OS user: ``HADOOP_USER_NAME`` is left unset and
+``RunJar`` runs inside ``UserGroupInformation.createRemoteUser(U).doAs`` (a
+small launcher, ``SUBMIT_AS_JAVA`` below, compiled into ``DIR/cache`` by the
+JDK's ``javac`` the first time it is needed; the user's staging directory,
+owned by the OS user, then passes as the "real" user's). The JobTracker then sees user U
+(its job pages, ``user.name`` in the job's configuration, the fair
+scheduler's default pool).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from . import process
+from .classpath import _artifact_version, _find, run_maven
+from .config import hadoop_xml, marker
+from .errors import ClusterError
+from .jobs import JobResult
+from .jvm import Java, check_compatible, find_java
+from .paths import Layout, default_cluster_dir, find_repo
+from .ports import free_ports
+from .state import ClusterState, Daemon
+
+__all__ = ["FIFO_TASK_SCHEDULER", "KIND", "MRV1_SCHEDULERS", "SLOTWISE_TASK_SCHEDULER", "Hadoop1Jars", "JTWeb",
+           "Mrv1Cluster", "Mrv1Config", "Mrv1Job", "Mrv1JobResult", "daemon_classpath", "jobtracker_jobs",
+           "mrv1_scheduler_class", "mrv1_scheduler_name", "open_cluster", "resolve_hadoop1", "scheduler_status"]
+
+KIND = "mrv1"
+SLOTWISE_TASK_SCHEDULER = "org.apache.hadoop.mapred.SlotwiseTaskScheduler"
+FIFO_TASK_SCHEDULER = "org.apache.hadoop.mapred.JobQueueTaskScheduler"
+#: ``cluster up --mrv1 --scheduler`` short names; anything else is taken as a class name.
+MRV1_SCHEDULERS = {"slotwise": SLOTWISE_TASK_SCHEDULER, "fifo": FIFO_TASK_SCHEDULER}
+
+JT_MAIN = "org.apache.hadoop.mapred.JobTracker"
+TT_MAIN = "org.apache.hadoop.mapred.TaskTracker"
+RUNJAR = "org.apache.hadoop.util.RunJar"
+SUBMIT_AS = "SubmitAs"
+
+#: Every daemon binds here; TaskTrackers call themselves "localhost" (slave.host.name)
+#: so that splits of file:// input (whose host is "localhost") are node-local.
+BIND = "127.0.0.1"
+TT_HOST = "localhost"
+JT_PORTS = ("rpc", "http")
+TT_PORTS = ("http", "report")
+
+#: The two jsp-2.1 jars must come last: ahead of jasper they break Jetty 6
+#: (NoSuchFieldError: IS_SECURITY_ENABLED and the JobTracker exits).
+JSP_LAST = ("jsp-2.1", "jsp-api-2.1")
+CACHE_FORMAT = 1
+#: Environment variables a daemon or client must not inherit from the caller.
+_SCRUB = ("CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "HADOOP_USER_NAME", "HADOOP_PROXY_USER",
+          "HADOOP_HOME", "HADOOP_PREFIX", "HADOOP_OPTS", "HADOOP_CLASSPATH", "HADOOP_TOKEN_FILE_LOCATION")
+JOB_ID = re.compile(r"\b(job_\d+_\d+)\b")
+
+Log = Callable[[str], None]
+
+
+def mrv1_scheduler_class(name: str) -> str:
+    """The JobTracker's ``mapred.jobtracker.taskScheduler`` for a short name or a class name."""
+    text = name.strip()
+    if text.lower() in MRV1_SCHEDULERS:
+        return MRV1_SCHEDULERS[text.lower()]
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+", text):
+        raise ValueError(f"--scheduler: expected one of {', '.join(MRV1_SCHEDULERS)} or a class name, "
+                         f"got {name!r}")
+    return text
+
+
+def mrv1_scheduler_name(cls: str) -> str:
+    return next((k for k, v in MRV1_SCHEDULERS.items() if v == cls), cls)
+
+
+# -- jars --------------------------------------------------------------------
+
+@dataclass
+class Hadoop1Jars:
+    """The jars of ``mrv1-shim/pom.xml``'s dependency closure (Maven's order)."""
+
+    jars: list[str]
+    hadoop_version: str
+    core_jar: str
+    examples_jar: str | None
+    key: str = ""
+
+    def missing(self) -> list[str]:
+        return [j for j in self.jars if not os.path.isfile(j)]
+
+
+def hadoop1_pom_key(repo: Path) -> str:
+    h = hashlib.sha256(f"mrv1 format {CACHE_FORMAT}\n".encode())
+    for pom in (repo / "pom.xml", repo / "mrv1-shim" / "pom.xml"):
+        h.update(pom.read_bytes())
+    return h.hexdigest()
+
+
+def resolve_hadoop1(repo: Path, cache: Path, log: Log, *, refresh: bool = False) -> Hadoop1Jars:
+    """The Hadoop 1 jars, from ``cache/hadoop1-jars.json`` while the poms are
+    unchanged, else from ``mvn dependency:build-classpath``."""
+    key = hadoop1_pom_key(repo)
+    cache_file = cache / "hadoop1-jars.json"
+    if not refresh and cache_file.is_file():
+        try:
+            jars = Hadoop1Jars(**json.loads(cache_file.read_text()))
+        except (ValueError, TypeError):
+            jars = None
+        if jars and jars.key == key and not jars.missing():
+            return jars
+    cache.mkdir(parents=True, exist_ok=True)
+    out = cache / "hadoop1-classpath.txt"
+    out.unlink(missing_ok=True)
+    log("resolving the Hadoop 1 jars of mrv1-shim/pom.xml with Maven (the first time downloads them into ~/.m2)...")
+    run_maven(["-f", str(repo / "mrv1-shim" / "pom.xml"), "dependency:build-classpath",
+               "-DincludeScope=compile", f"-Dmdep.outputFile={out}"], repo, "resolving the Hadoop 1 classpath")
+    jars = [p for p in out.read_text().strip().split(os.pathsep) if p]
+    core = _find(jars, "hadoop-core")
+    version = _artifact_version(jars, "hadoop-core")
+    if not core or not version:
+        raise ClusterError(f"mrv1-shim/pom.xml's classpath has no hadoop-core jar ({out})")
+    result = Hadoop1Jars(jars, version, core, _find(jars, "hadoop-examples"), key)
+    cache_file.write_text(json.dumps(asdict(result), indent=1) + "\n")
+    log(f"Hadoop {version}: {len(jars)} jars (cached in {cache_file})")
+    return result
+
+
+def extract_webapps(core_jar: str | os.PathLike, cache: Path) -> Path:
+    """A directory holding hadoop-core's ``webapps/`` tree, unpacked once.
+
+    Hadoop 1's HttpServer finds ``webapps/job`` (``webapps/task``) as a
+    classpath resource; Jetty 6 serves it from a directory, as Hadoop's own
+    ``bin/hadoop`` arranges (``$HADOOP_HOME`` on the classpath)."""
+    core = Path(core_jar)
+    target = cache / f"{core.stem}-webapps"
+    stamp = target / ".complete"
+    if stamp.is_file() and stamp.read_text().strip() == str(core):
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".webapps-", dir=cache))
+    try:
+        with zipfile.ZipFile(core) as z:
+            members = [m for m in z.namelist() if m.startswith("webapps/")]
+            if not members:
+                raise ClusterError(f"{core} has no webapps/ tree")
+            z.extractall(tmp, members)
+        (tmp / ".complete").write_text(f"{core}\n")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _is_jar(path: str, artifact: str) -> bool:
+    return re.fullmatch(rf"{re.escape(artifact)}-\d[^/]*\.jar", Path(path).name) is not None
+
+
+def daemon_classpath(jars: Iterable[str], webapps_dir: str | os.PathLike, *,
+                     conf_dir: str | os.PathLike | None = None, extra: Iterable[str] = ()) -> list[str]:
+    """The classpath in ``bin/hadoop``'s order: the conf dir, the directory
+    holding ``webapps/``, hadoop-core, then ``extra`` (the shim jar on the
+    JobTracker), the other jars, and the jsp-2.1 jars last."""
+    jars = list(dict.fromkeys(jars))
+    core = [j for j in jars if _is_jar(j, "hadoop-core")]
+    jsp = [j for name in JSP_LAST for j in jars if _is_jar(j, name)]
+    rest = [j for j in jars if j not in core and j not in jsp]
+    head = [str(conf_dir)] if conf_dir is not None else []
+    return [*head, str(webapps_dir), *core, *extra, *rest, *jsp]
+
+
+# -- the shim and the submit-as launcher -----------------------------------------
+
+SHIM_GLOB = "slotwise-mrv1-shim-*.jar"
+
+
+def find_mrv1_shim_jar(repo: Path) -> Path | None:
+    """The shaded jar of ``mvn package`` (not ``original-*.jar``)."""
+    found = [p for p in (repo / "mrv1-shim" / "target").glob(SHIM_GLOB)
+             if not re.search(r"-(sources|javadoc|tests)\.jar$", p.name)]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def build_mrv1_shim(repo: Path, log: Log) -> Path:
+    log("building the MRv1 shim: mvn -q -B -f pom.xml -pl mrv1-shim package -DskipTests ...")
+    run_maven(["-f", str(repo / "pom.xml"), "-pl", "mrv1-shim", "package", "-DskipTests"], repo,
+              "building the MRv1 shim")
+    jar = find_mrv1_shim_jar(repo)
+    if not jar:
+        raise ClusterError(f"mvn package built no mrv1-shim/target/{SHIM_GLOB}")
+    return jar
+
+
+SUBMIT_AS_JAVA = """\
+import java.security.PrivilegedExceptionAction;
+import org.apache.hadoop.security.UserGroupInformation;
+
+/** Written by slotwise.localcluster.mrv1: a job client as another user, on behalf of the OS user. */
+public class SubmitAs {
+  /** SubmitAs USER [--main CLASS] ARGS...: RunJar's (or CLASS's) main(ARGS) as USER. */
+  public static void main(final String[] args) throws Exception {
+    final boolean other = args.length > 2 && args[1].equals("--main");
+    final String main = other ? args[2] : "org.apache.hadoop.util.RunJar";
+    final String[] rest = java.util.Arrays.copyOfRange(args, other ? 3 : 1, args.length);
+    UserGroupInformation.createRemoteUser(args[0]).doAs(new PrivilegedExceptionAction<Void>() {
+      public Void run() throws Exception {
+        try {
+          Class.forName(main).getMethod("main", String[].class).invoke(null, (Object) rest);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+          Throwable t = e.getCause();
+          if (t instanceof Exception) {
+            throw (Exception) t;
+          }
+          if (t instanceof Error) {
+            throw (Error) t;
+          }
+          throw new RuntimeException(t);
+        }
+        return null;
+      }
+    });
+  }
+}
+"""
+
+
+def submit_as_classes(java: Java, core_jar: str, cache: Path) -> Path:
+    """The directory holding the compiled ``SubmitAs`` launcher (built once)."""
+    digest = hashlib.sha256((SUBMIT_AS_JAVA + core_jar + java.version).encode()).hexdigest()[:12]
+    out = cache / f"submit-as-{digest}"
+    if (out / f"{SUBMIT_AS}.class").is_file():
+        return out
+    javac = java.home / "bin" / "javac"
+    if not javac.is_file():
+        raise ClusterError(f"submitting as another user needs javac, which {java.home} lacks (install a JDK, "
+                           "not a JRE), or submit without --user")
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".submit-as-", dir=cache))
+    try:
+        (tmp / f"{SUBMIT_AS}.java").write_text(SUBMIT_AS_JAVA)
+        done = subprocess.run([str(javac), "-nowarn", "-cp", core_jar, "-d", str(tmp), str(tmp / f"{SUBMIT_AS}.java")],
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise ClusterError(f"compiling {SUBMIT_AS}.java failed:\n{done.stdout}{done.stderr}")
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+# -- configuration ---------------------------------------------------------------
+
+@dataclass
+class Mrv1Sizes:
+    map_slots: int = 2
+    reduce_slots: int = 2
+    daemon_heap: str = "-Xmx384m"
+    task_heap: str = "-Xmx256m"
+    client_heap: str = "-Xmx256m"
+
+
+@dataclass
+class Mrv1Config:
+    """The properties of every generated file, as plain dicts."""
+
+    cluster_dir: Path
+    jt_ports: dict[str, int]
+    scheduler: str = SLOTWISE_TASK_SCHEDULER
+    sizes: Mrv1Sizes = field(default_factory=Mrv1Sizes)
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def jt_address(self) -> str:
+        return f"{BIND}:{self.jt_ports['rpc']}"
+
+    @property
+    def jt_web(self) -> str:
+        return f"http://{BIND}:{self.jt_ports['http']}"
+
+    @property
+    def system_dir(self) -> Path:
+        return self.cluster_dir / "jt" / "system"
+
+    @property
+    def staging_root(self) -> Path:
+        return self.cluster_dir / "staging"
+
+    def core_site(self, tmp_dir: Path) -> dict[str, str]:
+        return {"fs.default.name": "file:///", "hadoop.tmp.dir": str(tmp_dir),
+                "hadoop.security.authentication": "simple"}
+
+    def common(self) -> dict[str, str]:
+        """mapred-site properties of the JobTracker, TaskTrackers and clients."""
+        return {
+            "mapred.job.tracker": self.jt_address,
+            "mapred.job.tracker.http.address": f"{BIND}:{self.jt_ports['http']}",
+            "mapred.system.dir": str(self.system_dir),
+            "mapreduce.jobtracker.staging.root.dir": str(self.staging_root),
+            # Task JVMs carry the cluster's marker, so down() finds them.
+            "mapred.child.java.opts": f"{self.sizes.task_heap} {marker(self.cluster_dir)}",
+            "io.sort.mb": "64",
+        }
+
+    def jt_mapred_site(self, home: Path) -> dict[str, str]:
+        return {
+            **self.common(),
+            "mapred.local.dir": str(home / "local"),
+            "mapred.jobtracker.taskScheduler": self.scheduler,
+            "mapred.jobtracker.restart.recover": "false",
+            "mapred.job.tracker.handler.count": "10",
+            **self.extra,
+        }
+
+    def tt_mapred_site(self, ports: Mapping[str, int], home: Path) -> dict[str, str]:
+        return {
+            **self.common(),
+            "slave.host.name": TT_HOST,
+            "mapred.local.dir": str(home / "local"),
+            "mapred.task.tracker.http.address": f"{BIND}:{ports['http']}",
+            "mapred.task.tracker.report.address": f"{BIND}:{ports['report']}",
+            "mapred.tasktracker.map.tasks.maximum": str(self.sizes.map_slots),
+            "mapred.tasktracker.reduce.tasks.maximum": str(self.sizes.reduce_slots),
+            # A heartbeat as soon as a task ends, not at the next 300 ms-or-more tick.
+            "mapreduce.tasktracker.outofband.heartbeat": "true",
+            "mapred.tasktracker.dns.interface": "default",
+            **self.extra,
+        }
+
+    def client_mapred_site(self) -> dict[str, str]:
+        return {
+            **self.common(),
+            "jobclient.completion.poll.interval": "500",
+            "jobclient.progress.monitor.poll.interval": "500",
+            **self.extra,
+        }
+
+
+def mrv1_log4j(log_file: Path | None, level: str = "INFO") -> str:
+    """log4j 1.2 for a Hadoop 1 daemon (to ``log_file``) or client (stderr).
+
+    Task JVMs find this file too (the TaskTracker's conf dir heads their
+    classpath) and select ``TLA``, Hadoop's task log appender, through
+    ``-Dhadoop.root.logger``, as with Hadoop's own log4j.properties."""
+    root = f"{level},DRFA" if log_file else f"{level},console"
+    lines = [
+        "# Generated by slotwise cluster up --mrv1.",
+        f"hadoop.root.logger={root}",
+        "log4j.rootLogger=${hadoop.root.logger}",
+        "log4j.threshold=ALL",
+        "log4j.appender.console=org.apache.log4j.ConsoleAppender",
+        "log4j.appender.console.target=System.err",
+        "log4j.appender.console.layout=org.apache.log4j.PatternLayout",
+        "log4j.appender.console.layout.ConversionPattern=%d{HH:mm:ss} %-5p %c{1}: %m%n",
+        "hadoop.tasklog.taskid=null",
+        "hadoop.tasklog.iscleanup=false",
+        "hadoop.tasklog.noKeepSplits=4",
+        "hadoop.tasklog.totalLogFileSize=100",
+        "hadoop.tasklog.purgeLogSplits=true",
+        "hadoop.tasklog.logsRetainHours=12",
+        "log4j.appender.TLA=org.apache.hadoop.mapred.TaskLogAppender",
+        "log4j.appender.TLA.taskId=${hadoop.tasklog.taskid}",
+        "log4j.appender.TLA.isCleanup=${hadoop.tasklog.iscleanup}",
+        "log4j.appender.TLA.totalLogFileSize=${hadoop.tasklog.totalLogFileSize}",
+        "log4j.appender.TLA.layout=org.apache.log4j.PatternLayout",
+        "log4j.appender.TLA.layout.ConversionPattern=%d{ISO8601} %p %c: %m%n",
+    ]
+    if log_file:
+        lines += [
+            "log4j.appender.DRFA=org.apache.log4j.RollingFileAppender",
+            f"log4j.appender.DRFA.File={log_file}",
+            "log4j.appender.DRFA.MaxFileSize=64MB",
+            "log4j.appender.DRFA.MaxBackupIndex=3",
+            "log4j.appender.DRFA.layout=org.apache.log4j.PatternLayout",
+            "log4j.appender.DRFA.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n",
+        ]
+    lines += [
+        "log4j.logger.org.apache.hadoop.conf.Configuration=WARN",
+        "log4j.logger.org.apache.hadoop.metrics2=WARN",
+        "log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR",
+        "log4j.logger.org.apache.hadoop.mapred.JobTracker.clienttrace=WARN",
+        "log4j.logger.org.apache.hadoop.mapred.TaskTracker.clienttrace=WARN",
+        "log4j.logger.org.mortbay=WARN",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_mrv1_conf_dir(conf_dir: Path, *, core: Mapping[str, str], mapred: Mapping[str, str],
+                        log_file: Path | None) -> None:
+    """core-site.xml, hdfs-site.xml (empty), mapred-site.xml and log4j.properties."""
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    files = {"core-site.xml": hadoop_xml(core), "hdfs-site.xml": hadoop_xml({}),
+             "mapred-site.xml": hadoop_xml(mapred), "log4j.properties": mrv1_log4j(log_file)}
+    for name, text in files.items():
+        tmp = conf_dir / f".{name}.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, conf_dir / name)
+
+
+# -- the JobTracker's web pages ----------------------------------------------------
+
+class JTWebError(OSError):
+    pass
+
+
+def _text(fragment: str) -> str:
+    """An HTML fragment as plain text."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+
+
+def html_tables(page: str) -> list[list[list[str]]]:
+    """Every ``<table>`` of a page as rows of cell texts (not nested tables)."""
+    tables = []
+    for t in re.findall(r"<table\b[^>]*>(.*?)</table>", page, re.S | re.I):
+        rows = []
+        for r in re.findall(r"<tr\b[^>]*>(.*?)(?=<tr\b|$)", t, re.S | re.I):
+            cells = [_text(c) for c in re.findall(r"<t[dh]\b[^>]*>(.*?)(?=<t[dh]\b|</tr>|$)", r, re.S | re.I)]
+            if cells:
+                rows.append(cells)
+        tables.append(rows)
+    return tables
+
+
+def _records(page: str, key: str) -> list[dict[str, str]]:
+    """The rows of every table of ``page`` whose header row has a ``key``
+    column, as dicts keyed by that header (title rows above it are skipped)."""
+    out = []
+    for rows in html_tables(page):
+        head_at = next((i for i, row in enumerate(rows) if key in row), None)
+        if head_at is None:
+            continue
+        head = rows[head_at]
+        for row in rows[head_at + 1:]:
+            if len(row) >= len(head):
+                out.append(dict(zip(head, row)))
+    return out
+
+
+def scheduler_status(page: str) -> dict:
+    """SlotwiseSchedulerServlet's page (``/scheduler``) as a dict."""
+    m = re.search(r'<p id="link">(.*?)</p>', page, re.S)
+    link = _text(m.group(1)) if m else ""
+
+    def number(pattern: str) -> int | None:
+        found = re.search(pattern, link)
+        return int(found.group(1)) if found else None
+
+    return {"link": link, "registered": bool(link) and "none registered" not in link,
+            "fallback": "FIFO fallback" in link, "heartbeats": number(r"Heartbeats: (\d+)"),
+            "fifo_heartbeats": number(r"by the FIFO: (\d+)"), "jobs": number(r"Jobs: (\d+)"),
+            "pools": _records(page, "pool")}
+
+
+#: jobtracker.jsp's job tables (``<h2 id=...>``) and the state each stands for.
+JOB_SECTIONS = {"running_jobs": "RUNNING", "completed_jobs": "SUCCEEDED", "failed_jobs": "FAILED"}
+
+
+def jobtracker_jobs(page: str) -> list[dict]:
+    """The jobs of a jobtracker.jsp page (its cells carry ids: job_N, user_N...;
+    progress bars are tables nested in cells, so no generic table parsing)."""
+    out = []
+    parts = re.split(r'<h2 id="(\w+)"', page)
+    for section, text in zip(parts[1::2], parts[2::2]):
+        state = JOB_SECTIONS.get(section)
+        if state is None:
+            continue
+        rows = re.split(r'(?=<td id="job_\d+")', text)
+        for row in rows[1:]:
+            n = re.match(r'<td id="job_(\d+)"', row).group(1)
+            m = JOB_ID.search(row)
+            if not m:
+                continue
+
+            def cell(name: str) -> str:
+                c = re.search(rf'<td id="{name}_{n}"[^>]*>(.*?)</td>', row, re.S)
+                return _text(c.group(1)) if c else ""
+
+            pct = re.findall(r">\s*(\d+(?:\.\d+)?)%", row)  # cell text, not the bars' width="N%"
+            out.append({"id": m.group(1), "state": state, "user": cell("user"), "name": cell("name"),
+                        "priority": cell("priority"), "started": cell("started"),
+                        "map": float(pct[0]) if pct else None,
+                        "reduce": float(pct[1]) if len(pct) > 1 else None})
+    return sorted({j["id"]: j for j in out}.values(), key=lambda j: j["id"])
+
+
+class JTWeb:
+    """The JobTracker's JSP pages (Hadoop 1 has no REST API), read-only."""
+
+    def __init__(self, base_url: str, timeout: float = 5.0):
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+
+    def get(self, path: str) -> str:
+        try:
+            with urllib.request.urlopen(self.base_url + path, timeout=self.timeout) as resp:
+                return resp.read().decode(errors="replace")
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            raise JTWebError(f"GET {self.base_url + path}: {e}") from e
+
+    def trackers(self) -> list[dict]:
+        """The live TaskTrackers (machines.jsp?type=active)."""
+        page = self.get("/machines.jsp?type=active")
+        return [row for row in _records(page, "Name") if row["Name"].startswith("tracker_")]
+
+    def jobs(self) -> list[dict]:
+        """The running, completed and failed jobs of jobtracker.jsp: ``id``,
+        ``state`` (RUNNING, SUCCEEDED, FAILED: its table), ``user``, ``name``,
+        ``priority``, ``started``, ``map`` and ``reduce`` (percent complete)."""
+        return jobtracker_jobs(self.get("/jobtracker.jsp"))
+
+    def job(self, job_id: str) -> dict:
+        """What jobdetails.jsp says of a job: its ``User``, ``Job Name``,
+        ``Status`` (Running, Succeeded, Failed, Killed)... as a dict."""
+        page = self.get(f"/jobdetails.jsp?jobid={job_id}")
+        head = page.split("<hr", 1)[0] if "<hr" in page else page
+        out = {}
+        for key, value in re.findall(r"<b>([^<:]+):\s*</b>\s*([^<]*)", head):
+            out.setdefault(key.strip(), html.unescape(value).strip())
+        return out
+
+    def job_conf(self, job_id: str) -> dict[str, str]:
+        """The job's configuration as the JobTracker holds it (jobconf.jsp)."""
+        page = self.get(f"/jobconf.jsp?jobid={job_id}")
+        conf = {}
+        for rows in html_tables(page):
+            for row in rows:
+                if len(row) == 2 and row[0] not in ("name", "Name"):
+                    conf[row[0]] = row[1]
+        return conf
+
+    def scheduler_page(self) -> str:
+        """The Slotwise shim's /scheduler page (its link to Python, its pool table)."""
+        return self.get("/scheduler")
+
+    def scheduler(self) -> dict:
+        """The /scheduler page as a dict: ``link`` (its sentence on Python),
+        ``registered``, ``fallback`` (the FIFO schedules), ``heartbeats``,
+        ``fifo_heartbeats``, ``jobs`` and ``pools`` (rows keyed by the table's
+        headers: pool, weight, min maps, running maps, fair maps...)."""
+        return scheduler_status(self.scheduler_page())
+
+
+# -- jobs --------------------------------------------------------------------------
+
+@dataclass
+class Mrv1JobResult(JobResult):
+    """A finished MRv1 job. ``app_id`` is the job id; ``state`` and
+    ``final_status`` are the JobTracker's (SUCCEEDED, FAILED, KILLED);
+    ``queue`` is the job's ``pool.name`` and ``app_user`` its user, as the
+    JobTracker has them."""
+
+    @property
+    def job_id(self) -> str | None:
+        return self.app_id
+
+
+class Mrv1Job:
+    """A running job client (``submit(..., wait=False)``)."""
+
+    def __init__(self, proc: subprocess.Popen, *, program: str, pool: str, user: str | None, job_dir: Path,
+                 log_file: Path, web: JTWeb, echo: bool, log: Log):
+        self.proc, self.program, self.pool, self.user = proc, program, pool, user
+        self.job_dir, self.log_file, self.web = job_dir, log_file, web
+        self.started = time.monotonic()
+        self._job_id: str | None = None
+        self._result: Mrv1JobResult | None = None
+        self._seen = threading.Event()
+        self._echo, self._log = echo, log
+        self._reader = threading.Thread(target=self._pump, name=f"mrv1-client-{proc.pid}", daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        with open(self.log_file, "wb") as f:
+            for raw in iter(self.proc.stdout.readline, b""):
+                f.write(raw)
+                f.flush()
+                line = raw.decode(errors="replace")
+                if self._echo:
+                    sys.stdout.write(line)
+                    sys.stdout.flush()
+                if self._job_id is None:
+                    m = JOB_ID.search(line)
+                    if m and "Running job" in line:
+                        self._job_id = m.group(1)
+                        self._seen.set()
+                        self._log(f"submitted {self._job_id} ({self.program}) to pool {self.pool}"
+                                  + (f" as {self.user}" if self.user else ""))
+        self._seen.set()
+
+    @property
+    def job_id(self) -> str | None:
+        """The JobTracker's id of the job, once the client has printed it."""
+        return self._job_id
+
+    def wait_for_id(self, timeout: float = 60.0) -> str:
+        self._seen.wait(timeout)
+        if self._job_id is None:
+            code = self.proc.poll()
+            client = "running" if code is None else f"exited {code}"
+            raise ClusterError(f"{self.program}: no job id after {timeout:.0f} s (client {client}); "
+                               f"client log {self.log_file}")
+        return self._job_id
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def kill(self) -> None:
+        """Stop the job client (not the job: ``cluster.job_command(["-kill", job.job_id])`` does that)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    def wait(self, timeout: float | None = None) -> Mrv1JobResult:
+        """Wait for the client to exit; the result, with the JobTracker's view.
+        On timeout the client is killed (the job goes on) and ClusterError raised."""
+        if self._result is not None:
+            return self._result
+        try:
+            returncode = self.proc.wait(timeout=timeout)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:
+            self.kill()
+            self._reader.join(5)
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            raise ClusterError(f"{self.program} did not finish in {timeout:.0f} s "
+                               f"({self._job_id or 'no job id yet'}); client log: {self.log_file}") from None
+        self._reader.join(10)
+        if self._job_id is None:
+            m = JOB_ID.search(self.log_file.read_text(errors="replace"))
+            self._job_id = m.group(1) if m else None
+        report: dict = {}
+        conf: dict = {}
+        if self._job_id:
+            report = _final_report(self.web, self._job_id)
+            try:
+                conf = self.web.job_conf(self._job_id)
+            except JTWebError:
+                conf = {}
+        status = (report.get("Status") or "").split()[0].upper() if report.get("Status") else None
+        self._result = Mrv1JobResult(
+            program=self.program, pool=self.pool, user=self.user, app_id=self._job_id, returncode=returncode,
+            state=status, final_status=status, queue=conf.get("pool.name"),
+            app_user=report.get("User") or conf.get("user.name"),
+            seconds=round(time.monotonic() - self.started, 1), job_dir=str(self.job_dir), log=str(self.log_file))
+        return self._result
+
+
+def _final_report(web: JTWeb, job_id: str, wait: float = 15.0) -> dict:
+    deadline = time.monotonic() + wait
+    report: dict = {}
+    while True:
+        try:
+            report = web.job(job_id)
+        except JTWebError:
+            pass
+        status = (report.get("Status") or "").lower()
+        if status and not status.startswith(("running", "prep")) or time.monotonic() > deadline:
+            return report
+        time.sleep(0.3)
+
+
+# -- the cluster ---------------------------------------------------------------------
+
+class Mrv1Cluster:
+    def __init__(self, dir: str | os.PathLike | None = None, *, nodes: int = 2,
+                 scheduler: str = "slotwise", conf: dict[str, str] | None = None,
+                 map_slots: int = 2, reduce_slots: int = 2, build_shim: bool = True,
+                 java_home: str | os.PathLike | None = None, repo: str | os.PathLike | None = None,
+                 start_timeout: float = 180.0, log: Log | None = None,
+                 jt_classpath: list[str] | None = None):
+        if nodes < 1:
+            raise ValueError("a cluster needs at least one TaskTracker")
+        if map_slots < 0 or reduce_slots < 0:
+            raise ValueError("slots must not be negative")
+        self.dir = Path(dir).resolve() if dir else default_cluster_dir()
+        self.layout = Layout(self.dir)
+        self.nodes = nodes
+        self.scheduler = mrv1_scheduler_class(scheduler)
+        self.conf = dict(conf or {})
+        self.sizes = Mrv1Sizes(map_slots=map_slots, reduce_slots=reduce_slots)
+        self.build_shim = build_shim
+        self.java_home = java_home
+        self.repo = Path(repo).resolve() if repo else None
+        self.start_timeout = start_timeout
+        self.log = log or (lambda msg: print(msg, flush=True))
+        #: Extra classpath entries for the JobTracker only.
+        self.jt_classpath = list(jt_classpath or [])
+        self._children: dict[int, subprocess.Popen] = {}
+
+    # -- state -----------------------------------------------------------------
+
+    @property
+    def state(self) -> ClusterState | None:
+        return ClusterState.load(self.layout.state_file)
+
+    def _require_state(self) -> ClusterState:
+        state = self.state
+        if state is None:
+            raise ClusterError(f"no cluster in {self.dir}: start one with "
+                               f"`slotwise cluster up --mrv1 --dir {self.dir}`")
+        if state.kind != KIND:
+            raise ClusterError(f"the cluster in {self.dir} is a YARN cluster, not MRv1 "
+                               "(drop --mrv1, or take it down and start one with `slotwise cluster up --mrv1`)")
+        return state
+
+    def alive(self, daemon: Daemon) -> bool:
+        if daemon.pid in self._children:
+            self._children[daemon.pid].poll()
+        return process.is_ours(daemon.pid, self.dir)
+
+    def is_running(self) -> bool:
+        state = self.state
+        return bool(state) and any(self.alive(d) for d in state.daemons)
+
+    @property
+    def jobtracker(self) -> Daemon:
+        return next(d for d in self._require_state().daemons if d.role == "jobtracker")
+
+    @property
+    def jt_web(self) -> str:
+        """``http://127.0.0.1:PORT``, the JobTracker's web UI."""
+        return self._require_state().rm_web
+
+    @property
+    def jt_address(self) -> str:
+        """``127.0.0.1:PORT``, mapred.job.tracker."""
+        return self._require_state().rm_address
+
+    @property
+    def web(self) -> JTWeb:
+        return JTWeb(self.jt_web)
+
+    def scheduler_status(self) -> dict:
+        """The Slotwise shim's /scheduler page, parsed (see ``JTWeb.scheduler``)."""
+        return self.web.scheduler()
+
+    @property
+    def gateway_info_file(self) -> Path:
+        """Where SlotwiseTaskScheduler writes its Py4J port (``{"port", "pid"}``):
+        ``slotwise.gateway.info-file``, by default ``jt/tmp/slotwise/gateway.json``.
+        The token file is ``gateway.token`` beside it unless configured."""
+        state = self._require_state()
+        configured = state.mapred_site.get("slotwise.gateway.info-file")
+        if configured:
+            return Path(configured)
+        jt = next(d for d in state.daemons if d.role == "jobtracker")
+        return Path(jt.home) / "tmp" / "slotwise" / "gateway.json"
+
+    @property
+    def gateway_token_file(self) -> Path:
+        state = self._require_state()
+        configured = state.mapred_site.get("slotwise.gateway.token-file")
+        return Path(configured) if configured else self.gateway_info_file.with_name("gateway.token")
+
+    # -- up ----------------------------------------------------------------------
+
+    def up(self) -> ClusterState:
+        """Start the JobTracker and the TaskTrackers; return once every
+        TaskTracker is registered with the JobTracker."""
+        if self.is_running():
+            raise ClusterError(f"a cluster is already running in {self.dir}; "
+                               f"stop it first: slotwise cluster down --dir {self.dir}")
+        strays = process.find_ours(self.dir)
+        if strays:
+            self.log(f"stopping {len(strays)} leftover process(es) of an earlier run: {strays}")
+            process.stop(strays, self.dir, timeout=10)
+        started = time.monotonic()
+        if self.dir.is_dir() and any(self.dir.iterdir()) and not self.layout.tag.exists():
+            raise ClusterError(f"{self.dir} is neither empty nor a cluster directory (no {self.layout.tag.name}); "
+                               "choose a new or empty --dir")
+        repo = self.repo or find_repo()
+        java = find_java(self.java_home)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.layout.tag.write_text("A Slotwise local cluster directory (slotwise cluster up).\n")
+        jars = resolve_hadoop1(repo, self.layout.cache, self.log)
+        check_compatible(java, jars.hadoop_version)
+        webapps = extract_webapps(jars.core_jar, self.layout.cache)
+        shim_jar = None
+        if self.scheduler == SLOTWISE_TASK_SCHEDULER:
+            shim_jar = build_mrv1_shim(repo, self.log) if self.build_shim else find_mrv1_shim_jar(repo)
+            if not shim_jar:
+                raise ClusterError("no mrv1-shim/target/slotwise-mrv1-shim-*.jar: build it with "
+                                   "`mvn -q -B -f pom.xml package -DskipTests`")
+        for d in self.layout.run_dirs():
+            shutil.rmtree(d, ignore_errors=True)
+        self.layout.state_file.unlink(missing_ok=True)
+        self.layout.logs.mkdir(parents=True)
+        if shim_jar:
+            # A copy of its own: a rebuild while the JobTracker runs must not swap classes under it.
+            copied = self.layout.cache / Path(shim_jar).name
+            shutil.copy2(shim_jar, copied)
+            self.log(f"MRv1 shim jar: {shim_jar} (copied to {copied})")
+            shim_jar = copied
+
+        ports = free_ports(len(JT_PORTS) + self.nodes * len(TT_PORTS))
+        jt_ports = dict(zip(JT_PORTS, ports[:len(JT_PORTS)]))
+        tt_ports = [dict(zip(TT_PORTS, ports[len(JT_PORTS) + i * len(TT_PORTS):][:len(TT_PORTS)]))
+                    for i in range(self.nodes)]
+        cfg = Mrv1Config(self.dir, jt_ports, scheduler=self.scheduler, sizes=self.sizes, extra=self.conf)
+        classpath = daemon_classpath(jars.jars, webapps)
+        state = ClusterState(
+            dir=str(self.dir), repo=str(repo), java_home=str(java.home), java_version=java.version,
+            hadoop_version=jars.hadoop_version, scheduler=self.scheduler, rm_web=cfg.jt_web,
+            rm_address=cfg.jt_address, classpath=classpath, examples_jar=jars.examples_jar, tests_jar=None,
+            jvm_flags=[], mapred_site=cfg.client_mapred_site(), yarn_site={},
+            shim_jar=str(shim_jar) if shim_jar else None, started=time.time(), kind=KIND)
+        state.save(self.layout.state_file)
+        self.log(f"cluster directory {self.dir}: Hadoop {jars.hadoop_version} MRv1 on Java {java.version} "
+                 f"({java.home}), scheduler {mrv1_scheduler_name(self.scheduler)}, "
+                 f"{self.sizes.map_slots} map + {self.sizes.reduce_slots} reduce slots per TaskTracker")
+        boot = time.monotonic()
+        try:
+            jt_home = self.layout.home("jt")
+            jt = self._start(state, cfg, java, "jt", "jobtracker", JT_MAIN, jt_ports,
+                             cfg.jt_mapred_site(jt_home),
+                             extra_cp=([str(shim_jar)] if shim_jar else []) + self.jt_classpath)
+            self._wait_jt(state, jt, boot)
+            tts = []
+            for i, p in enumerate(tt_ports, start=1):
+                name = f"tt{i}"
+                tts.append(self._start(state, cfg, java, name, "tasktracker", TT_MAIN, p,
+                                       cfg.tt_mapred_site(p, self.layout.home(name))))
+            self._wait_trackers(state, jt, tts, boot)
+            state.ready = True
+            state.save(self.layout.state_file)
+        except BaseException:
+            self.log(f"start-up failed; stopping what was started (logs stay in {self.layout.logs})")
+            self.down(quiet=True)
+            raise
+        self.log(f"cluster up in {time.monotonic() - started:.1f} s ({time.monotonic() - boot:.1f} s since the "
+                 f"first JVM started): JobTracker {state.rm_web} (rpc {state.rm_address}), "
+                 f"{self.nodes} TaskTracker(s); state in {self.layout.state_file}")
+        return state
+
+    def _start(self, state: ClusterState, cfg: Mrv1Config, java: Java, name: str, role: str, main: str,
+               ports: dict[str, int], mapred: dict[str, str], extra_cp: list[str] = ()) -> Daemon:
+        conf_dir = self.layout.conf(name)
+        home = self.layout.home(name)
+        log_file, out_file = self.layout.log(name), self.layout.out(name)
+        tmp = home / "tmp"
+        for d in (tmp, home / "local", home / "logs"):
+            d.mkdir(parents=True, exist_ok=True)
+        write_mrv1_conf_dir(conf_dir, core={**cfg.core_site(tmp), **_core_extra(self.conf)}, mapred=mapred,
+                            log_file=log_file)
+        webapps, *jars = state.classpath
+        cp = daemon_classpath(jars, webapps, conf_dir=conf_dir, extra=extra_cp)
+        argv = [str(java.exe), self.sizes.daemon_heap, marker(self.dir), f"-Dslotwise.daemon={name}",
+                f"-Dlog4j.configuration=file:{conf_dir / 'log4j.properties'}",
+                # hadoop.log.dir: the JobTracker's job history, a TaskTracker's userlogs/.
+                f"-Dhadoop.log.dir={home / 'logs'}", f"-Dhadoop.log.file={log_file.name}",
+                f"-Dhadoop.home.dir={home}", f"-Dhadoop.id.str={name}", f"-Djava.io.tmpdir={tmp}",
+                "-Djava.net.preferIPv4Stack=true",
+                "-cp", os.pathsep.join(cp), main]
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+        env["JAVA_HOME"] = str(java.home)
+        (conf_dir / "command.txt").write_text(" ".join(argv) + "\n")
+        proc = process.spawn(argv, env=env, out=out_file, cwd=home)
+        self._children[proc.pid] = proc
+        daemon = Daemon(name=name, role=role, pid=proc.pid, conf_dir=str(conf_dir), log=str(log_file),
+                        out=str(out_file), ports=ports, home=str(home))
+        state.daemons.append(daemon)
+        state.save(self.layout.state_file)
+        what = "JobTracker" if role == "jobtracker" else f"TaskTracker {name}"
+        self.log(f"started {what} (pid {proc.pid}); log {log_file}")
+        return daemon
+
+    def _died(self, daemon: Daemon) -> ClusterError | None:
+        proc = self._children.get(daemon.pid)
+        code = proc.poll() if proc else None
+        if (proc and code is None) or (not proc and process.is_ours(daemon.pid, self.dir)):
+            return None
+        what = "the JobTracker" if daemon.role == "jobtracker" else f"TaskTracker {daemon.name}"
+        parts = [f"{what} ({daemon.name}) exited{f' with code {code}' if code is not None else ''} "
+                 f"while starting: read {daemon.log} (and {daemon.out})"]
+        cause = _first_error(process.tail(Path(daemon.log), 400))
+        if cause:
+            parts.append(f"first error: {cause}")
+        for path in (daemon.log, daemon.out):
+            lines = process.tail(Path(path))
+            if lines:
+                parts.append(f"--- last lines of {path} ---\n{lines}")
+        return ClusterError("\n".join(parts))
+
+    def _deadline_error(self, what: str, daemons: list[Daemon]) -> ClusterError:
+        logs = " and ".join(d.log for d in daemons)
+        last = daemons[-1]
+        return ClusterError(f"timed out after {self.start_timeout:.0f} s waiting for {what}: read {logs}\n"
+                            f"--- last lines of {last.log} ---\n{process.tail(Path(last.log))}")
+
+    def _wait_jt(self, state: ClusterState, jt: Daemon, started: float) -> None:
+        web = JTWeb(state.rm_web, timeout=2)
+        while True:
+            err = self._died(jt)
+            if err:
+                raise err
+            try:
+                page = web.get("/jobtracker.jsp")
+                if "State:" in page or "RUNNING" in page:
+                    self.log(f"JobTracker up at {state.rm_web} ({time.monotonic() - started:.1f} s)")
+                    return
+            except JTWebError:
+                pass
+            if time.monotonic() - started > self.start_timeout:
+                raise self._deadline_error("the JobTracker's web UI", [jt])
+            time.sleep(0.3)
+
+    def _wait_trackers(self, state: ClusterState, jt: Daemon, tts: list[Daemon], started: float) -> None:
+        web = JTWeb(state.rm_web, timeout=2)
+        by_port = {str(d.ports["report"]): d for d in tts}
+        registered: set[str] = set()
+        while True:
+            for d in [jt, *tts]:
+                err = self._died(d)
+                if err:
+                    raise err
+            try:
+                trackers = web.trackers()
+            except JTWebError:
+                trackers = []
+            for t in trackers:
+                name = t.get("Name", "")
+                d = by_port.get(name.rpartition(":")[2])
+                if d and d.name not in registered:
+                    registered.add(d.name)
+                    d.node_id = name
+                    self.log(f"TaskTracker {d.name} registered as {name} ({time.monotonic() - started:.1f} s)")
+            if len(registered) == len(tts):
+                state.save(self.layout.state_file)
+                return
+            if time.monotonic() - started > self.start_timeout:
+                waiting = [d for d in tts if d.name not in registered]
+                raise self._deadline_error("TaskTracker(s) " + ", ".join(d.name for d in waiting)
+                                           + " to register with the JobTracker", [jt, *waiting])
+            time.sleep(0.3)
+
+    # -- down ----------------------------------------------------------------------
+
+    def down(self, timeout: float = 30.0, quiet: bool = False) -> list[str]:
+        """Stop every JVM of the cluster: job clients and TaskTrackers first,
+        then the JobTracker, then any task JVM left. SIGTERM, then SIGKILL
+        after ``timeout`` seconds. Idempotent; returns what it stopped."""
+        say = (lambda m: None) if quiet else self.log
+        state = self.state
+        stopped: list[str] = []
+        groups = []
+        if state:
+            groups = [[d for d in state.daemons if d.role == "tasktracker"],
+                      [d for d in state.daemons if d.role == "jobtracker"]]
+        for group in groups:
+            live = [d for d in group if self.alive(d)]
+            if not live:
+                continue
+            _, killed = process.stop([d.pid for d in live], self.dir, timeout=timeout, children=self._children)
+            for d in live:
+                say(f"{'killed' if d.pid in killed else 'stopped'} {d.name} (pid {d.pid})")
+                stopped.append(d.name)
+        strays = process.find_ours(self.dir)
+        if strays:
+            process.stop(strays, self.dir, timeout=min(timeout, 10), children=self._children)
+            say(f"stopped {len(strays)} leftover task or client JVM(s): {strays}")
+            stopped += [f"pid {p}" for p in strays]
+        if state:
+            self.layout.state_file.unlink(missing_ok=True)
+        if not stopped and not state:
+            say(f"no cluster running in {self.dir}")
+        elif not stopped:
+            say(f"cluster in {self.dir} was not running; state cleared")
+        else:
+            say(f"cluster in {self.dir} is down (logs in {self.layout.logs})")
+        return stopped
+
+    # -- status ----------------------------------------------------------------------
+
+    def status(self) -> dict:
+        """Daemons (alive or not), and from the JobTracker: trackers and jobs."""
+        state = self.state
+        if state is None:
+            return {"dir": str(self.dir), "kind": KIND, "running": False, "daemons": [], "trackers": [],
+                    "jobs": [], "error": None}
+        daemons = [{"name": d.name, "role": d.role, "pid": d.pid, "alive": self.alive(d), "log": d.log,
+                    "ports": d.ports, "node_id": d.node_id} for d in state.daemons]
+        out = {"dir": str(self.dir), "kind": KIND, "running": all(d["alive"] for d in daemons) and bool(daemons),
+               "ready": state.ready, "hadoop_version": state.hadoop_version,
+               "scheduler": mrv1_scheduler_name(state.scheduler), "jt_web": state.rm_web,
+               "jt_address": state.rm_address, "daemons": daemons, "trackers": [], "jobs": [], "error": None,
+               "slotwise": None}
+        if not any(d["alive"] for d in daemons if d["role"] == "jobtracker"):
+            out["error"] = "the JobTracker is not running"
+            return out
+        web = JTWeb(state.rm_web, timeout=3)
+        try:
+            out["trackers"] = web.trackers()
+            out["jobs"] = web.jobs()
+            if state.scheduler == SLOTWISE_TASK_SCHEDULER:
+                out["slotwise"] = web.scheduler()
+        except JTWebError as e:
+            out["error"] = str(e)
+        return out
+
+    @staticmethod
+    def format_status(st: dict) -> str:
+        if not st["daemons"]:
+            return f"no cluster in {st['dir']} (start one with: slotwise cluster up --mrv1)"
+        word = "running" if st["running"] else "NOT running (some daemons are dead)"
+        lines = [f"MRv1 cluster {st['dir']}: {word}",
+                 f"  Hadoop {st['hadoop_version']}, scheduler {st['scheduler']}",
+                 f"  JobTracker web {st['jt_web']}, rpc {st['jt_address']}",
+                 "daemons:"]
+        for d in st["daemons"]:
+            ports = " ".join(f"{k}={v}" for k, v in d["ports"].items())
+            lines.append(f"  {d['name']:<5} pid {d['pid']:<8} {'alive' if d['alive'] else 'DEAD':<6} "
+                         f"{ports}  log {d['log']}")
+        if st["error"]:
+            lines.append(f"JobTracker web UI unreachable: {st['error']}")
+            return "\n".join(lines)
+        if st.get("slotwise"):
+            lines.append(f"Slotwise: {st['slotwise']['link']}")
+        lines.append(f"task trackers ({len(st['trackers'])}):")
+        for t in st["trackers"]:
+            lines.append(f"  {t.get('Name', '?'):<48} running tasks {t.get('# running tasks', '?'):<3} "
+                         f"map slots {t.get('Max Map Tasks', '?')} reduce slots {t.get('Max Reduce Tasks', '?')}")
+        lines.append(f"jobs ({len(st['jobs'])}):")
+        for j in st["jobs"]:
+            lines.append(f"  {j['id']}  {j['state']:<9} user {j['user']:<10} maps {_pct(j['map'])} "
+                         f"reduces {_pct(j['reduce'])}  {j['name']}")
+        return "\n".join(lines)
+
+    # -- submit ----------------------------------------------------------------------
+
+    def submit(self, program: str, args: list[str] | tuple[str, ...] = (), *, pool: str = "default",
+               user: str | None = None, wait: bool = True, timeout: float | None = None,
+               cwd: str | os.PathLike | None = None, echo: bool = False) -> Mrv1JobResult | Mrv1Job:
+        """Run a MapReduce program of hadoop-examples 1.2.1 (``pi``, ``sleep``,
+        ``wordcount``, ``randomwriter``...) or a jar (``my.jar [Main] ARGS``)
+        in pool ``pool`` (``pool.name``) as ``user`` (default: $HADOOP_USER_NAME,
+        else the OS user).
+
+        The client runs in its own JVM in ``DIR/jobs/<id>/`` (its working
+        directory unless ``cwd`` is given: PiEstimator's temporary directory
+        is relative to it). ``wait``: return the result once the job ends
+        (``timeout`` seconds at most); else a ``Mrv1Job`` at once."""
+        state = self._require_state()
+        jt = next(d for d in state.daemons if d.role == "jobtracker")
+        if not self.alive(jt):
+            raise ClusterError(f"the JobTracker of {self.dir} is not running (read {jt.log})")
+        user = user or os.environ.get("HADOOP_USER_NAME") or None
+        job = self._launch(state, program, list(args), pool=pool, user=user,
+                           cwd=Path(cwd) if cwd else None, echo=echo)
+        return job.wait(timeout) if wait else job
+
+    def _launch(self, state: ClusterState, program: str, args: list[str], *, pool: str, user: str | None,
+                cwd: Path | None, echo: bool) -> Mrv1Job:
+        jobs = self.layout.jobs
+        jobs.mkdir(parents=True, exist_ok=True)
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(program).name)[:40] or "job"
+        job_dir = Path(tempfile.mkdtemp(prefix=f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-", dir=jobs))
+        conf = job_dir / "conf"
+        (job_dir / "tmp").mkdir()
+        mapred = {**state.mapred_site, "pool.name": pool}
+        write_mrv1_conf_dir(conf, core={"fs.default.name": "file:///", "hadoop.tmp.dir": str(job_dir / "tmp"),
+                                        "hadoop.security.authentication": "simple",
+                                        **_core_extra(self.conf)},
+                            mapred=mapred, log_file=None)
+        if program.endswith(".jar"):
+            if not os.path.isfile(program):
+                raise ClusterError(f"no such jar: {program}")
+            run = [os.path.abspath(program), *args]  # the pool comes from the job's mapred-site
+        else:
+            if not state.examples_jar:
+                raise ClusterError("no hadoop-examples jar in mrv1-shim/pom.xml's classpath")
+            run = [state.examples_jar, program, f"-Dpool.name={pool}", *args]
+        webapps, *jars = state.classpath
+        cp = daemon_classpath(jars, webapps, conf_dir=conf)
+        main = [RUNJAR]
+        if user and user != _os_user():  # the caller's HADOOP_USER_NAME, if any, came in as user (submit)
+            java = Java(Path(state.java_home), state.java_version)
+            core = next(j for j in jars if _is_jar(j, "hadoop-core"))
+            cp.insert(1, str(submit_as_classes(java, core, self.layout.cache)))
+            main = [SUBMIT_AS, user]
+        cmd = [str(Path(state.java_home) / "bin" / "java"), self.sizes.client_heap, marker(self.dir),
+               "-Dslotwise.daemon=client", f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
+               f"-Djava.io.tmpdir={job_dir / 'tmp'}", "-Djava.net.preferIPv4Stack=true",
+               "-cp", os.pathsep.join(cp), *main, *run]
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+        env["JAVA_HOME"] = state.java_home
+        (job_dir / "command.txt").write_text(" ".join(cmd) + "\n")
+        proc = subprocess.Popen(cmd, cwd=cwd or job_dir, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        return Mrv1Job(proc, program=program, pool=pool, user=user, job_dir=job_dir,
+                       log_file=job_dir / "client.log", web=JTWeb(state.rm_web), echo=echo, log=self.log)
+
+    def job_command(self, args: list[str] | tuple[str, ...], *, user: str | None = None,
+                    timeout: float = 120) -> subprocess.CompletedProcess:
+        """``hadoop job ARGS`` against the cluster (``-list all``, ``-status J``,
+        ``-kill J``, ``-set-priority J HIGH``...), in its own JVM, as ``user``."""
+        state = self._require_state()
+        conf = self.layout.jobs / "client-conf"
+        write_mrv1_conf_dir(conf, core={"fs.default.name": "file:///", "hadoop.security.authentication": "simple",
+                                        **_core_extra(self.conf)},
+                            mapred=state.mapred_site, log_file=None)
+        webapps, *jars = state.classpath
+        cp = daemon_classpath(jars, webapps, conf_dir=conf)
+        main = ["org.apache.hadoop.mapred.JobClient"]
+        if user and user != _os_user():
+            java = Java(Path(state.java_home), state.java_version)
+            core = next(j for j in jars if _is_jar(j, "hadoop-core"))
+            cp.insert(1, str(submit_as_classes(java, core, self.layout.cache)))
+            main = [SUBMIT_AS, user, "--main", *main]
+        cmd = [str(Path(state.java_home) / "bin" / "java"), self.sizes.client_heap, marker(self.dir),
+               "-Dslotwise.daemon=client", f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
+               "-Djava.net.preferIPv4Stack=true", "-cp", os.pathsep.join(cp), *main, *args]
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+        env["JAVA_HOME"] = state.java_home
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, cwd=self.layout.jobs)
+
+    # -- context manager ---------------------------------------------------------------
+
+    def __enter__(self) -> "Mrv1Cluster":
+        self.up()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.down()
+
+
+def open_cluster(dir: str | os.PathLike | None = None, *, mrv1: bool = False, **kw):
+    """The cluster ``slotwise cluster up`` left in ``dir``: a ``Mrv1Cluster``
+    if its state says ``kind: mrv1``, else a ``LocalCluster`` (YARN; also when
+    nothing runs there, unless ``mrv1``). ``mrv1=True`` against a YARN
+    cluster is a ClusterError."""
+    from .cluster import LocalCluster
+
+    yarn = LocalCluster(dir, **kw)
+    state = yarn.state
+    kind = state.kind if state else (KIND if mrv1 else "yarn")
+    if kind == KIND:
+        return Mrv1Cluster(dir, **kw)
+    if mrv1:
+        raise ClusterError(f"the cluster in {yarn.dir} is a YARN cluster, not MRv1: drop --mrv1, or "
+                           f"`slotwise cluster down --dir {yarn.dir}` and `slotwise cluster up --mrv1`")
+    return yarn
+
+
+def _first_error(log_text: str) -> str | None:
+    """The first ERROR or FATAL line of a log4j log (with its exception line)."""
+    lines = log_text.splitlines()
+    for i, line in enumerate(lines):
+        if re.search(r"\s(ERROR|FATAL)\s", line):
+            nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            return line.strip() + (f" / {nxt}" if nxt and not re.match(r"\d{4}-\d\d-\d\d", nxt) else "")
+    return None
+
+
+def _pct(x: float | None) -> str:
+    return "?" if x is None else f"{x:.0f}%"
+
+
+_CORE_PREFIXES = ("fs.", "hadoop.", "io.", "ipc.", "net.", "topology.")
+
+
+def _core_extra(conf: Mapping[str, str]) -> dict[str, str]:
+    """The ``--conf`` properties that also go into core-site.xml (all go into
+    mapred-site.xml, which every Hadoop 1 daemon and client loads last)."""
+    return {k: v for k, v in conf.items() if k.startswith(_CORE_PREFIXES)}
+
+
+def _os_user() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
