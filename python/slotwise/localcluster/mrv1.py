@@ -940,7 +940,7 @@ class Mrv1Cluster:
                 raise err
             try:
                 page = web.get("/jobtracker.jsp")
-                if "State:" in page or "RUNNING" in page:
+                if re.search(r"State:\s*(</b>)?\s*RUNNING", page):  # not INITIALIZING
                     self.log(f"JobTracker up at {state.rm_web} ({time.monotonic() - started:.1f} s)")
                     return
             except JTWebError:
