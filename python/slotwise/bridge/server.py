@@ -173,8 +173,9 @@ class PolicyServer:
                            "deadline_ms": answer.shim.deadline_ms, "registered_at": time.time()}
         self.core.log.write("register", port=info.port, session=self.session, shim=answer.shim.version,
                             deadline_ms=answer.shim.deadline_ms, pid=os.getpid(), callback_port=port)
-        log.info("registered with the ResourceManager's gateway on 127.0.0.1:%d (shim %s, deadline %d ms)",
-                 info.port, answer.shim.version, answer.shim.deadline_ms)
+        log.info("registered with the %s's gateway on 127.0.0.1:%d (shim %s, deadline %d ms)",
+                 "JobTracker" if answer.shim.kind == "mrv1" else "ResourceManager", info.port,
+                 answer.shim.version, answer.shim.deadline_ms)
 
     def poll(self) -> str:
         """Ask the shim how things stand: "ok", "dropped" (the shim let this
@@ -530,14 +531,15 @@ def local_gateway_files(cluster_dir: str | None = None) -> tuple[str, str]:
     from ..localcluster import ClusterError, LocalCluster
 
     cluster = LocalCluster(cluster_dir)
+    master = "rm"
     if local_cluster_kind(cluster_dir) == "mrv1":
         from ..localcluster.mrv1 import Mrv1Cluster
 
-        cluster = Mrv1Cluster(cluster_dir)
+        cluster, master = Mrv1Cluster(cluster_dir), "jt"
     try:
         info = Path(cluster.gateway_info_file)
     except ClusterError:  # not started yet: where it will write them
-        info = cluster.dir / "rm" / "tmp" / "slotwise" / "gateway.json"
+        info = cluster.dir / master / "tmp" / "slotwise" / "gateway.json"
     return str(info), str(info.with_name("gateway.token"))
 
 
