@@ -375,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="a real YARN cluster scheduled by Python: jobs in several pools, then a summary")
     d.add_argument("--dir", help="cluster directory (default: run/cluster in the checkout)")
     d.add_argument("--keep", action="store_true", help="leave the cluster running afterwards")
+    d.add_argument("--mrv1", action="store_true",
+                   help="an MRv1 cluster instead (Hadoop 1.2.1 JobTracker with SlotwiseTaskScheduler, conf/mrv1-pools.xml)")
     d.set_defaults(func=cmd_demo)
     return p
 
@@ -382,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
-    return run_demo(args.dir, keep=args.keep)
+    return run_demo(args.dir, keep=args.keep, mrv1=args.mrv1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .admin import AdminToken, SchedulerService
 from .core import PolicyCore
+from .slotcore import SlotCore
 from .bridge.server import PolicyServer, RMControl, start_http
 from .config.watcher import load_with_status
 from .metrics import Metrics
@@ -32,18 +33,38 @@ JOBS = [
     ("adhoc", "pi", ["4", "1000"]),
 ]
 
+#: The MRv1 demo's jobs, in conf/mrv1-pools.xml's pools.
+MRV1_JOBS = [
+    ("production", "pi", ["10", "1000"]),
+    ("research", "pi", ["10", "1000"]),
+    ("adhoc", "pi", ["4", "1000"]),
+]
+
 
 def _mb(x: float) -> str:
     return f"{x:,.0f}"
 
 
 def pool_table(core: PolicyCore) -> str:
+    if core.kind == "mrv1":
+        return slot_pool_table(core)
     running = core.running_by_pool()
     rows = [p for p in core.pools() if p["parent"] is not None and (p["apps"] or not p["dynamic"])]
     lines = [f"  {'pool':<18} {'weight':>6} {'fair share MB':>14} {'used MB':>9} {'containers':>10} {'apps':>5}"]
     for p in rows:
         lines.append(f"  {p['pool']:<18} {p['weight']:>6g} {_mb(p['fair_share']['memory_mb']):>14} "
                      f"{_mb(p['usage']['memory_mb']):>9} {running.get(p['pool'], 0):>10} {p['apps']:>5}")
+    return "\n".join(lines)
+
+
+def slot_pool_table(core) -> str:
+    """An MRv1 JobTracker's pools: fair share and running tasks per slot kind."""
+    rows = [p for p in core.pools() if p["parent"] is not None and (p["apps"] or not p["dynamic"])]
+    lines = [f"  {'pool':<18} {'weight':>6} {'fair maps':>9} {'maps':>5} {'fair reduces':>12} {'reduces':>7} {'jobs':>5}"]
+    for p in rows:
+        f, u = p["fair_share"], p["usage"]
+        lines.append(f"  {p['pool']:<18} {p['weight']:>6g} {f['map_slots']:>9.1f} {u['map_slots']:>5.0f} "
+                     f"{f['reduce_slots']:>12.1f} {u['reduce_slots']:>7.0f} {p['apps']:>5}")
     return "\n".join(lines)
 
 
@@ -55,6 +76,10 @@ class PreemptionRecorder:
     def __init__(self, core: PolicyCore) -> None:
         self.rows: list[dict] = []
         self._seen: set[str] = set()
+        for sub in getattr(core, "cores", {"": core}).values():  # an MRv1 core has one per slot kind
+            self._wrap(sub)
+
+    def _wrap(self, core) -> None:
         inner = core.handle_update
 
         def handle_update(msg):
@@ -111,13 +136,19 @@ def fallback_summary(link: dict, episodes: list[dict]) -> list[str]:
     return out
 
 
-def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 9797) -> int:
+def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 9797, mrv1: bool = False) -> int:
     repo = find_repo()
-    allocations = repo / "conf" / "allocations.xml"
-    # The shim's default deadline for a call to Python (docs/benchmarks.md has
-    # the fallback share it gives under this demo's load).
-    cluster = LocalCluster(cluster_dir, nodes=2, scheduler=SHIM_SCHEDULER,
-                           conf={"yarn.cluster.max-application-priority": "10"})
+    if mrv1:
+        from .localcluster.mrv1 import Mrv1Cluster
+
+        allocations = repo / "conf" / "mrv1-pools.xml"
+        cluster = Mrv1Cluster(cluster_dir, nodes=2, scheduler="slotwise")
+        jobs, what = MRV1_JOBS, "an MRv1 cluster (1 JobTracker with SlotwiseTaskScheduler, 2 TaskTrackers)"
+    else:
+        allocations = repo / "conf" / "allocations.xml"
+        cluster = LocalCluster(cluster_dir, nodes=2, scheduler=SHIM_SCHEDULER,
+                               conf={"yarn.cluster.max-application-priority": "10"})
+        jobs, what = JOBS, "a YARN cluster (1 ResourceManager with the Slotwise shim, 2 NodeManagers)"
     events_path = Path(cluster.dir).parent / "demo-events.jsonl"
     events_path.parent.mkdir(parents=True, exist_ok=True)
     events_path.unlink(missing_ok=True)
@@ -125,12 +156,12 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
     config, status = load_with_status(str(allocations))
     holder = {}
     metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status)
-    core = holder["core"] = PolicyCore(config, event_log=event_log, stats=metrics)
+    core = holder["core"] = (SlotCore if mrv1 else PolicyCore)(config, event_log=event_log, stats=metrics)
     preemptions = PreemptionRecorder(core)
-    print(f"== starting a YARN cluster (1 ResourceManager with the Slotwise shim, 2 NodeManagers) in {cluster.dir}")
+    print(f"== starting {what} in {cluster.dir}")
     cluster.up()
-    server = PolicyServer(core, str(cluster.gateway_info_file),
-                          str(cluster.gateway_info_file.with_name("gateway.token")))
+    info = Path(cluster.gateway_info_file)
+    server = PolicyServer(core, str(info), str(info.with_name("gateway.token")))
     serving = threading.Thread(target=server.run, kwargs={"retry_seconds": 0.5}, daemon=True)
     results = {}
     http = None
@@ -145,10 +176,10 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
         except OSError as e:
             print(f"== no web UI ({e})")
         _wait(lambda: any(e["event"] == "resync" for e in read_events(str(events_path))), 60,
-              "the policy server to register with the ResourceManager")
+              "the policy server to register with the scheduler shim")
         print(f"== Python policy server registered; policy from {allocations}, event log {events_path}")
         threads = []
-        for pool, program, args in JOBS:
+        for pool, program, args in jobs:
             def go(pool=pool, program=program, args=args):
                 results[pool] = cluster.submit(program, args, pool=pool, user=f"{pool}-user")
             t = threading.Thread(target=go, daemon=True)
@@ -166,7 +197,7 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
         assigned = Counter(e["app"] for e in events if e["event"] == "assign")
         locality = Counter(e["locality"] for e in events if e["event"] == "assign")
         ok = True
-        for pool, program, _ in JOBS:
+        for pool, program, _ in jobs:
             r = results.get(pool)
             if r is None:
                 ok = False
@@ -174,7 +205,8 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
                 continue
             ok &= r.succeeded
             print(f"  {pool:<10} {program:<6} {r.app_id} {'SUCCEEDED' if r.succeeded else 'FAILED':<9} "
-                  f"in {r.seconds:5.1f} s, queue {r.queue}, {assigned.get(r.app_id, 0)} containers placed by Python")
+                  f"in {r.seconds:5.1f} s, queue {r.queue}, {assigned.get(r.app_id, 0)} "
+                  f"{'tasks' if mrv1 else 'containers'} placed by Python")
         link = server.status()
         episodes = [e for e in events if e["event"] == "fallback"]
         print(f"  placements by locality: {dict(locality)}")
