@@ -163,7 +163,8 @@ class PolicyServer:
                 _close(gateway)
             raise RegistrationRefused(
                 f"the shim at {self.info_file} is a {answer.shim.kind} shim, but this server decides for "
-                f"{self.core.kind} (the allocation file's format, --mrv1 and the local cluster's kind decide)")
+                f"{self.core.kind} (the allocation file's format, --mrv1 and the local cluster's kind decide"
+                + ("; start it with --mrv1)" if answer.shim.kind == "mrv1" else ")"))
         self.gateway = gateway
         self.session = answer.session
         self.registrations += 1

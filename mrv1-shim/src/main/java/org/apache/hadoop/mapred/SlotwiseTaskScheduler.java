@@ -411,8 +411,10 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
       }
       JobState s = jobs.get(l.job());
       TaskInProgress tip = s == null ? null : s.job.getTaskInProgress(e.getKey().getTaskID());
-      TaskStatus ts = tip == null ? null : tip.getTaskStatus(e.getKey());
-      if (ts == null || !occupiesSlot(ts.getRunState())) {
+      // Active from its launch (before the tracker first reports a status) until it ends.
+      boolean active = tip != null && tip.getActiveTasks().containsKey(e.getKey());
+      TaskStatus ts = active ? tip.getTaskStatus(e.getKey()) : null;
+      if (!active || (ts != null && !occupiesSlot(ts.getRunState()))) {
         it.remove();
         deltas.finished(e.getKey().toString());
         if (s != null) {

@@ -1,0 +1,168 @@
+"""A real Hadoop 1.2.1 JobTracker with SlotwiseTaskScheduler, decided by
+``slotwise serve`` as a separate process: jobs in two pools get their tasks
+from Python, weights split the map slots, a hot reload changes the split, a
+pool starved of its min share gets slots by killing the other pool's newest
+tasks, and a killed ``serve`` leaves the jobs to the shim's FIFO until a new
+one registers."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+import requests
+
+from slotwise.localcluster.mrv1 import Mrv1Cluster
+from support import skip_without_java
+from test_shim_cluster import Serve
+
+pytestmark = pytest.mark.cluster
+
+MAP_SLOTS = 4  # per TaskTracker; two TaskTrackers
+
+
+class MrServe(Serve):
+    def spawn(self, *extra: str, http_port: int | None = None):
+        return super().spawn("--mrv1", *extra, http_port=http_port)  # the pools file alone reads as YARN's
+
+
+def pools_xml(prod_weight: float, research_weight: float, extra: str = "") -> str:
+    return f"""<?xml version="1.0"?>
+<allocations>
+  <pool name="prod"><weight>{prod_weight}</weight>{extra}</pool>
+  <pool name="research"><weight>{research_weight}</weight></pool>
+</allocations>
+"""
+
+
+def save(path, text: str) -> None:
+    """As editors save: a new file renamed over the old one."""
+    tmp = path.with_name(path.name + ".new")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+@pytest.fixture(scope="module")
+def mrv1(tmp_path_factory):
+    skip_without_java("local MRv1 cluster")
+    base = tmp_path_factory.mktemp("mrv1-policy")
+    allocations = base / "pools.xml"
+    allocations.write_text(pools_xml(3, 1))
+    # A generous deadline: this 2-core machine also runs every task JVM.
+    cluster = Mrv1Cluster(base / "cluster", nodes=2, scheduler="slotwise", map_slots=MAP_SLOTS, reduce_slots=1,
+                          start_timeout=180, conf={"slotwise.policy.timeout-ms": "1000"})
+    serve = MrServe(cluster, allocations, base / "events.jsonl")
+    try:
+        cluster.up()
+        serve.start()
+        yield cluster, serve, allocations
+    finally:
+        serve.stop()
+        cluster.down()
+
+
+def sleep_job(cluster, pool: str, maps: int, map_ms: int):
+    return cluster.submit("sleep", ["-m", str(maps), "-r", "1", "-mt", str(map_ms), "-rt", "100"], pool=pool,
+                          wait=False)
+
+
+def map_usage(serve) -> dict[str, float]:
+    rows = requests.get(f"{serve.url}/api/v1/pools", timeout=5).json()
+    return {r["pool"]: r["usage"]["map_slots"] for r in rows}
+
+
+def sample_split(serve, seconds: float) -> tuple[float, float, int]:
+    """Time-averaged map slots of prod and research while both hold some."""
+    prod = research = 0.0
+    n = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        u = map_usage(serve)
+        p, r = u.get("root.prod", 0), u.get("root.research", 0)
+        if p + r >= 2 * MAP_SLOTS - 1 and p and r:  # saturated, both running
+            prod, research, n = prod + p, research + r, n + 1
+        time.sleep(1)
+    return prod, research, n
+
+
+def test_weights_split_the_map_slots_and_a_reload_changes_it(mrv1):
+    cluster, serve, allocations = mrv1
+    mark = len(serve.events())
+    prod = sleep_job(cluster, "prod", 60, 6000)
+    research = sleep_job(cluster, "research", 60, 6000)
+    prod_id, research_id = prod.wait_for_id(), research.wait_for_id()
+    time.sleep(15)  # past the first wave of tasks the FIFO order of arrival gave
+    p, r, n = sample_split(serve, 35)
+    assert n >= 10, f"only {n} saturated samples"
+    ratio = p / r
+    print(f"\nweights 3:1: prod {p / n:.2f} research {r / n:.2f} map slots on average ({n} samples), ratio {ratio:.2f}")
+    assert 3 * 0.85 <= ratio <= 3 * 1.15, ratio
+
+    save(allocations, pools_xml(1, 3))
+    serve.wait_for(lambda e: e["event"] == "reload", 20, since=mark)
+    time.sleep(12)  # running tasks end; new ones follow the new weights
+    p2, r2, n2 = sample_split(serve, 20)
+    print(f"after the reload to 1:3: prod {p2 / max(n2, 1):.2f} research {r2 / max(n2, 1):.2f} ({n2} samples)")
+    assert n2 >= 5 and r2 > 1.5 * p2
+
+    assert prod.wait(600).succeeded and research.wait(600).succeeded
+    assigns = [e for e in serve.events()[mark:] if e["event"] == "assign"]
+    for job_id, pool in ((prod_id, "root.prod"), (research_id, "root.research")):
+        mine = [e for e in assigns if e["app"] == job_id]
+        assert {e["pool"] for e in mine} == {pool}
+        assert sum(e["stream"] == "map" for e in mine) >= 30  # most of its 60 maps: Python's
+        assert sum(e["stream"] == "reduce" for e in mine) == 1
+    save(allocations, pools_xml(3, 1))
+
+
+def test_a_pool_below_its_min_share_gets_slots_by_preemption(mrv1):
+    cluster, serve, allocations = mrv1
+    mark = len(serve.events())
+    save(allocations, pools_xml(1, 1, "<minMaps>4</minMaps><minSharePreemptionTimeout>3</minSharePreemptionTimeout>"))
+    serve.wait_for(lambda e: e["event"] == "reload", 20, since=mark)
+    research = sleep_job(cluster, "research", 16, 60000)  # long maps: nothing frees on its own
+    research_id = research.wait_for_id()
+    deadline = time.monotonic() + 90
+    while map_usage(serve).get("root.research", 0) < 2 * MAP_SLOTS and time.monotonic() < deadline:
+        time.sleep(1)
+    assert map_usage(serve).get("root.research", 0) == 2 * MAP_SLOTS
+    prod = sleep_job(cluster, "prod", 4, 1000)
+    prod_id = prod.wait_for_id()
+    preempt = serve.wait_for(lambda e: e["event"] == "preempt" and e["pool"] == "root.research", 60, since=mark)
+    assert preempt["app"] == research_id and preempt["kill"]
+    result = prod.wait(300)
+    assert result.succeeded
+    prod_maps = [e for e in serve.events()[mark:] if e["event"] == "assign" and e["app"] == prod_id
+                 and e["stream"] == "map"]
+    assert len(prod_maps) >= 4
+    killed = [e for e in serve.events()[mark:] if e["event"] == "preempt"]
+    print(f"\nmin share: {len(killed)} research task(s) killed for prod; prod finished in {result.seconds:.0f} s")
+    assert all(e["pool"] == "root.research" for e in killed)
+    research.kill()
+    cluster.job_command(["-kill", research_id])
+    save(allocations, pools_xml(3, 1))
+
+
+def test_a_killed_serve_leaves_the_job_to_the_fifo_and_a_new_one_decides(mrv1):
+    cluster, serve, allocations = mrv1
+    job = sleep_job(cluster, "prod", 16, 3000)
+    job_id = job.wait_for_id()
+    serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == job_id, 60)
+    before = cluster.scheduler_status()["fifo_heartbeats"]
+    serve.kill()
+    deadline = time.monotonic() + 60
+    while cluster.scheduler_status()["fifo_heartbeats"] <= before and time.monotonic() < deadline:
+        time.sleep(1)
+    assert cluster.scheduler_status()["fifo_heartbeats"] > before
+    assert job.wait(300).succeeded  # finished on the shim's FIFO
+    mark = len(serve.events())
+    serve.start()
+    again = sleep_job(cluster, "research", 4, 1000)
+    again_id = again.wait_for_id()
+    serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == again_id, 60, since=mark)
+    assert again.wait(300).succeeded
+    fallback = serve.wait_for(lambda e: e["event"] == "fallback", 10, since=mark)
+    assert fallback["count"] > 0
+    assert cluster.scheduler_status()["registered"]
