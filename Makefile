@@ -51,6 +51,7 @@ bench: setup
 	$(PY) benchmarks/bench_roundtrip.py
 	$(PY) benchmarks/bench_sim.py
 	$(PY) benchmarks/bench_reload.py
+	$(PY) benchmarks/bench_mrv1.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

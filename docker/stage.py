@@ -73,7 +73,7 @@ def _flags() -> list[str]:
 
 
 def _shim_is_stale(shim: Path | None) -> bool:
-    sources = [p for p in (REPO / "java-shim" / "src" / "main").rglob("*") if p.is_file()]
+    sources = [p for d in ("java-shim", "shim-link") for p in (REPO / d / "src" / "main").rglob("*") if p.is_file()]
     sources.append(REPO / "java-shim" / "pom.xml")
     return shim is None or any(p.stat().st_mtime > shim.stat().st_mtime for p in sources)
 
