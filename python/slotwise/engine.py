@@ -23,8 +23,8 @@ from .cluster import (LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App, C
 from .config.model import AllocationConfig, default_config
 from .decisions import Assignment, Preemption
 from .placement import PlacementRejected, may_submit, place, queue_path, valid_queue_name
-from .policies import get_policy
-from .policies.base import takes_rule
+from .policies import PolicyContext, get_policy
+from .policies.base import SchedulingPolicy, takes_rule
 from .pool import Pool
 from .resources import ZERO, Resource
 from .settings import EngineSettings
@@ -39,9 +39,13 @@ RECOVERY_POOL = "root.@recovery@"
 
 class Engine:
     def __init__(self, config: AllocationConfig | None = None, clock: Clock | None = None,
-                 settings: EngineSettings | None = None) -> None:
+                 settings: EngineSettings | None = None, services: dict | None = None,
+                 stream: str = "") -> None:
         self.clock = clock or SystemClock()
         self.settings = settings or EngineSettings()
+        #: Handed to every policy hook: objects the driver shares (by name)
+        #: and which engine this is.
+        self.ctx = PolicyContext({} if services is None else services, stream)
         self._t1, self._t2 = self.settings.t1, self.settings.t2
         self.nodes: dict[str, Node] = {}
         self.apps: dict[str, App] = {}
@@ -115,6 +119,9 @@ class Engine:
                 for app in leaf.apps:
                     app.pool = leaf
         self._has_min_shares = any(p.min_share.any_positive() for p in self.pools.values())
+        #: A policy that acts on the update pass (a market charging, weights moving).
+        self._policy_hooks = any(type(p.policy).on_update is not SchedulingPolicy.on_update
+                                 for p in self.pools.values())
         self._order_version += 1
         self._rebuild_aggregates()
         self._update_runnability()
@@ -244,10 +251,27 @@ class Engine:
         in, rules that name such a pool (or one its ACLs close to the user)
         fall through to the next."""
         pools = self.pools
-        return place(self.config.placement_rules, queue, user, tuple(groups),
+        name = place(self.config.placement_rules, queue, user, tuple(groups),
                      configured=lambda n: n in pools and not pools[n].dynamic,
                      leaf=lambda n: n in pools and pools[n].is_leaf, problem=self._placement_problem,
                      may_submit=self._may_submit, passing=recovering)
+        if not recovering:
+            why = self._vetoed(name, user)
+            if why:
+                raise PlacementRejected(why)
+        return name
+
+    def _vetoed(self, name: str, user: str) -> str | None:
+        """A policy above pool ``name`` refusing ``user`` there (Dynamic
+        Priority: only the queue's holders may spend its budget)."""
+        parts = name.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            above = self.pools.get(".".join(parts[:i]))
+            if above is not None:
+                why = above.policy.admits(above, name, user, self.ctx)
+                if why:
+                    return why
+        return None
 
     def _placement_problem(self, name: str) -> str | None:
         """Why a new app cannot go to pool ``name``: as can_hold, and a new
@@ -727,7 +751,7 @@ class Engine:
         preemption.  When they do not, a driver that only wants the figures
         (the simulator) may call ``update`` less often without changing a
         single decision."""
-        if self.settings.preemption:
+        if self.settings.preemption or self._policy_hooks:
             return True
         if self._without_am:
             return True  # the AM limit reads fair shares
@@ -739,14 +763,19 @@ class Engine:
         now = self.clock.now()
         self._update_runnability()
         self._update_demand(self.root)
+        ctx = self.ctx
+        for pool in self.pools.values():
+            pool.policy.on_update(pool, now, ctx)
         self.root.fair_share = self.cluster
         self.root.steady_fair_share = self.cluster
         self._update_shares(self.root)
-        for pool in self.pools.values():
-            pool.policy.on_update(pool, now)
-        if not self.settings.preemption:
+        if self.settings.preemption:
+            return self._preempt(now)
+        # A policy may preempt among its own pool's children all the same.
+        under = {p.name for p in self.pools.values() if p.children and p.policy.preempts(p, ctx)}
+        if not under:
             return []
-        return self._preempt(now)
+        return self._preempt(now, lambda pool: pool.parent is not None and pool.parent.name in under)
 
     def _update_demand(self, pool: Pool) -> Resource:
         total = ZERO
@@ -788,7 +817,8 @@ class Engine:
         now = self.clock.now() if now is None else now
         return now - pool.last_at_min_share, now - pool.last_at_fair_share
 
-    def _preempt(self, now: float) -> list[Preemption]:
+    def _preempt(self, now: float, eligible=None) -> list[Preemption]:
+        """``eligible``: which leaf pools may preempt and be preempted (None: all)."""
         out: list[Preemption] = []
         warn = self.settings.preemption_warn_time
         in_flight = ZERO  # asked for or killed, not yet reported finished
@@ -805,7 +835,7 @@ class Engine:
         reason = "fair_share"
         starved: list[str] = []  # who the containers are for, in words
         for pool in self.pools.values():
-            if pool.children:
+            if pool.children or (eligible is not None and not eligible(pool)):
                 continue
             dims = pool.parent.policy.dimensions if pool.parent else ("memory_mb",)
             usage = pool.usage
@@ -834,7 +864,7 @@ class Engine:
         need = need - in_flight
         if not any(need.get(d) > 0 for d in dims):
             return out
-        for c in self.victims():
+        for c in self.victims(eligible):
             app = self.apps[c.app_id]
             c.preempt_time = now
             c.kill_sent = warn <= 0
@@ -850,14 +880,14 @@ class Engine:
                 break
         return out
 
-    def victims(self):
+    def victims(self, eligible=None):
         """Containers that may be taken back, best first: from pools over
         their fair share that allow it, newest first, AMs last; never one that
         would push its pool below its fair share."""
         left: dict[str, Resource] = {}
         candidates = []
         for pool in self.pools.values():
-            if pool.children or not pool.allow_preemption_from:
+            if pool.children or not pool.allow_preemption_from or (eligible is not None and not eligible(pool)):
                 continue
             if not pool.usage.any_positive() or _at_least(pool.fair_share, pool.usage, ("memory_mb",)):
                 continue

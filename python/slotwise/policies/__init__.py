@@ -5,6 +5,6 @@ come from the ``slotwise.policies`` entry-point group, so Dynamic Priority and
 Hopper plug in without touching the engine.
 """
 
-from .base import SchedulingPolicy, get_policy, known_policy_names, register_policy
+from .base import PolicyContext, SchedulingPolicy, get_policy, known_policy_names, register_policy
 
-__all__ = ["SchedulingPolicy", "get_policy", "known_policy_names", "register_policy"]
+__all__ = ["PolicyContext", "SchedulingPolicy", "get_policy", "known_policy_names", "register_policy"]

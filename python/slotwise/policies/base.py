@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Callable, Sequence
 
@@ -14,6 +15,17 @@ from ..schedulable import Schedulable
 ENTRY_POINT_GROUP = "slotwise.policies"
 
 
+@dataclass
+class PolicyContext:
+    """What an engine hands its policies besides the schedulables: objects
+    the driver shares by name (``services``; e.g. "market", the Dynamic
+    Priority ledger every engine of a server pays into) and which engine
+    this is (``stream``: "map" or "reduce" on MRv1, else "")."""
+
+    services: dict = field(default_factory=dict)
+    stream: str = ""
+
+
 class SchedulingPolicy:
     """How a queue orders its children for a free container and splits its
     fair share among them.  Stateless: everything it needs is on the
@@ -22,7 +34,10 @@ class SchedulingPolicy:
     Extension points (implement only what you need):
       sort_key        -- order children for the next container (ascending)
       compute_shares  -- split a share among children (pure)
-      on_update       -- periodic hook, e.g. to recompute weights
+      on_update       -- periodic hook, before shares: e.g. to set weights
+      preempts        -- take back containers for this pool's children even
+                         when the scheduler's own preemption is off
+      admits          -- veto a new app in a pool beneath this one
     """
 
     name = "base"
@@ -54,7 +69,17 @@ class SchedulingPolicy:
         """``rule``: "yarn" or "design" (slotwise.fairshare), the rule in force."""
         raise NotImplementedError
 
-    def on_update(self, queue, now: float) -> None:  # pragma: no cover - default no-op
+    def on_update(self, pool, now: float, ctx: PolicyContext) -> None:
+        """Called on every update pass for each pool with this policy, after
+        demands and before fair shares are computed."""
+        return None
+
+    def preempts(self, pool, ctx: PolicyContext) -> bool:
+        return False
+
+    def admits(self, pool, target: str, user: str, ctx: PolicyContext) -> str | None:
+        """Why ``user`` may not run an app in pool ``target`` (beneath
+        ``pool``), or None."""
         return None
 
 
@@ -87,7 +112,7 @@ def _load_builtins_and_entry_points() -> None:
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
-    from . import drf, fair, fifo  # noqa: F401  (register themselves)
+    from . import drf, dynamic_priority, fair, fifo  # noqa: F401  (register themselves)
 
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name.lower() in _REGISTRY:

@@ -1,0 +1,96 @@
+"""Dynamic Priority (Sandholm and Lai): a parent pool's capacity divided among
+its children by what they pay.
+
+Set as the ``schedulingPolicy`` of a parent pool (or the root).  On each
+update pass the children report their slots used and wanted to the market
+(``slotwise.market.Market``, shared as the "market" service; an in-memory one
+with default settings if the driver gave none), and each child's weight
+becomes its spending rate in force: zero without budget, so it drops out and
+runs only on what the paying children leave (with no budget anywhere, FIFO).
+Shares are then weighted fair shares capped at demand, which is the paper's
+(s_i / p) x capacity with the unused part going to the others.  With the
+market's preemption on, a child over its paid share past the grace time
+loses its newest containers to children below theirs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from ..fairshare import DESIGN
+from ..resources import Resource
+from ..schedulable import Schedulable
+from .base import PolicyContext, SchedulingPolicy, register_policy
+from .fair import share_key, shares_by_weight
+
+
+def market_of(ctx: PolicyContext):
+    """The market this engine's driver shares, made on first use if none."""
+    market = ctx.services.get("market")
+    if market is None:
+        from ..market import Market
+
+        market = ctx.services["market"] = Market()
+    return market
+
+
+def _first_submit(s) -> float:
+    apps = getattr(s, "descendant_apps", None)
+    if apps is None:
+        return s.start_time
+    return min((a.start_time for a in apps() if a.runnable), default=math.inf)
+
+
+class DynamicPriorityPolicy(SchedulingPolicy):
+    name = "dynamic-priority"
+
+    def sort_key(self, s: Schedulable, cluster: Resource):
+        if not hasattr(s, "children"):  # apps (the policy set on a leaf): as fair
+            return (0, share_key(s), s.start_time, s.name)
+        w = s.weight
+        if w <= 0:  # not paying: after every paying child, first come first served
+            return (1, _first_submit(s), s.name)
+        u = s.usage
+        dominant = max(u.memory_mb / cluster.memory_mb if cluster.memory_mb > 0 else 0.0,
+                       u.vcores / cluster.vcores if cluster.vcores > 0 else 0.0)
+        return (0, dominant / w, s.name)
+
+    def compute_shares(self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
+                       rule: str = DESIGN) -> list[Resource]:
+        # Work conserving whatever the file's rule: capped at demand, so what a
+        # queue does not use goes to the others in proportion to their rates.
+        return shares_by_weight(children, total, steady, DESIGN)
+
+    def on_update(self, pool, now: float, ctx: PolicyContext) -> None:
+        kids = pool.children
+        if not kids:
+            return
+        market = market_of(ctx)
+        market.ensure(c.name for c in kids)
+        s = market.settings
+        used = {c.name: s.slots(c.usage) for c in kids}
+        pending = {c.name: s.slots((c.demand - c.usage).clamp_zero()) for c in kids}
+        market.observe(f"{ctx.stream}:{pool.name}", now, used, pending)
+        for c in kids:
+            c.weight = market.rate_of(c.name)
+            if s.preemption:
+                c.fair_share_timeout = s.grace
+                c.fair_share_threshold = 1.0
+
+    def preempts(self, pool, ctx: PolicyContext) -> bool:
+        return market_of(ctx).settings.preemption
+
+    def admits(self, pool, target: str, user: str, ctx: PolicyContext) -> str | None:
+        acl = ctx.services.get("dp_acl")
+        if acl is None:
+            return None
+        market = market_of(ctx)
+        child = f"{pool.name}.{target[len(pool.name) + 1:].split('.')[0]}"  # the account it pays from
+        if acl.may_use(user, child, market.holder(child)):
+            return None
+        return (f"{child} is a dynamic-priority queue and {user} may not spend its budget "
+                f"(not its holder {market.holder(child)!r}, nor an admin, in {acl.path})")
+
+
+register_policy("dynamic-priority", DynamicPriorityPolicy)
