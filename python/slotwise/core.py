@@ -133,7 +133,7 @@ class PolicyCore:
                  clock: Clock | None = None, event_log: EventLog | None = None,
                  record_inputs: bool = False, log_decisions: bool = True,
                  stream: str | None = None, stats=None, config_text: str | None = None,
-                 container_tag: str = "") -> None:
+                 container_tag: str = "", services: dict | None = None) -> None:
         self._clock = _CallClock(clock or SystemClock())
         #: Observer of calls (``slotwise.metrics.Metrics``); None: nobody.
         self.stats = stats
@@ -152,7 +152,10 @@ class PolicyCore:
         self._suspects: set[str] = set()  # apps whose view differed from the RM's at the last check
         self.counters = collections.Counter()  # calls, resyncs, rejected messages, divergences, recoveries
         with self._clock:
-            self._engine = Engine(config, self._clock, self.settings)
+            # services: what the driver shares with the policies (the Dynamic
+            # Priority market); one dict for the engines of one server.
+            self.services = {} if services is None else services
+            self._engine = Engine(config, self._clock, self.settings, services=self.services, stream=stream or "")
             # Engines that share one shim (an MRv1 JobTracker's map and reduce
             # engines) must not name two assignments alike.
             self._engine.container_tag = container_tag

@@ -46,11 +46,13 @@ class SlotCore:
 
     def __init__(self, config: AllocationConfig, settings=None, clock=None, event_log=None,
                  record_inputs: bool = False, log_decisions: bool = True, stats=None,
-                 config_text: str | None = None) -> None:
+                 config_text: str | None = None, services: dict | None = None) -> None:
         self.config = config
+        #: One for both kinds: a queue pays one budget for its maps and reduces.
+        self.services = {} if services is None else services
         self.cores = {k: PolicyCore(config.slot_view(k), settings, clock, event_log, record_inputs=record_inputs,
                                     log_decisions=log_decisions, stream=k, config_text=config_text,
-                                    container_tag=k[0])
+                                    container_tag=k[0], services=self.services)
                       for k in KINDS}
         self.settings = self.cores["map"].settings
         self.log = self.cores["map"].log

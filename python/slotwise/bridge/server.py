@@ -442,11 +442,24 @@ def serve_main(args) -> int:
         local = args.cluster_dir or ""
     elif not token_file:
         token_file = os.path.join(os.path.dirname(info_file), "gateway.token")
+    try:
+        if args.root_policy:
+            from ..policies import known_policy_names
+
+            if args.root_policy.lower() not in known_policy_names():
+                raise ValueError(f"--root-policy: unknown policy {args.root_policy!r} "
+                                 f"(known: {', '.join(known_policy_names())})")
+        settings = EngineSettings(heartbeat_interval=args.heartbeat_interval, share_rule=args.share_rule,
+                                  root_policy=args.root_policy)
+        services, dp = market_services(args)
+    except ValueError as e:
+        print(f"slotwise serve: {e}", file=sys.stderr)
+        return 2
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
     mrv1 = args.mrv1 or config.format == "mrv1" or (local is not None and local_cluster_kind(args.cluster_dir) == "mrv1")
     core_class = SlotCore if mrv1 else PolicyCore
-    core = core_class(config, EngineSettings(heartbeat_interval=args.heartbeat_interval, share_rule=args.share_rule),
-                      event_log=event_log, record_inputs=args.record, config_text=status.text)
+    core = core_class(config, settings, event_log=event_log, record_inputs=args.record, config_text=status.text,
+                      services=services)
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
                           takeover=args.takeover, cluster_dir=local)
     outcome: dict = {}
@@ -492,7 +505,7 @@ def serve_main(args) -> int:
     try:
         if not stopped.is_set():
             try:
-                http = start_http(create_app(SchedulerService(core, status, rm), token, metrics), host, port)
+                http = start_http(create_app(SchedulerService(core, status, rm), token, metrics, dp=dp), host, port)
             except OSError as e:
                 print(f"slotwise serve: {e}", file=sys.stderr)
                 server.stop()
@@ -516,6 +529,34 @@ def serve_main(args) -> int:
     if "crashed" in outcome:
         raise outcome["crashed"]
     return 0
+
+
+def market_store_path(args) -> str:
+    """--dp-store, else beside the event log, else in the user's state directory."""
+    if args.dp_store:
+        return args.dp_store
+    if args.event_log:
+        stem = os.path.splitext(os.path.abspath(args.event_log))[0]
+        return stem + "-market.sqlite"
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return os.path.join(state, "slotwise", "market.sqlite")
+
+
+def market_services(args):
+    """The Dynamic Priority market every engine of this server pays into
+    (SQLite, made on first use) and its API; ValueError on a bad ACL or setting."""
+    from ..market import Market, MarketSettings, SqliteStore
+    from ..market.acl import Acl
+    from ..market.api import DpApi
+
+    msettings = MarketSettings(interval=args.dp_interval, preemption=args.dp_preemption == "on",
+                               grace=args.dp_grace)
+    market = Market(msettings, SqliteStore(market_store_path(args), lazy=True))
+    services = {"market": market}
+    acl = None
+    if args.dp_acl:
+        acl = services["dp_acl"] = Acl(args.dp_acl)
+    return services, DpApi(market, acl, window_s=args.dp_window)
 
 
 def local_cluster_kind(cluster_dir: str | None = None) -> str:
@@ -572,4 +613,22 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
     s.add_argument("--heartbeat-interval", type=float, default=1.0,
                    help="NodeManager heartbeat interval, seconds (sets the default locality delays)")
+    s.add_argument("--root-policy", metavar="NAME",
+                   help="the root pool's policy whatever the file says (e.g. dynamic-priority for an MRv1 "
+                        "pools file, whose root has no schedulingPolicy)")
+    dp = s.add_argument_group("Dynamic Priority (a dynamic-priority pool; docs/dynamic-priority.md)")
+    dp.add_argument("--dp-acl", metavar="FILE",
+                    help="users, roles and keys for the signed API and for submitting to its queues "
+                         "(lines USER ROLE KEY [QUEUE,...]; mode 0600; reloaded on change)")
+    dp.add_argument("--dp-store", metavar="FILE",
+                    help="the SQLite store of budgets and charges (default: beside the event log, else "
+                         "~/.local/state/slotwise/market.sqlite); made on first use, mode 0600")
+    dp.add_argument("--dp-interval", type=float, default=20.0, metavar="S",
+                    help="the allocation interval, seconds (default 20)")
+    dp.add_argument("--dp-preemption", choices=("on", "off"), default="on",
+                    help="take back slots a queue no longer pays for (default on)")
+    dp.add_argument("--dp-grace", type=float, default=60.0, metavar="S",
+                    help="how long a queue may hold slots it does not pay for before they go (default 60)")
+    dp.add_argument("--dp-window", type=float, default=300.0, metavar="S",
+                    help="how far a signed request's timestamp may be from the server's clock (default 300)")
     s.set_defaults(func=serve_main)

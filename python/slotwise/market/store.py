@@ -84,24 +84,41 @@ class SqliteStore:
     """The embedded default for ``slotwise serve``.  One connection, used under
     the market's lock; every change is its own transaction."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, lazy: bool = False) -> None:
+        """``lazy``: create the file only when something is first written
+        (a server that never uses the market leaves none behind)."""
         self.path = path
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-        os.close(fd)
-        mode = os.stat(path).st_mode
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            os.chmod(path, 0o600)  # budgets are money: the owner only
-        try:
-            self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as e:
-            raise ValueError(f"{path}: not a Slotwise market store: {e}") from None
+        self._db: sqlite3.Connection | None = None
+        if not lazy:
+            self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._db is None:
+            path = self.path
+            os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+            os.close(fd)
+            if os.stat(path).st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+                os.chmod(path, 0o600)  # budgets are money: the owner only
+            try:
+                db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+                db.execute("PRAGMA synchronous=FULL")
+                db.executescript(SCHEMA)
+            except sqlite3.DatabaseError as e:
+                raise ValueError(f"{path}: not a Slotwise market store: {e}") from None
+            self._db = db
+        return self._db
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self._open()
 
     def _tx(self):
         return _Transaction(self.db)
 
     def load(self) -> tuple[list[Account], int]:
+        if self._db is None and not os.path.exists(self.path):
+            return [], 0
         rows = self.db.execute("SELECT queue, budget, spending, owner FROM queues ORDER BY queue").fetchall()
         last = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM intervals").fetchone()[0]
         return [Account(q, b, s, s, o) for q, b, s, o in rows], int(last)
@@ -136,6 +153,8 @@ class SqliteStore:
                 self.db.execute("UPDATE queues SET budget = ? WHERE queue = ?", (c.budget, c.queue))
 
     def history(self, limit: int) -> list[dict]:
+        if self._db is None and not os.path.exists(self.path):
+            return []
         rows = self.db.execute("SELECT id, start, end, price FROM intervals ORDER BY id DESC LIMIT ?",
                                (int(limit),)).fetchall()
         rows.reverse()
@@ -149,6 +168,8 @@ class SqliteStore:
         return [_row(i, s, e, p, charges.get(i, [])) for i, s, e, p in rows]
 
     def last_timestamp(self, user: str) -> int | None:
+        if self._db is None and not os.path.exists(self.path):
+            return None
         row = self.db.execute("SELECT last_timestamp FROM signers WHERE user = ?", (user,)).fetchone()
         return None if row is None else int(row[0])
 
@@ -157,7 +178,9 @@ class SqliteStore:
             self.db.execute("INSERT OR REPLACE INTO signers (user, last_timestamp) VALUES (?, ?)", (user, ts))
 
     def close(self) -> None:
-        self.db.close()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
 
 class _Transaction:

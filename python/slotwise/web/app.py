@@ -58,7 +58,10 @@ def _read_body(request: Request, limit: int) -> bytes:
     return anyio.from_thread.run(read)
 
 
-def create_app(service: SchedulerService, token: AdminToken, metrics=None, refresh_seconds: float = 2.0) -> FastAPI:
+def create_app(service: SchedulerService, token: AdminToken, metrics=None, refresh_seconds: float = 2.0,
+               dp=None) -> FastAPI:
+    """``dp``: the Dynamic Priority API (slotwise.market.api.DpApi), served
+    at /scheduler (XML, the paper's) and /api/v1/dp (JSON); None: 404."""
     app = FastAPI(title="Slotwise", version=__version__,
                   description="Pools, jobs and the allocation file of a running Slotwise scheduler. "
                               "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
@@ -155,6 +158,47 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         """Change a job's priority (its weight inside its pool is 2^priority)."""
         return {"id": job_id, "priority": service.set_priority(job_id, body.priority)}
 
+    # ------------------------------------------------------ Dynamic Priority
+    def dp_answer(request: Request, authorization: str | None):
+        if dp is None:
+            return None
+        query = request.url.query
+        if request.method == "POST" and not query:
+            body = _read_body(request, 4096 + 1)
+            try:
+                query = body.decode("ascii")
+            except UnicodeDecodeError:
+                query = "\x00" * 5000  # refused below as too long, changing nothing
+        return dp.handle(query, authorization)
+
+    @app.api_route("/scheduler", methods=["GET", "POST"], include_in_schema=False)
+    def dp_xml(request: Request, authorization: str | None = Header(default=None)):
+        """The paper's REST API (Table 1), XML answers as Listing 1.1."""
+        ans = dp_answer(request, authorization)
+        if ans is None:
+            return Response("<error>Dynamic Priority is not served here</error>\n", status_code=404,
+                            media_type="application/xml")
+        return Response(ans.xml(), status_code=ans.status, media_type="application/xml")
+
+    dp_doc = ("One operation per request, as the query string (or a form body on POST): price, time "
+              "(anyone); info=QUEUE, setSpending=RATE&queue=QUEUE (the queue's holder or an admin); infos, "
+              "addBudget=AMOUNT&queue=QUEUE, addQueue=QUEUE, removeQueue=QUEUE (admin).  Signed requests end "
+              "with &user=USER&timestamp=MILLIS and carry the Base64 HMAC-SHA1 of the whole query string under "
+              "the user's key as the Authorization header.  The XML twin is /scheduler.")
+
+    def dp_json(request: Request, authorization: str | None = Header(default=None)):
+        """Dynamic Priority: the market's price, budgets and spending rates."""
+        ans = dp_answer(request, authorization)
+        if ans is None:
+            return JSONResponse({"detail": "Dynamic Priority is not served here"}, status_code=404)
+        return JSONResponse(_finite(ans.body), status_code=ans.status)
+
+    for method in ("GET", "POST"):
+        app.add_api_route("/api/v1/dp", dp_json, methods=[method], response_model=schemas.DpOut,
+                          tags=["dynamic priority"], operation_id=f"dp_{method.lower()}", description=dp_doc,
+                          responses={400: {"model": schemas.DpOut}, 401: {"model": schemas.DpOut},
+                                     403: {"model": schemas.DpOut}, 404: {"model": schemas.ErrorOut}})
+
     @app.get("/metrics", response_class=PlainTextResponse, tags=["read"])
     def get_metrics():
         """Prometheus text format."""
@@ -175,6 +219,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
             "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),
             "preemptions": views.preemption_rows(service.preemptions()[:20]),
             "admin": sessions.valid(request.cookies.get(COOKIE)),
+            "market": views.market_view(getattr(service.core, "services", {}).get("market")),
         }
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)

@@ -185,3 +185,25 @@ class DryRunOut(BaseModel):
     pools: list[DryRunPool] = Field(description="each pool's fair_share, steady_fair_share, weight, min_share and "
                                     "max_share, _before and _after, against the live demands")
     newly_preemptable: list[dict] = Field(description="containers over their pool's new fair share that are not now")
+
+
+class DpQueueOut(BaseModel):
+    """One queue of the Dynamic Priority market (the paper's Fig. 2 columns)."""
+    queue: str
+    budget: float
+    spending: float = Field(description="the rate asked for, per slot per allocation interval")
+    rate: float = Field(description="the rate in force this interval")
+    share: float = Field(description="spending / price: the fraction of capacity granted (0..1)")
+    used: float = Field(description="slots used now")
+    pending: float = Field(description="slots wanted beyond those used")
+    owner: str | None = None
+
+
+class DpOut(BaseModel):
+    """The answer of a Dynamic Priority request: the price, the server's time
+    (milliseconds, for signing), or queues; ``error`` when refused."""
+    host: str | None = None
+    price: float | None = None
+    time: int | None = None
+    queues: list[DpQueueOut] | None = None
+    error: str | None = None

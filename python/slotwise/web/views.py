@@ -76,3 +76,42 @@ def job_rows(jobs: list[dict]) -> list[dict]:
 
 def preemption_rows(rows: list[dict]) -> list[dict]:
     return [{**r, "when": when(r["time"]), "action": "kill" if r["kill"] else "warn"} for r in rows]
+
+
+PLOT_W, PLOT_H = 560, 160
+PLOT_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+
+
+def _polyline(points: list[tuple[float, float]], x0: float, x1: float, ymax: float) -> str:
+    span = (x1 - x0) or 1.0
+    top = ymax or 1.0
+    return " ".join(f"{(x - x0) / span * PLOT_W:.1f},{PLOT_H - y / top * PLOT_H:.1f}" for x, y in points)
+
+
+def market_view(market) -> dict | None:
+    """The Dynamic Priority panel: the paper's Fig. 2 columns per queue, the
+    price, and budgets and price over the committed intervals as SVG lines."""
+    if market is None or not market.accounts:
+        return None
+    rows = [{"queue": r["queue"], "budget": f"{r['budget']:.6g}", "spending": f"{r['spending']:g}",
+             "rate": f"{r['rate']:g}", "share": f"{r['share']:.3f}", "used": f"{r['used']:g}",
+             "pending": f"{r['pending']:g}"} for r in market.infos()]
+    history = market.history(200)
+    plots = None
+    if len(history) >= 2:
+        x0, x1 = history[0]["end"], history[-1]["end"]
+        budgets: dict[str, list[tuple[float, float]]] = {}
+        for h in history:
+            for c in h["charges"]:
+                budgets.setdefault(c["queue"], []).append((h["end"], c["budget"]))
+        top = max((b for pts in budgets.values() for _, b in pts), default=0.0)
+        lines = [{"queue": q, "colour": PLOT_COLOURS[i % len(PLOT_COLOURS)], "points": _polyline(pts, x0, x1, top)}
+                 for i, (q, pts) in enumerate(sorted(budgets.items()))]
+        prices = [(h["end"], h["price"]) for h in history]
+        plots = {"width": PLOT_W, "height": PLOT_H, "budgets": lines, "budget_max": f"{top:.6g}",
+                 "price": _polyline(prices, x0, x1, max(p for _, p in prices)),
+                 "price_max": f"{max(p for _, p in prices):g}", "intervals": len(history),
+                 "span": seconds(x1 - x0)}
+    s = market.settings
+    return {"rows": rows, "price": f"{market.price():g}", "interval": f"{s.interval:g}",
+            "preemption": f"after {s.grace:g} s" if s.preemption else "off", "plots": plots}

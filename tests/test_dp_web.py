@@ -1,0 +1,124 @@
+"""The Dynamic Priority API over HTTP (/scheduler in XML, /api/v1/dp in JSON,
+GET and POST) on a real server on loopback, the UI's market panel, and
+`slotwise serve`'s refusal of a bad ACL."""
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from slotwise.admin import AdminToken, SchedulerService
+from slotwise.bridge.server import start_http
+from slotwise.clock import ManualClock
+from slotwise.config.watcher import load_with_status
+from slotwise.core import PolicyCore
+from slotwise.market import Market, MarketSettings, SqliteStore
+from slotwise.market.acl import Acl
+from slotwise.market.api import DpApi, signed_query
+from slotwise.settings import EngineSettings
+from slotwise.web.app import create_app
+from webtools import TOKEN, app_entry, free_port
+from wiretools import node, payload
+
+ALLOCATIONS = """<?xml version="1.0"?>
+<allocations>
+  <queue name="dp" type="parent">
+    <schedulingPolicy>dynamic-priority</schedulingPolicy>
+    <queue name="alice"/>
+    <queue name="bob"/>
+  </queue>
+</allocations>
+"""
+KEYS = {"alice": "alice-secret-key", "root": "root-secret-key"}
+
+
+@pytest.fixture
+def dp_web(tmp_path):
+    path = tmp_path / "allocations.xml"
+    path.write_text(ALLOCATIONS)
+    acl = tmp_path / "dp.acl"
+    acl.write_text("alice user alice-secret-key\nroot admin root-secret-key\n")
+    acl.chmod(0o600)
+    config, status = load_with_status(str(path))
+    clock = ManualClock(100.0)
+    market = Market(MarketSettings(interval=10), SqliteStore(str(tmp_path / "market.sqlite")))
+    services = {"market": market, "dp_acl": Acl(str(acl))}
+    core = PolicyCore(config, EngineSettings(preemption=False, node_locality_delay=0, rack_locality_delay=0),
+                      clock, services=services)
+    core.handle_heartbeat(payload(
+        nodes=[node("n1", "h1", "/r1", 4096, 4)],
+        apps=[app_entry("app_1", "alice", "root.dp.alice", 6), app_entry("app_2", "bob", "root.dp.bob", 6)],
+        node="n1"))
+    core.handle_update(payload())
+    port = free_port()
+    server = start_http(create_app(SchedulerService(core, status), AdminToken(TOKEN), None, dp=DpApi(market, services["dp_acl"])),
+                        "127.0.0.1", port)
+    yield f"http://127.0.0.1:{port}", core, market, clock
+    server.should_exit = True
+
+
+def fetch(url, data=None, headers=None):
+    req = urllib.request.Request(url, data=data, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_price_over_get_and_signed_actions_over_post(dp_web):
+    url, core, market, clock = dp_web
+    status, body = fetch(url + "/scheduler?price")
+    assert status == 200 and ET.fromstring(body).find("price") is not None
+    q, sig = signed_query([("addBudget", "500"), ("queue", "alice")], "root", KEYS["root"])
+    status, body = fetch(url + "/scheduler", data=q.encode(), headers={
+        "Authorization": sig, "Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 200, body
+    assert float(ET.fromstring(body).find("queue/budget").text) == 500
+    q, sig = signed_query([("setSpending", "3"), ("queue", "alice")], "alice", KEYS["alice"])
+    status, body = fetch(f"{url}/api/v1/dp?{q}", headers={"Authorization": sig})
+    assert status == 200 and json.loads(body)["queues"][0]["spending"] == 3
+    # The same request again: a replay, refused; so is a wrong signature.
+    status, body = fetch(f"{url}/api/v1/dp?{q}", headers={"Authorization": sig})
+    assert status == 401 and "replay" in json.loads(body)["error"]
+    q, _ = signed_query([("setSpending", "30"), ("queue", "alice")], "alice", KEYS["alice"])
+    status, body = fetch(f"{url}/scheduler?{q}", headers={"Authorization": "AAAA"})
+    assert status == 401 and ET.fromstring(body).tag == "error"
+    assert market.accounts["root.dp.alice"].spending == 3
+
+
+def test_openapi_describes_the_json_twin(dp_web):
+    url = dp_web[0]
+    spec = json.loads(fetch(url + "/openapi.json")[1])
+    assert "/api/v1/dp" in spec["paths"] and "DpOut" in spec["components"]["schemas"]
+
+
+def test_ui_shows_the_market_with_plots(dp_web):
+    url, core, market, clock = dp_web
+    market.add_budget("alice", 1000)
+    market.add_budget("bob", 1000)
+    for _ in range(3):
+        clock.advance(10)
+        core.handle_update(payload())
+    status, html = fetch(url + "/")
+    assert status == 200
+    assert 'id="market"' in html and 'data-queue="root.dp.alice"' in html
+    assert 'id="dp-budgets"' in html and "<polyline" in html
+
+
+def test_serve_refuses_a_bad_acl_with_file_and_line(tmp_path):
+    alloc = tmp_path / "a.xml"
+    alloc.write_text(ALLOCATIONS)
+    acl = tmp_path / "dp.acl"
+    acl.write_text("alice user alice-secret-key\nbob chief bob-secret-key\n")
+    acl.chmod(0o600)
+    r = subprocess.run([sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(alloc),
+                        "--gateway-info", str(tmp_path / "gw.json"), "--dp-acl", str(acl),
+                        "--admin-token-file", str(tmp_path / "admin.token")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert f"{acl}:2: role must be user or admin" in r.stderr
