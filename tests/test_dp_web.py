@@ -122,3 +122,32 @@ def test_serve_refuses_a_bad_acl_with_file_and_line(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert f"{acl}:2: role must be user or admin" in r.stderr
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "slotwise.cli", "dp", *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_dp_cli_signs_and_prints_the_answer(dp_web, tmp_path):
+    url, core, market, clock = dp_web
+    key = tmp_path / "root.key"
+    key.write_text(KEYS["root"] + "\n")
+    key.chmod(0o600)
+    r = run_cli("add-budget", "alice", "250", "--url", url, "--user", "root", "--key-file", str(key))
+    assert r.returncode == 0, r.stderr
+    assert float(ET.fromstring(r.stdout).find("queue/budget").text) == 250
+    r = run_cli("infos", "--url", url, "--user", "root", "--key-file", str(key), "--json")
+    assert r.returncode == 0 and {q["queue"] for q in json.loads(r.stdout)["queues"]} == {"root.dp.alice", "root.dp.bob"}
+    r = run_cli("price", "--url", url)
+    assert r.returncode == 0 and "<price>" in r.stdout
+    # alice's key may not add budget: 403, exit 1, nothing changed
+    akey = tmp_path / "alice.key"
+    akey.write_text(KEYS["alice"])
+    akey.chmod(0o600)
+    r = run_cli("add-budget", "alice", "1000", "--url", url, "--user", "alice", "--key-file", str(akey))
+    assert r.returncode == 1 and "for admins" in r.stdout
+    assert market.accounts["root.dp.alice"].budget == 250
+    akey.chmod(0o644)
+    r = run_cli("info", "alice", "--url", url, "--user", "alice", "--key-file", str(akey))
+    assert r.returncode == 2 and "must be mode 0600" in r.stderr

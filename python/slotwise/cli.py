@@ -371,6 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .client import add_parsers as add_client_parsers
 
     add_client_parsers(sub)
+    from .market.cli import add_parsers as add_dp_parsers
+
+    add_dp_parsers(sub)
 
     d = sub.add_parser("demo", help="a real YARN cluster scheduled by Python: jobs in several pools, then a summary")
     d.add_argument("--dir", help="cluster directory (default: run/cluster in the checkout)")

@@ -1,0 +1,99 @@
+"""``slotwise dp``: signed Dynamic Priority requests from the shell, for
+operators and for scripts (the paper's budget-optimising agents)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+from ..secretfile import read_secret
+from .api import signed_query
+
+#: subcommand -> (operation, positional args, signed)
+COMMANDS = {
+    "price": ("price", (), False),
+    "time": ("time", (), False),
+    "info": ("info", ("queue",), True),
+    "infos": ("infos", (), True),
+    "set-spending": ("setSpending", ("queue", "rate"), True),
+    "add-budget": ("addBudget", ("queue", "amount"), True),
+    "add-queue": ("addQueue", ("queue",), True),
+    "remove-queue": ("removeQueue", ("queue",), True),
+}
+
+
+def _params(op: str, args) -> list[tuple[str, str]]:
+    if op in ("price", "time", "infos"):
+        return [(op, "")]
+    if op in ("info", "addQueue", "removeQueue"):
+        return [(op, args.queue)]
+    value = args.rate if op == "setSpending" else args.amount
+    return [(op, value), ("queue", args.queue)]
+
+
+def cmd_dp(args) -> int:
+    op, _, signed = COMMANDS[args.dp_command]
+    params = _params(op, args)
+    headers = {}
+    if signed:
+        if not args.key_file:
+            print(f"slotwise dp {args.dp_command}: --key-file FILE is required (the key of your line in "
+                  "the server's --dp-acl file)", file=sys.stderr)
+            return 2
+        try:
+            key = read_secret(os.path.expanduser(args.key_file), "key")
+        except (OSError, ValueError) as e:
+            print(f"slotwise dp: {e}", file=sys.stderr)
+            return 2
+        query, sig = signed_query(params, args.user, key)
+        headers["Authorization"] = sig
+    else:
+        query = "&".join(k for k, _ in params)
+    base = args.url.rstrip("/")
+    path = "/api/v1/dp" if args.json else "/scheduler"
+    req = urllib.request.Request(f"{base}{path}", data=query.encode(), method="POST",
+                                 headers={**headers, "Content-Type": "application/x-www-form-urlencoded"})
+    try:
+        with urllib.request.urlopen(req, timeout=args.timeout) as r:
+            status, body = r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        status, body = e.code, e.read().decode()
+    except (urllib.error.URLError, OSError) as e:
+        print(f"slotwise dp: cannot reach {base}: {getattr(e, 'reason', e)}", file=sys.stderr)
+        return 1
+    if args.json:
+        try:
+            body = json.dumps(json.loads(body), indent=2)
+        except ValueError:
+            pass
+    print(body.rstrip())
+    return 0 if status == 200 else 1
+
+
+def add_parsers(sub) -> None:
+    from ..bridge.server import DEFAULT_HTTP
+
+    d = sub.add_parser("dp", help="Dynamic Priority: the price, budgets and spending rates (signed requests)",
+                       description="Talks to `slotwise serve`'s Dynamic Priority API. Signed commands need "
+                                   "--key-file (your key from the server's --dp-acl file, mode 0600).")
+    dsub = d.add_subparsers(dest="dp_command", required=True, metavar="COMMAND")
+    helps = {"price": "the current price (anyone)", "time": "the server's clock, ms (anyone)",
+             "info": "a queue's budget, spending, share, used, pending (its holder or an admin)",
+             "infos": "every queue (admin)", "set-spending": "set a queue's spending rate (its holder or an admin)",
+             "add-budget": "add to a queue's budget (admin)", "add-queue": "open a queue (admin)",
+             "remove-queue": "close a queue (admin)"}
+    for name, (_op, positional, _signed) in COMMANDS.items():
+        c = dsub.add_parser(name, help=helps[name])
+        for p in positional:
+            c.add_argument(p, metavar=p.upper())
+        c.add_argument("--url", default=f"http://{DEFAULT_HTTP}", help=f"the server (default http://{DEFAULT_HTTP})")
+        c.add_argument("--user", default=os.environ.get("USER") or getpass.getuser(),
+                       help="sign as this user (default $USER)")
+        c.add_argument("--key-file", metavar="FILE", help="your key, alone in a mode-0600 file")
+        c.add_argument("--json", action="store_true", help="ask the JSON twin (/api/v1/dp) and print JSON")
+        c.add_argument("--timeout", type=float, default=10.0, metavar="S")
+        c.set_defaults(func=cmd_dp)
