@@ -440,6 +440,11 @@ class PolicyCore:
     def has_pending(self) -> bool:
         return self._engine.has_pending()
 
+    def acts_on_update(self) -> bool:
+        """Whether an update pass may act with nothing new to apply: preempt,
+        or let a policy charge and reweigh (Dynamic Priority)."""
+        return self._engine.acts_on_update()
+
     def decisions_need_update(self) -> bool:
         return self._engine.decisions_need_update()
 

@@ -745,6 +745,9 @@ class Engine:
                           LOCALITY_NAMES[level], r, is_am)
 
     # ----------------------------------------------------------------- update
+    def acts_on_update(self) -> bool:
+        return self.settings.preemption or self._policy_hooks
+
     def decisions_need_update(self) -> bool:
         """Whether heartbeat decisions read what ``update`` computes: demand
         against min shares, fair shares for AM limits, starvation for
@@ -764,6 +767,7 @@ class Engine:
         self._update_runnability()
         self._update_demand(self.root)
         ctx = self.ctx
+        ctx.cluster = self.cluster
         for pool in self.pools.values():
             pool.policy.on_update(pool, now, ctx)
         self.root.fair_share = self.cluster

@@ -23,7 +23,7 @@ class Pool:
                  "max_running_apps", "max_am_share", "min_share_timeout", "fair_share_timeout",
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
                  "active_apps", "last_at_min_share", "last_at_fair_share", "acl_submit",
-                 "acl_administer", "to_preempt")
+                 "acl_administer", "to_preempt", "policy_state")
 
     def __init__(self, name: str, parent: "Pool | None", now: float) -> None:
         self.name = name
@@ -60,6 +60,9 @@ class Pool:
         self.acl_submit: str | None = None
         self.acl_administer: str | None = None
         self.to_preempt = ZERO
+        #: What the parent's policy keeps about this pool between updates
+        #: (Dynamic Priority: its recent share of the cluster).
+        self.policy_state = None
 
     @property
     def is_leaf(self) -> bool:

@@ -24,6 +24,8 @@ class PolicyContext:
 
     services: dict = field(default_factory=dict)
     stream: str = ""
+    #: The cluster's capacity as of this update pass.
+    cluster: Resource = field(default_factory=Resource)
 
 
 class SchedulingPolicy:

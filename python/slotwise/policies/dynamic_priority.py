@@ -35,6 +35,11 @@ def market_of(ctx: PolicyContext):
     return market
 
 
+def _dominant(r: Resource, cluster: Resource) -> float:
+    return max(r.memory_mb / cluster.memory_mb if cluster.memory_mb > 0 else 0.0,
+               r.vcores / cluster.vcores if cluster.vcores > 0 else 0.0)
+
+
 def _first_submit(s) -> float:
     apps = getattr(s, "descendant_apps", None)
     if apps is None:
@@ -51,10 +56,11 @@ class DynamicPriorityPolicy(SchedulingPolicy):
         w = s.weight
         if w <= 0:  # not paying: after every paying child, first come first served
             return (1, _first_submit(s), s.name)
-        u = s.usage
-        dominant = max(u.memory_mb / cluster.memory_mb if cluster.memory_mb > 0 else 0.0,
-                       u.vcores / cluster.vcores if cluster.vcores > 0 else 0.0)
-        return (0, dominant / w, s.name)
+        # What it holds now plus what it held lately, per unit paid: a queue
+        # whose share is under one slot still gets its turn in proportion
+        # to its rate (without the history, ties at zero go by name).
+        recent = s.policy_state[0] if s.policy_state else 0.0
+        return (0, (_dominant(s.usage, cluster) + recent) / w, s.name)
 
     def compute_shares(self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
                        rule: str = DESIGN) -> list[Resource]:
@@ -72,8 +78,16 @@ class DynamicPriorityPolicy(SchedulingPolicy):
         used = {c.name: s.slots(c.usage) for c in kids}
         pending = {c.name: s.slots((c.demand - c.usage).clamp_zero()) for c in kids}
         market.observe(f"{ctx.stream}:{pool.name}", now, used, pending)
+        tau = 3 * s.interval
         for c in kids:
             c.weight = market.rate_of(c.name)
+            share = _dominant(c.usage, ctx.cluster)
+            if c.policy_state is None:
+                c.policy_state = (share, now)
+            else:
+                recent, t = c.policy_state
+                k = 1.0 - math.exp(-max(now - t, 0.0) / tau)
+                c.policy_state = (recent + (share - recent) * k, now)
             if s.preemption:
                 c.fair_share_timeout = s.grace
                 c.fair_share_threshold = 1.0

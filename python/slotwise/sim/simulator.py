@@ -35,7 +35,7 @@ LEVEL_NAMES = ("node_local", "rack_local", "off_rack")
 MAP_PRIORITY, REDUCE_PRIORITY = 20, 10  # MapReduce's request priorities on YARN
 
 # event kinds, in the order they run when they fall on the same instant
-_FINISH, _FAIL, _RECOVER, _ARRIVE, _UPDATE, _HEARTBEAT, _SAMPLE = range(7)
+_FINISH, _FAIL, _RECOVER, _ARRIVE, _UPDATE, _HEARTBEAT, _SAMPLE, _ACTION = range(8)
 
 
 @dataclass
@@ -265,7 +265,11 @@ class Simulation:
                  config: AllocationConfig | None = None, sim: SimSettings | None = None,
                  label: str = "", event_log: EventLog | None = None, record_inputs: bool = False,
                  progress: Callable[[float, int, int], None] | None = None,
-                 config_text: str | None = None) -> None:
+                 config_text: str | None = None, services: dict | None = None,
+                 on_complete: Callable[["Simulation", JobRecord], None] | None = None) -> None:
+        """``services``: shared with the policies, as ``slotwise serve`` shares
+        its market (one dict for both slot kinds).  ``on_complete``: called as
+        each job finishes; it may ``submit`` more (a closed-loop stream)."""
         self.workload = workload
         self.sim = sim or SimSettings()
         self.settings = settings or EngineSettings(heartbeat_interval=self.sim.heartbeat_interval)
@@ -276,14 +280,17 @@ class Simulation:
         spec = workload.cluster
         log = event_log or EventLog()
         self.slot_mode = spec.slot_mode
+        self.services = {} if services is None else services
+        self.on_complete = on_complete
         if self.slot_mode:
             self.feeds = [_Feed(PolicyCore(self.config.slot_view(k), self.settings, self.clock, log,
                                            record_inputs, log_decisions=event_log is not None, stream=k,
-                                           config_text=config_text), k, self.clock)
+                                           config_text=config_text, services=self.services), k, self.clock)
                           for k in ("map", "reduce")]
         else:
             self.feeds = [_Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,
-                                           log_decisions=event_log is not None, config_text=config_text),
+                                           log_decisions=event_log is not None, config_text=config_text,
+                                           services=self.services),
                                 "any", self.clock)]
         rng = random.Random(self.sim.seed)
         self.nodes: dict[str, _Node] = {}
@@ -292,9 +299,10 @@ class Simulation:
         nodes = list(self.nodes.values())
         for n in rng.sample(nodes, round(self.sim.slow_nodes * len(nodes))):
             n.speed = self.sim.slow_factor
-        rack_of = {n.host: n.rack for n in nodes}
+        rack_of = self._rack_of = {n.host: n.rack for n in nodes}
         self.jobs: dict[str, _Job] = {}
-        racks = nodes_by_rack(nodes)
+        racks = self._racks = nodes_by_rack(nodes)
+        self._rng = rng
         for job in workload.jobs:
             blocks = job.map_hosts if job.map_hosts is not None else place_blocks(
                 len(job.maps), racks, self.sim.replication, rng)
@@ -317,6 +325,26 @@ class Simulation:
         # Capacity in the report's unit: slots, or vcores on a YARN cluster.
         self.result.total_slots = sum(c[1] for n in nodes for c in n.capacity.values())
 
+    # ------------------------------------------------- a run's own additions
+    def submit(self, spec: JobSpec) -> None:
+        """Add a job while the run goes on (it arrives at ``spec.submit``, not
+        before now)."""
+        if spec.job_id in self.jobs:
+            raise ValueError(f"job {spec.job_id} submitted twice")
+        blocks = spec.map_hosts if spec.map_hosts is not None else place_blocks(
+            len(spec.maps), self._racks, self.sim.replication, self._rng)
+        self.jobs[spec.job_id] = job = _Job(spec, [tuple(b) for b in blocks], self._rack_of)
+        self._unfinished += 1
+        self._push(max(spec.submit, self.clock.now()), _ARRIVE, job)
+
+    def at(self, when: float, action: Callable[["Simulation"], None]) -> None:
+        """Run ``action(self)`` at simulated time ``when`` (an operator's
+        change: a budget reset, a new rate)."""
+        self._push(when, _ACTION, action)
+
+    def _on_action(self, action) -> None:
+        action(self)
+
     # ----------------------------------------------------------------- events
     def _push(self, when: float, kind: int, data) -> None:
         self._seq += 1
@@ -332,7 +360,7 @@ class Simulation:
         clock = self.clock
         handlers = {_FINISH: self._on_finish, _FAIL: self._on_fail, _RECOVER: self._on_recover,
                     _ARRIVE: self._on_arrive, _UPDATE: self._on_update, _HEARTBEAT: self._on_heartbeat,
-                    _SAMPLE: self._on_sample}
+                    _SAMPLE: self._on_sample, _ACTION: self._on_action}
         n = 0
         total = len(self.jobs)
         report_every = 20000
@@ -512,6 +540,8 @@ class Simulation:
             feed.changed_apps.discard(app_id)
             feed.apps_removed.append(app_id)
         self._unfinished -= 1
+        if self.on_complete is not None:
+            self.on_complete(self, self.result.jobs[app_id])
 
     def _kill(self, cid: str) -> None:
         """A task lost (preempted or with its node): it runs again later."""
@@ -536,7 +566,7 @@ class Simulation:
         report samples the shares, which changes no decision and saves most
         of the simulator's time on busy clusters."""
         for feed in self.feeds:
-            if not (feed.changed or feed.has_deltas() or self.settings.preemption):
+            if not (feed.changed or feed.has_deltas() or feed.core.acts_on_update()):
                 continue
             if not sampling and not feed.core.decisions_need_update():
                 continue
