@@ -151,3 +151,28 @@ def test_dp_cli_signs_and_prints_the_answer(dp_web, tmp_path):
     akey.chmod(0o644)
     r = run_cli("info", "alice", "--url", url, "--user", "alice", "--key-file", str(akey))
     assert r.returncode == 2 and "must be mode 0600" in r.stderr
+
+
+from test_web_ui import browser  # noqa: E402,F401  (the chromium fixture)
+
+
+def test_market_panel_in_a_browser_follows_the_market(browser, dp_web):  # noqa: F811
+    url, core, market, clock = dp_web
+    market.add_budget("alice", 1000)
+    market.add_budget("bob", 1000)
+    for _ in range(3):
+        clock.advance(10)
+        core.handle_update(payload())
+    page = browser.new_page()
+    page.goto(url)
+    row = page.locator("#dp-queues tr[data-queue='root.dp.alice']")
+    assert row.locator(".dp-budget").inner_text() != ""
+    assert page.locator("#dp-budgets polyline").count() >= 1
+    assert page.locator("#dp-price-plot polyline").count() == 1
+    # A signed change reaches the page without a reload (the page polls).
+    q, sig = signed_query([("setSpending", "7.5"), ("queue", "alice")], "alice", KEYS["alice"])
+    assert fetch(f"{url}/scheduler?{q}", headers={"Authorization": sig})[0] == 200
+    page.wait_for_function(
+        "() => document.querySelector(\"#dp-queues tr[data-queue='root.dp.alice'] .dp-spending\").innerText === '7.5'",
+        timeout=10000)
+    page.close()
