@@ -19,6 +19,7 @@ from slotwise.core import PolicyCore
 from slotwise.market import Market, MarketSettings, SqliteStore
 from slotwise.market.acl import Acl
 from slotwise.market.api import DpApi, signed_query
+from slotwise.metrics import Metrics
 from slotwise.settings import EngineSettings
 from slotwise.web.app import create_app
 from webtools import TOKEN, app_entry, free_port
@@ -55,8 +56,9 @@ def dp_web(tmp_path):
         node="n1"))
     core.handle_update(payload())
     port = free_port()
-    server = start_http(create_app(SchedulerService(core, status), AdminToken(TOKEN), None, dp=DpApi(market, services["dp_acl"])),
-                        "127.0.0.1", port)
+    metrics = Metrics(core_ref=lambda: core, status_ref=lambda: status, link_ref=lambda: None)
+    server = start_http(create_app(SchedulerService(core, status), AdminToken(TOKEN), metrics,
+                                   dp=DpApi(market, services["dp_acl"])), "127.0.0.1", port)
     yield f"http://127.0.0.1:{port}", core, market, clock
     server.should_exit = True
 
@@ -108,6 +110,8 @@ def test_ui_shows_the_market_with_plots(dp_web):
     assert status == 200
     assert 'id="market"' in html and 'data-queue="root.dp.alice"' in html
     assert 'id="dp-budgets"' in html and "<polyline" in html
+    text = fetch(url + "/metrics")[1]
+    assert 'slotwise_dp_budget{queue="root.dp.alice"}' in text and "slotwise_dp_price" in text
 
 
 def test_serve_refuses_a_bad_acl_with_file_and_line(tmp_path):

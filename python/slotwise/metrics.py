@@ -116,6 +116,18 @@ class _Collector:
                         fam.add_metric([r["pool"], dim], float(value))
                 running.add_metric([r["pool"]], r["running_apps"])
             yield from (fair, steady, usage, demand, running)
+            market = getattr(core, "services", {}).get("market")
+            if market is not None and market.accounts:
+                price = GaugeMetricFamily("slotwise_dp_price", "Dynamic Priority: the price (sum of the rates "
+                                          "in force of the queues with work)")
+                price.add_metric([], market.price())
+                budget = GaugeMetricFamily("slotwise_dp_budget", "Dynamic Priority: a queue's budget", labels=["queue"])
+                spend = GaugeMetricFamily("slotwise_dp_spending_rate", "Dynamic Priority: a queue's spending rate "
+                                          "in force", labels=["queue"])
+                for row in market.infos():
+                    budget.add_metric([row["queue"]], row["budget"])
+                    spend.add_metric([row["queue"]], row["rate"])
+                yield from (price, budget, spend)
         link = self.m._link_ref()
         if link is not None:
             state = link.status()
