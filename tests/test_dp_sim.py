@@ -41,3 +41,32 @@ def test_same_seed_same_figures(tmp_path):
     b = dp.two_users(seed=5, scale=0.1)
     a.pop("series"), b.pop("series")
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_a_recorded_dp_run_with_rate_changes_replays_to_the_same_decisions(tmp_path):
+    from slotwise.eventlog import EventLog
+    from slotwise.sim.replay import replay
+    from slotwise.sim.simulator import SimSettings, Simulation
+    from slotwise.sim.workload import Workload
+    from slotwise.settings import EngineSettings
+
+    market = dp.new_market(True, {"queue1": 50.0, "queue2": 1000.0}, {"queue1": 2.0, "queue2": 1.0})
+    streams = dp.Streams(["queue1", "queue2"], 20.0, 600.0, seed=4, in_flight=2)
+    path = tmp_path / "events.jsonl"
+    log = EventLog(str(path))
+    sim = Simulation(Workload(dp.CLUSTER, streams.first()),
+                     EngineSettings(heartbeat_interval=3.0, preemption=False, root_policy="dynamic-priority",
+                                    node_locality_delay=0, rack_locality_delay=0),
+                     dp.config_for(streams.users), SimSettings(heartbeat_interval=3.0, until=700.0, seed=4),
+                     event_log=log, record_inputs=True, services={"market": market}, on_complete=streams.complete)
+    sim.at(200.0, lambda s: market.set_spending("queue2", 5.0))
+    sim.at(300.0, lambda s: market.add_budget("queue1", 500.0))
+    res = sim.run()
+    log.close()
+    out = replay(str(path))
+    assert out.assignments and out.matches, out.first_difference()
+    # Without the recorded market changes the decisions differ: they matter.
+    lines = [ln for ln in path.read_text().splitlines() if '"call":"market"' not in ln]
+    stripped = tmp_path / "stripped.jsonl"
+    stripped.write_text("\n".join(lines) + "\n")
+    assert not replay(str(stripped)).matches

@@ -160,10 +160,15 @@ class PolicyCore:
             # engines) must not name two assignments alike.
             self._engine.container_tag = container_tag
             if record_inputs:
-                # The file's text too: a replay must start from the same pools.
+                # The file's text too: a replay must start from the same pools
+                # (and from the same market, where one is shared).
+                market = self.services.get("market")
                 self.log.write("recording", stream=stream, t=self._clock.now(), protocol=wire.VERSION,
                                config=config.source, config_text=config_text,
-                               settings=dataclasses.asdict(self.settings))
+                               settings=dataclasses.asdict(self.settings),
+                               market=market.snapshot() if market is not None else None)
+                if market is not None:
+                    market.on_change = self._record_market
 
     # ------------------------------------------------ the protocol, as JSON
     def heartbeat(self, text: str) -> str:
@@ -459,6 +464,9 @@ class PolicyCore:
         self.counters["internal_errors"] += 1
         self.log.write("internal_error", call=call)
         return f"{call}: internal error in the policy server (see its log)"
+
+    def _record_market(self, op: str, args: dict) -> None:
+        self.log.write("input", call="market", stream=None, t=self._clock.now(), msg={"op": op, "args": args})
 
     def _record(self, call: str, msg) -> None:
         if self.record_inputs:

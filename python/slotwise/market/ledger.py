@@ -11,6 +11,8 @@ through a store (``slotwise.market.store``), and the scheduling itself is the
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import logging
 import math
 import threading
@@ -86,6 +88,37 @@ class Market:
         self._sources: dict[str, _Source] = {}
         self._work: dict[str, bool] = {}
         self.last_interval: Interval | None = None
+        #: Called as (op, args) under the market's lock after each change an
+        #: operator makes (``slotwise serve --record`` logs them, so a replay
+        #: applies them at the same point between the engine's calls).
+        self.on_change = None
+
+    # ----------------------------------------------------------- recording
+    def snapshot(self) -> dict:
+        """Settings, accounts and the next interval's id: where a replay starts."""
+        with self._lock:
+            return {"settings": dataclasses.asdict(self.settings), "interval_id": self.interval_id,
+                    "accounts": [dataclasses.asdict(a) for a in self.accounts.values()]}
+
+    @classmethod
+    def from_snapshot(cls, snap: dict) -> "Market":
+        from .records import Account
+
+        m = cls(MarketSettings(**snap["settings"]))
+        m.accounts = {a["queue"]: Account(**a) for a in snap["accounts"]}
+        for a in m.accounts.values():
+            m.store.save_account(a)
+        m.interval_id = snap["interval_id"]
+        return m
+
+    def apply(self, op: str, args: dict) -> None:
+        """Replay one recorded change."""
+        {"add_queue": self.add_queue, "remove_queue": self.remove_queue, "add_budget": self.add_budget,
+         "set_spending": self.set_spending}[op](**args)
+
+    def _changed(self, op: str, **args) -> None:
+        if self.on_change is not None:
+            self.on_change(op, args)
 
     # ------------------------------------------------------------ pickling
     def __getstate__(self):
@@ -94,6 +127,7 @@ class Market:
             state = dict(self.__dict__)
         state.pop("_lock")
         state["store"] = MemoryStore()
+        state["on_change"] = None  # a what-if copy records nothing
         return state
 
     def __setstate__(self, state) -> None:
@@ -178,6 +212,7 @@ class Market:
             a = Account(q, s.initial_budget, s.initial_spending, s.initial_spending, owner)
             self.store.save_account(a)
             self.accounts[q] = a
+            self._changed("add_queue", queue=q, owner=owner)
             return q
 
     def remove_queue(self, queue: str) -> str:
@@ -186,6 +221,7 @@ class Market:
             self.store.delete_account(q)
             del self.accounts[q]
             self._slot_seconds.pop(q, None)
+            self._changed("remove_queue", queue=q)
             return q
 
     def add_budget(self, queue: str, amount: float) -> float:
@@ -198,6 +234,7 @@ class Market:
                 raise MarketError(f"addBudget: {q} has {a.budget:g}; cannot take {-amount:g}")
             self.store.grant(q, amount, budget)
             a.budget = budget
+            self._changed("add_budget", queue=q, amount=amount)
             return budget
 
     def set_spending(self, queue: str, rate: float) -> float:
@@ -209,6 +246,7 @@ class Market:
             a = self.accounts[q]
             self.store.set_spending(q, rate)
             a.spending = rate
+            self._changed("set_spending", queue=q, rate=rate)
             return rate
 
     # ---------------------------------------------------- the engines' side

@@ -63,6 +63,7 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
         events = read_events(events)
     result = ReplayResult()
     cores: dict = {}
+    services: dict = {}  # shared by the streams, as serve shares them
     clock: ManualClock | None = None
     for ev in events:
         kind = ev.get("event")
@@ -87,13 +88,21 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
             cfg = cfg or default_config()
             if stream in ("map", "reduce"):
                 cfg = cfg.slot_view(stream)
+            if ev.get("market") and "market" not in services:
+                from ..market import Market
+
+                services["market"] = Market.from_snapshot(ev["market"])
             core = PolicyCore(cfg, settings or settings_from(ev), clock, event_log or EventLog(),
-                              stream=stream)
+                              stream=stream, services=services)
             cores[stream] = core
             if taps and stream in taps:
                 taps[stream](core)
             continue
         if kind != "input":
+            continue
+        if ev.get("call") == "market":  # an operator's change, between two engine calls
+            if "market" in services:
+                services["market"].apply(ev["msg"]["op"], ev["msg"]["args"])
             continue
         core = cores.get(stream)
         if core is None:
