@@ -88,9 +88,10 @@ class DynamicPriorityPolicy(SchedulingPolicy):
                 recent, t = c.policy_state
                 k = 1.0 - math.exp(-max(now - t, 0.0) / tau)
                 c.policy_state = (recent + (share - recent) * k, now)
-            if s.preemption:
-                c.fair_share_timeout = s.grace
-                c.fair_share_threshold = 1.0
+            # Unpaid slots go after the grace time, or (preemption off) never:
+            # among these children the paid share is the only fair share.
+            c.fair_share_timeout = s.grace if s.preemption else math.inf
+            c.fair_share_threshold = 1.0
 
     def preempts(self, pool, ctx: PolicyContext) -> bool:
         return market_of(ctx).settings.preemption
