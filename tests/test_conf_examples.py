@@ -36,3 +36,15 @@ def test_shipped_traces_simulate(tmp_path):
                  "--policy", "fair+delay", "--out", str(tmp_path / "b"), "-q"]) == 0
     report = json.loads((tmp_path / "b" / "report.json").read_text())
     assert report["runs"][0]["jobs_finished"] == 12
+
+
+def test_dynamic_priority_example_loads_with_the_policy_on_its_parent():
+    from slotwise.config import load_allocations
+    from slotwise.engine import Engine
+    from slotwise.clock import ManualClock
+
+    cfg = load_allocations(str(ROOT / "conf" / "dynamic-priority.xml"))
+    e = Engine(cfg, ManualClock())
+    assert e.pools["root.market"].policy.name == "dynamic-priority"
+    assert [c.name for c in e.pools["root.market"].children] == ["root.market.alice", "root.market.bob",
+                                                                  "root.market.carol"]
