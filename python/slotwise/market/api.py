@@ -131,12 +131,8 @@ class DpApi:
             return None, f"timestamp: not milliseconds: {ts_text!r}"
         if abs(now_ms - ts) > self.window_ms:
             return None, f"timestamp outside the {self.window_ms // 1000} s window (server time {now_ms})"
-        store = self.market.store
-        with self.market._lock:  # check and record as one step: two copies cannot both pass
-            last = store.last_timestamp(user)
-            if last is not None and ts <= last:
-                return None, "timestamp not newer than the last accepted request (replay?)"
-            store.accept_timestamp(user, ts)
+        if not self.market.accept_timestamp(user, ts):
+            return None, "timestamp not newer than the last accepted request (replay?)"
         return signer, None
 
     # ----------------------------------------------------------- operations

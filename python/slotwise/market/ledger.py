@@ -249,6 +249,18 @@ class Market:
             self._changed("set_spending", queue=q, rate=rate)
             return rate
 
+    def accept_timestamp(self, user: str, ts: int) -> bool:
+        """Whether ``ts`` is newer than the last signed request accepted from
+        ``user`` (then it becomes the last).  Checked and recorded as one
+        step, in the store, so neither two copies of a request nor a
+        restart lets a request through twice."""
+        with self._lock:
+            last = self.store.last_timestamp(user)
+            if last is not None and ts <= last:
+                return False
+            self.store.accept_timestamp(user, ts)
+            return True
+
     # ---------------------------------------------------- the engines' side
     def ensure(self, queues) -> None:
         """Open an account for each queue of a dynamic-priority pool that has none."""
