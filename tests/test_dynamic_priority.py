@@ -276,3 +276,18 @@ def test_placement_under_a_dp_pool_needs_the_acl(tmp_path):
         e.place_app("alice", "root.dp.bob")
     with pytest.raises(PlacementRejected, match="mallory"):
         e.place_app("mallory", "root.dp.alice")
+
+
+def test_explain_says_what_the_market_says():
+    from slotwise.explain import explain_app
+
+    e, clock, m = dp_engine(queues=("alice", "bob"), nodes=1, slots=2)
+    fund(m, alice=(3, 100))
+    job(e, "a", "alice")
+    job(e, "b", "bob")
+    e.update()
+    fill(e)
+    text = " ".join(h["message"] for h in explain_app(e, "b")["holds"])
+    assert "root.dp.bob is out of budget" in text
+    text = " ".join(h["message"] for h in explain_app(e, "a")["holds"])
+    assert "root.dp.alice pays 3 per slot" in text and "granted 100% of root.dp" in text

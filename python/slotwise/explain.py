@@ -41,6 +41,11 @@ def explain_app(engine, app_id: str) -> dict:
         _room(engine, smallest, hold)
         if not holds:
             _turn(engine, app, hold)
+        # What the policies above its pool say of it (Dynamic Priority: its budget and rate).
+        for p in pool.ancestors():
+            note = p.parent.policy.explain_child(p.parent, p, engine.ctx) if p.parent is not None else None
+            if note:
+                hold("policy", note, policy=p.parent.policy.name, pool=p.name)
     state = ("waiting to run" if not app.runnable else "pending" if pending
              else "running" if app.containers else "idle")
     return {

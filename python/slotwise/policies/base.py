@@ -40,6 +40,7 @@ class SchedulingPolicy:
       preempts        -- take back containers for this pool's children even
                          when the scheduler's own preemption is off
       admits          -- veto a new app in a pool beneath this one
+      explain_child   -- a child's standing, in words, for `explain`
     """
 
     name = "base"
@@ -78,6 +79,9 @@ class SchedulingPolicy:
 
     def preempts(self, pool, ctx: PolicyContext) -> bool:
         return False
+
+    def explain_child(self, pool, child, ctx: PolicyContext) -> str | None:
+        return None
 
     def admits(self, pool, target: str, user: str, ctx: PolicyContext) -> str | None:
         """Why ``user`` may not run an app in pool ``target`` (beneath

@@ -93,6 +93,17 @@ class DynamicPriorityPolicy(SchedulingPolicy):
             c.fair_share_timeout = s.grace if s.preemption else math.inf
             c.fair_share_threshold = 1.0
 
+    def explain_child(self, pool, child, ctx: PolicyContext) -> str | None:
+        market = market_of(ctx)
+        a = market.accounts.get(child.name)
+        if a is None:
+            return None
+        if a.budget <= 0:
+            return (f"{child.name} is out of budget in {pool.name}'s market: it runs only on what the paying "
+                    "queues leave (an admin can add budget)")
+        return (f"{child.name} pays {a.rate:g} per slot per {market.settings.interval:g} s interval at a price "
+                f"of {market.price():g}: granted {market.share(child.name):.0%} of {pool.name}")
+
     def preempts(self, pool, ctx: PolicyContext) -> bool:
         return market_of(ctx).settings.preemption
 

@@ -149,7 +149,8 @@ class HoldOut(BaseModel):
     model_config = ConfigDict(extra="allow")
     code: str = Field(description="user_max_running_apps, pool_max_running_apps, admission, nothing_asked, "
                       "pool_at_max_share, max_am_share, locality_wait, no_node_with_room, no_nodes, "
-                      "waiting_turn or python_away")
+                      "waiting_turn, python_away, or policy (what a parent pool's policy says of the job's pool, e.g. "
+                      "its Dynamic Priority budget and rate)")
     message: str
 
 
