@@ -130,3 +130,51 @@ def test_spending_rates_3_to_1_split_the_slots_3_to_1_and_kill_9_keeps_the_books
         assert charged["root.prod"] > 2 * charged["root.research"]  # paid 3x the rate on ~3x the slots
     finally:
         stop_jobs(cluster, serve, prod, research)
+
+
+YARN_ALLOCATIONS = """<?xml version="1.0"?>
+<allocations>
+  <queue name="market" type="parent">
+    <schedulingPolicy>dynamic-priority</schedulingPolicy>
+    <queue name="alice"/>
+  </queue>
+  <queue name="default"/>
+</allocations>
+"""
+
+
+def test_yarn_rejects_a_job_from_a_user_the_acl_does_not_allow_and_runs_the_holders(tmp_path):
+    from conftest import skip_without_tools
+    from slotwise.localcluster import SHIM_SCHEDULER, LocalCluster
+
+    skip_without_tools()
+    allocations = tmp_path / "allocations.xml"
+    allocations.write_text(YARN_ALLOCATIONS)
+    acl = tmp_path / "dp.acl"
+    acl.write_text(f"alice user alice-secret-key-123\nops admin {ADMIN_KEY}\n")
+    acl.chmod(0o600)
+    cluster = LocalCluster(tmp_path / "cluster", nodes=1, scheduler=SHIM_SCHEDULER, start_timeout=300,
+                           conf={"slotwise.policy.timeout-ms": "2000"})
+
+    class YarnDpServe(Serve):
+        def spawn(self, *extra, http_port=None):
+            return super().spawn("--dp-acl", str(acl), "--dp-store", str(tmp_path / "m.sqlite"), *extra,
+                                 http_port=http_port)
+
+    serve = YarnDpServe(cluster, allocations, tmp_path / "events.jsonl")
+    try:
+        cluster.up()
+        serve.start()
+        refused = cluster.submit("pi", ["1", "10"], pool="root.market.alice", user="mallory", timeout=240)
+        assert not refused.succeeded
+        reason = "root.market.alice is a dynamic-priority queue and mallory may not spend its budget"
+        client = open(refused.log, encoding="utf-8", errors="replace").read()
+        assert "Rejected by the Slotwise policy: " + reason in client, client[-2000:]
+        assert any(e["event"] == "reject" and e["user"] == "mallory" and reason in e["reason"]
+                   for e in serve.events())
+        ran = cluster.submit("pi", ["1", "10"], pool="root.market.alice", user="alice", timeout=300)
+        assert ran.succeeded, ran.log
+        assert any(e["event"] == "assign" and e["pool"] == "root.market.alice" for e in serve.events())
+    finally:
+        serve.stop()
+        cluster.down()
