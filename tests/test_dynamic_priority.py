@@ -291,3 +291,18 @@ def test_explain_says_what_the_market_says():
     assert "root.dp.bob is out of budget" in text
     text = " ".join(h["message"] for h in explain_app(e, "a")["holds"])
     assert "root.dp.alice pays 3 per slot" in text and "granted 100% of root.dp" in text
+
+
+def test_time_without_reports_goes_uncharged():
+    """Python away for an hour (the cluster ran on the shim's FIFO): only what
+    was reported is charged, once; intervals start again on the next report."""
+    m = Market(MarketSettings(interval=10, slot_memory_mb=1, slot_vcores=1))
+    fund(m, alice=(1, 10_000))
+    m.observe("s", 0.0, {"root.dp.alice": 4}, {"root.dp.alice": 1})
+    m.observe("s", 3600.0, {"root.dp.alice": 4}, {"root.dp.alice": 1})
+    assert len(m.store.intervals) == 1 and m.store.intervals[0].charges[0].amount == pytest.approx(4)
+    assert m.interval_start == 3600.0
+    m.observe("s", 3610.0, {"root.dp.alice": 2}, {})
+    assert [i.interval_id for i in m.store.intervals] == [1, 2]
+    assert m.store.intervals[1].charges[0].amount == pytest.approx(4)  # 4 slots over [3600, 3610)
+    assert m.accounts["root.dp.alice"].budget == pytest.approx(10_000 - 8)

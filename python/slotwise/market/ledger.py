@@ -283,12 +283,22 @@ class Market:
             src = self._sources.get(source)
             if src is None:
                 src = self._sources[source] = _Source(now)
-            end = self.interval_start + self.settings.interval
+            length = self.settings.interval
+            end = self.interval_start + length
             while now >= end:
                 for s in self._sources.values():
                     self._integrate(s, end)
                 self._close(end)
-                end = self.interval_start + self.settings.interval
+                end = self.interval_start + length
+                if now - end > length:
+                    # No reports for more than an interval (Python was away, the
+                    # cluster ran on the shim's FIFO): what was used meanwhile is
+                    # unknown, so that time goes uncharged and a new interval starts now.
+                    log.warning("dynamic priority: no usage reports for %.0f s; that time goes uncharged",
+                                now - end + length)
+                    self.interval_start, end = now, now + length
+                    for s in self._sources.values():
+                        s.at = max(s.at, now)
             self._integrate(src, now)
             src.used = dict(used)
             src.pending = dict(pending)
@@ -300,12 +310,13 @@ class Market:
             self._work = work
 
     def _integrate(self, src: _Source, until: float) -> None:
-        dt = until - src.at
+        # A report counts for at most one interval: older usage is not known.
+        dt = min(until, src.at + self.settings.interval) - src.at
         if dt > 0:
             for q, n in src.used.items():
                 if n > 0:
                     self._slot_seconds[q] = self._slot_seconds.get(q, 0.0) + n * dt
-            src.at = until
+        src.at = max(src.at, until)
 
     def _close(self, end: float) -> None:
         """Charge the interval that ends at ``end``, commit it, open the next
