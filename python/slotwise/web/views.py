@@ -101,9 +101,12 @@ def market_view(market) -> dict | None:
     if len(history) >= 2:
         x0, x1 = history[0]["end"], history[-1]["end"]
         budgets: dict[str, list[tuple[float, float]]] = {}
-        for h in history:
+        last: dict[str, float] = {}
+        for h in history:  # a queue not charged in an interval kept its budget
             for c in h["charges"]:
-                budgets.setdefault(c["queue"], []).append((h["end"], c["budget"]))
+                last[c["queue"]] = c["budget"]
+            for q, b in last.items():
+                budgets.setdefault(q, []).append((h["end"], b))
         top = max((b for pts in budgets.values() for _, b in pts), default=0.0)
         lines = [{"queue": q, "colour": PLOT_COLOURS[i % len(PLOT_COLOURS)], "points": _polyline(pts, x0, x1, top)}
                  for i, (q, pts) in enumerate(sorted(budgets.items()))]
