@@ -144,10 +144,10 @@ YARN_ALLOCATIONS = """<?xml version="1.0"?>
 
 
 def test_yarn_rejects_a_job_from_a_user_the_acl_does_not_allow_and_runs_the_holders(tmp_path):
-    from conftest import skip_without_tools
     from slotwise.localcluster import SHIM_SCHEDULER, LocalCluster
 
-    skip_without_tools()
+    # (`conftest` by name may be another directory's once the whole suite is collected.)
+    skip_without_java("local YARN cluster")
     allocations = tmp_path / "allocations.xml"
     allocations.write_text(YARN_ALLOCATIONS)
     acl = tmp_path / "dp.acl"
