@@ -24,7 +24,7 @@ from .config.model import AllocationConfig, default_config
 from .decisions import Assignment, Preemption
 from .placement import PlacementRejected, may_submit, place, queue_path, valid_queue_name
 from .policies import PolicyContext, get_policy
-from .policies.base import SchedulingPolicy, takes_rule
+from .policies.base import SchedulingPolicy, takes_pool, takes_rule
 from .pool import Pool
 from .resources import ZERO, Resource
 from .settings import EngineSettings
@@ -796,19 +796,20 @@ class Engine:
         rule = self.share_rule
         if pool.children:
             active = [c for c in pool.children if c.running_apps > 0]
-            shares = _compute_shares(policy, active, pool.fair_share, False, rule) if active else []
+            shares = _compute_shares(policy, active, pool.fair_share, False, rule, pool, self.ctx) if active else []
             for c in pool.children:
                 c.fair_share = ZERO
             for c, share in zip(active, shares):
                 c.fair_share = share
-            steady = _compute_shares(policy, pool.children, pool.steady_fair_share, True, rule)
+            steady = _compute_shares(policy, pool.children, pool.steady_fair_share, True, rule, pool, self.ctx)
             for c, share in zip(pool.children, steady):
                 c.steady_fair_share = share
             for c in pool.children:
                 self._update_shares(c)
         if pool.apps:
             runnable = [a for a in pool.apps if a.runnable]
-            shares = _compute_shares(policy, runnable, pool.fair_share, False, rule) if runnable else []
+            shares = (_compute_shares(policy, runnable, pool.fair_share, False, rule, pool, self.ctx)
+                      if runnable else [])
             for a in pool.apps:
                 a.fair_share = ZERO
             for a, share in zip(runnable, shares):
@@ -973,9 +974,12 @@ class _Batch:
             e._update_runnability()
 
 
-def _compute_shares(policy, children, total: Resource, steady: bool, rule: str) -> list[Resource]:
+def _compute_shares(policy, children, total: Resource, steady: bool, rule: str, pool=None,
+                    ctx=None) -> list[Resource]:
     """A policy's shares under the rule in force; a plugin written before
     the rule existed (no ``rule`` parameter) is called as it was."""
+    if takes_pool(policy):
+        return policy.compute_shares(children, total, steady=steady, rule=rule, pool=pool, ctx=ctx)
     if takes_rule(policy):
         return policy.compute_shares(children, total, steady=steady, rule=rule)
     return policy.compute_shares(children, total, steady=steady)

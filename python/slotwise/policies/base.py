@@ -35,7 +35,8 @@ class SchedulingPolicy:
 
     Extension points (implement only what you need):
       sort_key        -- order children for the next container (ascending)
-      compute_shares  -- split a share among children (pure)
+      compute_shares  -- split a share among children (pure; may take
+                         ``pool`` and ``ctx`` keywords to read its state)
       on_update       -- periodic hook, before shares: e.g. to set weights
       preempts        -- take back containers for this pool's children even
                          when the scheduler's own preemption is off
@@ -90,17 +91,24 @@ class SchedulingPolicy:
 
 
 @functools.lru_cache(maxsize=None)
-def _class_takes_rule(cls: type) -> bool:
+def _share_params(cls: type) -> frozenset:
     try:
-        return "rule" in inspect.signature(cls.compute_shares).parameters
+        return frozenset(inspect.signature(cls.compute_shares).parameters)
     except (TypeError, ValueError):
-        return False
+        return frozenset()
 
 
 def takes_rule(policy: SchedulingPolicy) -> bool:
     """Whether ``policy.compute_shares`` accepts the share rule (plugins
     written before it existed do not)."""
-    return _class_takes_rule(type(policy))
+    return "rule" in _share_params(type(policy))
+
+
+def takes_pool(policy: SchedulingPolicy) -> bool:
+    """Whether ``policy.compute_shares`` wants the pool being split and the
+    PolicyContext (``pool=``, ``ctx=``): for a policy whose shares read what
+    its ``on_update`` learnt (Hopper's tail index)."""
+    return "pool" in _share_params(type(policy))
 
 
 _REGISTRY: dict[str, Callable[[], SchedulingPolicy]] = {}
@@ -118,7 +126,7 @@ def _load_builtins_and_entry_points() -> None:
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
-    from . import drf, dynamic_priority, fair, fifo  # noqa: F401  (register themselves)
+    from . import drf, dynamic_priority, fair, fifo, hopper  # noqa: F401  (register themselves)
 
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name.lower() in _REGISTRY:
