@@ -553,6 +553,9 @@ def market_services(args):
                                grace=args.dp_grace)
     market = Market(msettings, SqliteStore(market_store_path(args), lazy=True))
     services = {"market": market}
+    from ..policies.hopper import HopperSettings
+
+    services["hopper"] = HopperSettings(beta=args.hopper_beta, epsilon=args.hopper_epsilon)
     acl = None
     if args.dp_acl:
         acl = services["dp_acl"] = Acl(args.dp_acl)
@@ -631,4 +634,10 @@ def add_serve_parser(sub) -> None:
                     help="how long a queue may hold slots it does not pay for before they go (default 60)")
     dp.add_argument("--dp-window", type=float, default=300.0, metavar="S",
                     help="how far a signed request's timestamp may be from the server's clock (default 300)")
+    hp = s.add_argument_group("Hopper (a pool with schedulingPolicy hopper; docs/hopper.md)")
+    hp.add_argument("--hopper-beta", type=float, metavar="B",
+                    help="the Pareto tail index of task times (default: estimated online from finished tasks)")
+    hp.add_argument("--hopper-epsilon", type=float, default=0.1, metavar="E",
+                    help="fairness: every job at least (1-E) x its equal share; 0 fair, 1 performance only "
+                         "(default 0.1)")
     s.set_defaults(func=serve_main)

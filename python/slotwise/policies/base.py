@@ -126,7 +126,7 @@ def _load_builtins_and_entry_points() -> None:
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
-    from . import drf, dynamic_priority, fair, fifo, hopper  # noqa: F401  (register themselves)
+    from . import drf, dynamic_priority, fair, fifo, hopper, srpt  # noqa: F401  (register themselves)
 
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name.lower() in _REGISTRY:

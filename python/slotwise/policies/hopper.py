@@ -144,6 +144,15 @@ class Job:
     remaining: float
     downstream: float = 0.0
     cap: float | None = None
+    #: One task's size: the virtual size is rounded up to whole tasks (a
+    #: job of one task may have its one copy); 0: no rounding.
+    unit: float = 0.0
+
+    def virtual(self, k: float) -> float:
+        v = k * self.remaining
+        if self.unit > 0:
+            v = math.ceil(v / self.unit - 1e-9) * self.unit
+        return v
 
     @property
     def alpha(self) -> float:
@@ -174,14 +183,14 @@ def allocate(jobs: Sequence[Job], slots: float, beta: float, epsilon: float = 1.
                 max(jobs[live[x]].remaining, jobs[live[x]].downstream), -alphas[x], x))
             amin_all = min(alphas)
             if epsilon >= 1.0:
-                virt = [k * jobs[live[x]].remaining * math.sqrt(alphas[x]) for x in order]
+                virt = [jobs[live[x]].virtual(k) * math.sqrt(alphas[x]) for x in order]
                 got = algorithm3(virt, [alphas[x] for x in order], left)
             else:
-                virt = [k * jobs[live[x]].remaining * math.sqrt(alphas[x] / amin_all) for x in order]
+                virt = [jobs[live[x]].virtual(k) * math.sqrt(alphas[x] / amin_all) for x in order]
                 got = algorithm2(virt, left, epsilon)
         else:
             order = sorted(range(len(live)), key=lambda x: (jobs[live[x]].remaining, x))
-            got = algorithm2([k * jobs[live[x]].remaining for x in order], left, epsilon)
+            got = algorithm2([jobs[live[x]].virtual(k) for x in order], left, epsilon)
         capped = []
         for x, g in zip(order, got):
             i = live[x]
@@ -222,17 +231,58 @@ def estimate_beta(groups: Iterable[Sequence[float]]) -> float | None:
     return (terms - 1) / total
 
 
+class _Tail:
+    """One job's finished task times as the estimator needs them: count,
+    sum of logs and the minimum (so adding one is O(1))."""
+
+    __slots__ = ("n", "logs", "low")
+
+    def __init__(self) -> None:
+        self.n, self.logs, self.low = 0, 0.0, math.inf
+
+    def terms(self) -> tuple[int, float]:
+        """(n - 1, sum of ln(x / min)): this job's part of ``estimate_beta``."""
+        if self.n < 2:
+            return 0, 0.0
+        return self.n - 1, self.logs - self.n * math.log(self.low)
+
+
 @dataclass
 class _PoolState:
     """Per pool: the containers seen running (to time them) and the
-    finished tasks' durations by job, for the online beta."""
+    finished tasks' times by job, for the online beta (``estimate_beta``
+    kept as running sums over the last HISTORY_JOBS jobs)."""
 
     running: dict = field(default_factory=dict)  # container id -> (app id, launch time)
-    finished: dict = field(default_factory=dict)  # app id -> [durations]
+    tails: dict = field(default_factory=dict)  # app id -> _Tail
     order: deque = field(default_factory=deque)  # app ids, oldest first
     samples: int = 0
+    terms: int = 0
+    total: float = 0.0
     beta: float = DEFAULT_BETA
     estimated: bool = False
+
+    def _add(self, app_id: str, duration: float) -> None:
+        tail = self.tails.get(app_id)
+        if tail is None:
+            tail = self.tails[app_id] = _Tail()
+            self.order.append(app_id)
+            while len(self.order) > HISTORY_JOBS:
+                self._forget(self.tails.pop(self.order.popleft()))
+        self._forget(tail)
+        tail.n += 1
+        tail.logs += math.log(duration)
+        tail.low = min(tail.low, duration)
+        n, total = tail.terms()
+        self.samples += tail.n
+        self.terms += n
+        self.total += total
+
+    def _forget(self, tail: _Tail) -> None:
+        n, total = tail.terms()
+        self.samples -= tail.n
+        self.terms -= n
+        self.total -= total
 
     def observe(self, pool, now: float) -> None:
         seen = {}
@@ -240,22 +290,14 @@ class _PoolState:
             for c in app.containers.values():
                 if not c.is_am:
                     seen[c.container_id] = (app.app_id, c.launch_time)
+        added = False
         for cid, (app_id, start) in self.running.items():
             if cid not in seen and now > start:
-                durations = self.finished.get(app_id)
-                if durations is None:
-                    durations = self.finished[app_id] = []
-                    self.order.append(app_id)
-                    while len(self.order) > HISTORY_JOBS:
-                        gone = self.finished.pop(self.order.popleft())
-                        self.samples -= len(gone)
-                durations.append(now - start)
-                self.samples += 1
+                self._add(app_id, now - start)
+                added = True
         self.running = seen
-        if self.samples >= MIN_SAMPLES:
-            b = estimate_beta(self.finished.values())
-            if b is not None:
-                self.beta, self.estimated = b, True
+        if added and self.samples >= MIN_SAMPLES and self.terms >= 2 and self.total > 0:
+            self.beta, self.estimated = (self.terms - 1) / self.total, True
 
 
 def settings_of(ctx: PolicyContext | None) -> HopperSettings:
@@ -263,10 +305,13 @@ def settings_of(ctx: PolicyContext | None) -> HopperSettings:
     return s if isinstance(s, HopperSettings) else HopperSettings()
 
 
-def _phase_work(app) -> tuple[float, float]:
-    """(map, reduce) memory outstanding plus running, the AM aside."""
+def _phase_work(app) -> tuple[float, float, float]:
+    """(map, reduce) memory outstanding plus running, the AM aside, and
+    the size of one task of the current phase."""
     maps = reduces = 0.0
+    unit = {}
     for r in app.requests.values():
+        unit.setdefault(r.priority == REDUCE_PRIORITY, r.resource.memory_mb)
         w = r.resource.memory_mb * r.num_containers
         if r.priority == REDUCE_PRIORITY:
             reduces += w
@@ -275,22 +320,23 @@ def _phase_work(app) -> tuple[float, float]:
     for c in app.containers.values():
         if c.is_am:
             continue
+        unit.setdefault(c.priority == REDUCE_PRIORITY, c.resource.memory_mb)
         if c.priority == REDUCE_PRIORITY:
             reduces += c.resource.memory_mb
         else:
             maps += c.resource.memory_mb
-    return maps, reduces
+    return maps, reduces, unit.get(maps <= 0, 0.0)
 
 
 def job_of(app) -> Job:
     """An app as Hopper sees it: the current phase is the map phase while
     any map is outstanding or running, then the reduce phase."""
-    maps, reduces = _phase_work(app)
+    maps, reduces, unit = _phase_work(app)
     am = sum(c.resource.memory_mb for c in app.containers.values() if c.is_am)
     cap = max(app.demand.memory_mb - am, 0.0)
     if maps > 0:
-        return Job(maps, reduces, cap)
-    return Job(reduces, 0.0, cap)
+        return Job(maps, reduces, cap, unit)
+    return Job(reduces, 0.0, cap, unit)
 
 
 class HopperPolicy(SchedulingPolicy):
@@ -316,6 +362,10 @@ class HopperPolicy(SchedulingPolicy):
         fixed = settings_of(ctx).beta
         if fixed is not None:
             state.beta = fixed
+        # Published for the driver's read views (the simulator's report).
+        ctx.services.setdefault("hopper_beta", {})[f"{ctx.stream}:{pool.name}".lstrip(":")] = {
+            "beta": state.beta, "source": "configured" if fixed is not None else
+            "estimated" if state.estimated else "default", "finished_tasks": state.samples}
 
     def compute_shares(self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
                        rule: str = DESIGN, pool=None, ctx: PolicyContext | None = None) -> list[Resource]:

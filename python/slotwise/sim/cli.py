@@ -33,6 +33,8 @@ def cmd_simulate(args) -> int:
     target = args.scenario
     if target == "dynamic-priority":
         return _simulate_dp(args)
+    if target == "hopper":
+        return _simulate_hopper(args)
     try:
         if target in SCENARIOS:
             if args.event_log:
@@ -101,6 +103,23 @@ def _simulate_dp(args) -> int:
     return 0
 
 
+def _simulate_hopper(args) -> int:
+    from . import hopper
+
+    def step(msg):
+        if not args.quiet:
+            print(f"hopper: {msg} ...", file=sys.stderr, flush=True)
+
+    report = hopper.run_all(args.seed, args.scale, progress=step)
+    written = hopper.write(args.out, report)
+    for r in report["jct"]:
+        g = report["gain_vs_fair_late"][r["policy"]]
+        print(f"{r['policy']:<16} mean JCT {r['mean_jct']:8.1f} s  p50 {r['p50_jct']:7.1f}  p90 {r['p90_jct']:8.1f}"
+              f"  vs fair+late {'-' if g is None else f'{-100 * g:+.0f}%'}")
+    print(f"wrote {', '.join(written)}")
+    return 0
+
+
 def cmd_replay(args) -> int:
     from ..eventlog import read_events
     from .replay import replay
@@ -133,8 +152,9 @@ def add_parsers(sub) -> None:
         "simulate", help="run a scenario or trace on the real engine in simulated time; write a report",
         description="Scenarios: " + "; ".join(f"{k}: {v.description}" for k, v in SCENARIOS.items())
         + "; dynamic-priority: the Dynamic Priority paper's experiments (2, 10 and 80 users, boosts)"
+        + "; hopper: Hopper against fair sharing and SRPT, all speculating (Pareto task times, bursts)"
         + ". Or 'trace' with --trace FILE (SLS JSON or Slotwise JSON lines).")
-    s.add_argument("scenario", metavar="SCENARIO", help=f"{' | '.join(SCENARIOS)} | dynamic-priority | trace")
+    s.add_argument("scenario", metavar="SCENARIO", help=f"{' | '.join(SCENARIOS)} | dynamic-priority | hopper | trace")
     s.add_argument("--policy", action="append", metavar="NAME",
                    help=f"one of: {', '.join(known_variants())} (+delay: delay scheduling; repeat to "
                    "compare; default: the scenario's, for trace fifo, fair, fair+delay)")

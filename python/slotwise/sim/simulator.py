@@ -17,6 +17,8 @@ from __future__ import annotations
 import gc
 import heapq
 import random
+import statistics
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -28,7 +30,7 @@ from ..decisions import Assignment
 from ..eventlog import EventLog
 from ..settings import EngineSettings
 from .hdfs import place_blocks
-from .workload import JobSpec, Workload
+from .workload import JobSpec, Workload, pareto_draw
 
 NODE, RACK, OFF = 0, 1, 2
 LEVEL_NAMES = ("node_local", "rack_local", "off_rack")
@@ -58,6 +60,17 @@ class SimSettings:
     repair_time: float | None = 300.0
     #: How often pools' shares and cluster use are sampled for the report.
     sample_interval: float = 5.0
+    #: Speculative execution inside jobs (the job's AM, not the scheduler):
+    #: "none", or "late": LATE-style, a job with no task of a kind waiting asks
+    #: for a copy of each running task whose estimated time left exceeds
+    #: what a fresh copy is expected to take (the median of its finished
+    #: tasks of that kind), and runs each container it gets on the task with
+    #: the longest time left.  At most one copy per task; the first copy to
+    #: finish wins and the others are killed.
+    speculation: str = "none"
+    #: Copies running at once, at most this fraction of the cluster's slots
+    #: (LATE's SpeculativeCap; 1 for no cap).
+    speculative_cap: float = 0.1
     #: Stop here even if jobs are still running.
     until: float | None = None
     seed: int = 0
@@ -101,6 +114,11 @@ class Result:
     engine_calls: int = 0
     preempted: int = 0
     failed_tasks: int = 0
+    #: Speculative copies launched, how many finished first, and the
+    #: containers killed because another copy of their task finished.
+    speculative: int = 0
+    speculative_won: int = 0
+    copies_killed: int = 0
     wall_seconds: float = 0.0
     rejected: list[str] = field(default_factory=list)
 
@@ -188,6 +206,16 @@ class _Node:
         self.epoch = 0  # bumped on failure: heartbeats of an earlier life are dropped
 
 
+class _Run:
+    """One running container: a task's original or a speculative copy."""
+
+    __slots__ = ("job", "kind", "i", "node", "level", "start", "fi", "mem", "vc", "end", "copy")
+
+    def __init__(self, job, kind, i, node, level, start, fi, mem, vc, end, copy) -> None:
+        self.job, self.kind, self.i, self.node, self.level = job, kind, i, node, level
+        self.start, self.fi, self.mem, self.vc, self.end, self.copy = start, fi, mem, vc, end, copy
+
+
 class _Job:
     """A job's tasks as the simulated MapReduce AM sees them: which maps
     still wait, where their input lives, and the request that follows."""
@@ -211,9 +239,27 @@ class _Job:
             self._index(i)
         self.order = list(range(len(spec.maps) - 1, -1, -1))  # any map, first-to-last
         self.maps_done = 0
-        self.pending_reduces = 0 if spec.maps else len(spec.reduces)
-        self.next_reduce = 0
+        self.reduce_queue: deque[int] = deque() if spec.maps else deque(range(len(spec.reduces)))
         self.reduces_done = 0
+        #: (kind, task index) -> container ids of its running copies.
+        self.running: dict[tuple[str, int], list[str]] = {}
+        #: Winning copies' durations by kind, for the speculation threshold.
+        self.durations: dict[str, list[float]] = {"map": [], "reduce": []}
+        self.typical: dict[str, float | None] = {"map": None, "reduce": None}
+        #: Copies asked for now, by kind (on top of the waiting tasks).
+        self.asks: dict[str, int] = {"map": 0, "reduce": 0}
+
+    @property
+    def pending_reduces(self) -> int:
+        return len(self.reduce_queue)
+
+    def waiting(self, kind: str) -> int:
+        return len(self.pending_maps) if kind == "map" else len(self.reduce_queue)
+
+    def finished_one(self, kind: str, duration: float) -> None:
+        d = self.durations[kind]
+        d.append(duration)
+        self.typical[kind] = statistics.median(d) if len(d) < 64 or len(d) % 8 == 0 else self.typical[kind]
 
     def _index(self, i: int) -> None:
         for h in self.blocks[i]:
@@ -294,6 +340,7 @@ class Simulation:
                                 "any", self.clock)]
         rng = random.Random(self.sim.seed)
         self.nodes: dict[str, _Node] = {}
+        self._speculate = self.sim.speculation != "none"
         for host, rack in spec.node_list():
             self.nodes[host] = _Node(host, host, rack)
         nodes = list(self.nodes.values())
@@ -318,12 +365,18 @@ class Simulation:
             self._push(job.submit, _ARRIVE, self.jobs[job.job_id])
         self._push(0.0, _UPDATE, None)
         self._push(0.0, _SAMPLE, None)
-        self.containers: dict[str, tuple[_Job, str, int, _Node, int, float]] = {}
+        self.containers: dict[str, _Run] = {}
+        if self.sim.speculation not in ("none", "late"):
+            raise ValueError(f"unknown speculation {self.sim.speculation!r} (known: none, late)")
+        self._copy_rng = random.Random(f"copies-{self.sim.seed}")
+        self._copies_running = 0
+        self._last_spec = -1e18
         self._unfinished = len(self.jobs)
         for n in nodes:
             self._add_node(n)
         # Capacity in the report's unit: slots, or vcores on a YARN cluster.
         self.result.total_slots = sum(c[1] for n in nodes for c in n.capacity.values())
+        self._copy_cap = self.sim.speculative_cap * self.result.total_slots
 
     # ------------------------------------------------- a run's own additions
     def submit(self, spec: JobSpec) -> None:
@@ -435,16 +488,17 @@ class Simulation:
         if self.slot_mode:
             if maps:
                 self.feeds[0].app_changed(app_id)["requests"] = [wire.Request(
-                    priority=MAP_PRIORITY, resource=_SLOT, count=len(job.pending_maps), hosts=job.host_count,
-                    racks=job.rack_count)]
+                    priority=MAP_PRIORITY, resource=_SLOT, count=len(job.pending_maps) + job.asks["map"],
+                    hosts=job.host_count, racks=job.rack_count)]
             if reduces:
                 self.feeds[1].app_changed(app_id)["requests"] = [wire.Request(
-                    priority=REDUCE_PRIORITY, resource=_SLOT, count=job.pending_reduces)]
+                    priority=REDUCE_PRIORITY, resource=_SLOT, count=job.pending_reduces + job.asks["reduce"])]
             return
         self.feeds[0].app_changed(app_id)["requests"] = [
-            wire.Request(priority=MAP_PRIORITY, resource=job.map_resource, count=len(job.pending_maps),
-                         hosts=job.host_count, racks=job.rack_count),
-            wire.Request(priority=REDUCE_PRIORITY, resource=job.reduce_resource, count=job.pending_reduces)]
+            wire.Request(priority=MAP_PRIORITY, resource=job.map_resource,
+                         count=len(job.pending_maps) + job.asks["map"], hosts=job.host_count, racks=job.rack_count),
+            wire.Request(priority=REDUCE_PRIORITY, resource=job.reduce_resource,
+                         count=job.pending_reduces + job.asks["reduce"])]
 
     def _on_heartbeat(self, beat) -> None:
         node, epoch = beat
@@ -474,24 +528,29 @@ class Simulation:
         feed = self.feeds[feed_index]
         s = job.spec if job else None
         kind = "map" if (a.priority == MAP_PRIORITY if not self.slot_mode else feed.kind == "map") else "reduce"
-        if job is None or (kind == "map" and not job.pending_maps) or (kind == "reduce" and not job.pending_reduces):
+        copy = job is not None and not job.waiting(kind)
+        i = self._pick_copy(job, kind) if copy else None
+        if job is None or (copy and i is None):
             # Nothing to run after all (the AM would release it): hand it back.
             feed.finished.append(a.container_id)
             return None
         now = self.clock.now()
         if kind == "map":
-            i, level = job.take_map(node.host, node.rack)
-            base = s.maps[i]
+            if copy:
+                level = NODE if node.host in job.blocks[i] else RACK if node.rack in job.block_racks[i] else OFF
+                base = self._copy_time(job, kind)
+            else:
+                i, level = job.take_map(node.host, node.rack)
+                base = s.maps[i]
             slow = 1.0 if level == NODE else (self.sim.rack_read_slowdown if level == RACK
                                               else self.sim.off_rack_read_slowdown)
             duration = base * (1.0 + s.io * (slow - 1.0))
             res = s.map_resource
         else:
-            i = job.next_reduce
-            job.next_reduce += 1
-            job.pending_reduces -= 1
+            if not copy:
+                i = job.reduce_queue.popleft()
             level = OFF
-            duration = s.reduces[i]
+            duration = self._copy_time(job, kind) if copy else s.reduces[i]
             res = s.reduce_resource
         duration *= node.speed
         mem, vc = (1, 1) if self.slot_mode else (res.memory_mb, res.vcores)
@@ -499,7 +558,12 @@ class Simulation:
         free[0] -= mem
         free[1] -= vc
         cid = a.container_id
-        self.containers[cid] = (job, kind, i, node, level, now, feed_index, mem, vc)
+        self.containers[cid] = _Run(job, kind, i, node, level, now, feed_index, mem, vc, now + duration, copy)
+        job.running.setdefault((kind, i), []).append(cid)
+        if copy:
+            self.result.speculative += 1
+            self._copies_running += 1
+            job.asks[kind] = max(job.asks[kind] - 1, 0)
         node.running.add(cid)
         feed.launched.append(wire.Container(id=cid, app=a.app_id, node=node.node_id,
                                             resource=wire.Resource(memory_mb=int(mem), vcores=int(vc)),
@@ -508,23 +572,92 @@ class Simulation:
         return job
 
     def _on_finish(self, cid: str) -> None:
-        entry = self.containers.pop(cid, None)
-        if entry is None:  # killed earlier (preempted, or its node failed)
+        run = self.containers.pop(cid, None)
+        if run is None:  # killed earlier (preempted, its node failed, or a copy of its task won)
             return
-        job, kind, i, node, level, start, fi, mem, vc = entry
+        job, kind, i, node = run.job, run.kind, run.i, run.node
         now = self.clock.now()
-        self._release(node, fi, mem, vc, cid)
-        self.feeds[fi].finished.append(cid)
-        self.result.tasks.append(TaskRecord(job.spec.job_id, kind, node.host, level, start, now))
+        self._drop(run, cid)
+        self.result.tasks.append(TaskRecord(job.spec.job_id, kind, node.host, run.level, run.start, now))
+        if run.copy:
+            self.result.speculative_won += 1
+        for other in job.running.pop((kind, i), ()):  # the first copy wins; the others die
+            loser = self.containers.pop(other, None)
+            if loser is not None:
+                self._drop(loser, other)
+                self.result.copies_killed += 1
+        job.finished_one(kind, now - run.start)
         if kind == "map":
             job.maps_done += 1
             if job.maps_done == len(job.spec.maps) and job.spec.reduces:
-                job.pending_reduces = len(job.spec.reduces)  # reduces start after their maps
+                job.reduce_queue = deque(range(len(job.spec.reduces)))  # reduces start after their maps
                 self._refresh(job, maps=False)
         else:
             job.reduces_done += 1
         if job.done:
             self._complete(job)
+        elif self._speculate:
+            n = self._asks(job, kind)
+            if n != job.asks[kind]:
+                job.asks[kind] = n
+                self._refresh(job, maps=kind == "map", reduces=kind != "map")
+
+    def _drop(self, run: _Run, cid: str) -> None:
+        """A container's end, whatever the cause: its slot is free and the
+        ResourceManager hears it finished."""
+        self._release(run.node, run.fi, run.mem, run.vc, cid)
+        self.feeds[run.fi].finished.append(cid)
+        if run.copy:
+            self._copies_running -= 1
+
+    # ------------------------------------------------------------ speculation
+    def _candidates(self, job: _Job, kind: str) -> list[tuple[float, int]]:
+        """(time left, task) of the running tasks worth a copy: one copy
+        running, longer left than a fresh copy should take."""
+        typical = job.typical[kind]
+        if typical is None:
+            return []  # nothing finished yet: no estimate of a task's time
+        now = self.clock.now()
+        out = []
+        containers = self.containers
+        for (k, i), cids in job.running.items():
+            if k != kind or len(cids) != 1:
+                continue
+            left = containers[cids[0]].end - now  # LATE's progress-rate estimate, exact here
+            if left > typical:
+                out.append((left, i))
+        return out
+
+    def _asks(self, job: _Job, kind: str) -> int:
+        if job.waiting(kind) or not job.running:
+            return 0
+        room = int(self._copy_cap - self._copies_running)
+        if room <= 0:
+            return 0
+        return min(len(self._candidates(job, kind)), room)
+
+    def _pick_copy(self, job: _Job, kind: str) -> int | None:
+        if not self._speculate or self._copies_running + 1 > self._copy_cap:
+            return None
+        cands = self._candidates(job, kind)
+        return max(cands)[1] if cands else None
+
+    def _copy_time(self, job: _Job, kind: str) -> float:
+        """A fresh copy's time at normal speed and local read: a new draw from
+        the job's Pareto tail if it has one, else one of its own tasks' times."""
+        s = job.spec
+        if s.tail is not None and kind == "map":
+            return pareto_draw(self._copy_rng, *s.tail)
+        return self._copy_rng.choice(s.maps if kind == "map" else s.reduces)
+
+    def _refresh_speculation(self) -> None:
+        """Time passes and tasks' times left shrink: jobs ask again."""
+        for job in {r.job for r in self.containers.values()}:
+            for kind in ("map", "reduce"):
+                n = self._asks(job, kind)
+                if n != job.asks[kind]:
+                    job.asks[kind] = n
+                    self._refresh(job, maps=kind == "map", reduces=kind != "map")
 
     def _release(self, node: _Node, fi: int, mem: float, vc: float, cid: str) -> None:
         free = node.free[fi]
@@ -544,19 +677,24 @@ class Simulation:
             self.on_complete(self, self.result.jobs[app_id])
 
     def _kill(self, cid: str) -> None:
-        """A task lost (preempted or with its node): it runs again later."""
-        entry = self.containers.pop(cid, None)
-        if entry is None:
+        """A container lost (preempted or with its node): its task runs again
+        later unless another copy of it still runs."""
+        run = self.containers.pop(cid, None)
+        if run is None:
             return
-        job, kind, i, node, level, start, fi, mem, vc = entry
-        self._release(node, fi, mem, vc, cid)
-        self.feeds[fi].finished.append(cid)
+        job, kind, i = run.job, run.kind, run.i
+        self._drop(run, cid)
+        self.result.failed_tasks += 1
+        copies = job.running.get((kind, i), [])
+        if cid in copies:
+            copies.remove(cid)
+        if copies:
+            return
+        job.running.pop((kind, i), None)
         if kind == "map":
             job.requeue_map(i)
         else:
-            job.pending_reduces += 1
-            job.next_reduce -= 1  # durations of reduces are alike enough; rerun the same slot
-        self.result.failed_tasks += 1
+            job.reduce_queue.appendleft(i)
         if not job.done:
             self._refresh(job, maps=kind == "map", reduces=kind != "map")
 
@@ -565,6 +703,9 @@ class Simulation:
         results (Engine.decisions_need_update), it is only made when the
         report samples the shares, which changes no decision and saves most
         of the simulator's time on busy clusters."""
+        if self._speculate and not sampling and self.clock.now() - self._last_spec >= self.sim.heartbeat_interval:
+            self._last_spec = self.clock.now()
+            self._refresh_speculation()
         for feed in self.feeds:
             if not (feed.changed or feed.has_deltas() or feed.core.acts_on_update()):
                 continue
@@ -601,11 +742,11 @@ class Simulation:
         self._on_update(sampling=True)
         pools: dict[str, list[float]] = {}
         busy = 0.0
-        for job, _kind, _i, _node, _level, _start, fi, mem, vc in self.containers.values():
-            busy += vc
-            if fi == 0:  # shares are those of the first (map) engine
-                row = pools.setdefault(job.pool, [0.0, 0.0])
-                row[0] += mem
+        for run in self.containers.values():
+            busy += run.vc
+            if run.fi == 0:  # shares are those of the first (map) engine
+                row = pools.setdefault(run.job.pool, [0.0, 0.0])
+                row[0] += run.mem
         # Memory: the one resource both rules share (YARN's fair policy leaves vcores at 0).
         for name, share in self.feeds[0].core.leaf_fair_shares().items():
             row = pools.setdefault(name, [0.0, 0.0])

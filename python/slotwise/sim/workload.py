@@ -58,6 +58,10 @@ class JobSpec:
     #: Free-form grouping for reports (a size bin, a workload kind).
     label: str = ""
     kind: str = ""
+    #: (x_m, beta, upper) when the maps' times are (bounded) Pareto draws:
+    #: a speculative copy then takes a fresh draw (else one of the job's own
+    #: times).  ``pareto_draw`` makes them.
+    tail: tuple[float, float, float] | None = None
 
     def __post_init__(self) -> None:
         if self.submit < 0:
@@ -71,6 +75,13 @@ class JobSpec:
         if self.map_hosts is not None and len(self.map_hosts) != len(self.maps):
             raise ValueError(f"job {self.job_id}: {len(self.map_hosts)} input locations for "
                              f"{len(self.maps)} maps")
+
+
+def pareto_draw(rng, x_m: float, beta: float, upper: float = float("inf")) -> float:
+    """A Pareto(x_m, beta) draw, bounded above by ``upper`` (inverse CDF of
+    the truncated distribution, so one uniform per draw)."""
+    cut = 0.0 if upper == float("inf") else (x_m / upper) ** beta
+    return x_m * (1.0 - rng.random() * (1.0 - cut)) ** (-1.0 / beta)
 
 
 @dataclass
