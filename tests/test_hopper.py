@@ -276,3 +276,17 @@ def test_beta_estimated_online_from_finished_containers():
     assert state.beta == pytest.approx(1.3, rel=0.2)
     words = get_policy("hopper").explain_child(pool, next(iter(e.apps.values())), e.ctx)
     assert "estimated from finished tasks" in words
+
+
+def test_explain_says_what_hopper_reads_and_grants():
+    from slotwise.explain import explain_app
+
+    e, clock = hopper_engine(nodes=1, slots=2, beta=1.25, epsilon=1.0)
+    submit(e, "a", 4)
+    submit(e, "b", 6)
+    e.update()
+    fill(e)
+    e.update()
+    words = [h["message"] for h in explain_app(e, "b")["holds"] if h["code"] == "policy"]
+    assert words and "has 6 MB of tasks left in its phase" in words[0]
+    assert "beta 1.25 (configured)" in words[0]

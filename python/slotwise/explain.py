@@ -41,11 +41,14 @@ def explain_app(engine, app_id: str) -> dict:
         _room(engine, smallest, hold)
         if not holds:
             _turn(engine, app, hold)
-        # What the policies above its pool say of it (Dynamic Priority: its budget and rate).
-        for p in pool.ancestors():
-            note = p.parent.policy.explain_child(p.parent, p, engine.ctx) if p.parent is not None else None
+        # What the policies say of it: its pool's of the app (Hopper: its work
+        # left and allocation), those above of each pool (Dynamic Priority:
+        # the budget and rate).
+        chain = [(pool, app)] + [(p.parent, p) for p in pool.ancestors() if p.parent is not None]
+        for parent, child in chain:
+            note = parent.policy.explain_child(parent, child, engine.ctx)
             if note:
-                hold("policy", note, policy=p.parent.policy.name, pool=p.name)
+                hold("policy", note, policy=parent.policy.name, pool=child.name if child is not app else pool.name)
     state = ("waiting to run" if not app.runnable else "pending" if pending
              else "running" if app.containers else "idle")
     return {
