@@ -290,3 +290,28 @@ def test_explain_says_what_hopper_reads_and_grants():
     words = [h["message"] for h in explain_app(e, "b")["holds"] if h["code"] == "policy"]
     assert words and "has 6 MB of tasks left in its phase" in words[0]
     assert "beta 1.25 (configured)" in words[0]
+
+
+def test_allocation_files_hopper_on_a_leaf_only(tmp_path):
+    from slotwise.config import ConfigErrors, load_allocations
+
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    cfg = load_allocations(str(root / "conf" / "hopper.xml"))
+    assert {q.name: q.scheduling_policy for q in cfg.root.children}["root.adhoc"] == "hopper"
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<?xml version="1.0"?>\n<allocations>\n  <queue name="a">\n'
+                   '    <schedulingPolicy>hopper</schedulingPolicy>\n    <queue name="b"/>\n  </queue>\n</allocations>\n')
+    with pytest.raises(ConfigErrors) as e:
+        load_allocations(str(bad))
+    assert f"{bad}:4:" in str(e.value.errors[0]) and "leaf queues only" in str(e.value.errors[0])
+
+
+def test_serve_refuses_a_bad_epsilon_in_one_line():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "slotwise.cli", "serve", "--allocations", "conf/hopper.xml",
+                        "--hopper-epsilon", "2"], capture_output=True, text=True, timeout=60,
+                       cwd=__import__("pathlib").Path(__file__).resolve().parent.parent)
+    assert r.returncode == 2
+    assert r.stderr.strip() == "slotwise serve: hopper epsilon must be between 0 and 1, got 2.0"
