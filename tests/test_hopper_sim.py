@@ -157,3 +157,36 @@ def test_simulate_hopper_cli(tmp_path, monkeypatch):
 def test_unknown_speculation_is_refused():
     with pytest.raises(ValueError, match="unknown speculation"):
         sim_of([job("j", [1])], speculation="mantri")
+
+
+def test_a_recorded_hopper_run_replays_to_the_same_decisions(tmp_path):
+    """Hopper's state (the containers it times, beta) comes from the inputs,
+    and its settings are in the recording: a replay decides the same."""
+    from slotwise.eventlog import EventLog
+    from slotwise.policies.hopper import HopperSettings
+    from slotwise.sim.replay import replay
+
+    from slotwise.config import parse_allocations
+
+    text = ('<?xml version="1.0"?>\n<allocations>\n  <queue name="jobs">\n'
+            '    <schedulingPolicy>hopper</schedulingPolicy>\n  </queue>\n</allocations>\n')
+    setup = hopper.Setup(jobs=25, seed=2)
+    path = tmp_path / "events.jsonl"
+    log = EventLog(str(path))
+    sim = Simulation(hopper.workload(setup),
+                     EngineSettings(heartbeat_interval=3.0, preemption=False, update_interval=1.0,
+                                    node_locality_delay=0, rack_locality_delay=0),
+                     parse_allocations(text, "jobs.xml"),
+                     SimSettings(heartbeat_interval=3.0, seed=2, speculation="late", speculative_cap=1.0),
+                     event_log=log, record_inputs=True, config_text=text,
+                     services={"hopper": HopperSettings(epsilon=0.5)})
+    res = sim.run()
+    log.close()
+    assert res.speculative > 0
+    out = replay(str(path))
+    assert out.assignments and out.matches, out.first_difference()
+    # Another epsilon decides otherwise: the recorded settings matter.
+    text = path.read_text().replace('"epsilon":0.5', '"epsilon":1.0')
+    other = tmp_path / "other.jsonl"
+    other.write_text(text)
+    assert not replay(str(other)).matches

@@ -163,10 +163,12 @@ class PolicyCore:
                 # The file's text too: a replay must start from the same pools
                 # (and from the same market, where one is shared).
                 market = self.services.get("market")
+                hopper = self.services.get("hopper")
                 self.log.write("recording", stream=stream, t=self._clock.now(), protocol=wire.VERSION,
                                config=config.source, config_text=config_text,
                                settings=dataclasses.asdict(self.settings),
-                               market=market.snapshot() if market is not None else None)
+                               market=market.snapshot() if market is not None else None,
+                               hopper=dataclasses.asdict(hopper) if dataclasses.is_dataclass(hopper) else None)
                 if market is not None:
                     market.on_change = self._record_market
 

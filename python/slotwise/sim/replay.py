@@ -92,6 +92,10 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
                 from ..market import Market
 
                 services["market"] = Market.from_snapshot(ev["market"])
+            if ev.get("hopper") and "hopper" not in services:
+                from ..policies.hopper import HopperSettings
+
+                services["hopper"] = HopperSettings(**ev["hopper"])
             core = PolicyCore(cfg, settings or settings_from(ev), clock, event_log or EventLog(),
                               stream=stream, services=services)
             cores[stream] = core
