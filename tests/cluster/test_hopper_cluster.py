@@ -92,8 +92,9 @@ def test_speculative_attempts_go_through_hopper_and_jobs_finish(tmp_path):
         # The AM's container and all seven map attempts were Python's decisions, in root.jobs.
         assert len(assigns) >= 8, assigns
         assert all(e["pool"] == "root.jobs" for e in assigns)
-        # No heartbeat fell back to FIFO once the jobs were in (before Python registered, some did).
-        assert not [e for e in events if e["event"] == "fallback" and e["ended"] > started]
+        # No FIFO episode began once the jobs were in (the one before Python
+        # registered may end a heartbeat after it).
+        assert not [e for e in events if e["event"] == "fallback" and e["started"] > started]
     finally:
         serve.stop()
         cluster.down()
