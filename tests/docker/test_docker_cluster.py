@@ -57,17 +57,24 @@ def python_assigned(cluster, job, since: float = 0.0) -> list[dict]:
 def test_jobs_in_two_pools_complete_with_pythons_assignments(docker_cluster):
     c = docker_cluster
     c.wait_ready()
+    submitted = time.time()
     prod = c.submit("prod", "alice", "sleep", "-m", "4", "-r", "1", "-mt", "2000", "-rt", "500")
     research = c.submit("research", "bob", "pi", "2", "100")
     for job in (prod, research):
         succeeded(job, job.wait())
+    # On a loaded machine a call may miss the shim's 200 ms deadline: that
+    # heartbeat is FIFO's (by design) and may place an AM. Python logs each
+    # such episode, so the AM check below allows for them.
+    fifo_episodes = [e for e in c.events() if e["event"] == "fallback" and e["ended"] >= submitted]
     assert c.rm(f"/ws/v1/cluster/apps/{prod.app_id}")["app"]["queue"] == "root.prod"
     assert c.rm(f"/ws/v1/cluster/apps/{research.app_id}")["app"]["queue"] == "root.research"
     for job, pool in ((prod, "root.prod"), (research, "root.research")):
         got = python_assigned(c, job)
         assert {e["pool"] for e in got} == {pool}, got
-        # The AM and task containers were Python's decisions, on the cluster's nodes.
-        assert any(e["am"] for e in got) and any(not e["am"] for e in got), got
+        # The AM (unless a FIFO heartbeat took it) and task containers were
+        # Python's decisions, on the cluster's nodes.
+        assert any(e["am"] for e in got) or fifo_episodes, got
+        assert any(not e["am"] for e in got), got
         assert {e["node"] for e in got} <= {"nm1:45454", "nm2:45454"}
     places = {e["app"]: e["pool"] for e in c.events() if e["event"] == "place"}
     assert places[prod.app_id] == "root.prod" and places[research.app_id] == "root.research"
