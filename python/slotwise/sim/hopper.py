@@ -257,7 +257,7 @@ def markdown(report: dict, plots: list[str]) -> str:
         g = report["gain_vs_fair_late"][r["policy"]]
         bins = " | ".join(_fmt(r["bins"][b]["mean_jct"]) for _lo, _hi, b in BINS)
         out.append(f"| {r['policy']} | {_fmt(r['mean_jct'])} | {_fmt(r['p50_jct'])} | {_fmt(r['p90_jct'])} | "
-                   f"{'-' if g is None else f'{-100 * g:+.0f}%'} | {bins} | {r['speculative_copies']} "
+                   f"{'-' if g is None or r['policy'] == 'fair+late' else f'{-100 * g:+.0f}%'} | {bins} | {r['speculative_copies']} "
                    f"({r['copies_won']}) |")
     for key, title in (("sweep_beta", "beta"), ("sweep_load", "load")):
         if key not in report:
