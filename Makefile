@@ -52,6 +52,7 @@ bench: setup
 	$(PY) benchmarks/bench_sim.py
 	$(PY) benchmarks/bench_reload.py
 	$(PY) benchmarks/bench_mrv1.py
+	$(PY) benchmarks/bench_sls.py --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,74 @@
+package org.slotwise.sls;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * What the harness measures inside the simulated ResourceManager, the same
+ * way for every scheduler: the time the scheduler takes to handle each
+ * NODE_UPDATE (on SLS's dispatcher, Python's round trip included for
+ * Slotwise), and the containers handed to AMs by allocate(). Written as JSON
+ * to the file named by {@code -Dslotwise.sls.summary} when the run ends.
+ */
+public final class SlsTimings {
+  private static final int CAPACITY = 1 << 20;
+  private static final long[] NODE_UPDATE_NS = new long[CAPACITY];
+  private static long nodeUpdates;
+  private static long allocations;
+  private static long firstAllocationNs;
+  private static long lastAllocationNs;
+
+  private SlsTimings() {}
+
+  public static synchronized void nodeUpdate(long ns) {
+    NODE_UPDATE_NS[(int) (nodeUpdates % CAPACITY)] = ns;
+    nodeUpdates++;
+  }
+
+  public static synchronized void allocated(int containers) {
+    if (containers <= 0) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (allocations == 0) {
+      firstAllocationNs = now;
+    }
+    lastAllocationNs = now;
+    allocations += containers;
+  }
+
+  public static synchronized String json() {
+    int n = (int) Math.min(nodeUpdates, CAPACITY);
+    long[] xs = Arrays.copyOf(NODE_UPDATE_NS, n);
+    Arrays.sort(xs);
+    double span = (lastAllocationNs - firstAllocationNs) / 1e9;
+    return String.format(java.util.Locale.ROOT,
+        "{\"node_updates\":%d,\"node_update_ms\":{\"median\":%.4f,\"p99\":%.4f,\"max\":%.4f,\"mean\":%.4f},"
+            + "\"allocations\":%d,\"allocation_span_s\":%.3f}",
+        nodeUpdates, pct(xs, 50) / 1e6, pct(xs, 99) / 1e6, n == 0 ? 0.0 : xs[n - 1] / 1e6,
+        n == 0 ? 0.0 : Arrays.stream(xs).average().orElse(0) / 1e6, allocations, span);
+  }
+
+  private static double pct(long[] sorted, double p) {
+    if (sorted.length == 0) {
+      return 0.0;
+    }
+    int k = (int) Math.min(sorted.length - 1, Math.round((sorted.length - 1) * p / 100.0));
+    return sorted[k];
+  }
+
+  public static void write() {
+    String path = System.getProperty("slotwise.sls.summary");
+    if (path == null) {
+      return;
+    }
+    try {
+      Files.write(Path.of(path), json().getBytes(StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      System.err.println("slotwise-sls: cannot write " + path + ": " + e);
+    }
+  }
+}
