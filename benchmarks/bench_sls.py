@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -112,8 +113,16 @@ def make_trace(nodes: int, seconds: float, seed: int) -> dict:
                       for q in QUEUES]}
 
 
-def write_run_dir(d: Path, synth: dict, scheduler: str, gateway: Path | None) -> None:
+def write_run_dir(d: Path, synth: dict, scheduler: str, gateway: Path | None, async_scheduling: bool = True) -> None:
     d.mkdir(parents=True, exist_ok=True)
+    # SLS's NodeManagers are named node0, node1, ...; the RM resolves a
+    # node's name for every container token it makes. Through the system
+    # resolver each made-up name is a DNS query that fails slowly, and those
+    # lookups, not the scheduler, set the pace (dozens of SLS threads stuck
+    # in them). The JVM reads this file instead (jdk.net.hosts.file).
+    hosts = ["127.0.0.1 localhost", f"127.0.0.1 {socket.gethostname()}"]
+    hosts += [f"127.0.0.1 node{i}" for i in range(synth["num_nodes"])]
+    (d / "hosts").write_text("\n".join(hosts) + "\n")
     (d / "trace.json").write_text(json.dumps(synth, indent=1) + "\n")
     queues = "\n".join(f'  <queue name="{q}"><weight>{w}</weight></queue>' for q, w in QUEUES.items())
     (d / "fair-scheduler.xml").write_text(ALLOCATIONS.format(queues=queues))
@@ -146,7 +155,9 @@ def write_run_dir(d: Path, synth: dict, scheduler: str, gateway: Path | None) ->
     if gateway is not None:
         site.update({"slotwise.gateway.info-file": str(gateway / "gateway.json"),
                      "slotwise.gateway.token-file": str(gateway / "gateway.token"),
-                     "slotwise.policy.timeout-ms": "1000"})
+                     "slotwise.policy.timeout-ms": "1000",
+                     "slotwise.scheduling.async": str(async_scheduling).lower(),
+                     "slotwise.call-observer.class": "org.slotwise.sls.SlsCallObserver"})
     for name, props in (("sls-runner.xml", runner), ("yarn-site.xml", site)):
         body = "\n".join(f"  <property><name>{k}</name><value>{v}</value></property>" for k, v in props.items())
         (d / name).write_text(f'<?xml version="1.0"?>\n<configuration>\n{body}\n</configuration>\n')
@@ -165,6 +176,7 @@ def run_one(d: Path, classpath: list[str], scheduler: str, limit: float, heap: s
     serve = None
     gateway = d / "gateway" if scheduler == SLOTWISE else None
     cmd = [str(java.exe), *ADD_OPENS, f"-Xmx{heap}", f"-Dslotwise.sls.summary={summary}",
+           f"-Djdk.net.hosts.file={d / 'hosts'}",
            "-cp", os.pathsep.join([str(d), *classpath]), "org.slotwise.sls.Launcher", str(out), "SYNTH",
            str(d / "trace.json"), "-", str(limit)]
     jvm_log = open(d / "sls.log", "wb")
@@ -274,6 +286,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, help="trace length, s (default 180; --quick 90)")
     ap.add_argument("--dir", help="where runs go (default: a temporary directory)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sync", action="store_true",
+                    help="also run Slotwise with slotwise.scheduling.async=false (each NODE_UPDATE waits on Python)")
     args = ap.parse_args()
     sizes = [int(x) for x in (args.nodes or ("100,1000" if args.quick else "100,1000,5000")).split(",")]
     seconds = args.seconds or (90.0 if args.quick else 180.0)
@@ -285,9 +299,12 @@ def main() -> int:
         log(f"{n} nodes: {synth['num_jobs']} SYNTH jobs over {seconds * 0.6:g} s of a {seconds:g} s run")
         heap = "4g" if n <= 1000 else "10g"
         got = {}
-        for name, cls in (("fairscheduler", FAIR), ("slotwise", SLOTWISE)):
+        runs = [("fairscheduler", FAIR, True), ("slotwise", SLOTWISE, True)]
+        if args.sync:
+            runs.append(("slotwise-sync", SLOTWISE, False))
+        for name, cls, async_scheduling in runs:
             d = base / f"{n}-{name}"
-            write_run_dir(d, synth, cls, d / "gateway" if cls == SLOTWISE else None)
+            write_run_dir(d, synth, cls, d / "gateway" if cls == SLOTWISE else None, async_scheduling)
             log(f"{n} nodes, {name}: running SLS in {d}")
             got[name] = run_one(d, classpath, cls, seconds * 4, heap)
         rows.append((n, got))
@@ -316,10 +333,19 @@ def print_table(rows) -> None:
     for n, got in rows:
         for name, r in got.items():
             print(row_text(n, name, r), flush=True)
-        f, s = got["fairscheduler"]["shares"], got["slotwise"]["shares"]
-        if f and s:
+        f = got["fairscheduler"]["shares"]
+        for name, r in got.items():
+            s = r["shares"]
+            if name == "fairscheduler" or not (f and s):
+                continue
             worst = max(abs(s[q] - f[q]) / f[q] for q in f if f[q] > 0)
-            print(f"{'':>6} queue shares: slotwise within {100 * worst:.0f}% of fairscheduler's (worst queue)")
+            print(f"{'':>6} queue shares: {name} within {100 * worst:.0f}% of fairscheduler's (worst queue)")
+            if r.get("calls"):
+                b = r.get("batches")
+                per = f"{b[1] / b[0]:.1f} nodes per call" if b and b[0] else "one node per call"
+                print(f"{'':>6} {name}: {r['calls']} heartbeat calls to Python ({per}), round trip median "
+                      f"{r['call_ms']['median']:.3f} ms, p99 {r['call_ms']['p99']:.3f} ms; payload built in "
+                      f"{r['build_ms']['median']:.3f} ms median")
 
 
 def row_text(n: int, name: str, r: dict) -> str:

@@ -394,3 +394,24 @@ def test_containers_of_an_app_the_rm_took_and_dropped_while_python_was_away_end_
     # An unknown app's container with no removal is still refused, whole.
     bad = call(core, "heartbeat", launched=[container("c2", "ghost", "n1:1", 1024, 1)], node="n1:1")
     assert "unknown app ghost" in bad["error"]
+
+
+def test_one_call_with_several_beats_decides_as_the_same_beats_one_call_each():
+    """Async scheduling batches nodes: the decisions must be the policy's own,
+    the same as the same beats sent one after another with nothing between."""
+    nodes = [node(f"n{i}:1", f"n{i}", f"/r{i % 2}", 4096, 4) for i in range(6)]
+    apps = [job("a1", "root.prod", n=9), job("a2", "root.dev", n=9), job("a3", "root.dev", n=2, host="n3")]
+
+    def decisions(answers):
+        return [(a["app"], a["node"], a["priority"], a["locality"]) for ans in answers for a in ans.get("assign", [])]
+
+    one_by_one = make_core()
+    call(one_by_one, "heartbeat", full=True, nodes=nodes, apps=apps)
+    singles = [call(one_by_one, "heartbeat", node=n["id"]) for n in nodes]
+    batched = make_core()
+    call(batched, "heartbeat", full=True, nodes=nodes, apps=apps)
+    together = call(batched, "heartbeat", beats=[{"node": n["id"]} for n in nodes])
+    assert decisions([together]) == decisions(singles)
+    # All 20 asks placed over five nodes (4 each), and both pools got some.
+    assert len(together["assign"]) == 20 and len({a["node"] for a in together["assign"]}) == 5
+    assert {"a1", "a2"} <= {a["app"] for a in together["assign"]}

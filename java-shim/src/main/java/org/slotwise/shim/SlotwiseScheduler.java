@@ -75,6 +75,10 @@ public class SlotwiseScheduler
   /** How often an update carries every app's truth for Python to check (ms). */
   public static final String CHECK_INTERVAL_MS = "slotwise.check.interval-ms";
   public static final String CALL_OBSERVER = "slotwise.call-observer.class";
+  /** Whether node heartbeats hand their node to one scheduling thread instead of waiting on Python. */
+  public static final String ASYNC = "slotwise.scheduling.async";
+  /** With async scheduling, at most this many nodes go to Python in one call. */
+  public static final String MAX_NODES_PER_CALL = "slotwise.scheduling.max-nodes-per-call";
   /** Whether the RM's /ws/v1/cluster/scheduler answers for Slotwise (SchedulerInfoFilter). */
   public static final String SCHEDULER_INFO = "slotwise.rest.scheduler-info";
   /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
@@ -103,6 +107,7 @@ public class SlotwiseScheduler
   private Gateway gateway;
   private long checkIntervalMs;
   private long lastCheck;
+  private NodeBatcher batcher; // null: each heartbeat calls Python itself
 
   public SlotwiseScheduler() {
     super(SlotwiseScheduler.class.getName());
@@ -128,6 +133,10 @@ public class SlotwiseScheduler
     // AbstractYarnScheduler runs update() on its daemon thread at this period.
     updateInterval = Math.max(10, conf.getLong(UPDATE_INTERVAL_MS, 500));
     checkIntervalMs = conf.getLong(CHECK_INTERVAL_MS, 5000);
+    if (conf.getBoolean(ASYNC, true)) {
+      batcher = new NodeBatcher("slotwise-scheduling", conf.getInt(MAX_NODES_PER_CALL, 100),
+          this::scheduleBatch);
+    }
     // The RM's web server (started after this) reads its filters from this same configuration.
     if (conf.getBoolean(SCHEDULER_INFO, true)) {
       SchedulerInfoFilter.install(conf);
@@ -138,6 +147,9 @@ public class SlotwiseScheduler
   @Override
   public void serviceStart() throws Exception {
     super.serviceStart();
+    if (batcher != null) {
+      batcher.start();
+    }
     String dir = conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")) + "/slotwise/";
     gateway = new Gateway(new GatewayEntryPoint(this), conf.getInt(GATEWAY_PORT, 0),
         Paths.get(conf.get(TOKEN_FILE, dir + "gateway.token")),
@@ -154,6 +166,9 @@ public class SlotwiseScheduler
   public void serviceStop() throws Exception {
     if (gateway != null) {
       gateway.stop();
+    }
+    if (batcher != null) {
+      batcher.stop();
     }
     if (link != null) {
       link.stop();
@@ -320,6 +335,9 @@ public class SlotwiseScheduler
         }
         nodeTracker.removeNode(nm.getNodeID());
         deltas.nodeRemoved(nm.getNodeID().toString());
+        if (batcher != null) {
+          batcher.remove(nm.getNodeID().toString());
+        }
         updateRootQueueMetrics();
         LOG.info("Slotwise: removed node {}; cluster {}", nm.getNodeID(), getClusterResource());
       }
@@ -344,8 +362,11 @@ public class SlotwiseScheduler
   }
 
   /**
-   * One node heartbeat: YARN's bookkeeping, then one call to Python whose
-   * answer is checked and carried out; the built-in FIFO if that fails.
+   * One node heartbeat: YARN's bookkeeping, then, with async scheduling and
+   * a warm policy, the node goes to the scheduling thread (a full node not
+   * even there) and the heartbeat returns; otherwise one call to Python for
+   * this node here, whose answer is checked and carried out, or the
+   * built-in FIFO if that fails.
    */
   @Override
   protected void nodeUpdate(RMNode nm) {
@@ -359,9 +380,42 @@ public class SlotwiseScheduler
       return;
     }
     link.heartbeat();
+    if (batcher != null && link.hasPolicy() && !link.isCold()) {
+      if (Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
+        batcher.offer(node.getNodeID().toString());
+      }
+      return;
+    }
+    scheduleNodes(List.of(node));
+  }
+
+  /** With async scheduling, {calls, nodes in them} since the start; null without. */
+  protected long[] schedulingCounts() {
+    return batcher == null ? null : batcher.counts();
+  }
+
+  /** The scheduling thread's turn: the nodes that heartbeated with room since the last call. */
+  private void scheduleBatch(List<String> ids) {
+    List<FiCaSchedulerNode> nodes = new ArrayList<>(ids.size());
+    for (String id : ids) {
+      FiCaSchedulerNode n = nodeTracker.getNode(NodeId.fromString(id));
+      if (n != null) {
+        nodes.add(n);
+      }
+    }
+    if (!nodes.isEmpty()) {
+      scheduleNodes(nodes);
+    }
+  }
+
+  /**
+   * One call to Python for these nodes, or the built-in FIFO on each of them
+   * if it fails (a new policy warms up on the update thread: FIFO until then).
+   */
+  private void scheduleNodes(Collection<FiCaSchedulerNode> nodes) {
     Messages.HeartbeatAnswer answer = null;
-    if (!(link.hasPolicy() && link.isCold())) { // a new policy warms up on the update thread
-      answer = link.call("heartbeat", () -> payload(node, false), PolicyServer::heartbeat,
+    if (!(link.hasPolicy() && link.isCold())) {
+      answer = link.call("heartbeat", () -> payload(nodes, false), PolicyServer::heartbeat,
           json -> {
             Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
             return accepted(a.error(), a);
@@ -369,9 +423,11 @@ public class SlotwiseScheduler
     }
     if (answer == null) {
       locked(() -> {
-        link.fallbackHeartbeat();
-        if (nodeTracker.exists(node.getNodeID())) {
-          fifoAssign(node);
+        for (FiCaSchedulerNode node : nodes) {
+          link.fallbackHeartbeat();
+          if (nodeTracker.exists(node.getNodeID())) {
+            fifoAssign(node);
+          }
         }
         updateRootQueueMetrics();
       });
@@ -959,7 +1015,7 @@ public class SlotwiseScheduler
    * (a killed container holds its resources until the NodeManager reports it
    * gone); an update carries every app's truth to check.
    */
-  private String payload(FiCaSchedulerNode node, boolean check) {
+  private String payload(Collection<FiCaSchedulerNode> beating, boolean check) {
     readLock.lock();
     try {
       Deltas.Taken d = deltas.take();
@@ -1004,12 +1060,22 @@ public class SlotwiseScheduler
           Messages.orNull(nodes), Messages.orNull(d.nodesRemoved()), Messages.orNull(apps),
           Messages.orNull(d.appsRemoved()), Messages.orNull(launched),
           Messages.orNull(d.rejected()), Messages.orNull(d.finished()),
-          node == null ? null : List.of(new Messages.Beat(node.getNodeID().toString(),
-              res(node.getUnallocatedResource()))),
+          beats(beating),
           link.episodesToReport(), truth));
     } finally {
       readLock.unlock();
     }
+  }
+
+  private static List<Messages.Beat> beats(Collection<FiCaSchedulerNode> beating) {
+    if (beating == null) {
+      return null;
+    }
+    List<Messages.Beat> beats = new ArrayList<>(beating.size());
+    for (FiCaSchedulerNode n : beating) {
+      beats.add(new Messages.Beat(n.getNodeID().toString(), res(n.getUnallocatedResource())));
+    }
+    return beats;
   }
 
   private static Messages.Node nodeRecord(FiCaSchedulerNode n) {

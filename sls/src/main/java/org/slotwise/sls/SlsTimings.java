@@ -16,6 +16,10 @@ import java.util.Arrays;
 public final class SlsTimings {
   private static final int CAPACITY = 1 << 20;
   private static final long[] NODE_UPDATE_NS = new long[CAPACITY];
+  private static final long[] CALL_NS = new long[CAPACITY];
+  private static final long[] BUILD_NS = new long[CAPACITY];
+  private static long calls;
+  private static long[] batches; // {calls, nodes} from the scheduling thread, if async
   private static long nodeUpdates;
   private static long allocations;
   private static long firstAllocationNs;
@@ -26,6 +30,17 @@ public final class SlsTimings {
   public static synchronized void nodeUpdate(long ns) {
     NODE_UPDATE_NS[(int) (nodeUpdates % CAPACITY)] = ns;
     nodeUpdates++;
+  }
+
+  /** One heartbeat call to Python: building its payload, and the round trip. */
+  public static synchronized void call(long buildNs, long totalNs) {
+    BUILD_NS[(int) (calls % CAPACITY)] = buildNs;
+    CALL_NS[(int) (calls % CAPACITY)] = totalNs;
+    calls++;
+  }
+
+  public static synchronized void batches(long[] counts) {
+    batches = counts;
   }
 
   public static synchronized void allocated(int containers) {
@@ -45,11 +60,20 @@ public final class SlsTimings {
     long[] xs = Arrays.copyOf(NODE_UPDATE_NS, n);
     Arrays.sort(xs);
     double span = (lastAllocationNs - firstAllocationNs) / 1e9;
+    int m = (int) Math.min(calls, CAPACITY);
+    long[] cs = Arrays.copyOf(CALL_NS, m);
+    long[] bs = Arrays.copyOf(BUILD_NS, m);
+    Arrays.sort(cs);
+    Arrays.sort(bs);
     return String.format(java.util.Locale.ROOT,
         "{\"node_updates\":%d,\"node_update_ms\":{\"median\":%.4f,\"p99\":%.4f,\"max\":%.4f,\"mean\":%.4f},"
-            + "\"allocations\":%d,\"allocation_span_s\":%.3f}",
+            + "\"allocations\":%d,\"allocation_span_s\":%.3f,"
+            + "\"calls\":%d,\"call_ms\":{\"median\":%.4f,\"p99\":%.4f},\"build_ms\":{\"median\":%.4f,\"p99\":%.4f},"
+            + "\"batches\":%s}",
         nodeUpdates, pct(xs, 50) / 1e6, pct(xs, 99) / 1e6, n == 0 ? 0.0 : xs[n - 1] / 1e6,
-        n == 0 ? 0.0 : Arrays.stream(xs).average().orElse(0) / 1e6, allocations, span);
+        n == 0 ? 0.0 : Arrays.stream(xs).average().orElse(0) / 1e6, allocations, span,
+        calls, pct(cs, 50) / 1e6, pct(cs, 99) / 1e6, pct(bs, 50) / 1e6, pct(bs, 99) / 1e6,
+        batches == null ? "null" : "[" + batches[0] + "," + batches[1] + "]");
   }
 
   private static double pct(long[] sorted, double p) {

@@ -78,6 +78,7 @@ public class SlotwiseSlsScheduler extends SlotwiseScheduler implements Scheduler
 
   @Override
   public void serviceStop() throws Exception {
+    SlsTimings.batches(schedulingCounts());
     SlsTimings.write();
     commons.stopMetrics();
     super.serviceStop();
