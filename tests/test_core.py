@@ -415,3 +415,17 @@ def test_one_call_with_several_beats_decides_as_the_same_beats_one_call_each():
     # All 20 asks placed over five nodes (4 each), and both pools got some.
     assert len(together["assign"]) == 20 and len({a["node"] for a in together["assign"]}) == 5
     assert {"a1", "a2"} <= {a["app"] for a in together["assign"]}
+
+
+def test_node_local_needs_the_nodes_rack_asked_for_as_yarn_does():
+    """SLS's AMs (and any AM whose topology differs from the RM's) name the
+    host but another rack: YARN allows no node-local container then, and the
+    shim refuses one; Python must place it off-switch instead of offering
+    the same refused node-local container on every heartbeat."""
+    c = make_core()
+    mismatched = app("a1", "root.prod", [req(20, 1024, 1, 2, {"n1": 2}, {"/elsewhere": 2})])
+    ans = call(c, "heartbeat", full=True, nodes=NODES, apps=[mismatched], node="n1:1")
+    assert [a["locality"] for a in ans["assign"]] == ["off_switch", "off_switch"]
+    matched = app("a2", "root.dev", [req(20, 1024, 1, 1, {"n2": 1}, {"/r2": 1})])
+    ans = call(c, "heartbeat", apps=[matched], node="n2:1")
+    assert [(a["app"], a["locality"]) for a in ans["assign"]] == [("a2", "node_local")]

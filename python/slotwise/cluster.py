@@ -87,8 +87,12 @@ class Request:
         return bool(self.hosts) or bool(self.racks)
 
     def locality_on(self, node: Node) -> int | None:
-        """The best level this request can run at on ``node``, or None."""
-        if self.hosts.get(node.host, 0) > 0:
+        """The best level this request can run at on ``node``, or None.
+        Node-local needs the node's rack asked for too when the request
+        names racks, as YARN's schedulers (and the shim's check) require: an
+        AM whose rack names differ from the RM's topology gets no node-local
+        container, or Java would refuse each one and Python offer it again."""
+        if self.hosts.get(node.host, 0) > 0 and (not self.racks or self.racks.get(node.rack, 0) > 0):
             return NODE_LOCAL
         if self.racks.get(node.rack, 0) > 0 and (self.relax_locality or not self.hosts):
             return RACK_LOCAL
