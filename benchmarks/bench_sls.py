@@ -83,7 +83,8 @@ def make_trace(nodes: int, seconds: float, seed: int) -> dict:
     """A SYNTH workload (SLS's own generator, seeded, so both schedulers get
     the same jobs): in every queue small jobs (about 20 maps of 10 s) and,
     one in seven, large ones (a sixth of the cluster's containers, maps of
-    30 s), arriving evenly over the first 60% of the run, enough offered work
+    30 s), meant to arrive over the first 60% of the run (SLS 3.4.2 submits
+    them all within the first second here: one burst), enough offered work
     (about 1.3x the cluster) to keep it short of containers."""
     slots = nodes * (NODE_MB // TASK_MB)
     small = {"maps": 20, "mtime": 10}
