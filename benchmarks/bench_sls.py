@@ -46,6 +46,7 @@ SLOTWISE = "org.apache.hadoop.yarn.sls.scheduler.SlotwiseSlsScheduler"
 QUEUES = {"prod": 2.0, "research": 1.0, "adhoc": 1.0, "etl": 1.0}
 NODE_MB, NODE_VCORES, TASK_MB = 10240, 10, 1024
 NODES_PER_RACK = 40
+RECORD = False
 
 ALLOCATIONS = """<?xml version="1.0"?>
 <allocations>
@@ -194,7 +195,9 @@ def run_one(d: Path, classpath: list[str], scheduler: str, limit: float, heap: s
                 [sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(d / "fair-scheduler.xml"),
                  "--gateway-info", str(gateway / "gateway.json"), "--token-file", str(gateway / "gateway.token"),
                  "--http", f"127.0.0.1:{free_ports(1)[0]}", "--admin-token-file", str(d / "admin.token"),
-                 "--event-log", str(d / "events.jsonl"), "--no-watch"],
+                 "--event-log", str(d / "events.jsonl"), "--no-watch", *(["--record"] if RECORD else []),
+                 # As the FairScheduler here (YARN's defaults): no delay scheduling.
+                 "--node-locality-delay", "0", "--rack-locality-delay", "0"],
                 stdout=open(d / "serve.log", "wb"), stderr=subprocess.STDOUT, start_new_session=True)
         python_cpu = 0.0
         while jvm.poll() is None:
@@ -287,9 +290,13 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, help="trace length, s (default 180; --quick 90)")
     ap.add_argument("--dir", help="where runs go (default: a temporary directory)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--record", action="store_true",
+                    help="run slotwise serve with --record (every call's message in the event log, for replay)")
     ap.add_argument("--sync", action="store_true",
                     help="also run Slotwise with slotwise.scheduling.async=false (each NODE_UPDATE waits on Python)")
     args = ap.parse_args()
+    global RECORD
+    RECORD = args.record
     sizes = [int(x) for x in (args.nodes or ("100,1000" if args.quick else "100,1000,5000")).split(",")]
     seconds = args.seconds or (90.0 if args.quick else 180.0)
     classpath = build()

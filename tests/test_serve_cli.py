@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -122,3 +123,22 @@ def test_serve_waiting_for_a_resourcemanager_says_why(tmp_path):
             out, _ = proc.communicate(timeout=15)
         waiting = [line for line in out.splitlines() if "waiting for the ResourceManager's gateway" in line]
         assert len(waiting) == 1 and expected in waiting[0], out
+
+
+def test_serve_locality_delays_are_in_force_and_bad_ones_refused(tmp_path):
+    """Delay scheduling's waits come from the command line (0: no wait, as
+    YARN's FairScheduler by default); the recording carries them, so a
+    replay decides with the same waits."""
+    proc, url, _alloc = serve(tmp_path, "--node-locality-delay", "0", "--rack-locality-delay", "2.5", "--record")
+    try:
+        wait_http(f"{url}/api/v1/config", proc)
+        rec = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()
+               if '"recording"' in line]
+        assert rec and rec[0]["settings"]["node_locality_delay"] == 0.0
+        assert rec[0]["settings"]["rack_locality_delay"] == 2.5
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    bad, _url, _alloc = serve(tmp_path, "--rack-locality-delay", "-1")
+    out, _ = bad.communicate(timeout=30)
+    assert bad.returncode == 2 and "--rack-locality-delay must be 0 or more seconds, not -1" in out

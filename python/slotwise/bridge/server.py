@@ -449,8 +449,13 @@ def serve_main(args) -> int:
             if args.root_policy.lower() not in known_policy_names():
                 raise ValueError(f"--root-policy: unknown policy {args.root_policy!r} "
                                  f"(known: {', '.join(known_policy_names())})")
+        for flag, v in (("--node-locality-delay", args.node_locality_delay),
+                        ("--rack-locality-delay", args.rack_locality_delay)):
+            if v is not None and not v >= 0:
+                raise ValueError(f"{flag} must be 0 or more seconds, not {v:g}")
         settings = EngineSettings(heartbeat_interval=args.heartbeat_interval, share_rule=args.share_rule,
-                                  root_policy=args.root_policy)
+                                  root_policy=args.root_policy, node_locality_delay=args.node_locality_delay,
+                                  rack_locality_delay=args.rack_locality_delay)
         services, dp = market_services(args)
     except ValueError as e:
         print(f"slotwise serve: {e}", file=sys.stderr)
@@ -616,6 +621,13 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
     s.add_argument("--heartbeat-interval", type=float, default=1.0,
                    help="NodeManager heartbeat interval, seconds (sets the default locality delays)")
+    s.add_argument("--node-locality-delay", type=float, metavar="S",
+                   help="delay scheduling: how long a job waits for a node-local container before it takes "
+                        "a rack-local one (default 1.5x the heartbeat interval; 0: no wait, as YARN's "
+                        "FairScheduler by default)")
+    s.add_argument("--rack-locality-delay", type=float, metavar="S",
+                   help="then how long it waits for a rack-local container before it takes any "
+                        "(default 1.5x the heartbeat interval; 0: no wait)")
     s.add_argument("--root-policy", metavar="NAME",
                    help="the root pool's policy whatever the file says (e.g. dynamic-priority for an MRv1 "
                         "pools file, whose root has no schedulingPolicy)")
