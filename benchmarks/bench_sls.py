@@ -347,7 +347,9 @@ def print_table(rows) -> None:
             if name == "fairscheduler" or not (f and s):
                 continue
             worst = max(abs(s[q] - f[q]) / f[q] for q in f if f[q] > 0)
-            print(f"{'':>6} queue shares: {name} within {100 * worst:.0f}% of fairscheduler's (worst queue)")
+            points = max(abs(s[q] - f.get(q, 0.0)) for q in s)
+            print(f"{'':>6} queue shares: {name} within {100 * worst:.0f}% of fairscheduler's (worst queue; "
+                  f"{100 * points:.1f} points of the cluster)")
             if r.get("calls"):
                 b = r.get("batches")
                 per = f"{b[1] / b[0]:.1f} nodes per call" if b and b[0] else "one node per call"
