@@ -46,7 +46,6 @@ SLOTWISE = "org.apache.hadoop.yarn.sls.scheduler.SlotwiseSlsScheduler"
 QUEUES = {"prod": 2.0, "research": 1.0, "adhoc": 1.0, "etl": 1.0}
 NODE_MB, NODE_VCORES, TASK_MB = 10240, 10, 1024
 NODES_PER_RACK = 40
-RECORD = False
 
 ALLOCATIONS = """<?xml version="1.0"?>
 <allocations>
@@ -171,7 +170,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_one(d: Path, classpath: list[str], scheduler: str, limit: float, heap: str) -> dict:
+def run_one(d: Path, classpath: list[str], scheduler: str, limit: float, heap: str, record: bool = False) -> dict:
     java = find_java()
     out = d / "out"
     summary = d / "summary.json"
@@ -195,7 +194,7 @@ def run_one(d: Path, classpath: list[str], scheduler: str, limit: float, heap: s
                 [sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(d / "fair-scheduler.xml"),
                  "--gateway-info", str(gateway / "gateway.json"), "--token-file", str(gateway / "gateway.token"),
                  "--http", f"127.0.0.1:{free_ports(1)[0]}", "--admin-token-file", str(d / "admin.token"),
-                 "--event-log", str(d / "events.jsonl"), "--no-watch", *(["--record"] if RECORD else []),
+                 "--event-log", str(d / "events.jsonl"), "--no-watch", *(["--record"] if record else []),
                  # As the FairScheduler here (YARN's defaults): no delay scheduling.
                  "--node-locality-delay", "0", "--rack-locality-delay", "0"],
                 stdout=open(d / "serve.log", "wb"), stderr=subprocess.STDOUT, start_new_session=True)
@@ -295,8 +294,6 @@ def main() -> int:
     ap.add_argument("--sync", action="store_true",
                     help="also run Slotwise with slotwise.scheduling.async=false (each NODE_UPDATE waits on Python)")
     args = ap.parse_args()
-    global RECORD
-    RECORD = args.record
     sizes = [int(x) for x in (args.nodes or ("100,1000" if args.quick else "100,1000,5000")).split(",")]
     seconds = args.seconds or (90.0 if args.quick else 180.0)
     classpath = build()
@@ -314,7 +311,7 @@ def main() -> int:
             d = base / f"{n}-{name}"
             write_run_dir(d, synth, cls, d / "gateway" if cls == SLOTWISE else None, async_scheduling)
             log(f"{n} nodes, {name}: running SLS in {d}")
-            got[name] = run_one(d, classpath, cls, seconds * 4, heap)
+            got[name] = run_one(d, classpath, cls, seconds * 4, heap, args.record)
         rows.append((n, got))
         print(HEADER)
         for name, r in got.items():

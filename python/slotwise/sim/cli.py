@@ -115,7 +115,7 @@ def _simulate_hopper(args) -> int:
     for r in report["jct"]:
         g = report["gain_vs_fair_late"][r["policy"]]
         print(f"{r['policy']:<16} mean JCT {r['mean_jct']:8.1f} s  p50 {r['p50_jct']:7.1f}  p90 {r['p90_jct']:8.1f}"
-              f"  vs fair+late {'(the baseline)' if r['policy'] == 'fair+late' else f'{-100 * g:+.0f}%'}")
+              f"  vs fair+late {'(the baseline)' if r['policy'] == hopper.BASELINE else f'{-100 * g:+.0f}%'}")
     print(f"wrote {', '.join(written)}")
     return 0
 

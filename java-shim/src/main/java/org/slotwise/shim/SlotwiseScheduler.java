@@ -107,7 +107,7 @@ public class SlotwiseScheduler
   private Gateway gateway;
   private long checkIntervalMs;
   private long lastCheck;
-  private NodeBatcher batcher; // null: each heartbeat calls Python itself
+  private NodeBatcher<NodeId> batcher; // null: each heartbeat calls Python itself
 
   public SlotwiseScheduler() {
     super(SlotwiseScheduler.class.getName());
@@ -134,7 +134,7 @@ public class SlotwiseScheduler
     updateInterval = Math.max(10, conf.getLong(UPDATE_INTERVAL_MS, 500));
     checkIntervalMs = conf.getLong(CHECK_INTERVAL_MS, 5000);
     if (conf.getBoolean(ASYNC, true)) {
-      batcher = new NodeBatcher("slotwise-scheduling", conf.getInt(MAX_NODES_PER_CALL, 100),
+      batcher = new NodeBatcher<>("slotwise-scheduling", conf.getInt(MAX_NODES_PER_CALL, 100),
           this::scheduleBatch);
     }
     // The RM's web server (started after this) reads its filters from this same configuration.
@@ -336,7 +336,7 @@ public class SlotwiseScheduler
         nodeTracker.removeNode(nm.getNodeID());
         deltas.nodeRemoved(nm.getNodeID().toString());
         if (batcher != null) {
-          batcher.remove(nm.getNodeID().toString());
+          batcher.remove(nm.getNodeID());
         }
         updateRootQueueMetrics();
         LOG.info("Slotwise: removed node {}; cluster {}", nm.getNodeID(), getClusterResource());
@@ -382,7 +382,7 @@ public class SlotwiseScheduler
     link.heartbeat();
     if (batcher != null && link.hasPolicy() && !link.isCold()) {
       if (Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
-        batcher.offer(node.getNodeID().toString());
+        batcher.offer(node.getNodeID());
       }
       return;
     }
@@ -395,10 +395,10 @@ public class SlotwiseScheduler
   }
 
   /** The scheduling thread's turn: the nodes that heartbeated with room since the last call. */
-  private void scheduleBatch(List<String> ids) {
+  private void scheduleBatch(List<NodeId> ids) {
     List<FiCaSchedulerNode> nodes = new ArrayList<>(ids.size());
-    for (String id : ids) {
-      FiCaSchedulerNode n = nodeTracker.getNode(NodeId.fromString(id));
+    for (NodeId id : ids) {
+      FiCaSchedulerNode n = nodeTracker.getNode(id);
       if (n != null) {
         nodes.add(n);
       }

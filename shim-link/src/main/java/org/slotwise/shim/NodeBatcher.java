@@ -18,22 +18,23 @@ import org.slf4j.LoggerFactory;
  * more nodes gather, so the batch grows with the load by itself and a quiet
  * cluster still sees one node per call at once.
  *
- * <p>A node offered twice before it is taken goes once; its room is read when
+ * <p>Nodes are named by any key with equals and hashCode ({@code K}: the
+ * RM's NodeId). A node offered twice before it is taken goes once; its room is read when
  * the payload is built. The consumer must not throw; if it does, the error is
  * logged and the thread goes on.
  */
-public final class NodeBatcher {
+public final class NodeBatcher<K> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeBatcher.class);
 
   private final int maxPerCall;
-  private final Consumer<List<String>> schedule;
-  private final LinkedHashSet<String> pending = new LinkedHashSet<>(); // guarded by this
+  private final Consumer<List<K>> schedule;
+  private final LinkedHashSet<K> pending = new LinkedHashSet<>(); // guarded by this
   private final Thread thread;
   private volatile boolean running = true;
   private long batches; // guarded by this, as is the next
   private long nodes;
 
-  public NodeBatcher(String name, int maxPerCall, Consumer<List<String>> schedule) {
+  public NodeBatcher(String name, int maxPerCall, Consumer<List<K>> schedule) {
     this.maxPerCall = Math.max(1, maxPerCall);
     this.schedule = schedule;
     this.thread = new Thread(this::loop, name);
@@ -45,14 +46,14 @@ public final class NodeBatcher {
   }
 
   /** The node heartbeated with room: schedule it soon. Never blocks on Python. */
-  public synchronized void offer(String nodeId) {
+  public synchronized void offer(K nodeId) {
     if (pending.add(nodeId)) {
       notifyAll();
     }
   }
 
   /** Forgets a node that left the cluster. */
-  public synchronized void remove(String nodeId) {
+  public synchronized void remove(K nodeId) {
     pending.remove(nodeId);
   }
 
@@ -61,13 +62,13 @@ public final class NodeBatcher {
     return new long[] {batches, nodes};
   }
 
-  private List<String> take() throws InterruptedException {
+  private List<K> take() throws InterruptedException {
     synchronized (this) {
       while (pending.isEmpty()) {
         wait();
       }
-      List<String> batch = new ArrayList<>(Math.min(pending.size(), maxPerCall));
-      for (Iterator<String> it = pending.iterator(); it.hasNext() && batch.size() < maxPerCall; ) {
+      List<K> batch = new ArrayList<>(Math.min(pending.size(), maxPerCall));
+      for (Iterator<K> it = pending.iterator(); it.hasNext() && batch.size() < maxPerCall; ) {
         batch.add(it.next());
         it.remove();
       }
@@ -79,7 +80,7 @@ public final class NodeBatcher {
 
   private void loop() {
     while (running) {
-      List<String> batch;
+      List<K> batch;
       try {
         batch = take();
       } catch (InterruptedException e) {

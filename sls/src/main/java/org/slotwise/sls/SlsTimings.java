@@ -5,6 +5,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.function.Consumer;
+
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEventType;
 
 /**
  * What the harness measures inside the simulated ResourceManager, the same
@@ -27,7 +31,21 @@ public final class SlsTimings {
 
   private SlsTimings() {}
 
-  public static synchronized void nodeUpdate(long ns) {
+  /**
+   * Runs a scheduler's handling of {@code event}, timing it if it is a
+   * NODE_UPDATE: both wrappers measure through this, so the figures compare.
+   */
+  public static void handle(SchedulerEvent event, Consumer<SchedulerEvent> handler) {
+    if (event.getType() != SchedulerEventType.NODE_UPDATE) {
+      handler.accept(event);
+      return;
+    }
+    long t0 = System.nanoTime();
+    handler.accept(event);
+    nodeUpdate(System.nanoTime() - t0);
+  }
+
+  private static synchronized void nodeUpdate(long ns) {
     NODE_UPDATE_NS[(int) (nodeUpdates % CAPACITY)] = ns;
     nodeUpdates++;
   }
@@ -56,15 +74,11 @@ public final class SlsTimings {
   }
 
   public static synchronized String json() {
-    int n = (int) Math.min(nodeUpdates, CAPACITY);
-    long[] xs = Arrays.copyOf(NODE_UPDATE_NS, n);
-    Arrays.sort(xs);
+    long[] xs = sorted(NODE_UPDATE_NS, nodeUpdates);
+    int n = xs.length;
     double span = (lastAllocationNs - firstAllocationNs) / 1e9;
-    int m = (int) Math.min(calls, CAPACITY);
-    long[] cs = Arrays.copyOf(CALL_NS, m);
-    long[] bs = Arrays.copyOf(BUILD_NS, m);
-    Arrays.sort(cs);
-    Arrays.sort(bs);
+    long[] cs = sorted(CALL_NS, calls);
+    long[] bs = sorted(BUILD_NS, calls);
     return String.format(java.util.Locale.ROOT,
         "{\"node_updates\":%d,\"node_update_ms\":{\"median\":%.4f,\"p99\":%.4f,\"max\":%.4f,\"mean\":%.4f},"
             + "\"allocations\":%d,\"allocation_span_s\":%.3f,"
@@ -74,6 +88,13 @@ public final class SlsTimings {
         n == 0 ? 0.0 : Arrays.stream(xs).average().orElse(0) / 1e6, allocations, span,
         calls, pct(cs, 50) / 1e6, pct(cs, 99) / 1e6, pct(bs, 50) / 1e6, pct(bs, 99) / 1e6,
         batches == null ? "null" : "[" + batches[0] + "," + batches[1] + "]");
+  }
+
+  /** The samples a ring buffer holds after {@code count} writes, sorted. */
+  private static long[] sorted(long[] ring, long count) {
+    long[] xs = Arrays.copyOf(ring, (int) Math.min(count, CAPACITY));
+    Arrays.sort(xs);
+    return xs;
   }
 
   private static double pct(long[] sorted, double p) {

@@ -11,7 +11,6 @@ import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEventType;
 import org.apache.hadoop.yarn.sls.SLSRunner;
 import org.slotwise.shim.SlotwiseScheduler;
 import org.slotwise.sls.SlsTimings;
@@ -67,13 +66,7 @@ public class SlotwiseSlsScheduler extends SlotwiseScheduler implements Scheduler
 
   @Override
   public void propagatedHandle(SchedulerEvent event) {
-    if (event.getType() != SchedulerEventType.NODE_UPDATE) {
-      super.handle(event);
-      return;
-    }
-    long t0 = System.nanoTime();
-    super.handle(event);
-    SlsTimings.nodeUpdate(System.nanoTime() - t0);
+    SlsTimings.handle(event, super::handle);
   }
 
   @Override

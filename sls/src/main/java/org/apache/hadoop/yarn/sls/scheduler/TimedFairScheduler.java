@@ -9,7 +9,6 @@ import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEventType;
 import org.slotwise.sls.SlsTimings;
 
 /** SLS's FairScheduler, timed and counted exactly as {@link SlotwiseSlsScheduler}. */
@@ -26,13 +25,7 @@ public class TimedFairScheduler extends SLSFairScheduler {
 
   @Override
   public void propagatedHandle(SchedulerEvent event) {
-    if (event.getType() != SchedulerEventType.NODE_UPDATE) {
-      super.propagatedHandle(event);
-      return;
-    }
-    long t0 = System.nanoTime();
-    super.propagatedHandle(event);
-    SlsTimings.nodeUpdate(System.nanoTime() - t0);
+    SlsTimings.handle(event, super::propagatedHandle);
   }
 
   @Override
