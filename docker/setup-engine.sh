@@ -57,17 +57,43 @@ install_compose() {
 start_dockerd() {
   is_root || { say "no Docker engine answers and only root can start one here"; exit 3; }
   mkdir -p "$STATE"
-  say "starting dockerd (log $STATE/dockerd.log)"
-  nohup dockerd > "$STATE/dockerd.log" 2>&1 &
-  echo $! > "$PIDFILE"
-  for _ in $(seq 1 60); do
-    engine_answers && { say "dockerd answers (pid $(cat "$PIDFILE"))"; return 0; }
-    kill -0 "$(cat "$PIDFILE")" 2>/dev/null || break
-    sleep 1
+  local attempt pid deadline
+  # On a loaded machine dockerd can give up on the containerd it starts
+  # ("failed to start containerd: timeout waiting for containerd to start")
+  # and exit: start it again, up to three times, each given 180 s to answer.
+  for attempt in 1 2 3; do
+    say "starting dockerd (log $STATE/dockerd.log, attempt $attempt of 3)"
+    nohup dockerd > "$STATE/dockerd.log" 2>&1 &
+    pid=$!
+    echo "$pid" > "$PIDFILE"
+    deadline=$((SECONDS + 180))
+    while [ $SECONDS -lt $deadline ]; do
+      engine_answers && { say "dockerd answers (pid $pid)"; return 0; }
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      say "dockerd (pid $pid) did not answer in 180 s; stopping it"
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+      kill -9 "$pid" 2>/dev/null || true
+    else
+      say "dockerd exited before answering; what it said (all in $STATE/dockerd.log):"
+    fi
+    grep -E 'level=(error|fatal)|^panic:' "$STATE/dockerd.log" | tail -n 5 >&2 || true
+    # A dockerd killed while it changed a network (a session ended, SIGKILL)
+    # can leave a network without its address pool in its store; every later
+    # start then panics in libnetwork's reservePools. The store holds only
+    # network definitions (compose makes its network again; images and
+    # volumes live elsewhere): set it aside and start afresh.
+    local kv=/var/lib/docker/network/files/local-kv.db
+    if grep -q 'reservePools' "$STATE/dockerd.log" && [ -f "$kv" ]; then
+      say "dockerd's network store is damaged (a panic in reservePools): moving $kv to $kv.damaged"
+      mv -f "$kv" "$kv.damaged"
+    fi
   done
-  say "dockerd did not answer in 60 s; last lines of $STATE/dockerd.log:"
-  tail -n 20 "$STATE/dockerd.log" >&2 || true
   rm -f "$PIDFILE"
+  say "no Docker engine after 3 attempts"
   exit 1
 }
 

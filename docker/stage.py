@@ -24,9 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from slotwise.localcluster.classpath import build_shim, find_shim_jar, resolve  # noqa: E402
+from slotwise.localcluster.classpath import build_shim, find_shim_jar, jar_cache, jar_is_stale, resolve  # noqa: E402
 from slotwise.localcluster.config import log4j_properties  # noqa: E402
-from slotwise.localcluster.jvm import ADD_OPENS  # noqa: E402
+from slotwise.localcluster.jvm import ADD_OPENS, FAST_START  # noqa: E402
 
 
 class Key:
@@ -68,20 +68,14 @@ def _log(msg: str) -> None:
 
 
 def _flags() -> list[str]:
-    return ["-XX:+IgnoreUnrecognizedVMOptions", *ADD_OPENS, "--enable-native-access=ALL-UNNAMED",
+    return ["-XX:+IgnoreUnrecognizedVMOptions", *FAST_START, *ADD_OPENS, "--enable-native-access=ALL-UNNAMED",
             "-Djava.net.preferIPv4Stack=true"]
 
 
-def _shim_is_stale(shim: Path | None) -> bool:
-    sources = [p for d in ("java-shim", "shim-link") for p in (REPO / d / "src" / "main").rglob("*") if p.is_file()]
-    sources.append(REPO / "java-shim" / "pom.xml")
-    return shim is None or any(p.stat().st_mtime > shim.stat().st_mtime for p in sources)
-
-
 def hadoop_key() -> str:
-    jars = resolve(REPO, REPO / "run" / "docker" / "cache", _log)
+    jars = resolve(REPO, jar_cache(REPO), _log)
     shim = find_shim_jar(REPO)
-    if _shim_is_stale(shim):
+    if jar_is_stale(REPO, shim, "java-shim"):
         return "stale-shim"
     key = Key()
     key.files(REPO / "docker" / "hadoop")
@@ -103,24 +97,24 @@ def policy_key() -> str:
 
 def stage_hadoop(ctx: Path) -> None:
     fresh(ctx, REPO / "docker" / "hadoop")
-    jars = resolve(REPO, REPO / "run" / "docker" / "cache", _log)
-    shim = find_shim_jar(REPO)
-    if _shim_is_stale(shim):
-        shim = build_shim(REPO, _log)
-    out = ctx / "jars"
-    out.mkdir()
+    jars = resolve(REPO, jar_cache(REPO), _log)
+    shim = build_shim(REPO, _log)  # Maven only when the jar is stale
+    # Hadoop's jars and the shim in layers of their own: a change to the shim
+    # alone reuses the layer of Hadoop's 500 MB.
+    (ctx / "jars").mkdir()
+    (ctx / "shim").mkdir()
     order = []
-    for jar in [*jars.classpath, str(shim)]:
-        name = Path(jar).name
-        if name not in order:
-            link_or_copy(Path(jar), out / name)
-            order.append(name)
+    for jar, folder in [*((j, "jars") for j in jars.classpath), (str(shim), "shim")]:
+        entry = f"{folder}/{Path(jar).name}"
+        if not any(e.endswith("/" + Path(jar).name) for e in order):
+            link_or_copy(Path(jar), ctx / entry)
+            order.append(entry)
     extras = ctx / "extra-jars"   # on the job client's classpath only
     extras.mkdir()
     for jar in (jars.examples_jar, jars.tests_jar):
         if jar:
             link_or_copy(Path(jar), extras / Path(jar).name)
-    # One per line, each line ending in a newline (a reader that loses an
+    # One path (under /opt/hadoop) per line, each line ending in a newline (a reader that loses an
     # unterminated last line would lose a jar).
     (ctx / "classpath.txt").write_text("".join(f"{n}\n" for n in order))
     (ctx / "jvm-flags.txt").write_text("".join(f"{f}\n" for f in _flags()))
@@ -129,17 +123,23 @@ def stage_hadoop(ctx: Path) -> None:
 
 
 def stage_policy(ctx: Path) -> None:
+    """The slotwise wheel in wheels/app and its dependencies in wheels/deps:
+    the image installs them in two layers, so a change to Slotwise alone
+    rebuilds only the small one (Docker reuses the dependencies' layer)."""
     fresh(ctx, REPO / "docker" / "policy")
-    wheels = ctx / "wheels"
-    wheels.mkdir()
+    app, deps = ctx / "wheels" / "app", ctx / "wheels" / "deps"
+    app.mkdir(parents=True)
+    deps.mkdir()
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(wheels), str(REPO)], check=True,
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(app), str(REPO)], check=True,
                    stdout=sys.stderr)
-    built = next(wheels.glob("slotwise-*.whl"))
+    built = next(app.glob("slotwise-*.whl"))
     # The image runs bookworm's Python 3.11 on this machine's architecture:
     # the wheels this Python would install fit it.
-    subprocess.run([*pip, "download", "--only-binary=:all:", "-d", str(wheels), str(built)],
+    subprocess.run([*pip, "download", "--only-binary=:all:", "-d", str(deps), str(built)],
                    check=True, stdout=sys.stderr)
+    for copy in deps.glob("slotwise-*.whl"):  # pip download puts the wheel it was given beside its deps
+        copy.unlink()
 
 
 def main() -> None:

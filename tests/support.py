@@ -69,6 +69,12 @@ def running(engine: Engine, pool: str) -> float:
     return engine.pools[pool].usage.memory_mb
 
 
+#: How long a test waits for a real cluster to start. A deadline for a hang,
+#: not a speed goal: on a loaded 2-core machine a ResourceManager alone has
+#: taken 350 s to answer (its web app starts last).
+CLUSTER_START_TIMEOUT = 900
+
+
 def missing_java_tools() -> str | None:
     """Why real Hadoop cannot run here (no Maven, no JDK 17), or None."""
     from slotwise.localcluster import ClusterError

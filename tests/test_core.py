@@ -92,10 +92,60 @@ def test_a_refused_assignment_gives_the_ask_back_with_the_app_the_shim_resends(c
     ans = call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)], node="n1:1")
     engine_id = ans["assign"][0]["engine_id"]
     assert engine(core).apps["a1"].pending.memory_mb == 0  # taken by the assignment
-    call(core, "update", rejected=[engine_id], apps=[job("a1", "root.prod", n=1)])
+    call(core, "update", rejected=[{"engine_id": engine_id, "reason": "no_room"}], apps=[job("a1", "root.prod", n=1)])
     app_ = engine(core).apps["a1"]
     assert (app_.usage.memory_mb, app_.pending.memory_mb) == (0, 1024)
     assert call(core, "heartbeat", node="n2:1")["assign"][0]["app"] == "a1"  # offered again
+
+
+def test_a_lasting_refusal_is_not_offered_again_until_the_asks_or_the_node_change(core):
+    """The shim refused a node-local container for a reason that stays true
+    (say, the app blacklisted the node): counted and logged with its reason,
+    and the same node is not offered at that level again on every heartbeat
+    (3 million offers in one SLS run); another node is. New asks, or the
+    node resized, make the offer possible again."""
+    one = [job("a1", "root.prod", n=1)]
+    ans = call(core, "heartbeat", full=True, nodes=NODES, apps=one, node="n1:1")
+    [a] = ans["assign"]
+    call(core, "heartbeat", rejected=[{"engine_id": a["engine_id"], "reason": "blacklisted"}], apps=one,
+         node="n1:1")
+    for _ in range(3):
+        assert call(core, "heartbeat", node="n1:1").get("assign", []) == []
+    [refused] = events(core, "refused")
+    assert (refused["app"], refused["node"], refused["reason"], refused["locality"]) == \
+        ("a1", "n1:1", "blacklisted", "off_switch")
+    assert core.counters["refused"] == 1 and core.refusals == {"blacklisted": 1}
+    # The app's asks change (two containers now): n1 may be offered again.
+    two = [job("a1", "root.prod", n=2)]
+    assert [x["node"] for x in call(core, "heartbeat", apps=two, node="n1:1")["assign"]] == ["n1:1", "n1:1"]
+
+
+def test_a_lasting_refusal_ends_when_the_node_changes_and_a_passing_one_does_not_last(core):
+    one = [job("a1", "root.prod", n=1)]
+
+    def refuse(assign, reason, **more):
+        return call(core, "heartbeat", rejected=[{"engine_id": assign["engine_id"], "reason": reason}], apps=one,
+                    **more)
+
+    a = call(core, "heartbeat", full=True, nodes=NODES, apps=one, node="n1:1")["assign"][0]
+    assert refuse(a, "locality", node="n1:1").get("assign", []) == []
+    b = call(core, "heartbeat", node="n2:1")["assign"][0]  # another node: offered
+    assert b["node"] == "n2:1"
+    # Refused as a race that passes (no room): offered again at once.
+    c = refuse(b, "no_room", node="n2:1")["assign"][0]
+    assert c["node"] == "n2:1"
+    d = refuse(c, "no_room", node="n1:1")
+    assert d.get("assign", []) == []  # n1's locality refusal still holds
+    # n1 resized: its refusal no longer holds.
+    resized = node("n1:1", "n1", "/r1", 8192, 8)
+    assert call(core, "heartbeat", nodes=[resized], node="n1:1")["assign"][0]["node"] == "n1:1"
+    assert core.refusals == {"locality": 1, "no_room": 2}
+
+
+def test_a_refusal_with_an_unknown_reason_is_refused_whole(core):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)], node="n1:1")
+    ans = call(core, "heartbeat", rejected=[{"engine_id": "a1#1", "reason": "tired"}], node="n2:1")
+    assert "rejected[0].reason" in ans["error"]
 
 
 def test_a_divergence_is_found_at_the_second_check_and_repaired_by_a_resync(core):
@@ -103,7 +153,7 @@ def test_a_divergence_is_found_at_the_second_check_and_repaired_by_a_resync(core
     engine_id = ans["assign"][0]["engine_id"]
     # An old shim: the refusal alone, without the app.  Python's view: no ask, no container.
     truth = [{"app": "a1", "pending": {"memory_mb": 1024, "vcores": 1}, "allocated": {}, "containers": 0}]
-    first = call(core, "update", rejected=[engine_id], check=truth)
+    first = call(core, "update", rejected=[{"engine_id": engine_id, "reason": "no_room"}], check=truth)
     assert "resync" not in first  # one difference may be a change in flight
     second = call(core, "update", check=truth)
     assert second["resync"] is True
@@ -338,10 +388,11 @@ def test_an_app_no_rule_places_goes_to_the_recovery_pool_and_orders_repeat():
     assert c.job_pool("x") == RECOVERY_POOL
     assert any(p["pool"] == RECOVERY_POOL and p["recovery"] for p in c.pools())
     assert RECOVERY_POOL not in c.leaf_pools()
-    assert call(c, "update")["move"][0]["queue"] == RECOVERY_POOL
+    first = call(c, "update")
+    assert first["move"][0]["queue"] == RECOVERY_POOL
     clock.advance(MOVE_RETRY)
     assert call(c, "update")["move"][0]["queue"] == RECOVERY_POOL  # the RM has not moved it yet: ask again
-    table = {q["name"]: q for q in call(c, "update")["queues"]}
+    table = {q["name"]: q for q in first["queues"]}  # later answers carry only the rows that changed
     assert table[RECOVERY_POOL]["recovery"] is True
 
 
@@ -429,3 +480,25 @@ def test_node_local_needs_the_nodes_rack_asked_for_as_yarn_does():
     matched = app("a2", "root.dev", [req(20, 1024, 1, 1, {"n2": 1}, {"/r2": 1})])
     ans = call(c, "heartbeat", apps=[matched], node="n2:1")
     assert [(a["app"], a["locality"]) for a in ans["assign"]] == [("a2", "node_local")]
+
+
+def test_a_refused_level_falls_through_to_the_next_one_the_node_allows_and_refusals_expire():
+    """A node-local offer the shim refused (here: the app names its host,
+    no rack) does not keep the app off the node: off-switch is offered
+    there next. And a lasting refusal is forgotten after REFUSAL_HOLD, for
+    causes the shim never reports (a blacklist lifted)."""
+    from slotwise.cluster import REFUSAL_HOLD
+
+    clock = ManualClock()
+    core = make_core(clock=clock)
+    one = [app("a1", "root.prod", [req(20, 1024, 1, 1, {"n1": 1})])]
+    a = call(core, "heartbeat", full=True, nodes=NODES, apps=one, node="n1:1")["assign"][0]
+    assert a["locality"] == "node_local"
+    b = call(core, "heartbeat", rejected=[{"engine_id": a["engine_id"], "reason": "locality"}], apps=one,
+             node="n1:1")["assign"][0]
+    assert (b["node"], b["locality"]) == ("n1:1", "off_switch")
+    c = call(core, "heartbeat", rejected=[{"engine_id": b["engine_id"], "reason": "blacklisted"}], apps=one,
+             node="n1:1")
+    assert c.get("assign", []) == []  # both levels refused on n1
+    clock.advance(REFUSAL_HOLD)
+    assert call(core, "heartbeat", node="n1:1")["assign"][0]["node"] == "n1:1"

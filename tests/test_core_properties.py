@@ -139,7 +139,7 @@ class Model:
         req = app["requests"][0] if app else None
         if not app or not node or req["count"] <= 0 or used + 1024 > node["capacity"]["memory_mb"]:
             if engine_id:
-                self.d["rejected"].append(engine_id)
+                self.d["rejected"].append({"engine_id": engine_id, "reason": "no_room"})
                 if app:
                     self.d["apps"].add(app_id)
             return False
@@ -232,7 +232,8 @@ def test_random_message_sequences_keep_the_engine_whole_and_in_step_with_the_rm(
             refuse = step[2]
             for i, a in enumerate(answer.get("assign", [])):
                 if i < len(refuse) and refuse[i]:
-                    model.d["rejected"].append(a["engine_id"])  # refused anyway (say, the node filled up)
+                    # refused anyway (say, the node filled up)
+                    model.d["rejected"].append({"engine_id": a["engine_id"], "reason": "no_room"})
                     model.d["apps"].add(a["app"])
                 else:
                     model.launch(a["app"], a["node"], a["engine_id"])

@@ -187,3 +187,35 @@ def test_acl_reloads_on_change_and_keeps_the_last_good_one(acl_path, api):
     os.utime(acl_path, ns=(3, 4))
     assert call(api, [("info", "alice")], user="carol", key="carol-secret-key", ts=NOW + 1, now=NOW + 1).status == 200
     assert "expected USER ROLE KEY" in api.acl.error
+
+
+@pytest.mark.parametrize("params, status", [
+    ([("addBudget", "1000"), ("queue", "alice")], 403),  # beyond alice's role
+    ([("setSpending", "9"), ("queue", "bob")], 403),  # a queue alice does not hold
+    ([("setSpending", "lots"), ("queue", "alice")], 400),  # bad input
+    ([("info", "nosuch")], 400)])
+def test_a_refused_request_does_not_advance_the_replay_guard(api, params, status):
+    """Issue 25: a signed request refused for its role still advanced the
+    signer's last accepted timestamp.  Only a request carried out does."""
+    assert call(api, [("info", "alice")], ts=NOW - 10).status == 200
+    before = budgets(api)
+    a = call(api, params, ts=NOW)
+    assert a.status == status
+    assert budgets(api) == before
+    assert api.market.store.last_timestamp("alice") == NOW - 10
+    # so a request stamped between the two is still fresh
+    assert call(api, [("info", "alice")], ts=NOW - 5).status == 200
+    assert api.market.store.last_timestamp("alice") == NOW - 5
+
+
+def test_a_refused_first_request_leaves_no_replay_record(tmp_path, acl_path):
+    from slotwise.market import SqliteStore
+
+    m = Market(store=SqliteStore(str(tmp_path / "m.db")))
+    m.add_queue("root.dp.alice")
+    api = DpApi(m, Acl(acl_path))
+    assert call(api, [("addBudget", "5"), ("queue", "alice")]).status == 403
+    assert m.store.last_timestamp("alice") is None
+    assert m.store.db.execute("SELECT COUNT(*) FROM signers").fetchone()[0] == 0
+    assert call(api, [("info", "alice")], ts=NOW - 1).status == 200
+    assert m.store.last_timestamp("alice") == NOW - 1

@@ -23,13 +23,17 @@ CHARGER = textwrap.dedent("""
         for i, q in enumerate(queues):
             m.set_spending(q, i + 1)
             m.add_budget(q, 1e9)
-    print("ready", m.interval_id, flush=True)
+    first = m.interval_id
+    print("ready", first, flush=True)
     t0 = time.monotonic()
     n = 0
     while True:
         n += 1
         now = time.monotonic() - t0
         m.observe("s", now, {q: (n + i) % 5 for i, q in enumerate(queues)}, {q: 1 for q in queues})
+        if first and m.interval_id > first:
+            print("committed", first, flush=True)  # the kill comes after this, at a random moment
+            first = 0
         if n % 50 == 0:
             m.add_budget(queues[n % 3], 7)  # grants interleave with charges
 """)
@@ -61,7 +65,8 @@ def test_kill_9_loses_no_committed_charge_and_charges_nothing_twice(tmp_path, se
         first_id = int(line[1])
         if last_ids:
             assert first_id == last_ids[-1] + 1  # numbers on after the last committed interval
-        time.sleep(rng.uniform(0.3, 1.2))
+        assert p.stdout.readline().split()[0] == "committed"  # however slow the machine
+        time.sleep(rng.uniform(0.0, 0.9))
         p.send_signal(signal.SIGKILL)
         p.wait(10)
         p.stdout.close()

@@ -119,3 +119,55 @@ def test_count_mode_uses_missed_opportunities_per_cluster_size():
     assert e.heartbeat("n3") == []  # 2 missed: rack-local allowed next
     [a] = e.heartbeat("n2")
     assert a.locality == "rack_local"
+
+
+# YARN's relaxLocality rules, as the shim checks them (FifoFallback.allows,
+# after FairScheduler's hasContainerForNode): what Python may offer on a
+# node of host h1 in rack /r1. A request for specific nodes with relaxLocality
+# false, as AMRMClient sends it: node asks, the inferred racks' asks strict,
+# ANY strict.
+N, R, O = "node_local", "rack_local", "off_switch"
+
+
+@pytest.mark.parametrize("hosts, racks, relax, strict, best", [
+    ({"h1": 1}, {"/r1": 1}, True, (), N),
+    ({"h2": 1}, {"/r1": 1}, True, (), R),
+    ({"h2": 1}, {"/r2": 1}, True, (), O),
+    ({}, {}, True, (), O),                         # no preference (reduces)
+    ({"h2": 1}, {"/r1": 1}, False, ("/r1",), None),  # strict nodes: not rack-local on their rack
+    ({"h1": 1}, {"/r1": 1}, False, ("/r1",), N),     # ... node-local on them
+    ({"h2": 1}, {"/r2": 1}, False, ("/r2",), None),  # ... nor anywhere else
+    ({"h2": 1}, {"/r1": 1}, False, (), R),           # a rack asked for by name may be relaxed to
+    ({}, {}, True, ("/r1",), None),                  # a strict rack stops off-switch there, ANY or not
+    ({}, {}, False, (), None),                       # a strict ANY with no ask anywhere: never
+])
+def test_the_best_level_on_a_node_follows_yarns_relax_locality_rules(hosts, racks, relax, strict, best):
+    from slotwise.cluster import LOCALITY_NAMES, Node
+
+    req = Request(1, SLOT, 1, hosts, racks, relax, strict)
+    level = req.locality_on(Node("h1:1", "h1", "/r1", SLOT))
+    assert (None if level is None else LOCALITY_NAMES[level]) == best
+
+
+def test_a_job_asking_for_its_nodes_strictly_runs_only_there_however_long_it_waits():
+    e, clock = delay_engine(t1=1, t2=1)  # host0, host2 on rack0; host1, host3 on rack1
+    e.add_app("s", "u", queue="p")
+    e.apps["s"].has_am = True
+    e.update_requests("s", [Request(1, SLOT, 1, {"host0": 1}, {"/rack0": 1}, False, ["/rack0"])])
+    for _ in range(5):
+        clock.advance(HB)
+        assert e.heartbeat("n2") == [] and e.heartbeat("n1") == []
+    [a] = e.heartbeat("n0")
+    assert a.locality == "node_local"
+
+
+@pytest.mark.parametrize("strict", [(), ("/r1",)])
+@pytest.mark.parametrize("relax", [True, False])
+@pytest.mark.parametrize("racks", [{}, {"/r1": 1}, {"/r2": 1}])
+@pytest.mark.parametrize("hosts", [{}, {"h1": 1}, {"h2": 1}])
+def test_the_best_level_is_the_first_level_the_rule_allows(hosts, racks, relax, strict):
+    """locality_on writes allows_on out for speed: the two must agree."""
+    from slotwise.cluster import LEVELS, Node
+
+    req, node = Request(1, SLOT, 1, hosts, racks, relax, strict), Node("h1:1", "h1", "/r1", SLOT)
+    assert req.locality_on(node) == next((lv for lv in LEVELS if req.allows_on(node, lv)), None)

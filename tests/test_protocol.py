@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from slotwise import protocol as wire
 
@@ -80,12 +80,17 @@ resources = st.one_of(st.fixed_dictionaries({}, optional={"memory_mb": scalars, 
                                                           "slots": scalars}), scalars)
 requests = st.fixed_dictionaries({"priority": scalars, "resource": resources, "count": scalars},
                                  optional={"hosts": st.dictionaries(st.text(max_size=2), scalars, max_size=2),
-                                           "relax_locality": scalars, "extra": scalars})
+                                           "relax_locality": scalars, "extra": scalars,
+                                           "strict_racks": st.one_of(scalars, st.lists(scalars, max_size=2))})
 apps = st.fixed_dictionaries({"id": scalars, "user": scalars, "queue": scalars, "priority": scalars},
                              optional={"submit_ms": scalars, "requests": st.lists(requests, max_size=2),
                                        "unmanaged": scalars})
 payloads = st.fixed_dictionaries({}, optional={"now_ms": scalars, "full": scalars, "apps": st.lists(apps, max_size=2),
                                                "finished": st.lists(scalars, max_size=2),
+                                               "rejected": st.lists(st.one_of(scalars, st.fixed_dictionaries(
+                                                   {"engine_id": scalars},
+                                                   optional={"reason": st.one_of(scalars, st.sampled_from(
+                                                       ["locality", "no_room", "no_task"]))})), max_size=2),
                                                "beats": st.lists(st.fixed_dictionaries({"node": scalars}),
                                                                  max_size=2),
                                                "check": st.one_of(st.none(), st.lists(st.fixed_dictionaries(
@@ -93,7 +98,8 @@ payloads = st.fixed_dictionaries({}, optional={"now_ms": scalars, "full": scalar
                                                     "containers": scalars}), max_size=1))})
 
 
-@settings(max_examples=400, deadline=None)
+# Not the too_slow health check: it times the drawing, which a loaded machine slows.
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payloads)
 def test_slotwise_protocol_accepts_exactly_what_json_schema_accepts(doc):
     try:
@@ -102,3 +108,40 @@ def test_slotwise_protocol_accepts_exactly_what_json_schema_accepts(doc):
     except wire.ProtocolError:
         ours = False
     assert ours == schema_accepts("Payload", doc), doc
+
+
+def _arrays():
+    for name, spec in wire.DEFS.items():
+        for field, fspec in spec.get("properties", {}).items():
+            kind = fspec.get("type")
+            if kind == "array" or (isinstance(kind, list) and "array" in kind):
+                yield name, field, fspec
+
+
+def test_every_array_is_bounded_by_its_max_items_in_the_binding():
+    """Each array's maxItems is the bound msgspec checks (a limit added to
+    the file binds without a new line; an array without one fails the import)."""
+    import msgspec
+
+    arrays = list(_arrays())
+    assert len(arrays) >= 19
+    for name, field, fspec in arrays:
+        t = {f.name: f for f in msgspec.inspect.type_info(wire.type_of(name)).fields}[field].type
+        if isinstance(t, msgspec.inspect.UnionType):  # nullable
+            (t,) = [x for x in t.types if not isinstance(x, msgspec.inspect.NoneType)]
+        assert t.max_length == fspec["maxItems"], f"{name}.{field}"
+
+
+@pytest.mark.parametrize("name,field,item", [
+    ("PlaceRequest", "groups", '"g"'),
+    ("Payload", "fallbacks", '{"reason": "r", "started_ms": 0, "ended_ms": 1, "heartbeats": 1}'),
+])
+def test_an_array_one_item_past_its_max_items_is_refused_naming_the_field(name, field, item):
+    limit = wire.DEFS[name]["properties"][field]["maxItems"]
+    base = {"PlaceRequest": '"app": "a", "user": "u", "queue": "q", "priority": 0, ', "Payload": '"now_ms": 1, '}[name]
+    at = "{" + base + f'"{field}": [' + ",".join([item] * limit) + "]}"
+    past = "{" + base + f'"{field}": [' + ",".join([item] * (limit + 1)) + "]}"
+    assert len(getattr(wire.decode(name, at), field)) == limit
+    with pytest.raises(wire.ProtocolError) as e:
+        wire.decode(name, past)
+    assert f"$.{field}" in str(e.value) and str(limit) in str(e.value), str(e.value)

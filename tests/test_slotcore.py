@@ -99,7 +99,8 @@ def test_a_rejected_reduce_goes_back_to_the_reduce_engine():
     ans = call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 1, reduces=1)], beats=[beat(t, 1, 1)])
     reduce_id = next(a["engine_id"] for a in ans["assign"] if a["priority"] == 1)
     assert core.cores["reduce"].holds_container(reduce_id)
-    call(core, "heartbeat", rejected=[reduce_id], apps=[job(1, "prod", 0, reduces=1)])
+    call(core, "heartbeat", rejected=[{"engine_id": reduce_id, "reason": "no_room"}],
+         apps=[job(1, "prod", 0, reduces=1)])
     assert not core.cores["reduce"].holds_container(reduce_id)
     again = call(core, "heartbeat", beats=[beat(t, 0, 1)])
     assert [a["priority"] for a in again["assign"]] == [1]
@@ -127,6 +128,26 @@ def test_a_request_for_no_kind_of_slot_changes_nothing():
     ans = call(core, "heartbeat", full=True, nodes=[tracker(0)], apps=[bad])
     assert "map slots or for reduce slots" in ans["error"]
     assert core.cluster()["nodes"] == 0 and core.jobs() == []
+
+
+def test_a_message_the_reduce_half_refuses_changes_the_map_half_neither():
+    """Applied whole or not at all: a reduce task on a tracker nobody told
+    Python about refuses the message, and the map half (a new job, a beat
+    with free map slots) is not applied or decided either."""
+    t = tracker(0, maps=2, reduces=1)
+    for method in ("heartbeat", "update"):
+        core, _ = make()
+        call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 0)])
+        before = (core.jobs(), core.cluster(), core.pools())
+        ans = call(core, method, apps=[job(2, "research", 2)], beats=[beat(t, 2, 0)], launched=[
+            {"id": "attempt_202611230000_0001_r_000000_0", "app": "job_202611230000_0001",
+             "node": "tracker_nobody:localhost/127.0.0.1:1", "resource": {"reduce_slots": 1}, "priority": 1}])
+        assert "tracker_nobody" in ans["error"], ans
+        assert not ans.get("assign")
+        assert (core.jobs(), core.cluster(), core.pools()) == before, method
+        # and the next good message is decided as if the bad one never came
+        good = call(core, "heartbeat", apps=[job(2, "research", 2)], beats=[beat(t, 2, 0)])
+        assert [a["app"] for a in good["assign"]] == ["job_202611230000_0002"] * 2
 
 
 def test_reload_changes_both_kinds():

@@ -127,7 +127,7 @@ def test_metrics(web):
 
 
 def test_the_ui_session_needs_the_csrf_header_and_ends_at_logout(web):
-    with httpx.Client(base_url=web.url) as c:
+    with httpx.Client(base_url=web.url, timeout=60) as c:
         assert c.post("/ui/login", data={"admin_token": "wrong-token-wrong-token"}).status_code == 401
         r = c.post("/ui/login", data={"admin_token": TOKEN})
         assert r.status_code == 303 and "slotwise_session" in c.cookies

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from slotwise.config import ConfigErrors, parse_allocations
 from support import slotwise_shares
-from yarnref import yarn  # noqa: F401 (the fixture)
+from yarnref import EXAMPLES, yarn  # noqa: F401 (the fixture)
 
 CLUSTER = (65536, 64)
 
@@ -135,7 +135,7 @@ def declared_as_leaf_and_parent(xml: str) -> bool:
     return any(len(k) > 1 for k in kinds.values())
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(xml=allocation_file(), data=st.data())
 def test_slotwise_reads_generated_files_as_yarn_3_5_does(yarn, xml, data):
@@ -230,7 +230,7 @@ def share_case(draw):
     return xml, active, demands
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(case=share_case())
 def test_fair_and_steady_shares_match_yarn_3_5_on_generated_trees(yarn, case):

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from test_placement import DIFFERENCES, GROUPS, policy, slotwise_places
-from yarnref import yarn  # noqa: F401 (the fixture)
+from yarnref import EXAMPLES, yarn  # noqa: F401 (the fixture)
 
 USERS = ["alice", "bob", "carol", "a.b", "root"]
 
@@ -152,7 +152,7 @@ def submissions(draw):
     return groups, apps
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(xml=placement_file(), case=submissions())
 def test_generated_placements_match_yarn_3_5(yarn, xml, case):

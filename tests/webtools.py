@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import httpx
 import pytest
 
 from slotwise.admin import AdminToken, SchedulerService
@@ -17,6 +18,25 @@ from slotwise.metrics import Metrics
 from slotwise.settings import EngineSettings
 from slotwise.web.app import create_app
 from wiretools import app, node, payload, req
+
+#: httpx's module functions wait 5 s by default; a loaded 2-core machine has
+#: taken longer than that to build /openapi.json. The tests assert answers,
+#: not speed, so every request made through ``httpx.get``/``post``/... in a
+#: module that imports these tools waits up to a minute unless it says.
+HTTP_TIMEOUT = 60.0
+
+
+def _patient(call):
+    def request(*args, **kwargs):
+        kwargs.setdefault("timeout", HTTP_TIMEOUT)
+        return call(*args, **kwargs)
+    request.__wrapped__ = call
+    return request
+
+
+for _name in ("get", "post", "put", "patch", "delete", "request"):
+    if not hasattr(getattr(httpx, _name), "__wrapped__"):
+        setattr(httpx, _name, _patient(getattr(httpx, _name)))
 
 ALLOCATIONS = """<?xml version="1.0"?>
 <allocations>

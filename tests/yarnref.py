@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from slotwise.localcluster.classpath import resolve
+from slotwise.localcluster.classpath import jar_cache, resolve
 from slotwise.localcluster.jvm import find_java
 from support import skip_without_java
 
@@ -31,7 +31,7 @@ class YarnReference:
 
     def __init__(self) -> None:
         java = find_java()
-        jars = resolve(ROOT, CACHE / "jars", log=lambda msg: None)
+        jars = resolve(ROOT, jar_cache(ROOT), log=lambda msg: None)
         classes = CACHE / ("classes-" + hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12])
         cp = os.pathsep.join(jars.classpath)
         if not (classes / "done").exists():
@@ -84,6 +84,12 @@ class YarnReference:
                 self.proc.kill()
         self._err.close()
         shutil.rmtree(self._files, ignore_errors=True)
+
+
+#: Generated cases per differential test. Each costs YARN's FairScheduler a
+#: fresh initialisation (about 2 s on a loaded 2-core machine), so `make test`
+#: runs 60, derandomised; set SLOTWISE_YARN_EXAMPLES for a longer search.
+EXAMPLES = int(os.environ.get("SLOTWISE_YARN_EXAMPLES", "60"))
 
 
 @pytest.fixture(scope="module")

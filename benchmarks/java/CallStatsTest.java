@@ -95,7 +95,7 @@ class CallStatsTest {
   @Test
   void policyLinkReportsSuccessfulCallsOnlyToItsObserver() {
     CallStats observer = new CallStats();
-    PolicyLink link = new PolicyLink(200, () -> { }, new Gateway.Callbacks(1000), observer);
+    PolicyLink link = new PolicyLink(30_000, () -> { }, new Gateway.Callbacks(1000), observer);
     java.util.function.Function<String, Messages.HeartbeatAnswer> parse =
         json -> Messages.read(json, Messages.HeartbeatAnswer.class);
     try {

@@ -94,7 +94,8 @@ class SchedulerService:
             link.update(self.rm.status())
             link["seen"] = self.rm.seen()
         link.setdefault("seen", False)
-        return {"resource_manager": link, "policy": dict(self.core.counters)}
+        return {"resource_manager": link,
+                "policy": {**self.core.counters, "refused_by_reason": dict(self.core.refusals)}}
 
     def preemptions(self) -> list[dict]:
         return self.core.recent_preemptions()

@@ -255,7 +255,7 @@ def _positive_int(text: str) -> int:
 
 
 def _add_cluster_parser(sub) -> None:
-    from .localcluster.config import SCHEDULERS
+    from .localcluster.config import SCHEDULERS, START_TIMEOUT
 
     c = sub.add_parser("cluster", help="a real local YARN (or MRv1) cluster: up, status, submit, yarn, down",
                        description="An embedded Hadoop YARN cluster (one ResourceManager, N NodeManagers, "
@@ -292,7 +292,8 @@ def _add_cluster_parser(sub) -> None:
     up.add_argument("--no-build", action="store_true",
                     help="use the shim jar already in java-shim/target instead of running mvn package")
     up.add_argument("--java-home", metavar="JDK", help="the JDK to run Hadoop (default $JAVA_HOME, else java on PATH)")
-    up.add_argument("--timeout", type=float, default=180.0, metavar="S", help="start-up timeout (default 180)")
+    up.add_argument("--timeout", type=float, default=START_TIMEOUT, metavar="S",
+                    help=f"start-up timeout (default {START_TIMEOUT:.0f})")
     up.set_defaults(func=cmd_cluster_up)
 
     st = with_dir(csub.add_parser("status", help="daemons, nodes and apps; exit 1 unless running"))

@@ -5,9 +5,16 @@ Plain mutable records; only the engine changes them, in response to events.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .resources import ZERO, Resource
 
 NODE_LOCAL, RACK_LOCAL, OFF_SWITCH = 0, 1, 2
+LEVELS = (NODE_LOCAL, RACK_LOCAL, OFF_SWITCH)
+#: Seconds a lasting refusal holds even if nothing the shim reports changes:
+#: some causes (an app's blacklist, a tracker's free disk) reach Python only
+#: as the refusal itself.
+REFUSAL_HOLD = 30.0
 LOCALITY_NAMES = ("node_local", "rack_local", "off_switch")
 ANY = "*"
 
@@ -48,7 +55,7 @@ class Node:
 
 class Container:
     __slots__ = ("container_id", "app_id", "node_id", "resource", "priority", "launch_time", "is_am",
-                 "preempt_time", "kill_sent", "preempt_why")
+                 "preempt_time", "kill_sent", "preempt_why", "level")
 
     def __init__(self, container_id: str, app_id: str, node_id: str, resource: Resource,
                  launch_time: float, is_am: bool = False, priority: int = 0) -> None:
@@ -62,17 +69,18 @@ class Container:
         self.preempt_time: float | None = None  # when we first asked for it back
         self.kill_sent = False
         self.preempt_why: str | None = None  # in words, for explain and the UI
+        self.level: int | None = None  # the locality Python placed it at (None: the RM's own)
 
 
 class Request:
     """An app's outstanding containers at one request priority, in YARN's
     shape: a total (``*``) plus counts per host and per rack that prefer them."""
 
-    __slots__ = ("priority", "resource", "num_containers", "hosts", "racks", "relax_locality")
+    __slots__ = ("priority", "resource", "num_containers", "hosts", "racks", "relax_locality", "strict_racks")
 
     def __init__(self, priority: int, resource: Resource, num_containers: int,
                  hosts: dict[str, int] | None = None, racks: dict[str, int] | None = None,
-                 relax_locality: bool = True) -> None:
+                 relax_locality: bool = True, strict_racks: Iterable[str] = ()) -> None:
         if num_containers < 0:
             raise ValueError("num_containers must be >= 0")
         self.priority = priority
@@ -81,24 +89,41 @@ class Request:
         self.hosts = dict(hosts or {})
         self.racks = dict(racks or {})
         self.relax_locality = relax_locality
+        self.strict_racks = frozenset(strict_racks)
 
     @property
     def has_locality(self) -> bool:
         return bool(self.hosts) or bool(self.racks)
 
     def locality_on(self, node: Node) -> int | None:
-        """The best level this request can run at on ``node``, or None.
-        Node-local needs the node's rack asked for too when the request
-        names racks, as YARN's schedulers (and the shim's check) require: an
-        AM whose rack names differ from the RM's topology gets no node-local
+        """The best level this request can run at on ``node``, or None, by
+        YARN's relaxLocality rules as the shim checks them (FifoFallback):
+        node-local needs the node's host and rack asked for (a request that
+        names no racks at all, the simulator's shorthand, needs the host
+        only); rack-local the rack asked for, on a rack whose own ask allows
+        relaxing; off-switch a relaxable ANY ask, on such a rack. An AM whose
+        rack names differ from the RM's topology gets no node-local
         container, or Java would refuse each one and Python offer it again."""
-        if self.hosts.get(node.host, 0) > 0 and (not self.racks or self.racks.get(node.rack, 0) > 0):
+        rack = node.rack  # allows_on's rule, written out: this runs for every app a heartbeat walks
+        if self.hosts.get(node.host, 0) > 0 and (not self.racks or self.racks.get(rack, 0) > 0):
             return NODE_LOCAL
-        if self.racks.get(node.rack, 0) > 0 and (self.relax_locality or not self.hosts):
+        if rack in self.strict_racks:
+            return None
+        if self.racks.get(rack, 0) > 0:
             return RACK_LOCAL
-        if self.relax_locality or not self.has_locality:
-            return OFF_SWITCH
-        return None
+        return OFF_SWITCH if self.relax_locality else None
+
+    def allows_on(self, node: Node, level: int) -> bool:
+        """Whether one container may go on ``node`` at ``level``
+        (locality_on is the best level this allows)."""
+        rack = node.rack
+        if level == NODE_LOCAL:
+            return self.hosts.get(node.host, 0) > 0 and (not self.racks or self.racks.get(rack, 0) > 0)
+        if rack in self.strict_racks:
+            return False
+        if level == RACK_LOCAL:
+            return self.racks.get(rack, 0) > 0
+        return self.relax_locality
 
     def take(self, node: Node, level: int) -> None:
         """Count one container as placed, as YARN's AppSchedulingInfo does."""
@@ -123,6 +148,13 @@ def _dec(counts: dict[str, int], key: str) -> None:
         del counts[key]
 
 
+def asks_key(requests) -> tuple:
+    """An app's asks as the shim states them, comparable."""
+    return tuple(sorted((r.priority, r.num_containers, r.resource.memory_mb, r.resource.vcores,
+                         tuple(sorted(r.hosts.items())), tuple(sorted(r.racks.items())), r.relax_locality,
+                         tuple(sorted(r.strict_racks))) for r in requests))
+
+
 class App:
     """A job: a leaf of the scheduling tree with the same shape as a pool."""
 
@@ -130,7 +162,7 @@ class App:
                  "requests", "containers", "usage", "pending", "demand", "fair_share",
                  "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
                  "want_anywhere",
-                 "locality_level", "locality_wait", "missed_opportunities")
+                 "locality_level", "locality_wait", "missed_opportunities", "refused", "refused_asks", "refused_until")
 
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
                  groups: tuple[str, ...] = ()) -> None:
@@ -164,6 +196,11 @@ class App:
         self.locality_level = NODE_LOCAL
         self.locality_wait = 0.0
         self.missed_opportunities = 0
+        # (node id, level) offers the shim refused for a reason that stays
+        # true until the app's asks or the node change: not offered again.
+        self.refused: set[tuple[str, int]] = set()
+        self.refused_asks: tuple = ()  # the asks they were refused under
+        self.refused_until = 0.0  # when they are forgotten anyway
 
     def set_priority(self, priority: int) -> None:
         self.priority = priority
@@ -171,6 +208,8 @@ class App:
 
     def set_requests(self, requests) -> None:
         self.requests = {r.priority: r for r in requests}
+        if self.refused and asks_key(self.requests.values()) != self.refused_asks:
+            self.refused.clear()  # new asks: what the shim refused may now be allowed
         live = [r for r in self.requests.values() if r.num_containers > 0]
         if len(live) == 1:  # the common case: copy the counts, no summing
             r = live[0]
@@ -180,8 +219,8 @@ class App:
             self.want_racks = dict(r.racks)
             self.want_anywhere = 0 if r.has_locality else n
             return
-        mem = 0.0
-        vc = 0.0
+        mem = 0  # whole amounts summed exactly: count x size can pass 2^53
+        vc = 0
         hosts: dict[str, int] = {}
         racks: dict[str, int] = {}
         anywhere = 0
@@ -201,6 +240,21 @@ class App:
         self.want_hosts = hosts
         self.want_racks = racks
         self.want_anywhere = anywhere
+
+    def refuse(self, node_id: str, level: int, now: float) -> None:
+        """The shim refused this app ``node_id`` at ``level`` for a reason
+        that lasts while its asks do (they are the shim's, just resent), or
+        for REFUSAL_HOLD seconds."""
+        if not self.refused:
+            self.refused_asks = asks_key(self.requests.values())
+            self.refused_until = now + REFUSAL_HOLD
+        self.refused.add((node_id, level))
+
+    def is_refused(self, node_id: str, level: int, now: float) -> bool:
+        if now >= self.refused_until:
+            self.refused.clear()
+            return False
+        return (node_id, level) in self.refused
 
     def take(self, req: Request, node: Node, level: int) -> None:
         """One container of ``req`` placed on ``node`` at ``level``."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import io
 import logging
 import pickle
 import threading
@@ -24,8 +25,8 @@ from dataclasses import dataclass, field
 
 from . import protocol as wire
 from .clock import Clock, ManualClock, SystemClock
-from .cluster import Request
-from .config.model import AllocationConfig
+from .cluster import LOCALITY_NAMES, Request
+from .config.model import AllocationConfig, QueueConfig
 from .decisions import Assignment, Preemption
 from .engine import RECOVERY_POOL, Engine, PlacementRejected
 from .eventlog import EventLog
@@ -39,10 +40,18 @@ log = logging.getLogger("slotwise.core")
 
 #: How often an unanswered move order is repeated (engine seconds).
 MOVE_RETRY = 10.0
+#: Refusals that stay true until the app's asks or the node change: the same
+#: offer is not made again until then (the others are races that pass).
+LASTING_REFUSALS = frozenset({"locality", "blacklisted", "no_task"})
 
 
 def _res(r) -> Resource:
     return Resource(r.memory_mb, r.vcores)
+
+
+def _sized(r) -> bool:
+    """Whether a wire Resource asks for anything the engine counts."""
+    return r.memory_mb > 0 or r.vcores > 0
 
 
 def _amount(r: Resource):
@@ -63,7 +72,7 @@ def _same_requests(app, requests) -> bool:
         h = held.get(r.priority)
         if (h is None or h.num_containers != r.count or h.relax_locality != r.relax_locality
                 or h.resource.memory_mb != r.resource.memory_mb or h.resource.vcores != r.resource.vcores
-                or h.hosts != r.hosts or h.racks != r.racks):
+                or h.hosts != r.hosts or h.racks != r.racks or h.strict_racks != frozenset(r.strict_racks)):
             return False
     return True
 
@@ -96,6 +105,34 @@ class _CallClock:
             self._t = None
 
 
+#: Seconds between update answers that carry the whole pool table, so a shim
+#: that dropped an answer (one past its deadline) is whole again soon.
+TABLE_REFRESH = 30.0
+
+
+class TableDiff:
+    """What an update answer says of the pool table: the rows that changed
+    since the last answer and the pools gone since, or the whole table (at
+    first, after a full payload, every TABLE_REFRESH seconds).  10,000 pools
+    that do not change cost nothing on the wire."""
+
+    def __init__(self) -> None:
+        self._sent: dict | None = None
+        self._full_at = 0.0
+
+    def answer(self, rows: list, full: bool) -> dict:
+        """UpdateAnswer's fields queues, queues_removed, queues_full."""
+        now = time.monotonic()
+        sent = self._sent
+        table = {r.name: r for r in rows}
+        self._sent = table
+        if sent is None or full or now - self._full_at >= TABLE_REFRESH:
+            self._full_at = now
+            return {"queues": rows, "queues_removed": [], "queues_full": True}
+        return {"queues": [r for r in rows if sent.get(r.name) != r],
+                "queues_removed": [n for n in sent if n not in table], "queues_full": False}
+
+
 @dataclass
 class UpdateResult:
     preempt: list[Preemption] = field(default_factory=list)
@@ -113,10 +150,35 @@ class _PendingMove:
     sent: float | None = None
 
 
-def _thaw(state: bytes, now: float) -> Engine:
-    """An engine from a pickled one, on a clock stopped at ``now`` and with
+def _freeze(engine: Engine) -> tuple[bytes, dict]:
+    """A whole copy of an engine as bytes, without recursion along the pool
+    tree or the allocation file's queue tree (any depth the file allows):
+    pools are linked by name in the copy, and the parsed file, which nothing
+    changes at runtime, is shared by reference."""
+    shared: dict[int, object] = {}
+    out = io.BytesIO()
+
+    class _Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            if isinstance(obj, (AllocationConfig, QueueConfig)):
+                shared[id(obj)] = obj
+                return id(obj)
+            return None
+
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(engine)
+    return out.getvalue(), shared
+
+
+def _thaw(frozen: tuple[bytes, dict], now: float) -> Engine:
+    """An engine from a frozen one, on a clock stopped at ``now`` and with
     preemption off: for what-if questions that must change nothing."""
-    engine = pickle.loads(state)
+    data, shared = frozen
+
+    class _Unpickler(pickle.Unpickler):
+        def persistent_load(self, pid):
+            return shared[pid]
+
+    engine = _Unpickler(io.BytesIO(data)).load()
     engine.clock = ManualClock(now)
     engine.settings = dataclasses.replace(engine.settings, preemption=False)
     return engine
@@ -150,7 +212,10 @@ class PolicyCore:
         self._preemptions: collections.deque = collections.deque(maxlen=100)
         self._moves: dict[str, _PendingMove] = {}
         self._suspects: set[str] = set()  # apps whose view differed from the RM's at the last check
+        self._table = TableDiff()
+        self._resynced = False  # a full payload since the last update answer: the shim starts afresh
         self.counters = collections.Counter()  # calls, resyncs, rejected messages, divergences, recoveries
+        self.refusals = collections.Counter()  # the shim's refused assignments, by reason
         with self._clock:
             # services: what the driver shares with the policies (the Dynamic
             # Priority market); one dict for the engines of one server.
@@ -192,32 +257,37 @@ class PolicyCore:
                 return wire.encode(wire.UpdateAnswer(error=str(e)))
             except Exception:
                 return wire.encode(wire.UpdateAnswer(error=self._internal_error("update")))
-            table = self._queue_table()
+            table = self._table.answer(self._queue_table(), self.take_resynced())
         return wire.encode(wire.UpdateAnswer(
             preempt=[wire.Preemption(container=p.container_id, kill=p.kill) for p in result.preempt],
-            queues=table, move=result.moves, resync=result.resync))
+            move=result.moves, resync=result.resync, **table))
 
     def place(self, text: str) -> str:
         try:
             return wire.encode(self.handle_place(wire.decode("PlaceRequest", text)))
         except ProtocolError as e:
             return wire.encode(wire.PlaceAnswer(reject=f"bad request: {e}"))
+        except Exception:  # a bug: the app is refused with a reason, the server goes on
+            return wire.encode(wire.PlaceAnswer(reject=self._internal_error("place")))
 
     def move(self, text: str) -> str:
         try:
             return wire.encode(self.handle_move(wire.decode("MoveRequest", text)))
         except ProtocolError as e:
             return wire.encode(wire.MoveAnswer(error=f"bad request: {e}"))
+        except Exception:
+            return wire.encode(wire.MoveAnswer(error=self._internal_error("move")))
 
     # ------------------------------------------------ the protocol, typed
-    def handle_heartbeat(self, msg) -> list[Assignment]:
+    def handle_heartbeat(self, msg, checked: bool = False) -> list[Assignment]:
         """Apply a Payload, then decide for its beats.  Raises ProtocolError
-        (nothing applied) if the payload is not consistent."""
+        (nothing applied) if the payload is not consistent (``checked``: the
+        caller asked ``refuse_if_inconsistent`` already)."""
         with self._lock, self._clock:
             self._record("heartbeat", msg)
             stats = self.stats
             started = time.perf_counter() if stats is not None else 0.0
-            self._apply(msg)
+            self._apply(msg, checked)
             assigned: list[Assignment] = []
             for beat in msg.beats:
                 assigned += self._engine.heartbeat(beat.node, None if beat.free is None else _res(beat.free))
@@ -230,12 +300,12 @@ class PolicyCore:
                                    memory_mb=a.resource.memory_mb, vcores=a.resource.vcores, am=a.is_am)
             return assigned
 
-    def handle_update(self, msg) -> UpdateResult:
+    def handle_update(self, msg, checked: bool = False) -> UpdateResult:
         """Apply a Payload, check the RM's truth it carries, run the periodic
         pass: preemptions, moves to ask for, whether to resync."""
         with self._lock, self._clock:
             self._record("update", msg)
-            self._apply(msg)
+            self._apply(msg, checked)
             resync = self._check_truth(msg.check) if msg.check is not None else False
             preempt = self._engine.update()
             wall = time.time()
@@ -292,6 +362,12 @@ class PolicyCore:
                                msg={"source": config.source, "text": text})
             self._engine.set_config(config)
             self.log.write("reload", file=config.source, pools=sum(1 for _ in config.root.walk()) - 1)
+
+    def take_resynced(self) -> bool:
+        """Whether a full payload came since the last call (the next update
+        answer then carries the whole pool table)."""
+        was, self._resynced = self._resynced, False
+        return was
 
     def config_conflicts(self, config: AllocationConfig) -> list[str]:
         """Why ``set_config(config)`` would be refused (FILE:LINE: lines), or []."""
@@ -382,7 +458,7 @@ class PolicyCore:
         long; docs/admin.md has the figures), the rest runs outside it."""
         with self._lock:
             now = self._clock.now()
-            state = pickle.dumps(self._engine, protocol=pickle.HIGHEST_PROTOCOL)  # the fastest whole copy
+            state = _freeze(self._engine)  # the fastest whole copy
         before, after = _thaw(state, now), _thaw(state, now)
         conflicts = before.config_conflicts(config)
         if conflicts:  # the reload would be refused: nothing would change
@@ -474,15 +550,26 @@ class PolicyCore:
         if self.record_inputs:
             self.log.write("input", call=call, stream=self.stream, t=self._clock.now(), msg=wire.to_builtins(msg))
 
-    def _apply(self, msg) -> None:
-        """Check a payload against itself and the engine, then apply it whole."""
+    def refuse_if_inconsistent(self, msg) -> None:
+        """ProtocolError (counted and logged) if a payload clashes with itself
+        or the engine; changes nothing else. A caller applying one message to
+        several cores (SlotCore) asks each first, so a refusal by one leaves
+        all unchanged."""
         problems = self._problems(msg)
         if problems:
             self.counters["rejected_messages"] += 1
             self.log.write("bad_message", errors=problems[:10])
             raise ProtocolError("Payload: " + "; ".join(problems[:3])
                                 + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""))
+
+    def _apply(self, msg, checked: bool = False) -> None:
+        """Check a payload against itself and the engine (unless the caller
+        did), then apply it whole."""
+        if not checked:
+            self.refuse_if_inconsistent(msg)
         self.counters["calls"] += 1
+        if msg.full:
+            self._resynced = True
         for ep in msg.fallbacks:
             self._fallback_episode(ep)
         if not (msg.full or msg.nodes or msg.apps or msg.launched or msg.rejected or msg.finished
@@ -505,8 +592,8 @@ class PolicyCore:
                     e.confirm_container(c.engine_id, c.id, c.am)
                 else:
                     e.container_launched(c.id, c.app, c.node, _res(c.resource), c.am, c.priority)
-            for engine_id in msg.rejected:
-                e.container_finished(engine_id)
+            for r in msg.rejected:
+                self._refused(r)
             for cid in msg.finished:
                 e.container_finished(cid)
             for app_id in msg.apps_removed:
@@ -529,6 +616,12 @@ class PolicyCore:
         for i, a in enumerate(apps):
             if len(a.requests) > 1 and len({r.priority for r in a.requests}) != len(a.requests):
                 out.append(f"apps[{i}] ({a.id}): two requests at one priority")
+            for j, r in enumerate(a.requests):
+                if r.count and not _sized(r.resource):
+                    # It would fit on every node forever; the RM itself never
+                    # asks for less than its minimum allocation.
+                    out.append(f"apps[{i}].requests[{j}] ({a.id}): {r.count} container(s) of no size; "
+                               "a container needs memory or vcores")
         launched = msg.launched
         if not launched:
             return out
@@ -552,6 +645,11 @@ class PolicyCore:
                 out.append(f"launched[{i}]: container {c.id} of unknown app {c.app}")
             if c.node not in new_nodes and (full or c.node not in known_nodes):
                 out.append(f"launched[{i}]: container {c.id} on unknown node {c.node}")
+            if c.engine_id is not None:
+                placed = self._engine.containers.get(c.engine_id)
+                if placed is not None and (placed.app_id != c.app or placed.node_id != c.node):
+                    out.append(f"launched[{i}]: container {c.id} of {c.app} on {c.node} names assignment "
+                               f"{c.engine_id}, which is {placed.app_id}'s on {placed.node_id}")
         return out
 
     def _forget_what_the_rm_lost(self, msg) -> None:
@@ -603,7 +701,7 @@ class PolicyCore:
                 e.mark_unmanaged(a.id)
         if not _same_requests(e.apps[a.id], a.requests):  # a resync mostly repeats what Python knows
             e.update_requests(a.id, [Request(r.priority, _res(r.resource), r.count, r.hosts, r.racks,
-                                             r.relax_locality) for r in a.requests])
+                                             r.relax_locality, r.strict_racks) for r in a.requests])
 
     def _recover(self, a, queue: str, why: str) -> str:
         """An app the RM holds where no job can be: the pool the placement
@@ -662,6 +760,22 @@ class PolicyCore:
         if self.stats is not None:
             self.stats.on_divergence(len(confirmed))
         return True
+
+    def _refused(self, r) -> None:
+        """The shim did not carry out one of Python's assignments: its
+        container goes, counted and logged with why. Where the reason stays
+        true until the app's asks or the node change (locality, blacklisted,
+        no_task) that offer is not made again until then: an app whose asks
+        the shim reads differently would otherwise be offered the same node
+        on every heartbeat."""
+        c = self._engine.container_refused(r.engine_id, remember=r.reason in LASTING_REFUSALS)
+        self.counters["refused"] += 1
+        self.refusals[r.reason] += 1
+        if c is not None:
+            self.log.write("refused", stream=self.stream, app=c.app_id, node=c.node_id, reason=r.reason,
+                           locality=None if c.level is None else LOCALITY_NAMES[c.level])
+        if self.stats is not None:
+            self.stats.on_refusal(r.reason)
 
     def _fallback_episode(self, ep) -> None:
         seconds = max(0, ep.ended_ms - ep.started_ms) / 1000.0

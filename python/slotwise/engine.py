@@ -14,11 +14,10 @@ thread: runnability, demand, fair shares, starvation and preemption.
 from __future__ import annotations
 
 import bisect
-import math
 from typing import Iterable, Sequence
 
 from .clock import Clock, SystemClock
-from .cluster import (LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App, Container, Node,
+from .cluster import (LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App, Container, Node,
                       Request)
 from .config.model import AllocationConfig, default_config
 from .decisions import Assignment, Preemption
@@ -35,6 +34,11 @@ __all__ = ["Engine", "PlacementRejected", "RECOVERY_POOL"]
 #: parent) and no placement rule places: scheduled like any leaf, shown in
 #: the UI (YuniKorn's name; a config file cannot declare it).
 RECOVERY_POOL = "root.@recovery@"
+
+#: The most containers one node is given in one heartbeat, whatever the
+#: settings: the node's room caps it first, but a driver's node of absurd
+#: capacity must not keep one call placing for minutes under the lock.
+MAX_ASSIGN_PER_HEARTBEAT = 1024
 
 
 class Engine:
@@ -57,6 +61,7 @@ class Engine:
         self._skipped: dict[str, App] = {}
         self._order_version = 0  # bumped when the set, priority or activity of apps changes
         self._orders: dict[str, tuple[int, list[App]]] = {}  # stable-order pools' cached orders
+        self._refused_apps: set[str] = set()  # apps holding refusals the shim gave
         self._waiting = 0  # apps not yet runnable (running-job limits)
         self._without_am = 0  # apps whose AM container has not started
         self._last_heartbeat: float | None = None
@@ -67,6 +72,15 @@ class Engine:
         self._batch_ctx = _Batch(self)
         self.config = config or default_config()
         self.set_config(self.config)
+
+    def __setstate__(self, state) -> None:
+        """A copied engine: its pools' links come by name (``Pool.__getstate__``)."""
+        self.__dict__.update(state)
+        pools = self.pools
+        for pool in pools.values():
+            if isinstance(pool.parent, str):
+                pool.parent = pools[pool.parent]
+            pool.children = [pools[c] if isinstance(c, str) else c for c in pool.children]
 
     # ----------------------------------------------------------------- config
     def config_conflicts(self, config: AllocationConfig) -> list[str]:
@@ -149,7 +163,11 @@ class Engine:
             if app.active:
                 p.active_apps += sign
         if app.runnable:
-            self.user_running[app.user] = self.user_running.get(app.user, 0) + sign
+            n = self.user_running.get(app.user, 0) + sign
+            if n:
+                self.user_running[app.user] = n
+            else:  # a user with nothing running is forgotten: 10,000 users must not stay
+                self.user_running.pop(app.user, None)
 
     # ------------------------------------------------------------------ pools
     def _can_create(self, name: str) -> bool:
@@ -202,6 +220,19 @@ class Engine:
         pool.apply_config(None, self.config, self.cluster, self.share_rule)
         return pool
 
+    def _prune(self, pool: Pool | None) -> None:
+        """Forget a dynamic pool once its last app has left, and each empty
+        dynamic pool above it, as YARN's FairScheduler removes empty dynamic
+        queues: a pool per user must not outlive the user's jobs (10,000
+        users would leave 10,000 pools in every table and every pass)."""
+        while (pool is not None and pool.dynamic and pool.parent is not None and not pool.apps
+               and not pool.children and pool.name in self.pools):
+            parent = pool.parent
+            parent.children.remove(pool)
+            del self.pools[pool.name]
+            self._orders.pop(pool.name, None)
+            pool = parent
+
     def _may_submit(self, name: str, user: str, groups: Sequence[str]) -> bool:
         def acls(n: str) -> tuple[str | None, str | None]:
             pool = self.pools.get(n)
@@ -219,17 +250,23 @@ class Engine:
             return
         self.nodes[node_id] = Node(node_id, host, rack, capacity)
         self._set_cluster(self.cluster + capacity)
+        if self._refused_apps:
+            self._node_changed(node_id)
 
     def update_node(self, node_id: str, capacity: Resource) -> None:
         node = self.nodes[node_id]
         self._set_cluster(self.cluster - node.capacity + capacity)
         node.capacity = capacity
+        if self._refused_apps:
+            self._node_changed(node_id)
 
     def remove_node(self, node_id: str) -> list[str]:
         """Forget a node; its containers are gone with it (ids returned)."""
         node = self.nodes.pop(node_id, None)
         if node is None:
             return []
+        if self._refused_apps:
+            self._node_changed(node_id)
         lost = list(node.containers)
         for cid in lost:
             self.container_finished(cid)
@@ -326,12 +363,14 @@ class Engine:
         self._attach(app, app.pool, -1)
         app.pool.apps.remove(app)
         del self.apps[app_id]
+        self._refused_apps.discard(app_id)
         self._order_version += 1
         if not app.runnable:
             self._waiting -= 1
         if not app.has_am:
             self._without_am -= 1
         self._skipped.pop(app_id, None)
+        self._prune(app.pool)
         self._update_runnability()
 
     def move_target_problem(self, queue: str, may_create: bool = False) -> str | None:
@@ -371,13 +410,16 @@ class Engine:
         if app.runnable and not force:
             for p in target.ancestors():
                 if p not in set(app.pool.ancestors()) and p.running_apps + 1 > p.max_running_apps:
+                    self._prune(target)  # made for this move only
                     raise ValueError(f"moving {app_id} to {name} would exceed maxRunningApps of {p.name}")
-        self._attach(app, app.pool, -1)
-        app.pool.apps.remove(app)
+        source = app.pool
+        self._attach(app, source, -1)
+        source.apps.remove(app)
         app.pool = target
         bisect.insort(target.apps, app, key=_by_submit)
         self._attach(app, target, +1)
         self._order_version += 1
+        self._prune(source)
         self._update_runnability()
         return name
 
@@ -390,6 +432,8 @@ class Engine:
         """Replace an app's outstanding requests with the driver's view."""
         app = self.apps[app_id]
         app.set_requests(requests)
+        if not app.refused:
+            self._refused_apps.discard(app_id)
         self._refresh_active(app)
 
     def _refresh_active(self, app: App) -> None:
@@ -477,6 +521,33 @@ class Engine:
         if c.is_am:
             self._sync_has_am(app)
 
+    def container_refused(self, engine_id: str, remember: bool) -> Container | None:
+        """The driver did not carry out the assignment ``engine_id``: its
+        container goes and its ask comes back (the driver resends the app).
+        With ``remember`` (the refusal stays true until something changes)
+        the app is not offered that node at that level again until its asks
+        or the node change. Returns the container, or None if unknown."""
+        c = self.containers.get(engine_id)
+        if c is None:
+            return None
+        self.container_finished(engine_id)
+        app = self.apps.get(c.app_id)
+        if remember and app is not None and c.level is not None:
+            app.refuse(c.node_id, c.level, self.clock.now())
+            self._refused_apps.add(c.app_id)
+        return c
+
+    def _node_changed(self, node_id: str) -> None:
+        """A node added, resized or removed: refusals on it may no longer hold."""
+        for app_id in list(self._refused_apps):
+            app = self.apps.get(app_id)
+            if app is None:
+                self._refused_apps.discard(app_id)
+                continue
+            app.refused = {r for r in app.refused if r[0] != node_id}
+            if not app.refused:
+                self._refused_apps.discard(app_id)
+
     def confirm_container(self, engine_id: str, container_id: str, is_am: bool) -> None:
         """The driver started the engine's container ``engine_id`` as
         ``container_id``; whether it is the app's AM is the driver's word
@@ -543,7 +614,8 @@ class Engine:
         if node is None:
             return []
         s = self.settings
-        limit = (s.max_assign if s.max_assign > 0 else math.inf) if s.assign_multiple else 1
+        limit = min(s.max_assign if s.max_assign > 0 else MAX_ASSIGN_PER_HEARTBEAT,
+                    MAX_ASSIGN_PER_HEARTBEAT) if s.assign_multiple else 1
         held = None if room is None else (node.capacity - node.used - room).clamp_zero()
         if held is not None and not held.any_positive():
             held = None
@@ -666,9 +738,12 @@ class Engine:
             if req.num_containers <= 0:
                 continue
             r = req.resource
-            if r.memory_mb > free.memory_mb or r.vcores > free.vcores:
-                continue
+            if r.memory_mb > free.memory_mb or r.vcores > free.vcores or not (r.memory_mb > 0 or r.vcores > 0):
+                continue  # a container of no size would fit forever: never placed (the door refuses it)
             level = req.locality_on(node)
+            # A level the shim refused here: the next one this node allows.
+            while level is not None and app.refused and app.is_refused(node.node_id, level, now):
+                level = next((lv for lv in LEVELS[level + 1:] if req.allows_on(node, lv)), None)
             if level is None or (level > allowed and req.has_locality and req.relax_locality):
                 continue
             is_am = not app.has_am and not app.containers
@@ -734,7 +809,9 @@ class Engine:
         r = req.resource
         self._seq += 1
         cid = f"{app.app_id}#{self.container_tag}{self._seq}"
-        self._launch(Container(cid, app.app_id, node.node_id, r, now, is_am, req.priority))
+        c = Container(cid, app.app_id, node.node_id, r, now, is_am, req.priority)
+        c.level = level
+        self._launch(c)
         if req.has_locality:
             app.locality_level = level
         app.locality_wait = 0.0

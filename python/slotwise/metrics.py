@@ -40,6 +40,8 @@ class Metrics:
                                    "from the ResourceManager's (each repaired by a resync)", registry=self.registry)
         self.reloads = Counter("slotwise_config_reloads", "Allocation file reloads", ["result"],
                                registry=self.registry)
+        self.refusals = Counter("slotwise_refused_assignments", "Assignments the shim did not carry out, "
+                                "by its reason", ["reason"], registry=self.registry)
         self._core_ref = core_ref or (lambda: None)
         self._link_ref = link_ref or (lambda: None)
         self._status_ref = status_ref or (lambda: None)
@@ -68,6 +70,9 @@ class Metrics:
 
     def on_divergence(self, apps: int) -> None:
         self.divergences.inc()
+
+    def on_refusal(self, reason: str) -> None:
+        self.refusals.labels(reason).inc()
 
     def on_reload(self, ok: bool) -> None:
         self.reloads.labels("ok" if ok else "failed").inc()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from .config.model import PlacementRule
+from .config.model import MAX_QUEUE_NAME, PlacementRule
 
 
 class PlacementRejected(Exception):
@@ -24,8 +24,8 @@ def queue_path(name: str) -> str:
 
 def valid_queue_name(name: str) -> bool:
     """Each dotted part non-empty and without surrounding whitespace (YARN
-    cannot create any other queue)."""
-    return all(part and part == part.strip() for part in name.split("."))
+    cannot create any other queue), and the whole within the protocol's bound."""
+    return len(name) <= MAX_QUEUE_NAME and all(part and part == part.strip() for part in name.split("."))
 
 
 def _clean(name: str) -> str:

@@ -64,6 +64,18 @@ class Pool:
         #: (Dynamic Priority: its recent share of the cluster).
         self.policy_state = None
 
+    def __getstate__(self):
+        """The tree's links by name (``Engine.__setstate__`` ties them again),
+        so a copy of a tree of any depth never recurses along it."""
+        state = {k: getattr(self, k) for k in self.__slots__}
+        state["parent"] = self.parent.name if self.parent is not None else None
+        state["children"] = [c.name for c in self.children]
+        return state
+
+    def __setstate__(self, state) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+
     @property
     def is_leaf(self) -> bool:
         return not self.children and not self.is_parent

@@ -16,7 +16,7 @@ import threading
 
 from . import protocol as wire
 from .config.model import AllocationConfig
-from .core import PolicyCore
+from .core import PolicyCore, TableDiff
 from .protocol import ProtocolError
 
 KINDS = ("map", "reduce")
@@ -57,6 +57,7 @@ class SlotCore:
         self.settings = self.cores["map"].settings
         self.log = self.cores["map"].log
         self._lock = threading.RLock()  # one message is split and applied as one
+        self._table = TableDiff()
         self.stats = stats
 
     @property
@@ -74,15 +75,23 @@ class SlotCore:
             out.update(c.counters)
         return out
 
+    @property
+    def refusals(self) -> collections.Counter:
+        out = collections.Counter()
+        for c in self.cores.values():
+            out.update(c.refusals)
+        return out
+
     # ------------------------------------------------ the protocol, as JSON
     def heartbeat(self, text: str) -> str:
         try:
             msg = wire.decode("Payload", text)
             parts = self._split(msg)
             with self._lock:
+                self._refuse_if_inconsistent(parts)
                 assigned = []
                 for k in KINDS:
-                    assigned += self.cores[k].handle_heartbeat(parts[k])
+                    assigned += self.cores[k].handle_heartbeat(parts[k], checked=True)
         except ProtocolError as e:
             return wire.encode(wire.HeartbeatAnswer(error=str(e)))
         except Exception:
@@ -96,16 +105,18 @@ class SlotCore:
             try:
                 msg = wire.decode("Payload", text)
                 parts = self._split(msg)
-                results = {k: self.cores[k].handle_update(parts[k]) for k in KINDS}
+                self._refuse_if_inconsistent(parts)
+                results = {k: self.cores[k].handle_update(parts[k], checked=True) for k in KINDS}
             except ProtocolError as e:
                 return wire.encode(wire.UpdateAnswer(error=str(e)))
             except Exception:
                 return wire.encode(wire.UpdateAnswer(error=self.cores["map"]._internal_error("update")))
-            table = self._queue_table()
+            resynced = [self.cores[k].take_resynced() for k in KINDS]
+            table = self._table.answer(self._queue_table(), any(resynced))
         return wire.encode(wire.UpdateAnswer(
             preempt=[wire.Preemption(container=p.container_id, kill=p.kill)
                      for k in KINDS for p in results[k].preempt],
-            queues=table, resync=any(r.resync for r in results.values())))
+            resync=any(r.resync for r in results.values()), **table))
 
     def place(self, text: str) -> str:
         return self.cores["map"].place(text)
@@ -133,7 +144,7 @@ class SlotCore:
                                         "or for reduce slots")
                 reqs[k].append(wire.Request(priority=r.priority, resource=_slots(getattr(r.resource, FIELD[k])),
                                             count=r.count, hosts=r.hosts, racks=r.racks,
-                                            relax_locality=r.relax_locality))
+                                            relax_locality=r.relax_locality, strict_racks=r.strict_racks))
             for k in KINDS:
                 apps[k].append(wire.App(id=a.id, user=a.user, name=a.name, queue=a.queue, priority=a.priority,
                                         submit_ms=a.submit_ms, unmanaged=True, requests=reqs[k]))
@@ -154,13 +165,19 @@ class SlotCore:
         for cid in msg.finished:
             finished[self._holder(cid)].append(cid)
         rejected = {k: [] for k in KINDS}
-        for cid in msg.rejected:
-            rejected[self._holder(cid)].append(cid)
+        for r in msg.rejected:
+            rejected[self._holder(r.engine_id)].append(r)
         return {k: wire.Payload(full=msg.full, now_ms=msg.now_ms, nodes=nodes[k], nodes_removed=msg.nodes_removed,
                                 apps=apps[k], apps_removed=msg.apps_removed, launched=launched[k],
                                 rejected=rejected[k], finished=finished[k], beats=beats[k],
                                 fallbacks=msg.fallbacks if k == "map" else [], check=None)
                 for k in KINDS}
+
+    def _refuse_if_inconsistent(self, parts: dict) -> None:
+        """Both halves are checked before either is applied: a message is
+        applied whole or not at all, never its map half alone."""
+        for k in KINDS:
+            self.cores[k].refuse_if_inconsistent(parts[k])
 
     def _holder(self, container_id: str) -> str:
         return "reduce" if self.cores["reduce"].holds_container(container_id) else "map"

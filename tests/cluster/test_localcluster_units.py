@@ -16,11 +16,11 @@ import pytest
 
 from slotwise.cli import build_parser, main
 from slotwise.localcluster import process
-from slotwise.localcluster.classpath import resolve
+from slotwise.localcluster.classpath import jar_is_stale, resolve
 from slotwise.localcluster.config import (FIFO_SCHEDULER, SHIM_SCHEDULER, ClusterConfig, hadoop_xml,
                                           log4j_properties, marker, parse_conf_pairs, read_hadoop_xml,
                                           scheduler_class, scheduler_name, write_conf_dir)
-from slotwise.localcluster.jvm import ADD_OPENS, Java, java_major
+from slotwise.localcluster.jvm import ADD_OPENS, FAST_START, Java, java_major
 from slotwise.localcluster.ports import free_ports
 
 RM = {"address": 1001, "scheduler": 1002, "resource_tracker": 1003, "admin": 1004, "webapp": 1005}
@@ -102,7 +102,8 @@ def test_java_versions_and_flags():
     assert java_major("17.0.15") == 17 and java_major("1.8.0_402") == 8 and java_major("25") == 25
     flags = Java(Path("/jdk"), "17.0.15").flags()
     assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in flags and set(ADD_OPENS) <= set(flags)
-    assert Java(Path("/jdk"), "1.8.0_402").flags() == ["-Djava.net.preferIPv4Stack=true"]
+    assert Java(Path("/jdk"), "1.8.0_402").flags() == [*FAST_START, "-Djava.net.preferIPv4Stack=true"]
+    assert set(FAST_START) <= set(flags)
 
 
 # -- the classpath cache, with a fake Maven ---------------------------------
@@ -267,3 +268,55 @@ def test_up_refuses_a_directory_that_is_not_a_cluster_directory(tmp_path):
     with pytest.raises(ClusterError, match="neither empty nor a cluster directory"):
         LocalCluster(tmp_path).up()
     assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+def test_a_shim_jar_is_rebuilt_only_when_a_source_or_pom_is_newer(tmp_path):
+    repo = tmp_path
+    for f in ("pom.xml", "java-shim/pom.xml", "java-shim/src/main/java/A.java", "shim-link/src/main/java/L.java",
+              "java-shim/src/test/java/ATest.java"):
+        (repo / f).parent.mkdir(parents=True, exist_ok=True)
+        (repo / f).write_text("x")
+        os.utime(repo / f, (1000, 1000))
+    jar = repo / "java-shim" / "target" / "slotwise-shim-0.1.0.jar"
+    assert jar_is_stale(repo, None, "java-shim") and jar_is_stale(repo, jar, "java-shim")  # none built
+    jar.parent.mkdir(parents=True)
+    jar.write_text("jar")
+    os.utime(jar, (2000, 2000))
+    assert not jar_is_stale(repo, jar, "java-shim")
+    os.utime(repo / "java-shim/src/test/java/ATest.java", (3000, 3000))  # tests are not in the jar
+    assert not jar_is_stale(repo, jar, "java-shim")
+    for f in ("java-shim/src/main/java/A.java", "shim-link/src/main/java/L.java", "pom.xml"):
+        os.utime(repo / f, (3000, 3000))
+        assert jar_is_stale(repo, jar, "java-shim"), f
+        os.utime(repo / f, (1000, 1000))
+
+
+def test_serve_waiting_for_a_gateway_says_why_from_the_clusters_state(tmp_path):
+    """The RM alive with another scheduler, alive with the shim but no gateway
+    file yet, and down: three answers (the state file as `up` writes it)."""
+    from slotwise.bridge.server import _why_local
+    from slotwise.localcluster import FIFO_SCHEDULER, SHIM_SCHEDULER
+    from slotwise.localcluster.config import marker
+    from slotwise.localcluster.state import ClusterState, Daemon
+
+    rm = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", marker(tmp_path)])
+    try:
+        state = ClusterState(dir=str(tmp_path), repo="", java_home="", java_version="17.0.15",
+                             hadoop_version="3.5.0", scheduler=FIFO_SCHEDULER, rm_web="http://127.0.0.1:1",
+                             rm_address="localhost:1", classpath=[], examples_jar=None, tests_jar=None,
+                             jvm_flags=[], mapred_site={}, yarn_site={},
+                             daemons=[Daemon("rm", "resourcemanager", rm.pid, "", str(tmp_path / "rm.log"), "",
+                                             {}, "")])
+        state.save(tmp_path / "cluster.json")
+        info = str(tmp_path / "gateway.json")
+        why = _why_local(str(tmp_path), info)
+        assert "runs the fifo scheduler, not Slotwise" in why and "slotwise cluster up" in why
+        state.scheduler = SHIM_SCHEDULER
+        state.save(tmp_path / "cluster.json")
+        assert f"(pid {rm.pid}) has not written {info} yet" in _why_local(str(tmp_path), info)
+        rm.kill()
+        rm.wait(60)
+        assert "is down" in _why_local(str(tmp_path), info)
+    finally:
+        rm.kill()
+        rm.wait(60)

@@ -1,7 +1,7 @@
-"""Real Hadoop 1.2.1 MRv1 clusters (a JobTracker and two TaskTrackers, each
-its own JVM): one with Hadoop's JobQueueTaskScheduler ("fifo"), one with
-Slotwise's SlotwiseTaskScheduler and no Python policy registered, whose own
-FIFO must then run the jobs. One cluster per scheduler, one at a time."""
+"""A real Hadoop 1.2.1 MRv1 cluster (a JobTracker and two TaskTrackers, each
+its own JVM) with Hadoop's own JobQueueTaskScheduler ("fifo"): the local
+cluster's tools against the reference. SlotwiseTaskScheduler, with Python
+and without (its own FIFO), is tested on test_mrv1_policy's cluster."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ import pytest
 from slotwise.cli import main
 from slotwise.localcluster import ClusterError, process
 from slotwise.localcluster.mrv1 import Mrv1Cluster, Mrv1Job
-from support import skip_without_java
+from support import CLUSTER_START_TIMEOUT, skip_without_java
 
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="module", params=["fifo", "slotwise"])
+@pytest.fixture(scope="module", params=["fifo"])
 def mrv1(request, tmp_path_factory):
     skip_without_java("local MRv1 cluster")
     cluster = Mrv1Cluster(tmp_path_factory.mktemp(f"mrv1-{request.param}"), nodes=2, scheduler=request.param,
-                          start_timeout=180)
+                          start_timeout=CLUSTER_START_TIMEOUT)
     try:
         started = time.monotonic()
         cluster.up()  # on failure up() itself stops whatever it started
@@ -36,7 +36,7 @@ def mrv1(request, tmp_path_factory):
 
 def test_a_jobtracker_that_dies_is_reported_with_its_log(tmp_path):
     skip_without_java("local MRv1 cluster")
-    cluster = Mrv1Cluster(tmp_path, nodes=1, scheduler="org.example.NoSuchScheduler", start_timeout=60,
+    cluster = Mrv1Cluster(tmp_path, nodes=1, scheduler="org.example.NoSuchScheduler", start_timeout=CLUSTER_START_TIMEOUT,
                           log=lambda m: None)
     with pytest.raises(ClusterError) as e:
         cluster.up()
@@ -66,7 +66,7 @@ def _data_local(result) -> int:
 
 
 def test_pi_in_pool_prod(mrv1):
-    result = mrv1.submit("pi", ["2", "100"], pool="prod", timeout=150)
+    result = mrv1.submit("pi", ["2", "100"], pool="prod", timeout=600)
     assert result.succeeded, f"{result}\n{Path(result.log).read_text()[-3000:]}"
     assert re.fullmatch(r"job_\d+_\d{4}", result.job_id)
     # The pool (pool.name) and user as the JobTracker has them; no --user: the OS user.
@@ -76,12 +76,6 @@ def test_pi_in_pool_prod(mrv1):
     job = next(j for j in mrv1.status()["jobs"] if j["id"] == result.job_id)
     assert job["state"] == "SUCCEEDED" and job["name"] == "PiEstimator"
     print(f"\n{mrv1.status()['scheduler']}: pi 2 100 in {result.seconds:.1f} s")
-    if mrv1.status()["scheduler"] == "slotwise":
-        # No Python registered: the shim's FIFO placed every task.
-        sched = mrv1.scheduler_status()
-        assert not sched["registered"] and sched["fallback"], sched
-        assert sched["heartbeats"] > 0 and sched["fifo_heartbeats"] == sched["heartbeats"]
-        assert mrv1.gateway_info_file.is_file() and mrv1.gateway_token_file.is_file()
 
 
 def test_two_jobs_of_one_user_at_once(mrv1):
@@ -91,7 +85,7 @@ def test_two_jobs_of_one_user_at_once(mrv1):
     HADOOP_USER_NAME=alice). The JobTracker and Hadoop's job client see alice."""
     jobs = [mrv1.submit("pi", ["2", "100"], pool=pool, user="alice", wait=False) for pool in ("prod", "research")]
     assert all(isinstance(j, Mrv1Job) for j in jobs)
-    results = [j.wait(150) for j in jobs]
+    results = [j.wait(900) for j in jobs]
     for r, pool in zip(results, ("prod", "research")):
         assert r.succeeded, f"{r}\n{Path(r.log).read_text()[-3000:]}"
         assert (r.app_user, r.queue) == ("alice", pool)

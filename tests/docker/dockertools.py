@@ -39,13 +39,21 @@ def docker_problem() -> str | None:
 
 
 def wait_until(what: str, check, timeout: float, interval: float = 0.5):
-    """Poll ``check()`` until it returns something truthy; fail naming ``what``."""
+    """Poll ``check()`` until it returns something truthy; fail naming ``what``.
+
+    Wait only for outcomes (something that, once true, stays true: an event
+    logged, a counter past a mark, a job finished) or for a state the test
+    itself holds (a container it paused or stopped): never for a transient
+    state that a faster, correct system may pass through between two polls,
+    or skip altogether."""
     deadline = time.monotonic() + timeout
     last = None
     while True:
         try:
             last = check()
-        except (OSError, ValueError, KeyError, subprocess.SubprocessError) as e:
+        except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError) as e:
+            # A container restarting, an API not up yet, a JSON body without
+            # the field yet (the RM answers {"nodes": null} with no node).
             last = e
         else:
             if last:
@@ -93,7 +101,7 @@ class Job:
         app = self.find_app_id()
         if app:
             self.cluster.docker("exec", self.cluster.container("rm"), "slotwise-hadoop", "yarn", "application",
-                                "-kill", app)
+                                "-kill", app, check=False)  # one that finished already needs none
         try:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:
@@ -130,9 +138,16 @@ class DockerCluster:
         return self._get(f"http://127.0.0.1:{self.rm_port}{path}", raw)
 
     def fifo_heartbeats(self) -> int:
-        """Heartbeats the shim scheduled by its FIFO, from the RM's scheduler page."""
+        """Heartbeats the shim scheduled by its FIFO since the RM started (a
+        counter: it only grows), from the RM's scheduler page."""
         page = self.rm("/cluster/scheduler", raw=True)
         return int(re.search(r"heartbeats scheduled by the built-in FIFO: (\d+)", page).group(1))
+
+    def rm_nodes(self) -> list[dict]:
+        return ((self.rm("/ws/v1/cluster/nodes") or {}).get("nodes") or {}).get("node") or []
+
+    def rm_apps(self, states: str = "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING") -> list[dict]:
+        return ((self.rm(f"/ws/v1/cluster/apps?states={states}") or {}).get("apps") or {}).get("app") or []
 
     def pools(self) -> dict[str, dict]:
         return {p["pool"]: p for p in self.api("/api/v1/pools")}
@@ -153,13 +168,55 @@ class DockerCluster:
         return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=120, check=check)
 
     def events(self) -> list[dict]:
-        """Python's event log (on the policy container's volume)."""
+        """Python's event log (on the policy container's volume). A last line
+        without its newline is one being written as we read: left for the
+        next read. Any other line that is not JSON is the log's fault."""
         out = self.docker("exec", self.container("policy"), "cat", "/var/lib/slotwise/events.jsonl").stdout
-        return [json.loads(line) for line in out.splitlines() if line.strip()]
+        lines = out.split("\n")
+        events = []
+        for n, line in enumerate(lines[:-1], 1):  # lines[-1]: "" or a line still being written
+            if line.strip():
+                try:
+                    events.append(json.loads(line))
+                except ValueError as e:
+                    raise AssertionError(f"line {n} of Python's event log is not JSON ({e}): {line[:300]!r}") \
+                        from None
+        return events
 
     def assigns(self, app_id: str | None = None, since: float = 0.0) -> list[dict]:
         return [e for e in self.events() if e["event"] == "assign" and e["ts"] >= since
                 and (app_id is None or e["app"] == app_id)]
+
+    def registrations(self, since: float = 0.0) -> list[dict]:
+        """Python's registrations with the RM (one per server start, and one
+        each time the shim dropped it and it came back)."""
+        return [e for e in self.events() if e["event"] == "register" and e["ts"] >= since]
+
+    def fallback_logged(self, since: float) -> tuple[int, list[dict]]:
+        """The FIFO heartbeats in the fallback episodes Python logged that
+        ended at or after ``since``, and those episodes."""
+        episodes = [e for e in self.events() if e["event"] == "fallback" and e["ended"] >= since - 0.002]
+        return sum(e["count"] for e in episodes), episodes
+
+    def check_fallback_logged(self, since: float, fifo_before: int, timeout: float = 60) -> int:
+        """Every heartbeat the RM scheduled by its FIFO after ``since`` (when
+        its counter read ``fifo_before``) is in a fallback episode Python
+        logged: the episodes' heartbeats add up to at least what the RM
+        counted (more if an episode began before ``since``, or was reported
+        twice). None needed is a pass: a fast recovery leaves nothing to log.
+        An episode still open is logged once Python answers again, so this
+        waits for the log to catch up. Returns the RM's count."""
+        fifo = self.fifo_heartbeats() - fifo_before
+        if fifo:
+            try:
+                wait_until(f"the fallback episodes in Python's log to cover the {fifo} heartbeat(s) the RM "
+                           f"scheduled by its FIFO",
+                           lambda: self.fallback_logged(since)[0] >= fifo, timeout)
+            except AssertionError as e:
+                logged, episodes = self.fallback_logged(since)
+                raise AssertionError(f"the RM scheduled {fifo} heartbeat(s) by its FIFO since {since:.3f}, but "
+                                     f"Python's fallback episodes since then hold {logged}: {episodes}") from e
+        return fifo
 
     def submit(self, pool: str, user: str, program: str, *args: str) -> Job:
         log = self.jobs_dir / f"{time.strftime('%H%M%S')}-{pool}-{program}-{os.urandom(2).hex()}.log"
@@ -178,10 +235,13 @@ class DockerCluster:
         os.replace(tmp, self.allocations / "fair-scheduler.xml")
 
     def wait_ready(self, nodes: int = 2, timeout: float = 180) -> None:
+        """The cluster whole and idle: Python registered, every NodeManager
+        running and in Python's view, no application of an earlier test left."""
         wait_until("Python registered with the RM", self.registered, timeout)
         wait_until(f"{nodes} RUNNING NodeManagers in the RM",
-                   lambda: sum(n["state"] == "RUNNING" for n in self.rm("/ws/v1/cluster/nodes")["nodes"]["node"])
-                   == nodes, timeout)
+                   lambda: sum(n["state"] == "RUNNING" for n in self.rm_nodes()) == nodes, timeout)
         wait_until(f"{nodes} nodes in Python's view", lambda: self.api("/api/v1/cluster")["nodes"] == nodes, timeout)
+        wait_until("no application of an earlier test left in the RM", lambda: not self.rm_apps(), timeout,
+                   interval=1)
 
 

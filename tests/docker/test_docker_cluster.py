@@ -3,12 +3,20 @@ pools, the allocation file edited on the host while jobs run, the policy
 container killed and paused mid-job, a NodeManager container stopped.
 
 The tests share one compose cluster (conftest) and run in this order; each
-starts by waiting for the cluster to be whole again.
+starts by waiting for the cluster to be whole and idle again.
+
+They assert outcomes: jobs succeed, Python's decisions are in its event log,
+every heartbeat the RM had to schedule by its FIFO is in a fallback episode
+Python logged. None waits for a transient state (the RM on its FIFO, say)
+that a faster recovery may skip: after the policy server is killed, a new
+one may be back before any heartbeat needed the FIFO, and that passes.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from datetime import datetime
 
 import pytest
 
@@ -17,8 +25,10 @@ from dockertools import ALLOCATIONS_IN_CONTAINER, wait_until
 pytestmark = pytest.mark.docker
 
 #: Enough maps that both pools want more than the cluster has (8 containers
-#: of 512 MB on two 2 GB NodeManagers) for a while.
-LONG = ("-m", "24", "-r", "1", "-mt", "2500", "-rt", "100")
+#: of 512 MB on two 2 GB NodeManagers) for longer than the test that runs them
+#: (200 maps of 2.5 s on 4-5 containers take minutes), so that the shares it
+#: checks are steady states, not a window to catch; the test kills them.
+LONG = ("-m", "200", "-r", "1", "-mt", "2500", "-rt", "100")
 SHORT = ("-m", "2", "-r", "1", "-mt", "500", "-rt", "100")
 
 
@@ -86,13 +96,22 @@ def test_allocation_file_edited_on_the_host_while_jobs_run(docker_cluster):
     assert c.pools()["root.prod"]["weight"] == 2 and c.pools()["root.research"]["weight"] == 1
     prod = c.submit("prod", "alice", "sleep", *LONG)
     research = c.submit("research", "bob", "sleep", *LONG)
+    try:
+        check_edits(c)
+    finally:
+        for job in (prod, research):  # their demand outlasts the test on purpose
+            job.kill()
 
-    def used(pool: str) -> float:
-        return c.pools()[pool]["usage"]["memory_mb"]
 
-    # Under 2:1 prod runs more than research once both have started.
+def check_edits(c) -> None:
+    def used() -> tuple[float, float]:  # one snapshot of both pools
+        pools = c.pools()
+        return pools["root.prod"]["usage"]["memory_mb"], pools["root.research"]["usage"]["memory_mb"]
+
+    # Under 2:1 prod runs more than research once both have started (both
+    # want more than the cluster has for minutes: a steady state).
     wait_until("prod (weight 2) to use more than research (weight 1)",
-               lambda: used("root.research") > 0 and used("root.prod") > used("root.research"), 180)
+               lambda: (u := used())[1] > 0 and u[0] > u[1], 600)
 
     reloads = c.api("/api/v1/config")["reloads"]
     saved = time.time()
@@ -103,15 +122,21 @@ def test_allocation_file_edited_on_the_host_while_jobs_run(docker_cluster):
         return (prod["weight"] == 1 and research["weight"] == 3
                 and research["fair_share"]["memory_mb"] > 2 * prod["fair_share"]["memory_mb"])
 
-    wait_until("the new weights in force in the API", lambda: in_force(c.pools()), 10, interval=0.05)
-    took = time.time() - saved
-    assert took <= 2.0, f"the edit took {took:.2f} s to be in force in the API"
+    wait_until("the new weights in force in the API", lambda: in_force(c.pools()), 60, interval=0.05)
+    seen = time.time() - saved
+    # The reload's own time (Python's `reload` event), not when our polling
+    # over HTTP on a busy machine happened to see it.
+    reload = wait_until("Python's reload event", lambda: [e for e in c.events()
+                                                           if e["event"] == "reload" and e["ts"] >= saved], 60)[0]
+    took = reload["ts"] - saved
+    print(f"\nthe edit was in force {took:.2f} s after the save (seen in the API after {seen:.2f} s)")
+    assert took <= 2.0, f"the edit took {took:.2f} s to be in force"
     config = c.api("/api/v1/config")
     assert config["reloads"] == reloads + 1 and config["errors"] == []
 
-    # The next decisions follow them: research overtakes prod as containers free up.
-    wait_until("research (now weight 3) to use more than prod (now 1)",
-               lambda: used("root.research") > used("root.prod"), 120)
+    # The next decisions follow them: research overtakes prod as containers
+    # free up, and stays ahead while both want more (steady under 1:3).
+    wait_until("research (now weight 3) to use more than prod (now 1)", lambda: (u := used())[1] > u[0], 600)
     after = c.assigns(since=saved)
     to_research = sum(e["pool"] == "root.research" for e in after)
     to_prod = sum(e["pool"] == "root.prod" for e in after)
@@ -121,7 +146,7 @@ def test_allocation_file_edited_on_the_host_while_jobs_run(docker_cluster):
     broken = weights(5, 5).replace("<weight>5</weight>", "<weight>heavy</weight>", 1)
     line = next(i for i, text in enumerate(broken.splitlines(), 1) if "heavy" in text)
     c.write_allocations(broken)
-    errors = wait_until("the broken edit's error in the API", lambda: c.api("/api/v1/config")["errors"], 10,
+    errors = wait_until("the broken edit's error in the API", lambda: c.api("/api/v1/config")["errors"], 60,
                         interval=0.1)
     assert errors[0].startswith(f"{ALLOCATIONS_IN_CONTAINER}:{line}:"), errors
     pools = c.pools()
@@ -129,9 +154,7 @@ def test_allocation_file_edited_on_the_host_while_jobs_run(docker_cluster):
 
     c.write_allocations(weights(2, 1))
     wait_until("the fixed file in force", lambda: not c.api("/api/v1/config")["errors"]
-               and c.pools()["root.prod"]["weight"] == 2, 10)
-    for job in (prod, research):  # seen through; the first test runs jobs to the end
-        job.kill()
+               and c.pools()["root.prod"]["weight"] == 2, 60)
 
 
 def _serve_pid(c) -> str:
@@ -139,66 +162,90 @@ def _serve_pid(c) -> str:
     return c.docker("exec", c.container("policy"), "pgrep", "-o", "-f", "python3 .*slotwise serve").stdout.split()[0]
 
 
-def _registers(c) -> int:
-    return sum(e["event"] == "register" for e in c.events())
+def _restarts(c) -> int:
+    return int(c.docker("inspect", "-f", "{{.RestartCount}}", c.container("policy")).stdout)
+
+
+def _started_at(c) -> float:
+    """When the policy container last started (Unix time)."""
+    text = c.docker("inspect", "-f", "{{.State.StartedAt}}", c.container("policy")).stdout.strip()
+    # 2026-11-25T16:27:00.123456789Z: Python takes at most 6 digits of the fraction.
+    text = re.sub(r"(\.\d{6})\d*", r"\1", text).replace("Z", "+00:00")
+    return datetime.fromisoformat(text).timestamp()
 
 
 def _decides_again(c, pool: str, user: str, since: float) -> None:
-    """A new job's containers are Python's decisions again."""
+    """A new job succeeds, and its task containers are Python's decisions
+    (assignments logged after ``since``)."""
     job = c.submit(pool, user, "sleep", *SHORT)
     succeeded(job, job.wait())
     got = python_assigned(c, job, since)
     assert got and any(not e["am"] for e in got), f"Python assigned nothing of {job.app_id} after it came back"
 
 
+def _python_assigned_a_task(c, job) -> None:
+    job.wait_submitted()
+    wait_until("Python to assign a task of the job", lambda: any(not e["am"] for e in python_assigned(c, job)), 600)
+
+
 def test_policy_container_killed_mid_job(docker_cluster):
     c = docker_cluster
     c.wait_ready()
-    registers = _registers(c)
-    restarts = int(c.docker("inspect", "-f", "{{.RestartCount}}", c.container("policy")).stdout)
+    restarts = _restarts(c)
     job = c.submit("prod", "alice", "sleep", "-m", "10", "-r", "1", "-mt", "3000", "-rt", "100")
-    job.wait_submitted()
-    wait_until("Python to assign a task of the job", lambda: any(not e["am"] for e in python_assigned(c, job)), 120)
+    _python_assigned_a_task(c, job)
+    mark = time.time()
     fifo = c.fifo_heartbeats()
-    killed = time.time()
     # As the kernel's OOM killer would: the server dies, the container exits
-    # and its restart policy brings it back.
+    # and its restart policy brings it back. Whether any heartbeat comes
+    # before the new server registers is a race the test does not take
+    # sides in: FIFO for a while, or none at all, both pass.
     c.docker("exec", c.container("policy"), "kill", "-KILL", _serve_pid(c))
-    wait_until("the RM to schedule by its FIFO", lambda: c.fifo_heartbeats() > fifo, 60, interval=0.2)
+    killed = time.time()
     succeeded(job, job.wait())
-    wait_until("the policy container to restart",
-               lambda: int(c.docker("inspect", "-f", "{{.RestartCount}}", c.container("policy")).stdout) > restarts,
-               60)
-    wait_until("Python to register again", c.registered, 120)
-    assert _registers(c) > registers
-    fallbacks = [e for e in c.events() if e["event"] == "fallback" and e["ts"] >= killed]
-    assert fallbacks and sum(e["count"] for e in fallbacks) > 0, "the new server logged no FIFO episode"
-    _decides_again(c, "research", "bob", killed)
+    wait_until("the policy container to restart", lambda: _restarts(c) > restarts, 600)
+    # The new container's server: registered after the container started
+    # again (the old one may have registered again before the kill, had the
+    # shim dropped it; pids repeat from one container start to the next).
+    restarted = _started_at(c)
+    back = wait_until("a new policy server to register with the RM",
+                      lambda: c.registrations(since=restarted), 600)[0]
+    print(f"\nthe new policy server registered {back['ts'] - killed:.2f} s after the kill")
+    # It decides: a new job's containers are its assignments.
+    _decides_again(c, "research", "bob", back["ts"])
+    # The RM was never left without a scheduler, and whatever it scheduled by
+    # its FIFO meanwhile (nothing, after a fast recovery) Python logged.
+    fifo = c.check_fallback_logged(mark, fifo)
+    print(f"heartbeats the RM scheduled by its FIFO after the kill: {fifo}")
 
 
 def test_policy_container_paused_past_the_deadline(docker_cluster):
     c = docker_cluster
     c.wait_ready()
-    registers = _registers(c)
     job = c.submit("research", "bob", "sleep", "-m", "10", "-r", "1", "-mt", "3000", "-rt", "100")
-    job.wait_submitted()
-    wait_until("Python to assign a task of the job", lambda: any(not e["am"] for e in python_assigned(c, job)), 120)
+    _python_assigned_a_task(c, job)
+    mark = time.time()
     fifo = c.fifo_heartbeats()
     policy = c.container("policy")
-    paused = time.time()
     c.docker("pause", policy)
+    paused = time.time()
     try:
-        # The shim's read timeout (5 s) drops a Python that stopped answering;
-        # the cluster goes on by its FIFO meanwhile.
-        wait_until("the RM to schedule by its FIFO while Python is paused",
-                   lambda: c.fifo_heartbeats() > fifo + 3, 60, interval=0.5)
+        # Frozen past the shim's read timeout (5 s): the RM must go on by its
+        # FIFO while it lasts. The test holds this state (the pause) until the
+        # RM has scheduled by its FIFO, so it is no window to catch.
+        wait_until("the RM to schedule by its FIFO while Python is frozen", lambda: c.fifo_heartbeats() > fifo,
+                   60, interval=0.5)
         time.sleep(max(0.0, paused + 8 - time.time()))
     finally:
         c.docker("unpause", policy)
-    wait_until("Python to register again after the pause", lambda: _registers(c) > registers and c.registered(), 120)
+    resumed = time.time()
     succeeded(job, job.wait())
-    assert any(e["event"] == "fallback" and e["ts"] >= paused for e in c.events())
-    _decides_again(c, "prod", "alice", paused)
+    # Python decides again (the shim dropped it at the read timeout; it
+    # registered again on its own), and logged what the FIFO did meanwhile.
+    _decides_again(c, "prod", "alice", resumed)
+    fifo = c.check_fallback_logged(mark, fifo)
+    print(f"\nheartbeats the RM scheduled by its FIFO during and after the pause: {fifo}; "
+          f"registrations since: {len(c.registrations(since=paused))}")
 
 
 def test_nodemanager_stopped_mid_job(docker_cluster):
@@ -207,15 +254,19 @@ def test_nodemanager_stopped_mid_job(docker_cluster):
     job = c.submit("prod", "alice", "sleep", "-m", "16", "-r", "1", "-mt", "3000", "-rt", "100")
     job.wait_submitted()
     wait_until("containers of the job on both nodes",
-               lambda: {e["node"] for e in python_assigned(c, job)} >= {"nm1:45454", "nm2:45454"}, 180)
+               lambda: {e["node"] for e in python_assigned(c, job)} >= {"nm1:45454", "nm2:45454"}, 600)
     stopped = time.time()
     c.docker("stop", c.container("nm2"))
     try:
-        wait_until("Python's view to drop nm2", lambda: c.api("/api/v1/cluster")["nodes"] == 1, 60)
+        # The test holds nm2 stopped: Python's view loses it and keeps it lost.
+        wait_until("Python's view to drop nm2", lambda: c.api("/api/v1/cluster")["nodes"] == 1, 300)
+        dropped = time.time()  # Python had dropped it by now
         report = job.wait()
         succeeded(job, report)
-        late = [e for e in c.assigns(since=stopped + 1) if e["node"] == "nm2:45454"]
-        assert not late, f"Python assigned to the stopped node: {late}"
+        # Until the RM removed nm2, heartbeats it sent while shutting down
+        # could still get containers; after, none.
+        late = [e for e in c.assigns(since=dropped) if e["node"] == "nm2:45454"]
+        assert not late, f"Python assigned to the stopped node after dropping it: {late}"
         assert any(e["node"] == "nm1:45454" for e in python_assigned(c, job, stopped)), \
             "nothing of the job was placed on the remaining node after the stop"
     finally:

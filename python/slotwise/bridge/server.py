@@ -295,13 +295,23 @@ class PolicyServer:
                     f"(and slotwise.gateway.info-file set to this path)?")
         try:
             with open(self.info_file, encoding="utf-8") as f:
-                pid = int(json.load(f).get("pid", 0))
-        except (OSError, ValueError, AttributeError):
-            pid = 0
+                info = json.load(f)
+            pid, ns = int(info.get("pid", 0)), str(info.get("pid_ns") or "")
+        except (OSError, ValueError, AttributeError, TypeError):
+            pid, ns = 0, ""
+        if pid and ns and ns != _pid_namespace():
+            pid = 0  # the RM's pid is another namespace's (a container beside ours): not ours to look up
         if pid and not _pid_alive(pid):
             return (f"{self.info_file} names a ResourceManager (pid {pid}) that is no longer running; "
                     f"waiting for it to start again")
         return " ".join(str(error).split())[:300]
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
 
 
 def _pid_alive(pid: int) -> bool:
@@ -397,7 +407,8 @@ def start_http(app, host: str, port: int):
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, name="slotwise-http", daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    # A port taken ends the thread at once; only a starved machine takes long.
+    deadline = time.monotonic() + 120
     while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.02)
     if not server.started:
@@ -457,6 +468,7 @@ def serve_main(args) -> int:
                                   root_policy=args.root_policy, node_locality_delay=args.node_locality_delay,
                                   rack_locality_delay=args.rack_locality_delay)
         services, dp = market_services(args)
+        services["market"].follow_config(config, args.root_policy)  # DP accounts from the file (issue 25)
     except ValueError as e:
         print(f"slotwise serve: {e}", file=sys.stderr)
         return 2
@@ -496,6 +508,7 @@ def serve_main(args) -> int:
 
     def reloaded(cfg, text):
         core.set_config(cfg, text)
+        services["market"].follow_config(cfg, args.root_policy)  # DP accounts follow the file (issue 25)
         metrics.on_reload(True)
 
     def failed(errors):

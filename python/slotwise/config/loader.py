@@ -4,6 +4,7 @@ or MRv1 parser.  Whatever goes wrong comes back as one ``ConfigErrors``."""
 from __future__ import annotations
 
 import os
+import stat
 
 from lxml import etree
 
@@ -62,12 +63,47 @@ def parse_allocations(data: bytes | str, source: str = "<string>") -> Allocation
     return parse_yarn(root, source)
 
 
+def read_allocation_file(path: str | os.PathLike) -> bytes:
+    """The bytes of an allocation file, read through the one capped door:
+    a regular file (a symlink to one is fine: ConfigMaps use them) of at
+    most MAX_FILE_BYTES, never more read than that.  A device, a FIFO or a
+    directory (a symlink renamed over the file pointing at /dev/zero) is
+    refused before a byte is read.  Raises ConfigErrors (FileNotFoundError
+    for a missing file, so a watcher can tell a rename in progress)."""
+    source = os.fspath(path)
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise ConfigErrors([ConfigError(source, None, f"cannot read allocation file: {e.strerror or e}")]) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigErrors([ConfigError(source, None, "not a regular file (a device, pipe, socket or "
+                                                          "directory); an allocation file must be a file")])
+        if st.st_size > MAX_FILE_BYTES:
+            raise ConfigErrors([ConfigError(source, None, f"the file is {st.st_size:,} bytes; an allocation "
+                                                          f"file may have at most {MAX_FILE_BYTES:,}")])
+        chunks, left = [], MAX_FILE_BYTES + 1  # a file growing while read is still cut at the cap
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as e:
+        raise ConfigErrors([ConfigError(source, None, f"cannot read allocation file: {e.strerror or e}")]) from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)  # parse_allocations refuses it if it passed the cap
+
+
 def load_allocations(path: str | os.PathLike) -> AllocationConfig:
     """Read and parse an allocation file; an unreadable file is an error without a line."""
     source = os.fspath(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError as e:
+        data = read_allocation_file(source)
+    except FileNotFoundError as e:
         raise ConfigErrors([ConfigError(source, None, f"cannot read allocation file: {e.strerror or e}")]) from None
     return parse_allocations(data, source)

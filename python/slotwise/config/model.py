@@ -12,6 +12,11 @@ from ..resources import Resource
 INFINITE = math.inf
 
 
+#: The longest full queue name (root.a.b): the protocol's Name bound, so a
+#: pool the file declares or a rule makes can always be named on the wire.
+MAX_QUEUE_NAME = 1024
+
+
 @dataclass(frozen=True)
 class ResourceSpec:
     """An absolute resource or a percentage of the cluster (maxResources may be either).

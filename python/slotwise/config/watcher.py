@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import ConfigError, ConfigErrors
-from .loader import parse_allocations
+from .loader import parse_allocations, read_allocation_file
 from .model import AllocationConfig, PlacementRule, QueueConfig, ResourceSpec
 
 log = logging.getLogger("slotwise.reload")
@@ -139,15 +139,21 @@ class ConfigWatcher:
         config was handed over.  One at a time, so an older version can
         never land after a newer one."""
         with self._check_lock:
-            return self._check()
+            try:
+                return self._check()
+            except Exception as e:  # never a silent stop: the status (API, UI) shows it
+                log.exception("checking %s failed", self.status.path)
+                self._seen = None
+                self._failed([str(ConfigError(self.status.path, None,
+                                              f"cannot reload: {type(e).__name__}: {e}"))], None)
+                return False
 
     def _check(self) -> bool:
         if self._stop.is_set():
             return False
         self._stat = self._signature()
         try:
-            with open(self.path, "rb") as f:
-                data = f.read()
+            data = read_allocation_file(self.path)
         except FileNotFoundError:
             # Deleted (or mid-rename): keep the last good config, say so, and
             # take whatever comes back, even the same content, as new.
@@ -156,8 +162,9 @@ class ConfigWatcher:
                 self._failed([f"{self.status.path}: file is missing; the last good version stays in force"],
                              None)
             return False
-        except OSError as e:
-            self._failed([f"{self.status.path}: cannot read: {e.strerror or e}"], None)
+        except ConfigErrors as e:  # not a regular file, too big, unreadable: the last good stays
+            self._seen = None
+            self._failed([str(x) for x in e.errors], None)
             return False
         digest = hashlib.sha256(data).hexdigest()
         if digest == self._seen:
@@ -335,8 +342,10 @@ def reload_message(path: str, old: AllocationConfig | None, new: AllocationConfi
 
 def load_with_status(path: str) -> tuple[AllocationConfig, ConfigStatus]:
     """The first load, at start-up (raises ConfigErrors), with its status."""
-    with open(path, "rb") as f:
-        data = f.read()
+    try:
+        data = read_allocation_file(path)
+    except FileNotFoundError as e:
+        raise ConfigErrors([ConfigError(path, None, f"cannot read allocation file: {e.strerror or e}")]) from None
     config = parse_allocations(data, path)
     text = data.decode("utf-8", errors="replace")
     for w in config.warnings:

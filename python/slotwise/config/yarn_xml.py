@@ -19,7 +19,7 @@ from lxml import etree
 
 from . import values as v
 from .errors import ConfigError, ConfigErrors
-from .model import AllocationConfig, PlacementRule, QueueConfig, UserConfig, default_placement_rules
+from .model import MAX_QUEUE_NAME, AllocationConfig, PlacementRule, QueueConfig, UserConfig, default_placement_rules
 
 # element -> (field of QueueConfig / AllocationConfig, or None to validate only; value parser)
 Fields = dict[str, tuple[str | None, Callable[[str], object]]]
@@ -208,8 +208,9 @@ def apply(target: object, found: dict[str, tuple[object, int]]) -> None:
         setattr(target, field, value)
 
 
-def check_name(raw: str | None, what: str, line: int, rep: Reporter) -> str | None:
-    """A queue (or pool) name: present, trimmed, without the "." separator."""
+def check_name(raw: str | None, what: str, line: int, rep: Reporter, parent: str = "root") -> str | None:
+    """A queue (or pool) name: present, trimmed, without the "." separator,
+    and short enough that its full name under ``parent`` fits the protocol."""
     if raw is None or not raw.strip():
         rep.error(line, f"{what} needs a non-empty name attribute")
         return None
@@ -218,6 +219,11 @@ def check_name(raw: str | None, what: str, line: int, rep: Reporter) -> str | No
         raw = raw.strip()
     if "." in raw:
         rep.error(line, f'{what} name "{raw}" must not contain "." (nest the element instead)')
+        return None
+    full = len(parent) + 1 + len(raw)
+    if full > MAX_QUEUE_NAME:
+        rep.error(line, f'{what} name "{raw[:40]}..." makes a full queue name of {full:,} characters; '
+                        f"at most {MAX_QUEUE_NAME:,} are allowed")
         return None
     return raw
 
@@ -299,7 +305,7 @@ def _merge(into: QueueConfig, again: QueueConfig, fields: set[str]) -> None:
 def _add_children(parent: QueueConfig, els: list[etree._Element], rep: Reporter) -> None:
     seen: dict[str, tuple[int, QueueConfig]] = {}
     for el in els:
-        short = check_name(el.get("name"), f"<{el.tag}> in queue {parent.name}", el.sourceline, rep)
+        short = check_name(el.get("name"), f"<{el.tag}> in queue {parent.name}", el.sourceline, rep, parent.name)
         q = QueueConfig(f"{parent.name}.{short or '?'}", line=el.sourceline)
         q.declared = _fill_queue(el, q, rep)  # even when misnamed, to report what is inside
         if short is None:

@@ -114,6 +114,21 @@ def _copy_artifact(repo: Path, coords: str, dest: Path, log: Log) -> str | None:
     return str(dest / name) if (dest / name).is_file() else None
 
 
+def jar_cache(repo: Path) -> Path:
+    """Where the resolved Hadoop jars' lists live: one place per checkout
+    (``run/jars``, or $SLOTWISE_JAR_CACHE), shared by every local cluster,
+    the demo and the tests, so Maven resolves them once per change of the
+    poms rather than once per cluster started."""
+    return Path(os.environ.get("SLOTWISE_JAR_CACHE") or repo / "run" / "jars")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Another cluster reading the cache sees the old file or the new, whole."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def resolve(repo: Path, cache: Path, log: Log, *, refresh: bool = False) -> HadoopJars:
     """The Hadoop jars for the checkout ``repo``, from ``cache`` when its poms
     have not changed since, else from Maven."""
@@ -154,7 +169,7 @@ def resolve(repo: Path, cache: Path, log: Log, *, refresh: bool = False) -> Hado
     tests = _copy_artifact(repo, f"org.apache.hadoop:hadoop-mapreduce-client-jobclient:{jobclient}:jar:tests",
                            extra, log)
     jars = HadoopJars(classpath, version, examples, tests, key)
-    cache_file.write_text(json.dumps(asdict(jars), indent=1) + "\n")
+    write_atomically(cache_file, json.dumps(asdict(jars), indent=1) + "\n")
     log(f"Hadoop {version}: {len(classpath)} jars (cached in {cache_file})")
     return jars
 
@@ -169,8 +184,24 @@ def find_shim_jar(repo: Path) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
+def jar_is_stale(repo: Path, jar: Path | None, module: str) -> bool:
+    """Whether ``jar`` is missing or older than a file it is built from: the
+    poms, ``module``'s main sources and shim-link's."""
+    if jar is None or not jar.is_file():
+        return True
+    built = jar.stat().st_mtime
+    sources = [repo / "pom.xml", repo / module / "pom.xml"]
+    for d in (repo / module / "src" / "main", repo / "shim-link" / "src" / "main"):
+        sources.extend(p for p in d.rglob("*") if p.is_file())
+    return any(p.is_file() and p.stat().st_mtime > built for p in sources)
+
+
 def build_shim(repo: Path, log: Log) -> Path:
-    """``mvn package`` the shim and return its jar."""
+    """The shim's jar, built with ``mvn package`` unless it is newer than
+    its sources (a cluster, the demo or a test starting after a build)."""
+    jar = find_shim_jar(repo)
+    if not jar_is_stale(repo, jar, "java-shim"):
+        return jar
     log("building the shim: mvn -q -B -f pom.xml package -DskipTests ...")
     run_maven(["-f", str(repo / "pom.xml"), "package", "-DskipTests"], repo, "building the shim")
     jar = find_shim_jar(repo)

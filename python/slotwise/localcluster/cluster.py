@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import process
-from .classpath import build_shim, find_shim_jar, resolve
-from .config import (FIFO_SCHEDULER, NM_PORTS, RM_PORTS, SHIM_SCHEDULER, ClusterConfig, Sizes, marker,
+from .classpath import build_shim, find_shim_jar, jar_cache, resolve
+from .config import (FIFO_SCHEDULER, NM_PORTS, RM_PORTS, SHIM_SCHEDULER, START_TIMEOUT, ClusterConfig, Sizes, marker,
                      write_conf_dir)
 from .errors import ClusterError
 from .jobs import JobResult, submit, yarn
@@ -45,7 +45,7 @@ class LocalCluster:
                  scheduler: str = FIFO_SCHEDULER, conf: dict[str, str] | None = None,
                  with_shim: bool | None = None, build_shim: bool = True,
                  java_home: str | os.PathLike | None = None, repo: str | os.PathLike | None = None,
-                 sizes: Sizes | None = None, start_timeout: float = 180.0,
+                 sizes: Sizes | None = None, start_timeout: float = START_TIMEOUT,
                  log: Callable[[str], None] | None = None, rm_classpath: list[str] | None = None):
         if nodes < 1:
             raise ValueError("a cluster needs at least one NodeManager")
@@ -125,7 +125,7 @@ class LocalCluster:
         java = find_java(self.java_home)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.layout.tag.write_text("A Slotwise local YARN cluster directory (slotwise cluster up).\n")
-        jars = resolve(repo, self.layout.cache, self.log)
+        jars = resolve(repo, jar_cache(repo), self.log)
         check_compatible(java, jars.hadoop_version)
         shim_jar = None
         if self.with_shim:
@@ -239,7 +239,10 @@ class LocalCluster:
                             f"--- last lines of {last.log} ---\n{process.tail(Path(last.log))}")
 
     def _wait_rm(self, state: ClusterState, rm: Daemon, started: float) -> None:
-        rest = RMRest(state.rm_web, timeout=2)
+        # Jetty accepts connections minutes before the web app answers on a
+        # slow machine: a short read timeout would pile up dozens of queued
+        # requests, each served at last at the RM's CPU cost. One at a time.
+        rest = RMRest(state.rm_web, timeout=60)
         while True:
             err = self._died(rm)
             if err:
@@ -257,7 +260,7 @@ class LocalCluster:
             time.sleep(0.5)
 
     def _wait_nodes(self, state: ClusterState, rm: Daemon, nms: list[Daemon], started: float) -> None:
-        rest = RMRest(state.rm_web, timeout=2)
+        rest = RMRest(state.rm_web, timeout=30)
         by_port = {str(d.ports["address"]): d for d in nms}
         running: set[str] = set()
         while True:

@@ -52,6 +52,11 @@ NM_PORTS = ("address", "localizer", "webapp", "shuffle")
 #: ``down`` recognises its processes, and never anyone else's.
 MARKER_PROPERTY = "slotwise.cluster.dir"
 
+#: Seconds a cluster may take to start (YARN or MRv1, and `cluster up
+#: --timeout`): a deadline for a hang; a loaded 2-core machine has needed six
+#: minutes for a ResourceManager.
+START_TIMEOUT = 600.0
+
 #: Hadoop's default admin options for map and reduce JVMs.
 _MR_ADMIN_DEFAULT = "-Djava.net.preferIPv4Stack=true -Dhadoop.metrics.log.level=WARN"
 

@@ -59,11 +59,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from . import process
-from .classpath import _artifact_version, _find, run_maven
-from .config import hadoop_xml, marker
+from .classpath import _artifact_version, _find, jar_cache, jar_is_stale, run_maven, write_atomically
+from .config import START_TIMEOUT, hadoop_xml, marker
 from .errors import ClusterError
 from .jobs import JobResult
-from .jvm import Java, check_compatible, find_java
+from .jvm import FAST_START, Java, check_compatible, find_java
 from .paths import Layout, default_cluster_dir, find_repo
 from .ports import free_ports
 from .state import ClusterState, Daemon
@@ -164,7 +164,7 @@ def resolve_hadoop1(repo: Path, cache: Path, log: Log, *, refresh: bool = False)
     if not core or not version:
         raise ClusterError(f"mrv1-shim/pom.xml's classpath has no hadoop-core jar ({out})")
     result = Hadoop1Jars(jars, version, core, _find(jars, "hadoop-examples"), key)
-    cache_file.write_text(json.dumps(asdict(result), indent=1) + "\n")
+    write_atomically(cache_file, json.dumps(asdict(result), indent=1) + "\n")
     log(f"Hadoop {version}: {len(jars)} jars (cached in {cache_file})")
     return result
 
@@ -226,6 +226,10 @@ def find_mrv1_shim_jar(repo: Path) -> Path | None:
 
 
 def build_mrv1_shim(repo: Path, log: Log) -> Path:
+    """The MRv1 shim's jar, built unless it is newer than its sources."""
+    jar = find_mrv1_shim_jar(repo)
+    if not jar_is_stale(repo, jar, "mrv1-shim"):
+        return jar
     log("building the MRv1 shim: mvn -q -B -f pom.xml -pl mrv1-shim package -DskipTests ...")
     run_maven(["-f", str(repo / "pom.xml"), "-pl", "mrv1-shim", "package", "-DskipTests"], repo,
               "building the MRv1 shim")
@@ -342,7 +346,7 @@ class Mrv1Config:
             "mapred.system.dir": str(self.system_dir),
             "mapreduce.jobtracker.staging.root.dir": str(self.staging_root),
             # Task JVMs carry the cluster's marker, so down() finds them.
-            "mapred.child.java.opts": f"{self.sizes.task_heap} {marker(self.cluster_dir)}",
+            "mapred.child.java.opts": " ".join([*FAST_START, self.sizes.task_heap, marker(self.cluster_dir)]),
             "io.sort.mb": "64",
         }
 
@@ -711,7 +715,7 @@ class Mrv1Cluster:
                  scheduler: str = "slotwise", conf: dict[str, str] | None = None,
                  map_slots: int = 2, reduce_slots: int = 2, build_shim: bool = True,
                  java_home: str | os.PathLike | None = None, repo: str | os.PathLike | None = None,
-                 start_timeout: float = 180.0, log: Log | None = None,
+                 start_timeout: float = START_TIMEOUT, log: Log | None = None,
                  jt_classpath: list[str] | None = None):
         if nodes < 1:
             raise ValueError("a cluster needs at least one TaskTracker")
@@ -817,9 +821,9 @@ class Mrv1Cluster:
         java = find_java(self.java_home)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.layout.tag.write_text("A Slotwise local cluster directory (slotwise cluster up).\n")
-        jars = resolve_hadoop1(repo, self.layout.cache, self.log)
+        jars = resolve_hadoop1(repo, jar_cache(repo), self.log)
         check_compatible(java, jars.hadoop_version)
-        webapps = extract_webapps(jars.core_jar, self.layout.cache)
+        webapps = extract_webapps(jars.core_jar, jar_cache(repo))
         shim_jar = None
         if self.scheduler == SLOTWISE_TASK_SCHEDULER:
             shim_jar = build_mrv1_shim(repo, self.log) if self.build_shim else find_mrv1_shim_jar(repo)
@@ -833,6 +837,7 @@ class Mrv1Cluster:
         if shim_jar:
             # A copy of its own: a rebuild while the JobTracker runs must not swap classes under it.
             copied = self.layout.cache / Path(shim_jar).name
+            self.layout.cache.mkdir(parents=True, exist_ok=True)
             shutil.copy2(shim_jar, copied)
             self.log(f"MRv1 shim jar: {shim_jar} (copied to {copied})")
             shim_jar = copied
@@ -889,7 +894,7 @@ class Mrv1Cluster:
                             log_file=log_file)
         webapps, *jars = state.classpath
         cp = daemon_classpath(jars, webapps, conf_dir=conf_dir, extra=extra_cp)
-        argv = [str(java.exe), self.sizes.daemon_heap, marker(self.dir), f"-Dslotwise.daemon={name}",
+        argv = [str(java.exe), *FAST_START, self.sizes.daemon_heap, marker(self.dir), f"-Dslotwise.daemon={name}",
                 f"-Dlog4j.configuration=file:{conf_dir / 'log4j.properties'}",
                 # hadoop.log.dir: the JobTracker's job history, a TaskTracker's userlogs/.
                 f"-Dhadoop.log.dir={home / 'logs'}", f"-Dhadoop.log.file={log_file.name}",
@@ -933,7 +938,7 @@ class Mrv1Cluster:
                             f"--- last lines of {last.log} ---\n{process.tail(Path(last.log))}")
 
     def _wait_jt(self, state: ClusterState, jt: Daemon, started: float) -> None:
-        web = JTWeb(state.rm_web, timeout=2)
+        web = JTWeb(state.rm_web, timeout=30)  # one request at a time while it starts (see cluster._wait_rm)
         while True:
             err = self._died(jt)
             if err:
@@ -950,7 +955,7 @@ class Mrv1Cluster:
             time.sleep(0.3)
 
     def _wait_trackers(self, state: ClusterState, jt: Daemon, tts: list[Daemon], started: float) -> None:
-        web = JTWeb(state.rm_web, timeout=2)
+        web = JTWeb(state.rm_web, timeout=30)
         by_port = {str(d.ports["report"]): d for d in tts}
         registered: set[str] = set()
         while True:
@@ -1122,7 +1127,7 @@ class Mrv1Cluster:
             core = next(j for j in jars if _is_jar(j, "hadoop-core"))
             cp.insert(1, str(submit_as_classes(java, core, self.layout.cache)))
             main = [SUBMIT_AS, user]
-        cmd = [str(Path(state.java_home) / "bin" / "java"), self.sizes.client_heap, marker(self.dir),
+        cmd = [str(Path(state.java_home) / "bin" / "java"), *FAST_START, self.sizes.client_heap, marker(self.dir),
                "-Dslotwise.daemon=client", f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
                f"-Djava.io.tmpdir={job_dir / 'tmp'}", "-Djava.net.preferIPv4Stack=true",
                "-cp", os.pathsep.join(cp), *main, *run]
@@ -1151,7 +1156,7 @@ class Mrv1Cluster:
             core = next(j for j in jars if _is_jar(j, "hadoop-core"))
             cp.insert(1, str(submit_as_classes(java, core, self.layout.cache)))
             main = [SUBMIT_AS, user, "--main", *main]
-        cmd = [str(Path(state.java_home) / "bin" / "java"), self.sizes.client_heap, marker(self.dir),
+        cmd = [str(Path(state.java_home) / "bin" / "java"), *FAST_START, self.sizes.client_heap, marker(self.dir),
                "-Dslotwise.daemon=client", f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
                "-Djava.net.preferIPv4Stack=true", "-cp", os.pathsep.join(cp), *main, *args]
         env = {k: v for k, v in os.environ.items() if k not in _SCRUB}

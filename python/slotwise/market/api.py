@@ -106,10 +106,18 @@ class DpApi:
         signer, why = self._authenticate(query, params, authorization, now_ms)
         if signer is None:
             return self._err(401, why)
+        # Only a request carried out advances the signer's last timestamp.
+        answer = self.market.signed(signer.user, int(params[-1][1]), lambda: self._carry_out(op, args, signer))
+        if answer is None:
+            return self._err(401, "timestamp not newer than the last accepted request (replay?)")
+        return answer
+
+    def _carry_out(self, op: str, args: dict, signer) -> tuple[Answer, bool]:
         try:
-            return self._run(op, args, signer)
+            answer = self._run(op, args, signer)
         except MarketError as e:
-            return self._err(400, str(e))
+            answer = self._err(400, str(e))
+        return answer, answer.status == 200
 
     # ---------------------------------------------------------------- auth
     def _authenticate(self, query: str, params, authorization: str | None, now_ms: int):
@@ -131,8 +139,6 @@ class DpApi:
             return None, f"timestamp: not milliseconds: {ts_text!r}"
         if abs(now_ms - ts) > self.window_ms:
             return None, f"timestamp outside the {self.window_ms // 1000} s window (server time {now_ms})"
-        if not self.market.accept_timestamp(user, ts):
-            return None, "timestamp not newer than the last accepted request (replay?)"
         return signer, None
 
     # ----------------------------------------------------------- operations

@@ -7,10 +7,20 @@ granted (s_i / p) of the capacity and pays s_i x the slots it used.
 Pure bookkeeping: time comes in with each observation, persistence goes
 through a store (``slotwise.market.store``), and the scheduling itself is the
 ``dynamic-priority`` policy's (it reads ``rates`` and feeds ``observe``).
+
+Money is bounded so that no sum can overflow: a budget is a finite number
+from 0 to ``MAX_BUDGET`` (1e12) and a spending rate one from 0 to
+``MAX_RATE`` (1e9); a request that would leave either outside is refused
+(MarketError, 400 on the API) and changes nothing.  Usage reports are taken
+as finite slot counts from 0 to ``MAX_SLOTS`` (1e12), so a charge (rate x
+slots, at most the budget) is always a finite number.  A store that refuses
+one queue's charge leaves that queue uncharged for the interval and every
+other queue charged; it is logged and counted (``Market.counters``).
 """
 
 from __future__ import annotations
 
+import collections
 import copy
 import dataclasses
 import logging
@@ -24,6 +34,15 @@ from .records import Account, Charge, Interval
 from .store import MemoryStore
 
 log = logging.getLogger(__name__)
+
+#: The most a budget may hold.  Far above any real grant, and small enough
+#: that a budget stays exact to a hundredth (1e12 x 100 < 2**53).
+MAX_BUDGET = 1e12
+#: The highest spending rate (per slot per interval).
+MAX_RATE = 1e9
+#: The most slots a usage report may say a queue uses or wants (beyond any
+#: cluster; a larger or non-finite figure is taken as this bound, NaN as 0).
+MAX_SLOTS = 1e12
 
 
 class MarketError(ValueError):
@@ -53,8 +72,12 @@ class MarketSettings:
             raise ValueError("the preemption grace time must be >= 0")
         if not (self.slot_memory_mb > 0 and self.slot_vcores > 0):
             raise ValueError("a slot must have positive memory and vcores")
-        if self.initial_budget < 0 or self.initial_spending < 0:
-            raise ValueError("initial budget and spending must be >= 0")
+        if not math.isfinite(self.interval):
+            raise ValueError("the allocation interval must be a finite number of seconds")
+        if not 0 <= self.initial_budget <= MAX_BUDGET:
+            raise ValueError(f"the initial budget must be from 0 to {MAX_BUDGET:g}")
+        if not 0 <= self.initial_spending <= MAX_RATE:
+            raise ValueError(f"the initial spending rate must be from 0 to {MAX_RATE:g}")
 
     def slots(self, r: Resource) -> float:
         """Slots held by ``r``: its dominant dimension in slot units."""
@@ -82,6 +105,17 @@ class Market:
         self._lock = threading.RLock()
         accounts, last_id = self.store.load()
         self.accounts: dict[str, Account] = {a.queue: a for a in accounts}
+        #: What went wrong that the market got past: "charges_refused" (a
+        #: queue's charge the store refused; that queue went uncharged for
+        #: the interval), "intervals_uncharged" (an interval the store could
+        #: not commit at all), "accounts_repaired" (an account loaded out of
+        #: bounds, brought within them), "declare_failed" (an account from the
+        #: allocation file the store could not open).
+        self.counters: collections.Counter = collections.Counter()
+        #: The accounts the allocation file in force declares (``follow_config``).
+        self._declared: set[str] = set()
+        for a in self.accounts.values():
+            self._repair(a)
         self.interval_id = last_id + 1
         self.interval_start: float | None = None  # set by the first observation
         self._slot_seconds: dict[str, float] = {}
@@ -114,7 +148,7 @@ class Market:
     def apply(self, op: str, args: dict) -> None:
         """Replay one recorded change."""
         {"add_queue": self.add_queue, "remove_queue": self.remove_queue, "add_budget": self.add_budget,
-         "set_spending": self.set_spending}[op](**args)
+         "set_spending": self.set_spending, "declare": self.declare}[op](**args)
 
     def _changed(self, op: str, **args) -> None:
         if self.on_change is not None:
@@ -232,6 +266,9 @@ class Market:
             budget = a.budget + amount
             if budget < 0:
                 raise MarketError(f"addBudget: {q} has {a.budget:g}; cannot take {-amount:g}")
+            if budget > MAX_BUDGET:
+                raise MarketError(f"addBudget: {q} has {a.budget:g}; adding {amount:g} would take it past "
+                                  f"{MAX_BUDGET:g}, the most a budget may hold")
             self.store.grant(q, amount, budget)
             a.budget = budget
             self._changed("add_budget", queue=q, amount=amount)
@@ -239,8 +276,8 @@ class Market:
 
     def set_spending(self, queue: str, rate: float) -> float:
         rate = _amount(rate, "setSpending")
-        if rate < 0:
-            raise MarketError("setSpending: the rate must be >= 0")
+        if not 0 <= rate <= MAX_RATE:
+            raise MarketError(f"setSpending: the rate must be >= 0 and at most {MAX_RATE:g}, not {rate:g}")
         with self._lock:
             q = self.resolve(queue)
             a = self.accounts[q]
@@ -248,6 +285,29 @@ class Market:
             a.spending = rate
             self._changed("set_spending", queue=q, rate=rate)
             return rate
+
+    def signed(self, user: str, ts: int, carry_out):
+        """Carry out a signed request from ``user`` stamped ``ts``, once:
+        None (nothing done) if ``ts`` is not newer than the last request
+        accepted from ``user``; else what ``carry_out()`` answers, as
+        ``(answer, done)``.  ``ts`` becomes the last accepted only when
+        ``done``: a request refused for its role or its input changes
+        nothing, replay guard included.  All of it under the market's lock,
+        so two copies of one request cannot both pass; the timestamp is
+        stored before the request is carried out (and put back if it is
+        refused), so not even a crash between the two lets it through twice."""
+        with self._lock:
+            last = self.store.last_timestamp(user)
+            if last is not None and ts <= last:
+                return None
+            self.store.accept_timestamp(user, ts)
+            done = False
+            try:
+                answer, done = carry_out()
+                return answer
+            finally:
+                if not done:
+                    self.store.restore_timestamp(user, last)
 
     def accept_timestamp(self, user: str, ts: int) -> bool:
         """Whether ``ts`` is newer than the last signed request accepted from
@@ -261,16 +321,75 @@ class Market:
             self.store.accept_timestamp(user, ts)
             return True
 
+    # ------------------------------------------------- the allocation file
+    def follow_config(self, config, root_policy: str | None = None) -> tuple[list[str], list[str]]:
+        """Accounts for the queues the allocation file declares under a
+        ``dynamic-priority`` pool (``root_policy``: ``serve --root-policy``),
+        at start-up and on each reload: (opened, closed).  A queue that left
+        the file since the last call keeps its account while it holds budget
+        or has work (money is never dropped by an edit; an admin's
+        ``removeQueue`` drops it) and is closed otherwise, at this call or a
+        later one.  Accounts opened some other way (``addQueue``, a child
+        pool made at run time) are left alone.  Never raises: a store
+        failure is logged and counted."""
+        from ..policies.dynamic_priority import declared_accounts
+
+        queues = declared_accounts(config, root_policy)
+        with self._lock:
+            opened = self.declare([q for q in queues if q not in self.accounts])
+            closed, kept = [], []
+            wanted = set(queues)
+            for q in sorted(self._declared - wanted):
+                a = self.accounts.get(q)
+                if a is None:
+                    continue
+                if a.budget > 0 or self._work.get(q):
+                    kept.append(q)
+                    continue
+                try:
+                    self.remove_queue(q)
+                    closed.append(q)
+                except Exception:  # the store failed: it stays, and goes at a later reload
+                    log.exception("dynamic priority: cannot close the account of %s", q)
+                    kept.append(q)
+            if kept:
+                log.info("dynamic priority: %s left the allocation file but keep their accounts (budget or "
+                         "work left; removeQueue closes them)", ", ".join(kept))
+            self._declared = wanted | set(kept)
+            if opened or closed:
+                log.info("dynamic priority: accounts from %s: opened %s; closed %s", config.source,
+                         ", ".join(opened) or "none", ", ".join(closed) or "none")
+            return opened, closed
+
+    def declare(self, queues) -> list[str]:
+        """Open an account (initial budget and rate) for each of ``queues``
+        that has none, in one store transaction, and record it; the ones
+        opened.  If the store cannot save them, none is opened: logged and
+        counted ("declare_failed"; the next reload or update pass tries again)."""
+        with self._lock:
+            todo = list(dict.fromkeys(q for q in queues if q not in self.accounts))
+            if not todo:
+                return []
+            try:
+                self.ensure(todo)
+            except Exception:
+                log.exception("dynamic priority: cannot open accounts for %s", ", ".join(todo))
+                self.counters["declare_failed"] += len(todo)
+                return []
+            self._changed("declare", queues=todo)
+            return todo
+
     # ---------------------------------------------------- the engines' side
     def ensure(self, queues) -> None:
         """Open an account for each queue of a dynamic-priority pool that has none."""
         with self._lock:
             s = self.settings
-            for q in queues:
-                if q not in self.accounts:
-                    a = Account(q, s.initial_budget, s.initial_spending, s.initial_spending)
-                    self.store.save_account(a)
-                    self.accounts[q] = a
+            new = [Account(q, s.initial_budget, s.initial_spending, s.initial_spending)
+                   for q in dict.fromkeys(queues) if q not in self.accounts]
+            if new:
+                self.store.save_accounts(new)  # one transaction
+                for a in new:
+                    self.accounts[a.queue] = a
 
     def observe(self, source: str, now: float, used: dict[str, float], pending: dict[str, float]) -> None:
         """One engine reports, for the queues of one dynamic-priority pool,
@@ -300,8 +419,9 @@ class Market:
                     for s in self._sources.values():
                         s.at = max(s.at, now)
             self._integrate(src, now)
-            src.used = dict(used)
-            src.pending = dict(pending)
+            src.used = {q: _slots(n) for q, n in used.items()}
+            src.pending = {q: _slots(n) for q, n in pending.items()}
+            used, pending = src.used, src.pending
             src.work = {q: used.get(q, 0) > 0 or pending.get(q, 0) > 0 for q in set(used) | set(pending)}
             work: dict[str, bool] = {}
             for s in self._sources.values():
@@ -325,18 +445,29 @@ class Market:
         charges = []
         for q in sorted(self.accounts):
             a = self.accounts[q]
-            slots = self._slot_seconds.get(q, 0.0) / length
+            slots = _slots(self._slot_seconds.get(q, 0.0) / length)
             rate = self.rate_of(q)
-            amount = min(rate * slots, a.budget) if slots > 0 else 0.0
+            # rate <= MAX_RATE, slots <= MAX_SLOTS, budget <= MAX_BUDGET: all finite.
+            amount = max(min(rate * slots, a.budget), 0.0) if slots > 0 else 0.0
             if slots > 0 or amount > 0:
                 charges.append(Charge(q, slots, rate, amount, a.budget - amount))
         record = Interval(self.interval_id, self.interval_start, end, self.price(), charges)
+        refused: dict[str, str] = {}
         try:
             if self.accounts:
-                self.store.commit_interval(record)
-        except Exception:  # the store failed: this interval is not charged (never half charged)
+                # One transaction; a charge the store refuses is left out of
+                # it alone (that queue goes uncharged), the others commit.
+                refused = dict(self.store.commit_interval(record) or ())
+        except Exception:  # the store failed as a whole: nothing of this interval is charged (never half)
             log.exception("dynamic priority: cannot commit interval %d; it goes uncharged", self.interval_id)
+            self.counters["intervals_uncharged"] += 1
             record.charges = []
+        if refused:
+            for q, why in sorted(refused.items()):
+                log.error("dynamic priority: the store refused %s's charge for interval %d (%s); %s goes "
+                          "uncharged for it, the other queues are charged", q, self.interval_id, why, q)
+            self.counters["charges_refused"] += len(refused)
+            record.charges = [c for c in record.charges if c.queue not in refused]
         for c in record.charges:
             self.accounts[c.queue].budget = c.budget
         for a in self.accounts.values():
@@ -350,6 +481,37 @@ class Market:
         """The last committed intervals, oldest first: price and each queue's budget after it."""
         with self._lock:
             return self.store.history(limit)
+
+    def _repair(self, a: Account) -> None:
+        """Bring an account loaded from the store within the bounds (a store
+        written before they existed may hold an infinite budget)."""
+        budget = _within(a.budget, MAX_BUDGET)
+        spending = _within(a.spending, MAX_RATE)
+        if (budget, spending) != (a.budget, a.spending):
+            log.warning("dynamic priority: %s was stored with budget %r and spending rate %r; now %g and %g "
+                        "(the bounds are %g and %g)", a.queue, a.budget, a.spending, budget, spending,
+                        MAX_BUDGET, MAX_RATE)
+            a.budget, a.spending, a.rate = budget, spending, spending
+            self.counters["accounts_repaired"] += 1
+            try:
+                self.store.save_account(a)
+            except Exception:
+                log.exception("dynamic priority: cannot store the repaired account of %s", a.queue)
+
+
+def _within(x, top: float) -> float:
+    """``x`` as a number from 0 to ``top`` (NaN or None: 0, +inf: top)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return 0.0
+    if math.isnan(x) or x < 0:
+        return 0.0
+    return min(x, top)
+
+
+def _slots(n) -> float:
+    return _within(n, MAX_SLOTS)
 
 
 def _name(queue: str) -> str:

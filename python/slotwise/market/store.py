@@ -4,12 +4,15 @@ tests) or in SQLite (``slotwise serve``; a file next to the event log, 0600).
 An interval's charges and the budgets they leave commit in one transaction
 keyed by the interval's id, so a kill -9 at any moment loses no committed
 charge and, since a restarted market numbers on from the last committed id,
-charges no interval twice.
+charges no interval twice.  Inside it each queue's charge is a savepoint of
+its own: a row the database refuses is rolled back alone and reported
+(``commit_interval`` answers the refused queues), the others commit.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import os
 import sqlite3
 import stat
@@ -49,6 +52,10 @@ class MemoryStore:
     def save_account(self, a: Account) -> None:
         self.accounts[a.queue] = copy.copy(a)
 
+    def save_accounts(self, accounts: list[Account]) -> None:
+        for a in accounts:
+            self.save_account(a)
+
     def delete_account(self, queue: str) -> None:
         self.accounts.pop(queue, None)
 
@@ -59,11 +66,19 @@ class MemoryStore:
     def set_spending(self, queue: str, rate: float) -> None:
         self.accounts[queue].spending = rate
 
-    def commit_interval(self, record: Interval) -> None:
-        self.intervals.append(copy.deepcopy(record))
+    def commit_interval(self, record: Interval) -> list[tuple[str, str]]:
+        """Commit the interval; the charges refused, as (queue, why): here,
+        like SQLite's NOT NULL, one with a NaN in it."""
+        record = copy.deepcopy(record)
+        refused = [(c.queue, "a charge with NaN in it") for c in record.charges
+                   if any(math.isnan(x) for x in (c.slots, c.rate, c.amount, c.budget))]
+        bad = {q for q, _ in refused}
+        record.charges = [c for c in record.charges if c.queue not in bad]
+        self.intervals.append(record)
         for c in record.charges:
             if c.queue in self.accounts:
                 self.accounts[c.queue].budget = c.budget
+        return refused
 
     def history(self, limit: int) -> list[dict]:
         return [_row(r.interval_id, r.start, r.end, r.price,
@@ -75,6 +90,13 @@ class MemoryStore:
 
     def accept_timestamp(self, user: str, ts: int) -> None:
         self.signers[user] = ts
+
+    def restore_timestamp(self, user: str, ts: int | None) -> None:
+        """Put back what ``last_timestamp`` said before a request that was refused."""
+        if ts is None:
+            self.signers.pop(user, None)
+        else:
+            self.signers[user] = ts
 
     def close(self) -> None:
         pass
@@ -103,7 +125,7 @@ class SqliteStore:
             try:
                 db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
                 db.execute("PRAGMA synchronous=FULL")
-                db.executescript(SCHEMA)
+                db.executescript("BEGIN;" + SCHEMA + "COMMIT;")  # one transaction: one sync, not one per table
             except sqlite3.DatabaseError as e:
                 raise ValueError(f"{path}: not a Slotwise market store: {e}") from None
             self._db = db
@@ -124,9 +146,13 @@ class SqliteStore:
         return [Account(q, b, s, s, o) for q, b, s, o in rows], int(last)
 
     def save_account(self, a: Account) -> None:
+        self.save_accounts([a])
+
+    def save_accounts(self, accounts: list[Account]) -> None:
+        """Save ``accounts`` in one transaction (all or none)."""
         with self._tx():
-            self.db.execute("INSERT OR REPLACE INTO queues (queue, budget, spending, owner) VALUES (?, ?, ?, ?)",
-                            (a.queue, a.budget, a.spending, a.owner))
+            self.db.executemany("INSERT OR REPLACE INTO queues (queue, budget, spending, owner) VALUES (?, ?, ?, ?)",
+                                [(a.queue, a.budget, a.spending, a.owner) for a in accounts])
 
     def delete_account(self, queue: str) -> None:
         with self._tx():
@@ -142,15 +168,27 @@ class SqliteStore:
         with self._tx():
             self.db.execute("UPDATE queues SET spending = ? WHERE queue = ?", (rate, queue))
 
-    def commit_interval(self, record: Interval) -> None:
+    def commit_interval(self, record: Interval) -> list[tuple[str, str]]:
+        """Commit the interval in one transaction; the charges the database
+        refused, as (queue, why), each rolled back alone (its queue is not
+        charged, the others are).  Raises (nothing committed) if the
+        interval itself cannot be."""
+        refused = []
         with self._tx():
             self.db.execute("INSERT INTO intervals (id, start, end, price) VALUES (?, ?, ?, ?)",
                             (record.interval_id, record.start, record.end, record.price))
             for c in record.charges:
-                self.db.execute("INSERT INTO charges (interval_id, queue, slots, rate, amount, budget) "
-                                "VALUES (?, ?, ?, ?, ?, ?)",
-                                (record.interval_id, c.queue, c.slots, c.rate, c.amount, c.budget))
-                self.db.execute("UPDATE queues SET budget = ? WHERE queue = ?", (c.budget, c.queue))
+                self.db.execute("SAVEPOINT charge")
+                try:
+                    self.db.execute("INSERT INTO charges (interval_id, queue, slots, rate, amount, budget) "
+                                    "VALUES (?, ?, ?, ?, ?, ?)",
+                                    (record.interval_id, c.queue, c.slots, c.rate, c.amount, c.budget))
+                    self.db.execute("UPDATE queues SET budget = ? WHERE queue = ?", (c.budget, c.queue))
+                except sqlite3.Error as e:
+                    self.db.execute("ROLLBACK TO charge")
+                    refused.append((c.queue, str(e)))
+                self.db.execute("RELEASE charge")
+        return refused
 
     def history(self, limit: int) -> list[dict]:
         if self._db is None and not os.path.exists(self.path):
@@ -176,6 +214,14 @@ class SqliteStore:
     def accept_timestamp(self, user: str, ts: int) -> None:
         with self._tx():
             self.db.execute("INSERT OR REPLACE INTO signers (user, last_timestamp) VALUES (?, ?)", (user, ts))
+
+    def restore_timestamp(self, user: str, ts: int | None) -> None:
+        """Put back what ``last_timestamp`` said before a request that was refused."""
+        if ts is None:
+            with self._tx():
+                self.db.execute("DELETE FROM signers WHERE user = ?", (user,))
+        else:
+            self.accept_timestamp(user, ts)
 
     def close(self) -> None:
         if self._db is not None:

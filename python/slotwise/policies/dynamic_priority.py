@@ -11,6 +11,11 @@ Shares are then weighted fair shares capped at demand, which is the paper's
 (s_i / p) x capacity with the unused part going to the others.  With the
 market's preemption on, a child over its paid share past the grace time
 loses its newest containers to children below theirs.
+
+The children the allocation file declares under such a pool are the
+market's accounts as soon as the file loads (``declared_accounts``, read by
+``Market.follow_config`` at ``serve`` start-up and on each reload); a child
+made at run time opens its account on the first update pass.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Sequence
 from ..fairshare import DESIGN
 from ..resources import Resource
 from ..schedulable import Schedulable
-from .base import PolicyContext, SchedulingPolicy, register_policy
+from .base import PolicyContext, SchedulingPolicy, get_policy, register_policy
 from .fair import share_key, shares_by_weight
 
 
@@ -33,6 +38,26 @@ def market_of(ctx: PolicyContext):
 
         market = ctx.services["market"] = Market()
     return market
+
+
+def declared_accounts(config, root_policy: str | None = None) -> list[str]:
+    """The pools ``config`` declares as direct children of a pool whose policy
+    is dynamic-priority (its own ``schedulingPolicy``, else the file's
+    default; the root's may be set by ``root_policy``), in file order."""
+    out: list[str] = []
+    for qc in config.root.walk():
+        name = qc.scheduling_policy or config.default_queue_scheduling_policy
+        if qc.name == "root" and root_policy:
+            name = root_policy
+        if not qc.children or not name:
+            continue
+        try:
+            policy = get_policy(name)
+        except (KeyError, ValueError):  # an unknown name: the validator names it, the engine uses fair
+            continue
+        if isinstance(policy, DynamicPriorityPolicy):
+            out.extend(c.name for c in qc.children)
+    return out
 
 
 def _dominant(r: Resource, cluster: Resource) -> float:

@@ -10,14 +10,16 @@ same file with Jackson records (``org.slotwise.shim.Messages``); both sides'
 tests read the shared examples in ``examples/``.
 
 Only the part of JSON Schema the file uses is understood (objects with
-properties, required, defaults and no extra fields; maps; arrays; strings,
-integers and numbers with bounds; booleans; enums; nullable types; references;
-"exactly one of" between fields); anything else is refused at import.
+properties, required, defaults and no extra fields; maps; arrays, each with
+its maxItems; strings, integers and numbers with bounds; booleans; enums;
+nullable types; references; "exactly one of" between fields); anything else
+is refused at import.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -70,7 +72,11 @@ def _scalar(spec: dict):
     elif kind == "boolean":
         return bool
     elif kind == "array":
-        return list[_scalar(spec["items"])]
+        items = list[_scalar(spec["items"])]
+        # Every array is bounded: a message is refused before a huge one is built.
+        if "maxItems" not in spec:
+            raise TypeError(f"schema: an array without maxItems {spec}")
+        return Annotated[items, msgspec.Meta(max_length=spec["maxItems"])]
     elif kind == "object" and isinstance(spec.get("additionalProperties"), dict) and not spec.get("properties"):
         return dict[str, _scalar(spec["additionalProperties"])]
     else:
@@ -144,9 +150,32 @@ def decode(name: str, data: str | bytes):
     """One message of type ``name`` from JSON text; ProtocolError if it does
     not match the schema (the message says which field)."""
     try:
-        return _checked(name, _DECODERS[name].decode(data))
+        msg = _checked(name, _DECODERS[name].decode(data))
     except (msgspec.ValidationError, msgspec.DecodeError) as e:
         raise ProtocolError(f"{name}: {_one_line(str(e))}") from None
+    except UnicodeError:  # a Java string with a lone surrogate: not UTF-8 text
+        raise ProtocolError(f"{name}: the message is not valid Unicode text (a lone surrogate)") from None
+    if _has_lone_surrogate(data):
+        raise ProtocolError(f"{name}: a string holds a lone surrogate (\\ud800-\\udfff escaped alone), "
+                            "which no name can be")
+    return msg
+
+
+def _has_lone_surrogate(data: str | bytes) -> bool:
+    """An escaped lone surrogate decodes to a str that cannot be written as
+    UTF-8 (the event log, the web layer): refused at the door.  A quick scan
+    for an escape in the surrogate range first; only then a precise look."""
+    raw = data if isinstance(data, str) else data.decode("utf-8", "replace")
+    if not _SURROGATE_ESCAPE.search(raw):
+        return False
+    try:
+        json.dumps(json.loads(raw), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def convert(name: str, obj: Any):

@@ -182,7 +182,7 @@ def _plain(x):
         return ("AllocationConfig", x.source, tuple((q.name, q.weight) for q in x.root.walk()))
     if isinstance(x, Request):
         return ("Request", x.priority, _plain(x.resource), x.num_containers, sorted(x.hosts.items()),
-                sorted(x.racks.items()), x.relax_locality)
+                sorted(x.racks.items()), x.relax_locality, sorted(x.strict_racks))
     if isinstance(x, Resource):
         return (float(x.memory_mb), float(x.vcores))
     if isinstance(x, dict):

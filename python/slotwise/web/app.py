@@ -6,31 +6,49 @@ into one FastAPI app: HTML pages from Jinja2 templates, JSON under /api/v1
 (bind to loopback, the default, or put it behind your proxy); every change
 needs the admin token, as ``Authorization: Bearer TOKEN``, or the UI's
 session cookie (a random id with an expiry, kept server-side) plus the
-``X-Slotwise-CSRF`` header a cross-site form cannot send.
+``X-Slotwise-CSRF`` header a cross-site form cannot send.  A request's body
+is read only after that check (but the login form's, which carries the
+token), and never past its cap (413; docs/admin.md).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
+from urllib.parse import parse_qsl
 
-import anyio.from_thread
-
-from fastapi import Depends, FastAPI, Form, Header, Request, Response
+from fastapi import Depends, FastAPI, Header, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, ValidationError
 
 from .. import __version__
 from ..admin import AdminError, AdminToken, SchedulerService, Sessions
 from ..config.loader import MAX_FILE_BYTES
+from ..market.api import MAX_QUERY, Answer
 from . import schemas, views
 
 HERE = os.path.dirname(__file__)
-MAX_DRY_RUN_BYTES = MAX_FILE_BYTES  # the allocation-file parser's own limit
 COOKIE = "slotwise_session"
 CSRF_HEADER = "X-Slotwise-CSRF"
+
+# Every body has a cap (docs/admin.md).  A body is read only by the handler's
+# own dependency, after the admin check: never by FastAPI before it (no route
+# declares a pydantic or Form body parameter).
+#: An admin JSON action (move, priority): a few dozen bytes in practice.
+MAX_JSON_BYTES = 64 * 1024
+#: An allocation file for dry-run: the allocation-file parser's own limit.
+MAX_DRY_RUN_BYTES = MAX_FILE_BYTES
+#: The UI's login form (``admin_token=...``): read before any check, as it
+#: carries the token itself, so it is kept small.
+MAX_LOGIN_BYTES = 4096
+#: A signed Dynamic Priority request as a POST body: the API's own limit.
+MAX_DP_BYTES = MAX_QUERY
+#: An unsigned Dynamic Priority POST body can only be ``price`` or ``time``.
+MAX_DP_UNSIGNED_BYTES = 64
 
 
 def _finite(x):
@@ -43,19 +61,86 @@ def _finite(x):
     return x
 
 
-def _read_body(request: Request, limit: int) -> bytes:
-    """The body of a sync handler (FastAPI runs it on a worker thread), read
-    in chunks so that a body over ``limit`` is refused before it is all in memory."""
-    async def read() -> bytes:
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise AdminError(413, f"the file is over {limit} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
+async def read_body(request: Request, limit: int, what: str = "the body") -> bytes:
+    """The request's body, at most ``limit`` bytes: a Content-Length over it
+    answers 413 before a byte is read, and a body without one (chunked) is
+    read a chunk at a time and refused as soon as it passes the limit."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            size = int(declared)
+        except ValueError:
+            raise AdminError(400, f"bad Content-Length {declared[:40]!r}") from None
+        if size > limit:
+            raise AdminError(413, f"{what} is over {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise AdminError(413, f"{what} is over {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
-    return anyio.from_thread.run(read)
+
+class _NonFinite:
+    """Where a JSON body held NaN, Infinity, -Infinity or a number too large
+    for a float (1e999): kept as a marker to name its field in the error."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _parse_float(text: str):
+    x = float(text)
+    return x if math.isfinite(x) else _NonFinite(text)
+
+
+def _non_finite(doc) -> tuple[str, str] | None:
+    """(field path, text) of the first non-finite number in ``doc``, walked
+    without recursion (a deeply nested body must not overflow the stack)."""
+    todo = [("", doc)]
+    while todo:
+        path, x = todo.pop()
+        if isinstance(x, _NonFinite):
+            return path, x.text
+        if isinstance(x, dict):
+            todo.extend((f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(x.items())))
+        elif isinstance(x, list):
+            todo.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(x))))
+    return None
+
+
+def _field(loc) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return f"field '{path}'" if path else "the body"
+
+
+def parse_json_body(raw: bytes, model: type[BaseModel]) -> BaseModel:
+    """``raw`` as ``model``; AdminError 422 with one line naming the field
+    otherwise.  NaN and Infinity (which Python's json accepts) are refused."""
+    try:
+        doc = json.loads(raw, parse_constant=_NonFinite, parse_float=_parse_float)
+    except RecursionError:
+        raise AdminError(422, "the body is not JSON this API accepts: nested too deep") from None
+    except ValueError as e:  # JSONDecodeError, bad UTF-8, an int of over 4,300 digits
+        raise AdminError(422, f"the body is not JSON: {str(e).splitlines()[0]}") from None
+    bad = _non_finite(doc)
+    if bad is not None:
+        path, text = bad
+        where = f"field '{path}'" if path else "the body"
+        raise AdminError(422, f"{where}: {text} is not a finite number (JSON has no NaN or Infinity)")
+    try:
+        return model.model_validate(doc)
+    except ValidationError as e:
+        raise AdminError(422, "; ".join(f"{_field(err['loc'])}: {err['msg']}" for err in e.errors())) from None
+
+
+def _json_request_body(model: type[BaseModel]) -> dict:
+    """The OpenAPI requestBody of a handler that reads ``model`` itself."""
+    return {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": model.model_json_schema()}}}}
 
 
 def create_app(service: SchedulerService, token: AdminToken, metrics=None, refresh_seconds: float = 2.0,
@@ -78,6 +163,19 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         elif sessions.valid(request.cookies.get(COOKIE)) and csrf:
             return
         raise AdminError(401, "admin token required (Authorization: Bearer TOKEN)")
+
+    # Each reads its body only once ``admin`` has passed (a sub-dependency runs first).
+    def json_body(model: type[BaseModel]):
+        async def body(request: Request, _: None = Depends(admin)) -> BaseModel:
+            return parse_json_body(await read_body(request, MAX_JSON_BYTES), model)
+        return body
+
+    async def allocation_file(request: Request, _: None = Depends(admin)) -> str:
+        raw = await read_body(request, MAX_DRY_RUN_BYTES, "the file")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AdminError(400, "the file is not UTF-8") from None
 
     @app.exception_handler(AdminError)
     async def _admin_error(_request: Request, e: AdminError):
@@ -122,18 +220,14 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
 
     @app.post("/api/v1/config/dry-run", response_model=schemas.DryRunOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 409: {"model": schemas.ErrorOut},
-                         413: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)])
-    def dry_run(request: Request, content_length: int | None = Header(default=None)):
-        """Send an allocation file (the body, as is): what saving it would do
-        to the live demands, changing nothing.  Admin: it copies the engine,
-        which holds the scheduler's lock for that long (docs/admin.md)."""
-        if content_length is not None and content_length > MAX_DRY_RUN_BYTES:
-            raise AdminError(413, f"the file is over {MAX_DRY_RUN_BYTES} bytes")
-        body = _read_body(request, MAX_DRY_RUN_BYTES)
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise AdminError(400, "the file is not UTF-8") from None
+                         413: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)],
+              openapi_extra={"requestBody": {"required": True, "content": {"application/xml": {
+                  "schema": {"type": "string", "maxLength": MAX_DRY_RUN_BYTES}}}}})
+    def dry_run(text: str = Depends(allocation_file)):
+        """Send an allocation file (the body, as is; at most 4 MiB, the allocation
+        file's own limit: 413 over it): what saving it would do to the live
+        demands, changing nothing.  Admin: it copies the engine, which holds the scheduler's
+        lock for that long (docs/admin.md)."""
         if not dry_runs.acquire(blocking=False):
             raise AdminError(409, "another dry run is under way; try again when it is done")
         try:
@@ -143,38 +237,59 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
 
     @app.post("/api/v1/jobs/{job_id}/pool", response_model=schemas.MoveOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
-                         409: {"model": schemas.ErrorOut}, 422: {"model": schemas.ErrorOut}},
-              dependencies=[Depends(admin)])
-    def move_job(job_id: str, body: schemas.MoveIn):
-        """Move a job to another pool (as the Fair Scheduler's UI does). 422 for
+                         409: {"model": schemas.ErrorOut}, 413: {"model": schemas.ErrorOut},
+                         422: {"model": schemas.ErrorOut}},
+              dependencies=[Depends(admin)], openapi_extra=_json_request_body(schemas.MoveIn))
+    def move_job(job_id: str, body: schemas.MoveIn = Depends(json_body(schemas.MoveIn))):
+        """Move a job to another pool (as the Fair Scheduler's UI does). The JSON
+        body is read after the admin check, 64 KiB at most (413). 422 for
         a pool no job can go to: a parent, or a missing one the placement
         policy may not create (as YARN refuses such moves)."""
         return {"id": job_id, "pool": service.move_job(job_id, body.pool)}
 
     @app.post("/api/v1/jobs/{job_id}/priority", response_model=schemas.PriorityOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
-                         409: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)])
-    def set_priority(job_id: str, body: schemas.PriorityIn):
-        """Change a job's priority (its weight inside its pool is 2^priority)."""
+                         409: {"model": schemas.ErrorOut}, 413: {"model": schemas.ErrorOut},
+                         422: {"model": schemas.ErrorOut}},
+              dependencies=[Depends(admin)], openapi_extra=_json_request_body(schemas.PriorityIn))
+    def set_priority(job_id: str, body: schemas.PriorityIn = Depends(json_body(schemas.PriorityIn))):
+        """Change a job's priority (its weight inside its pool is 2^priority).
+        The JSON body is read after the admin check, 64 KiB at most (413)."""
         return {"id": job_id, "priority": service.set_priority(job_id, body.priority)}
 
     # ------------------------------------------------------ Dynamic Priority
-    def dp_answer(request: Request, authorization: str | None):
+    async def dp_query(request: Request, authorization: str | None = Header(default=None)) -> str | Answer:
+        """The request's query string, or the answer that refuses it.  A POST
+        without one carries it as its body, read after the Authorization
+        header is looked at: unsigned, it can only be price or time (64 bytes
+        at most; longer: 401 unread); signed, at most the API's 4096."""
+        query = request.url.query
+        if request.method != "POST" or query or dp is None:
+            return query
+        limit = MAX_DP_BYTES if authorization else MAX_DP_UNSIGNED_BYTES
+        try:
+            body = await read_body(request, limit, "the request")
+        except AdminError as e:
+            if e.status == 413 and not authorization:
+                return Answer(401, {"error": "missing Authorization header (Base64 HMAC-SHA1 of the query string); "
+                                             f"only price and time may be sent unsigned ({limit} bytes at most)"})
+            return Answer(e.status, {"error": e.message})
+        try:
+            return body.decode("ascii")
+        except UnicodeDecodeError:
+            return Answer(400, {"error": "the body is not ASCII (a form-encoded query string)"})
+
+    def dp_answer(query: str | Answer, authorization: str | None):
         if dp is None:
             return None
-        query = request.url.query
-        if request.method == "POST" and not query:
-            body = _read_body(request, 4096 + 1)
-            try:
-                query = body.decode("ascii")
-            except UnicodeDecodeError:
-                query = "\x00" * 5000  # refused below as too long, changing nothing
+        if isinstance(query, Answer):
+            return query
         return dp.handle(query, authorization)
 
     @app.api_route("/scheduler", methods=["GET", "POST"], include_in_schema=False)
-    def dp_xml(request: Request, authorization: str | None = Header(default=None)):
+    def dp_xml(query: str | Answer = Depends(dp_query), authorization: str | None = Header(default=None)):
         """The paper's REST API (Table 1), XML answers as Listing 1.1."""
-        ans = dp_answer(request, authorization)
+        ans = dp_answer(query, authorization)
         if ans is None:
             return Response("<error>Dynamic Priority is not served here</error>\n", status_code=404,
                             media_type="application/xml")
@@ -184,11 +299,12 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
               "(anyone); info=QUEUE, setSpending=RATE&queue=QUEUE (the queue's holder or an admin); infos, "
               "addBudget=AMOUNT&queue=QUEUE, addQueue=QUEUE, removeQueue=QUEUE (admin).  Signed requests end "
               "with &user=USER&timestamp=MILLIS and carry the Base64 HMAC-SHA1 of the whole query string under "
-              "the user's key as the Authorization header.  The XML twin is /scheduler.")
+              "the user's key as the Authorization header.  A POST body is at most 4096 bytes when signed (413 "
+              "over it) and 64 unsigned (401 over it, unread).  The XML twin is /scheduler.")
 
-    def dp_json(request: Request, authorization: str | None = Header(default=None)):
+    def dp_json(query: str | Answer = Depends(dp_query), authorization: str | None = Header(default=None)):
         """Dynamic Priority: the market's price, budgets and spending rates."""
-        ans = dp_answer(request, authorization)
+        ans = dp_answer(query, authorization)
         if ans is None:
             return JSONResponse({"detail": "Dynamic Priority is not served here"}, status_code=404)
         return JSONResponse(_finite(ans.body), status_code=ans.status)
@@ -197,7 +313,8 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         app.add_api_route("/api/v1/dp", dp_json, methods=[method], response_model=schemas.DpOut,
                           tags=["dynamic priority"], operation_id=f"dp_{method.lower()}", description=dp_doc,
                           responses={400: {"model": schemas.DpOut}, 401: {"model": schemas.DpOut},
-                                     403: {"model": schemas.DpOut}, 404: {"model": schemas.ErrorOut}})
+                                     403: {"model": schemas.DpOut}, 404: {"model": schemas.ErrorOut},
+                                     413: {"model": schemas.DpOut}})
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["read"])
     def get_metrics():
@@ -230,9 +347,18 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
     def state(request: Request):
         return templates.TemplateResponse(request, "_state.html", context(request))
 
+    async def login_form(request: Request) -> dict:
+        """The login form's fields: the token is in the body, so it is read
+        before any check, capped small."""
+        raw = await read_body(request, MAX_LOGIN_BYTES, "the login form")
+        try:
+            return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True, max_num_fields=8))
+        except (UnicodeDecodeError, ValueError):
+            raise AdminError(400, "the login form is not a urlencoded form") from None
+
     @app.post("/ui/login", include_in_schema=False)
-    def login(request: Request, admin_token: str = Form(...)):
-        if not token.check(admin_token.strip()):
+    def login(request: Request, form: dict = Depends(login_form)):
+        if not token.check(str(form.get("admin_token", "")).strip()):
             return templates.TemplateResponse(request, "index.html", {**context(request),
                                               "login_error": "wrong admin token"}, status_code=401)
         resp = RedirectResponse("/", status_code=303)

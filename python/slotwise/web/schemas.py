@@ -111,6 +111,9 @@ class PolicyCounts(BaseModel):
     recoveries: int = Field(0, description="apps the RM held where no job can be, placed and moved")
     fallback_episodes: int = Field(0, description="fallback episodes the shim reported after they ended")
     fallback_heartbeats: int = Field(0, description="heartbeats in those episodes")
+    refused: int = Field(0, description="Python's assignments the shim did not carry out")
+    refused_by_reason: dict[str, int] = Field(default_factory=dict, description="those, by the shim's reason "
+                                              "(locality, no_room, blacklisted, no_task, no_attempt, no_node, error)")
 
 
 class StatusOut(BaseModel):

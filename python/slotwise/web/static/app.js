@@ -4,14 +4,46 @@
   const status = document.getElementById("action-status");
   const every = 1000 * parseFloat(document.body.dataset.refresh || "2");
 
+  // What the operator chose in a row and has not sent yet, by job and control:
+  // a refresh redraws the rows and must not put the old value back.
+  const chosen = new Map();
+  const CONTROLS = [".move-target", ".priority-value"];
+  const key = (el) => {
+    const row = el.closest("tr[data-job]");
+    const control = CONTROLS.find((c) => el.matches(c));
+    return row && control ? `${row.dataset.job}\n${control}` : null;
+  };
+  const remember = (ev) => {
+    const k = key(ev.target);
+    if (k) chosen.set(k, ev.target.value);
+  };
+  state.addEventListener("change", remember);
+  state.addEventListener("input", remember);
+
+  let drawn = null;  // the state HTML last drawn
+
+  function editing() {
+    const el = document.activeElement;
+    return el && state.contains(el) && /^(SELECT|INPUT)$/.test(el.tagName);
+  }
+
   async function refresh() {
-    // Not while the operator is choosing a pool or typing a priority.
-    const busy = document.activeElement && state.contains(document.activeElement) &&
-      /^(SELECT|INPUT)$/.test(document.activeElement.tagName);
-    if (busy) return;
+    if (editing()) return;  // not while the operator is choosing a pool or typing a priority
     try {
       const r = await fetch("/ui/state", {credentials: "same-origin"});
-      if (r.ok) state.innerHTML = await r.text();
+      if (!r.ok) return;
+      const html = await r.text();
+      // Unchanged: leave the rows alone (a redraw moves the button under the pointer).
+      if (html === drawn || editing()) return;
+      state.innerHTML = drawn = html;
+      for (const control of CONTROLS) {
+        for (const el of state.querySelectorAll(control)) {
+          const k = key(el);
+          if (!chosen.has(k)) continue;
+          const v = chosen.get(k);
+          if (el.tagName !== "SELECT" || [...el.options].some((o) => o.value === v)) el.value = v;
+        }
+      }
     } catch (e) { /* the server is restarting: try again next time */ }
   }
 
@@ -43,6 +75,7 @@
       } else {
         return;
       }
+      for (const c of CONTROLS) chosen.delete(`${job}\n${c}`);  // sent: the page shows the outcome
       b.blur();
       await refresh();
     } catch (e) {

@@ -59,12 +59,29 @@ final class SlotwiseQueue implements Queue {
     if (!q.equals(ROOT) && !q.startsWith(ROOT + ".")) {
       q = ROOT + "." + q;
     }
+    if (q.length() > Messages.NAME_MAX && q.codePointCount(0, q.length()) > Messages.NAME_MAX) {
+      return null; // no pool can have it: the protocol's bound, and validate's
+    }
     for (String part : q.split("\\.", -1)) {
       if (part.isEmpty() || !part.trim().equals(part)) {
         return null;
       }
     }
     return q;
+  }
+
+  /** Why a queue name is too long once qualified (the protocol's Name bound); null if it is not. */
+  static String tooLong(String queue) {
+    if (queue == null || queue.length() + ROOT.length() + 1 <= Messages.NAME_MAX) {
+      return null;
+    }
+    String q = queue.trim();
+    if (!q.equals(ROOT) && !q.startsWith(ROOT + ".")) {
+      q = ROOT + "." + q;
+    }
+    int n = q.codePointCount(0, q.length());
+    return n <= Messages.NAME_MAX ? null : String.format("the queue name has %,d characters "
+        + "(with \"root.\"); at most %,d are allowed", n, Messages.NAME_MAX);
   }
 
   void describe(Messages.QueueRow r) {
@@ -74,6 +91,11 @@ final class SlotwiseQueue implements Queue {
   /** Python's last row for this pool; null until it sent one. */
   Messages.QueueRow row() {
     return row;
+  }
+
+  /** A child Python no longer has (an empty dynamic pool it removed). */
+  void forgetChild(String childName) {
+    children.remove(childName);
   }
 
   Collection<SlotwiseQueue> children() {

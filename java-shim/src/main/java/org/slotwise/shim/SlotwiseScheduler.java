@@ -416,10 +416,7 @@ public class SlotwiseScheduler
     Messages.HeartbeatAnswer answer = null;
     if (!(link.hasPolicy() && link.isCold())) {
       answer = link.call("heartbeat", () -> payload(nodes, false), PolicyServer::heartbeat,
-          json -> {
-            Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
-            return accepted(a.error(), a);
-          }, this::applyHeartbeat);
+          SlotwiseScheduler::heartbeatAnswer, this::applyHeartbeat);
     }
     if (answer == null) {
       locked(() -> {
@@ -432,6 +429,23 @@ public class SlotwiseScheduler
         updateRootQueueMetrics();
       });
     }
+  }
+
+  /**
+   * Python's answer to a heartbeat, checked whole against the schema's limits
+   * (and at most Messages.MAX_ASSIGN_PER_NODE assignments per node) before
+   * any of it is carried out: throwing refuses it (a failed call; that
+   * heartbeat goes to the FIFO).
+   */
+  static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
+    Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
+    return accepted(a.error(), a);
+  }
+
+  /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
+  static Messages.UpdateAnswer updateAnswer(String json) {
+    Messages.UpdateAnswer a = Messages.read(json, Messages.UpdateAnswer.class);
+    return accepted(a.error(), a);
   }
 
   /** An answer Python marked as a refusal of the payload counts as a failed call. */
@@ -468,10 +482,7 @@ public class SlotwiseScheduler
         lastCheck = now;
       }
       link.call("update", deadline, () -> payload(null, check), PolicyServer::update,
-          json -> {
-            Messages.UpdateAnswer a = Messages.read(json, Messages.UpdateAnswer.class);
-            return accepted(a.error(), a);
-          }, this::applyUpdate);
+          SlotwiseScheduler::updateAnswer, this::applyUpdate);
     } catch (Throwable t) {
       LOG.error("Slotwise: periodic update failed", t);
     }
@@ -480,12 +491,31 @@ public class SlotwiseScheduler
   private void applyUpdate(Messages.UpdateAnswer answer) {
     locked(() -> {
       applyPreemptions(answer.preempt());
+      Set<String> listed = new HashSet<>();
       for (Messages.QueueRow row : answer.queues()) {
         String name = SlotwiseQueue.qualify(row.name());
         if (name != null) {
           queue(name).describe(row);
+          listed.add(name);
         }
       }
+      // The answer carries only the rows that changed; pools Python dropped
+      // (an empty dynamic pool) go, unless the RM still holds an app there.
+      List<String> gone = new ArrayList<>();
+      for (String name : answer.queuesRemoved()) {
+        String full = SlotwiseQueue.qualify(name);
+        if (full != null) {
+          gone.add(full);
+        }
+      }
+      if (answer.queuesFull()) {
+        for (String name : queues.keySet()) {
+          if (!listed.contains(name)) {
+            gone.add(name);
+          }
+        }
+      }
+      forgetQueues(gone);
       if (answer.resync()) {
         deltas.requireFull();
         LOG.warn("Slotwise: Python found its view of the cluster different from the RM's; "
@@ -511,6 +541,16 @@ public class SlotwiseScheduler
         ? Priority.newInstance(0) : e.getApplicatonPriority();
     String requested = e.getQueue() == null || e.getQueue().isEmpty() ? "default" : e.getQueue();
     String target = SlotwiseQueue.qualify(requested);
+    String tooLong = SlotwiseQueue.tooLong(requested);
+    if (tooLong != null && !e.getIsAppRecovering()) {
+      // No pool can have that name (the protocol's and validate's bound): refused here, as
+      // Python would, whether or not it answers.
+      String why = "Rejected by Slotwise: " + tooLong;
+      LOG.info("Slotwise: {}: {}", id, why);
+      rmContext.getDispatcher().getEventHandler()
+          .handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
+      return;
+    }
     Messages.PlaceAnswer answer = e.getIsAppRecovering() ? null : link.call("place",
         () -> Messages.write(new Messages.PlaceRequest(id.toString(), user, requested,
             groups(user), priority.getPriority())),
@@ -658,7 +698,9 @@ public class SlotwiseScheduler
       throw new YarnException("App to be moved " + appId + " not found.");
     }
     if (SlotwiseQueue.qualify(newQueue) == null) {
-      throw new YarnException("Invalid queue name '" + newQueue + "'");
+      String tooLong = SlotwiseQueue.tooLong(newQueue);
+      throw new YarnException(tooLong != null ? "Invalid queue name: " + tooLong
+          : "Invalid queue name '" + newQueue + "'");
     }
     SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
     if (attempt != null && attempt.isStopped()) {
@@ -707,6 +749,10 @@ public class SlotwiseScheduler
   public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
     if (!applications.containsKey(appId)) {
       throw new YarnException("App to be moved " + appId + " not found.");
+    }
+    String tooLong = SlotwiseQueue.tooLong(newQueue);
+    if (tooLong != null) {
+      throw new YarnException("Cannot move " + appId + ": " + tooLong);
     }
     String request = Messages.write(new Messages.MoveRequest(appId.toString(), newQueue));
     Messages.MoveAnswer answer = link.call("move", () -> request, PolicyServer::move,
@@ -861,43 +907,47 @@ public class SlotwiseScheduler
    */
   private void applyAssignments(List<Messages.Assignment> assignments) {
     for (Messages.Assignment a : assignments) {
-      String refusal;
+      Refused refused;
       try {
-        refusal = tryAssign(a);
+        refused = tryAssign(a);
       } catch (RuntimeException e) {
-        refusal = e.toString();
+        refused = new Refused(Messages.Reason.ERROR, e.toString());
         LOG.warn("Slotwise: error while allocating {}", a.engineId(), e);
       }
-      if (refusal != null) {
-        deltas.rejected(a.engineId());
+      if (refused != null) {
+        deltas.rejected(a.engineId(), refused.reason());
         deltas.appChanged(a.app());
-        LOG.info("Slotwise: refused assignment {} of {} on {}: {}", a.engineId(), a.app(),
-            a.node(), refusal);
+        LOG.info("Slotwise: refused assignment {} of {} on {} ({}): {}", a.engineId(), a.app(),
+            a.node(), a.locality(), refused.why());
       }
     }
   }
 
+  /** Why an assignment was not carried out: the wire's reason, and words for the log. */
+  private record Refused(Messages.Reason reason, String why) {
+  }
+
   /** Allocates one assignment; returns null when done, else why not. */
-  private String tryAssign(Messages.Assignment a) {
+  private Refused tryAssign(Messages.Assignment a) {
     ApplicationId appId;
     NodeId nodeId;
     try {
       appId = ApplicationId.fromString(a.app());
       nodeId = NodeId.fromString(a.node());
     } catch (IllegalArgumentException e) {
-      return "malformed id";
+      return new Refused(Messages.Reason.ERROR, "malformed id");
     }
     SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
     SlotwiseAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
     if (attempt == null || attempt.isStopped()) {
-      return "no live attempt";
+      return new Refused(Messages.Reason.NO_ATTEMPT, "no live attempt");
     }
     FiCaSchedulerNode node = nodeTracker.getNode(nodeId);
     if (node == null) {
-      return "no such node";
+      return new Refused(Messages.Reason.NO_NODE, "no such node");
     }
     if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
-      return "node blacklisted by the app";
+      return new Refused(Messages.Reason.BLACKLISTED, "node blacklisted by the app");
     }
     for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
       if (key.getPriority().getPriority() == a.priority()
@@ -905,13 +955,14 @@ public class SlotwiseScheduler
         Resource capability =
             attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
         if (!Resources.fitsIn(capability, node.getUnallocatedResource())) {
-          return "does not fit";
+          return new Refused(Messages.Reason.NO_ROOM, "does not fit");
         }
         return allocateOne(attempt, node, key, a.locality(), a.engineId()) ? null
-            : "allocation refused";
+            : new Refused(Messages.Reason.ERROR, "allocation refused");
       }
     }
-    return "no outstanding request at priority " + a.priority() + " allowing " + a.locality();
+    return new Refused(Messages.Reason.LOCALITY,
+        "no outstanding request at priority " + a.priority() + " allowing " + a.locality());
   }
 
   /**
@@ -1100,40 +1151,58 @@ public class SlotwiseScheduler
         Messages.orNull(requests(attempt)));
   }
 
-  /** An app's name within the schema's 1,024 characters (never half a surrogate pair); null if empty. */
+  /** A YARN resource as the protocol's (Messages.Resource clamps a negative room to 0). */
   static Messages.Resource res(org.apache.hadoop.yarn.api.records.Resource r) {
     return Messages.Resource.memory(r.getMemorySize(), r.getVirtualCores());
   }
 
   /** An attempt's outstanding asks, one Request per request priority (none if stopped). */
   private static List<Messages.Request> requests(SlotwiseAppAttempt attempt) {
-    List<Messages.Request> out = new ArrayList<>();
     if (attempt == null || attempt.isStopped()) {
-      return out;
+      return new ArrayList<>();
     }
+    return requests(attempt.getAppSchedulingInfo().getAllResourceRequests());
+  }
+
+  /**
+   * YARN's resource requests as the protocol's: per request priority, the
+   * ANY ask's count, size and relaxLocality, the hosts' and racks' counts,
+   * and the racks whose own ask forbids relaxing (what canDelayTo reads).
+   */
+  static List<Messages.Request> requests(Collection<ResourceRequest> asks) {
+    List<Messages.Request> out = new ArrayList<>();
     Map<Integer, List<ResourceRequest>> byPriority = new TreeMap<>();
-    for (ResourceRequest r : attempt.getAppSchedulingInfo().getAllResourceRequests()) {
+    for (ResourceRequest r : asks) {
       byPriority.computeIfAbsent(r.getPriority().getPriority(), p -> new ArrayList<>()).add(r);
     }
     for (Map.Entry<Integer, List<ResourceRequest>> e : byPriority.entrySet()) {
-      int total = 0;
+      long total = 0; // Request's constructor clamps it to the schema's Int32
       boolean relax = true;
       Resource size = Resources.none();
       Map<String, Integer> hosts = new LinkedHashMap<>();
       Map<String, Integer> racks = new LinkedHashMap<>();
+      List<String> strictRacks = new ArrayList<>(); // canDelayTo(rack) is false there, asks or not
       for (ResourceRequest r : e.getValue()) {
         String name = r.getResourceName();
         if (ResourceRequest.ANY.equals(name)) {
           total += r.getNumContainers();
           size = r.getCapability();
           relax = r.getRelaxLocality();
-        } else if (r.getNumContainers() > 0) {
-          (name.startsWith("/") ? racks : hosts).merge(name, r.getNumContainers(), Integer::sum);
+          continue;
+        }
+        boolean rack = name.startsWith("/");
+        if (rack && !r.getRelaxLocality()) {
+          strictRacks.add(name);
+        }
+        if (r.getNumContainers() > 0) {
+          (rack ? racks : hosts).merge(name, r.getNumContainers(),
+              (x, y) -> (int) Math.min(Integer.MAX_VALUE, (long) x + y));
         }
       }
       if (total > 0) {
-        out.add(new Messages.Request(e.getKey(), res(size), total, hosts, racks,
-            relax));
+        out.add(new Messages.Request(e.getKey(), res(size),
+            (int) Math.min(Integer.MAX_VALUE, total), hosts, racks, relax,
+            strictRacks.isEmpty() ? null : strictRacks));
       }
     }
     return out;
@@ -1143,9 +1212,9 @@ public class SlotwiseScheduler
   private static Messages.AppCheck appCheck(String id, SlotwiseAppAttempt attempt) {
     long mb = 0;
     long vc = 0;
-    for (Messages.Request r : requests(attempt)) {
-      mb += r.resource().memoryMb() * r.count();
-      vc += r.resource().vcores() * r.count();
+    for (Messages.Request r : requests(attempt)) { // saturating: Resource clamps to 2^53 - 1
+      mb = saturatedAdd(mb, saturatedMultiply(r.resource().memoryMb(), r.count()));
+      vc = saturatedAdd(vc, saturatedMultiply(r.resource().vcores(), r.count()));
     }
     if (attempt == null) {
       return new Messages.AppCheck(id, new Messages.Resource(mb, vc, 0, 0),
@@ -1153,6 +1222,17 @@ public class SlotwiseScheduler
     }
     return new Messages.AppCheck(id, new Messages.Resource(mb, vc, 0, 0),
         res(attempt.getCurrentConsumption()), attempt.getLiveContainers().size());
+  }
+
+  private static long saturatedMultiply(long a, long b) {
+    long hi = Math.multiplyHigh(a, b);
+    long lo = a * b;
+    return (hi == 0 && lo >= 0) || (hi == -1 && lo < 0) ? lo : Long.MAX_VALUE;
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long r = a + b;
+    return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
   }
 
   private static int priorityOf(SchedulerApplication<?> app) {
@@ -1181,6 +1261,36 @@ public class SlotwiseScheduler
         queues.put(fullName, q);
       }
       return q;
+    }
+  }
+
+  /** Drops pools Python no longer has, deepest first; a pool that holds an
+   * app in the RM, has children, or is root stays. */
+  private void forgetQueues(List<String> names) {
+    if (names.isEmpty()) {
+      return;
+    }
+    Set<String> busy = new HashSet<>();
+    for (SchedulerApplication<SlotwiseAppAttempt> app : applications.values()) {
+      String q = app.getQueue().getQueueName();
+      for (int dot = q.length(); dot > 0; dot = q.lastIndexOf('.', dot - 1)) {
+        busy.add(q.substring(0, dot));
+      }
+    }
+    names.sort((a, b) -> Integer.compare(b.length(), a.length()));
+    synchronized (queues) {
+      for (String name : names) {
+        SlotwiseQueue q = name == null ? null : queues.get(name);
+        int dot = name == null ? -1 : name.lastIndexOf('.');
+        if (q == null || dot < 0 || busy.contains(name) || !q.children().isEmpty()) {
+          continue;
+        }
+        queues.remove(name);
+        SlotwiseQueue parent = queues.get(name.substring(0, dot));
+        if (parent != null) {
+          parent.forgetChild(name);
+        }
+      }
     }
   }
 
@@ -1251,6 +1361,15 @@ public class SlotwiseScheduler
   @Override
   public EnumSet<SchedulerResourceTypes> getSchedulingResourceTypes() {
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
+  }
+
+  /** Answers from Python refused whole for breaking the protocol, and why the last one was. */
+  long refusedAnswers() {
+    return link.refusedAnswers();
+  }
+
+  String lastRefusal() {
+    return link.lastRefusal();
   }
 
   /** For the scheduler page and tests: the pools YARN currently knows, by full name. */

@@ -59,7 +59,9 @@ public class SlotwiseSchedulerPage extends RmView {
           : "policy server pid " + link.holder().pid() + " on " + link.holder().host())
           + (link.inFallback() ? "; scheduling by the built-in FIFO: " + link.reason() : "")
           + "; heartbeats scheduled by the built-in FIFO: " + link.fallbackHeartbeats() + " of "
-          + link.heartbeats() + "; failed calls to Python: " + link.failures()).__();
+          + link.heartbeats() + "; failed calls to Python: " + link.failures()
+          + "; answers refused for breaking the protocol's limits: " + s.refusedAnswers()
+          + (s.lastRefusal() == null ? "" : " (last: " + s.lastRefusal() + ")")).__();
       TBODY<TABLE<Hamlet>> rows = html.table("#pools").thead().tr()
           .th("Pool").th("Weight").th("Fair share").th("Steady share").th("Max")
           .th("Used MB").th("Used vcores").th("Pending MB").th("Apps running").th("Apps pending")

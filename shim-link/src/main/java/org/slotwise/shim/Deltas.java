@@ -17,7 +17,7 @@ public final class Deltas {
   /** What one call carries, taken out of the pending deltas. */
   public record Taken(boolean full, List<Messages.Node> nodes, List<String> nodesRemoved,
       List<String> appsChanged, List<String> appsRemoved, List<Messages.Container> launched,
-      List<String> rejected, List<String> finished) {
+      List<Messages.Refusal> rejected, List<String> finished) {
   }
 
   private boolean fullNeeded = true;
@@ -26,7 +26,7 @@ public final class Deltas {
   private final Set<String> appsChanged = new LinkedHashSet<>();
   private final Set<String> appsRemoved = new LinkedHashSet<>();
   private final List<Messages.Container> launched = new ArrayList<>();
-  private final List<String> rejected = new ArrayList<>();
+  private final List<Messages.Refusal> rejected = new ArrayList<>();
   private final List<String> finished = new ArrayList<>();
 
   /** The next payload must carry the whole state; pending deltas are dropped. */
@@ -76,9 +76,9 @@ public final class Deltas {
     }
   }
 
-  public synchronized void rejected(String engineId) {
+  public synchronized void rejected(String engineId, Messages.Reason reason) {
     if (!fullNeeded && engineId != null) {
-      rejected.add(engineId);
+      rejected.add(new Messages.Refusal(engineId, reason));
       capPending();
     }
   }

@@ -123,10 +123,24 @@ public final class Gateway {
     }
     int listening = server.getListeningPort();
     writePrivate(infoFile, "{\"port\": " + listening + ", \"pid\": "
-        + ProcessHandle.current().pid() + "}");
+        + ProcessHandle.current().pid() + ", \"pid_ns\": \"" + pidNamespace() + "\"}");
     LOG.info("Slotwise: Py4J gateway listening on 127.0.0.1:{} (token {}, info {})",
         listening, tokenFile, infoFile);
     return listening;
+  }
+
+  /**
+   * This process's pid namespace (as /proc/self/ns/pid names it), so that a
+   * reader in another one (the policy container) does not take the pid for
+   * one of its own; empty where there is none to read.
+   */
+  static String pidNamespace() {
+    try {
+      String ns = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+      return ns.matches("[a-z]+:\\[[0-9]+\\]") ? ns : "";
+    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+      return "";
+    }
   }
 
   public void stop() {

@@ -27,6 +27,11 @@ import py4j.Py4JNetworkException;
  * breaks drops the policy and its callback client at once: that Python must
  * register again, with a fresh token, and nothing goes to its old port.
  *
+ * <p>An answer that breaks the protocol's limits ({@link Messages.BadMessage}
+ * from {@code parse}) is refused whole: not applied, counted as a failed call
+ * and as a refused answer ({@link #refusedAnswers}), logged with the field it
+ * breaks (WARN, again when the reason changes or a minute later).
+ *
  * <p>One policy at a time: a new one is refused while the current one answers
  * a ping, unless it takes over.
  *
@@ -73,6 +78,9 @@ public final class PolicyLink {
   private final AtomicLong heartbeats = new AtomicLong();
   private final AtomicLong totalFallbacks = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
+  private final AtomicLong refused = new AtomicLong();
+  private volatile String lastRefusal; // guarded by this for writes
+  private long lastRefusalLogMs;
 
   public PolicyLink(long timeoutMs, Runnable onResync, Gateway.Callbacks callbacks, CallObserver observer) {
     this.timeoutMs = Math.max(1, timeoutMs);
@@ -278,6 +286,9 @@ public final class PolicyLink {
       try {
         parsed = parse.apply(answer);
       } catch (RuntimeException e) {
+        if (e instanceof Messages.BadMessage) {
+          refused(what, e.getMessage());
+        }
         failed(what, e.getMessage(), true);
         return null;
       }
@@ -327,10 +338,17 @@ public final class PolicyLink {
     heartbeats.incrementAndGet();
   }
 
-  /** Counts one heartbeat that the built-in FIFO scheduled. */
+  /**
+   * Counts one heartbeat that the built-in FIFO scheduled, always inside an
+   * episode: a policy that has just registered is skipped until its first
+   * call (the warm-up) answers, with no call failed to open one.
+   */
   public void fallbackHeartbeat() {
     totalFallbacks.incrementAndGet();
     synchronized (this) {
+      if (!inEpisode) {
+        openEpisode("a newly registered policy server is warming up (its first call is under way)");
+      }
       episodeFallbacks++;
     }
   }
@@ -368,13 +386,47 @@ public final class PolicyLink {
     synchronized (this) {
       lastReason = what + ": " + reason;
       if (!inEpisode) {
-        inEpisode = true;
-        episodeStartMs = System.currentTimeMillis();
-        episodeFallbacks = 0;
-        LOG.warn("Slotwise: Python policy unavailable ({}); the built-in FIFO schedules until it "
-            + "answers again", lastReason);
+        openEpisode(lastReason);
       }
     }
+  }
+
+  /** Starts an episode of FIFO heartbeats (caller holds this monitor). */
+  private void openEpisode(String reason) {
+    lastReason = reason;
+    inEpisode = true;
+    episodeStartMs = System.currentTimeMillis();
+    episodeFallbacks = 0;
+    LOG.warn("Slotwise: Python policy unavailable ({}); the built-in FIFO schedules until it "
+        + "answers again", reason);
+  }
+
+  /** An answer outside the protocol: counted, and logged when its reason is new or a minute on. */
+  private void refused(String what, String reason) {
+    refused.incrementAndGet();
+    boolean log;
+    synchronized (this) {
+      long now = System.currentTimeMillis();
+      log = !reason.equals(lastRefusal) || now - lastRefusalLogMs >= 60_000;
+      lastRefusal = reason;
+      if (log) {
+        lastRefusalLogMs = now;
+      }
+    }
+    if (log) {
+      LOG.warn("Slotwise: refused Python's answer to '{}' whole, nothing of it carried out "
+          + "(answers refused so far: {}): {}", what, refused.get(), reason);
+    }
+  }
+
+  /** Answers from Python refused whole for breaking the protocol (its limits included) since the start. */
+  public long refusedAnswers() {
+    return refused.get();
+  }
+
+  /** Why the last refused answer was refused (one line, naming the field); null if none was. */
+  public String lastRefusal() {
+    return lastRefusal;
   }
 
   public synchronized String getLastFailure() {

@@ -47,8 +47,8 @@ class DeltasTest {
     p.appRemoved("application_1_0002");
     p.appChanged("application_1_0002"); // stale event after removal: ignored
     p.launched(container("c1", "e1"));
-    p.rejected("e2");
-    p.rejected(null);
+    p.rejected("e2", Messages.Reason.BLACKLISTED);
+    p.rejected(null, Messages.Reason.ERROR);
     p.finished("c0");
     Deltas.Taken d = p.take();
     assertFalse(d.full());
@@ -57,7 +57,7 @@ class DeltasTest {
     assertEquals(List.of("application_1_0001"), d.appsChanged());
     assertEquals(List.of("application_1_0002"), d.appsRemoved());
     assertEquals("e1", d.launched().get(0).engineId());
-    assertEquals(List.of("e2"), d.rejected());
+    assertEquals(List.of(new Messages.Refusal("e2", Messages.Reason.BLACKLISTED)), d.rejected());
     assertEquals(List.of("c0"), d.finished());
     Deltas.Taken empty = p.take();
     assertTrue(empty.nodes().isEmpty() && empty.launched().isEmpty() && empty.finished().isEmpty());

@@ -68,6 +68,8 @@ class GatewayTest {
       Map<?, ?> m = Messages.MAPPER.readValue(info.toFile(), Map.class);
       assertEquals(port, m.get("port"));
       assertEquals(ProcessHandle.current().pid(), ((Number) m.get("pid")).longValue());
+      assertEquals(Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString(), m.get("pid_ns"),
+          "whose pid it is: a reader in another namespace does not look it up");
 
       assertTrue(authenticate(port, "0".repeat(64), "").startsWith("!x"), "a wrong token is refused");
       assertEquals("!yv", authenticate(port, secret, ""));

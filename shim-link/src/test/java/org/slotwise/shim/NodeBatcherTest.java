@@ -39,7 +39,7 @@ class NodeBatcherTest {
     /** Offers {@code first}, waits until its call is under way, offers the rest, releases it. */
     void offerWhileTheFirstCallRuns(String first, Runnable meanwhile) throws InterruptedException {
       batcher.offer(first);
-      assertTrue(inFirst.await(5, TimeUnit.SECONDS));
+      assertTrue(inFirst.await(60, TimeUnit.SECONDS));
       meanwhile.run();
       release.countDown();
     }
@@ -57,8 +57,8 @@ class NodeBatcherTest {
         b.offer("n2:1");
         b.offer("n1:1");
       });
-      assertEquals(List.of("n1:1"), t.calls.poll(5, TimeUnit.SECONDS));
-      assertEquals(List.of("n2:1", "n3:1", "n1:1"), t.calls.poll(5, TimeUnit.SECONDS));
+      assertEquals(List.of("n1:1"), t.calls.poll(60, TimeUnit.SECONDS));
+      assertEquals(List.of("n2:1", "n3:1", "n1:1"), t.calls.poll(60, TimeUnit.SECONDS));
       assertEquals(null, t.calls.poll(200, TimeUnit.MILLISECONDS));
       long[] counts = b.counts();
       assertEquals(2, counts[0]);
@@ -79,9 +79,9 @@ class NodeBatcherTest {
         }
         b.remove("gone:1");
       });
-      assertEquals(List.of("a:1"), t.calls.poll(5, TimeUnit.SECONDS));
-      assertEquals(List.of("b:1", "c:1"), t.calls.poll(5, TimeUnit.SECONDS));
-      assertEquals(List.of("d:1", "e:1"), t.calls.poll(5, TimeUnit.SECONDS));
+      assertEquals(List.of("a:1"), t.calls.poll(60, TimeUnit.SECONDS));
+      assertEquals(List.of("b:1", "c:1"), t.calls.poll(60, TimeUnit.SECONDS));
+      assertEquals(List.of("d:1", "e:1"), t.calls.poll(60, TimeUnit.SECONDS));
       assertEquals(null, t.calls.poll(100, TimeUnit.MILLISECONDS));
     } finally {
       b.stop();
@@ -100,9 +100,9 @@ class NodeBatcherTest {
     b.start();
     try {
       b.offer("bad:1");
-      assertEquals(List.of("bad:1"), calls.poll(5, TimeUnit.SECONDS));
+      assertEquals(List.of("bad:1"), calls.poll(60, TimeUnit.SECONDS));
       b.offer("good:1");
-      assertEquals(List.of("good:1"), calls.poll(5, TimeUnit.SECONDS));
+      assertEquals(List.of("good:1"), calls.poll(60, TimeUnit.SECONDS));
     } finally {
       b.stop();
     }

@@ -88,6 +88,12 @@ class PolicyLinkTest {
         json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> { });
   }
 
+  /** A heartbeat the test expects answered: a deadline no slow machine misses. */
+  private Messages.HeartbeatAnswer answered() {
+    return link.call("heartbeat", 30_000, () -> "{}", PolicyServer::heartbeat,
+        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> { });
+  }
+
   @Test
   void noPolicyFailsAtOnceAndAsksForAResync() {
     assertFalse(link.hasPolicy());
@@ -113,8 +119,28 @@ class PolicyLinkTest {
     assertEquals(1, episodes.size());
     assertEquals(2, episodes.get(0).heartbeats());
     assertTrue(episodes.get(0).reason().contains("no policy registered"));
-    assertNotNull(heartbeat()); // it reached Python: reported, gone
+    assertNotNull(answered()); // it reached Python: reported, gone
     assertNull(link.episodesToReport());
+  }
+
+  /**
+   * The shim skips a policy that has just registered until its warm-up call
+   * answers; the heartbeats its FIFO scheduled meanwhile are in an episode
+   * Python hears of, though no call failed.
+   */
+  @Test
+  void heartbeatsWhileANewPolicyWarmsUpAreInAReportedEpisode() {
+    register(policy(p -> "{}"));
+    assertTrue(link.isCold());
+    assertFalse(link.status(null).inFallback());
+    link.fallbackHeartbeat();
+    link.fallbackHeartbeat();
+    assertTrue(link.status(null).inFallback());
+    assertNotNull(answered());
+    List<Messages.FallbackEpisode> episodes = link.episodesToReport();
+    assertEquals(1, episodes.size());
+    assertEquals(2, episodes.get(0).heartbeats());
+    assertTrue(episodes.get(0).reason().contains("warming up"), episodes.get(0).reason());
   }
 
   @Test
@@ -131,6 +157,34 @@ class PolicyLinkTest {
     register(policy(p -> "[[\"positional\"]]"));
     assertNull(heartbeat());
     assertEquals(3, link.status(null).failures());
+  }
+
+  @Test
+  void anAnswerOutsideTheLimitsIsRefusedWholeNotAppliedAndCounted() {
+    String good = "{\"app\": \"application_1_0001\", \"node\": \"h:1\", \"priority\": 1,"
+        + " \"locality\": \"off_switch\", \"engine_id\": \"e1\"}";
+    String bad = good.replace("\"priority\": 1", "\"priority\": 2147483648");
+    register(policy(p -> "{\"assign\": [" + good + ", " + bad + "], \"preempt\": [{\"container\":"
+        + " \"container_1_0001_01_000002\", \"kill\": true}]}"));
+    int resyncsBefore = resyncs.get();
+    AtomicInteger applied = new AtomicInteger();
+    assertNull(link.call("heartbeat", 30_000, () -> "{}", PolicyServer::heartbeat,
+        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> applied.incrementAndGet()));
+    assertEquals(0, applied.get(), "nothing of it is carried out: not the good assignment, not the preemption");
+    assertEquals(1, link.refusedAnswers());
+    assertEquals(1, link.status(null).failures(), "a failed call: that heartbeat goes to the FIFO");
+    assertEquals(resyncsBefore + 1, resyncs.get(), "its payload's deltas may be lost: full next");
+    String why = "HeartbeatAnswer: $.assign[1].priority: 2147483648 is above the maximum 2147483647";
+    assertEquals(why, link.lastRefusal());
+    assertTrue(link.status(null).inFallback());
+    assertEquals("heartbeat: " + why, link.status(null).reason());
+    assertTrue(link.hasPolicy(), "a bad answer is not a broken link");
+
+    register(policy(p -> "{\"assign\": [" + good + "]}"));
+    assertNotNull(link.call("heartbeat", 30_000, () -> "{}", PolicyServer::heartbeat,
+        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> applied.incrementAndGet()));
+    assertEquals(1, applied.get());
+    assertEquals(1, link.refusedAnswers());
   }
 
   @Test
@@ -176,11 +230,10 @@ class PolicyLinkTest {
     PolicyServer paused = policy(hang, hang);
     register(paused, 1, false);
     assertNull(heartbeat()); // hangs past the deadline
-    long t0 = System.nanoTime();
+    // The old holder is still stuck (the latch is released only at the end),
+    // so this registration can only succeed by the probe giving up on it.
     assertNotNull(register(policy(p -> "{}"), 2, false));
-    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-    assertTrue(ms < PolicyLink.PROBE_MS + 1000, "registered in " + ms + " ms");
-    assertNotNull(heartbeat());
+    assertNotNull(answered());
     never.countDown();
   }
 
@@ -211,28 +264,27 @@ class PolicyLinkTest {
     register(policy(p -> {
       calls.incrementAndGet();
       try {
-        release.await(10, TimeUnit.SECONDS);
+        release.await(); // stuck until the test lets it go, however slow the machine
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
       return "{}";
     }));
-    long t0 = System.nanoTime();
-    assertNull(heartbeat());
-    long first = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-    assertTrue(first >= TIMEOUT_MS - 20 && first < TIMEOUT_MS + 1000, "first call took " + first);
+    try {
+      long t0 = System.nanoTime();
+      assertNull(heartbeat());
+      long first = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertTrue(first >= TIMEOUT_MS - 20, "first call took " + first);
 
-    int resyncsAfterTimeout = resyncs.get();
-    t0 = System.nanoTime();
-    assertNull(heartbeat());
-    long second = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-    assertEquals(resyncsAfterTimeout, resyncs.get(), "a call not made loses no deltas");
-    assertTrue(second < TIMEOUT_MS / 2, "second call took " + second);
-    assertEquals(1, calls.get(), "calls must not pile up behind a hung one");
-    assertTrue(link.hasPolicy(), "a slow Python is not dropped");
-
-    release.countDown();
-    long until = System.currentTimeMillis() + 5000;
+      int resyncsAfterTimeout = resyncs.get();
+      assertNull(heartbeat());
+      assertEquals(resyncsAfterTimeout, resyncs.get(), "a call not made loses no deltas");
+      assertEquals(1, calls.get(), "calls must not pile up behind a hung one");
+      assertTrue(link.hasPolicy(), "a slow Python is not dropped");
+    } finally {
+      release.countDown();
+    }
+    long until = System.currentTimeMillis() + 30_000;
     Messages.HeartbeatAnswer h = null;
     while (h == null && System.currentTimeMillis() < until) {
       Thread.sleep(20);

@@ -35,7 +35,10 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
         : "pid " + st.holder().pid() + " on " + esc(st.holder().host())) + "; "
         + (st.inFallback() ? "FIFO fallback since " + st.sinceMs() + " (" + esc(st.reason()) + ")"
             : "deciding") + ". Heartbeats: " + st.heartbeats() + ", by the FIFO: "
-        + st.fallbackHeartbeats() + ". Jobs: " + s.jobCount() + ".</p>");
+        + st.fallbackHeartbeats() + ". Jobs: " + s.jobCount() + ". Failed calls to Python: "
+        + st.failures() + "; answers refused for breaking the protocol's limits: "
+        + s.refusedAnswers() + (s.lastRefusal() == null ? ""
+            : " (last: " + esc(s.lastRefusal()) + ")") + ".</p>");
     List<Messages.QueueRow> rows = s.poolTable();
     out.println("<table border=\"1\" id=\"pools\"><tr><th>pool</th><th>weight</th>"
         + "<th>min maps</th><th>min reduces</th><th>running maps</th><th>running reduces</th>"

@@ -168,12 +168,33 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
     for (String key : EXPLICIT_POOL) {
       String p = jc.get(key);
       if (p != null && !p.isBlank()) {
-        return p.trim();
+        return pool(p.trim());
       }
     }
     String p = jc.get(getConf().get(POOL_NAME_PROPERTY, "user.name"));
-    return p == null || p.isBlank() ? user : p.trim();
+    return pool(p == null || p.isBlank() ? user : p.trim());
   }
+
+  /**
+   * A pool name within the protocol's Name bound: a longer one is cut (and
+   * logged once) rather than sent, which Python would refuse with every
+   * payload while the job lives; Python places the job by the cut name.
+   */
+  static String pool(String name) {
+    if (name.length() > Messages.NAME_MAX
+        && name.codePointCount(0, name.length()) > Messages.NAME_MAX) {
+      String cut = Messages.cut(name, Messages.NAME_MAX);
+      if (LOGGED_LONG_POOL.compareAndSet(false, true)) {
+        LOG.warn("Slotwise: a job's pool name of " + name.length() + " characters is cut to "
+            + Messages.NAME_MAX + " (the protocol's bound); later ones are not logged");
+      }
+      return cut;
+    }
+    return name;
+  }
+
+  private static final java.util.concurrent.atomic.AtomicBoolean LOGGED_LONG_POOL =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   @Override
   public synchronized Collection<JobInProgress> getJobs(String queue) {
@@ -208,7 +229,13 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
     return out;
   }
 
-  private static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
+  /**
+   * Python's answer, checked whole against the schema's limits (and at most
+   * Messages.MAX_ASSIGN_PER_NODE assignments per tracker) before any of it is
+   * carried out: throwing refuses it (a failed call, counted; the FIFO
+   * schedules the heartbeat).
+   */
+  static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
     Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
     if (a.error() != null) {
       throw new IllegalArgumentException("Python refused the payload: " + a.error());
@@ -231,20 +258,29 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
       }
       Task t = null;
       boolean map = as.priority() == MAP;
+      Messages.Reason refused = s == null || !runnable(s.job) ? Messages.Reason.NO_ATTEMPT
+          : !as.node().equals(st.getTrackerName()) ? Messages.Reason.NO_NODE
+          : (map ? freeMaps <= 0 : freeReduces <= 0) ? Messages.Reason.NO_ROOM : null;
       try {
-        if (s != null && as.node().equals(st.getTrackerName()) && runnable(s.job)
-            && (map ? freeMaps > 0 : freeReduces > 0)) {
+        if (refused == null) {
           t = !map ? s.job.obtainNewReduceTask(st, numTrackers, hosts) : switch (as.locality()) {
             case NODE_LOCAL -> s.job.obtainNewNodeLocalMapTask(st, numTrackers, hosts);
             case RACK_LOCAL -> s.job.obtainNewNodeOrRackLocalMapTask(st, numTrackers, hosts);
             case OFF_SWITCH -> s.job.obtainNewMapTask(st, numTrackers, hosts);
           };
+          refused = t == null ? Messages.Reason.NO_TASK : null;
         }
       } catch (IOException e) {
         LOG.warn("Slotwise: " + as.app() + " could not give a task: " + e);
+        refused = Messages.Reason.ERROR;
       }
       if (t == null) {
-        deltas.rejected(as.engineId());
+        deltas.rejected(as.engineId(), refused == null ? Messages.Reason.ERROR : refused);
+        if (s != null) {
+          synchronized (this) {
+            s.sent = null; // re-sent with the refusal: Python took the ask when it assigned
+          }
+        }
         continue;
       }
       if (map) {
@@ -457,12 +493,12 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
           }
         }
         requests.add(new Messages.Request(MAP, Messages.Resource.slots(1, 0), maps,
-            hosts.isEmpty() ? null : hosts, racks.isEmpty() ? null : racks, true));
+            hosts.isEmpty() ? null : hosts, racks.isEmpty() ? null : racks, true, null));
       }
       int reduces = job.scheduleReduces() ? job.pendingReduces() : 0;
       if (reduces > 0) {
         requests.add(new Messages.Request(REDUCE, Messages.Resource.slots(0, 1), reduces, null, null,
-            true));
+            true, null));
       }
     }
     return new Messages.App(job.getJobID().toString(), job.getProfile().getUser(),
@@ -495,14 +531,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
     }
     long deadline = link.isCold() ? PolicyLink.WARMUP_MS : link.getTimeoutMs();
     Messages.UpdateAnswer a = link.call("update", deadline, () -> payload(List.of(), nodes, null),
-        PolicyServer::update, json -> {
-          Messages.UpdateAnswer u = Messages.read(json, Messages.UpdateAnswer.class);
-          if (u.error() != null) {
-            throw new IllegalArgumentException("Python refused the payload: " + u.error());
-          }
-          return u;
-        }, u -> {
-          poolTable = u.queues();
+        PolicyServer::update, SlotwiseTaskScheduler::updateAnswer, u -> {
+          poolTable = mergeTable(poolTable, u);
           lastUpdateMs = System.currentTimeMillis();
           if (u.resync()) {
             deltas.requireFull();
@@ -511,6 +541,15 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
     if (a != null && !a.preempt().isEmpty()) {
       preempt(a.preempt());
     }
+  }
+
+  /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
+  static Messages.UpdateAnswer updateAnswer(String json) {
+    Messages.UpdateAnswer u = Messages.read(json, Messages.UpdateAnswer.class);
+    if (u.error() != null) {
+      throw new IllegalArgumentException("Python refused the payload: " + u.error());
+    }
+    return u;
   }
 
   /** Kills the tasks Python names (a warning-only preemption has no MRv1 meaning: skipped). */
@@ -582,6 +621,28 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
 
   // -------------------------------------------------------------- the web page
 
+  /** The pool table after an answer that carries only the rows that changed
+   * and the pools gone (or, when queuesFull, the whole table); by name. */
+  static List<Messages.QueueRow> mergeTable(List<Messages.QueueRow> table, Messages.UpdateAnswer u) {
+    if (u.queuesFull()) {
+      return List.copyOf(u.queues());
+    }
+    if (u.queues().isEmpty() && u.queuesRemoved().isEmpty()) {
+      return table;
+    }
+    java.util.TreeMap<String, Messages.QueueRow> byName = new java.util.TreeMap<>();
+    for (Messages.QueueRow r : table) {
+      byName.put(r.name(), r);
+    }
+    for (Messages.QueueRow r : u.queues()) {
+      byName.put(r.name(), r);
+    }
+    for (String gone : u.queuesRemoved()) {
+      byName.remove(gone);
+    }
+    return List.copyOf(byName.values());
+  }
+
   List<Messages.QueueRow> poolTable() {
     return poolTable;
   }
@@ -592,6 +653,14 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
 
   Messages.ShimStatus status() {
     return link.status(null);
+  }
+
+  long refusedAnswers() {
+    return link.refusedAnswers();
+  }
+
+  String lastRefusal() {
+    return link.lastRefusal();
   }
 
   synchronized int jobCount() {

@@ -1,0 +1,125 @@
+package org.apache.hadoop.mapred;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.slotwise.shim.Gateway;
+import org.slotwise.shim.Messages;
+import org.slotwise.shim.PolicyLink;
+import org.slotwise.shim.PolicyServer;
+
+/**
+ * The MRv1 shim's side of the limits (it binds with the same Messages and
+ * Schema, compiled from shim-link into its jar): a heartbeat or update answer
+ * outside the schema's limits goes through the parse functions
+ * {@link SlotwiseTaskScheduler} hands to {@link PolicyLink#call}, so none of
+ * it is carried out (no task obtained, no task killed; the FIFO schedules the
+ * tracker) and it is counted, as the /scheduler page shows. The schema comes
+ * from the jar's copy of schema.json, as in the JobTracker.
+ */
+class SlotwiseTaskSchedulerLimitsTest {
+  private final PolicyLink link = new PolicyLink(30_000, () -> { }, new Gateway.Callbacks(1000), null);
+
+  @AfterEach
+  void stop() {
+    link.stop();
+  }
+
+  private void answer(String json) {
+    PolicyServer p = new PolicyServer() {
+      @Override
+      public String heartbeat(String payload) {
+        return json;
+      }
+
+      @Override
+      public String update(String payload) {
+        return json;
+      }
+
+      @Override
+      public String place(String request) {
+        return "{\"queue\": \"root.default\"}";
+      }
+
+      @Override
+      public String move(String request) {
+        return "{\"error\": \"no\"}";
+      }
+
+      @Override
+      public String ping(String ping) {
+        return "{\"pid\": 1}";
+      }
+    };
+    link.register(p, new Messages.Register(Messages.PROTOCOL, 40004, "t".repeat(64), true,
+        new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test")),
+        new Messages.ShimInfo("t", "mrv1", 1, 500, 500, List.of("map_slots", "reduce_slots")));
+  }
+
+  private <A> A call(Function<String, A> parse, List<A> applied) {
+    return link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, parse, applied::add);
+  }
+
+  private static String assign(String tracker, String priority) {
+    return "{\"app\": \"job_202401010000_0001\", \"node\": \"" + tracker + "\", \"priority\": "
+        + priority + ", \"locality\": \"node_local\", \"engine_id\": \"e1\"}";
+  }
+
+  @Test
+  void aHeartbeatAnswerOutOfRangeIsNotCarriedOutAndIsCounted() {
+    List<Messages.HeartbeatAnswer> applied = new ArrayList<>();
+    String tracker = "tracker_h1:localhost/127.0.0.1:4000";
+    answer("{\"assign\": [" + assign(tracker, "0") + ", " + assign(tracker, "-2147483649") + "]}");
+    assertNull(call(SlotwiseTaskScheduler::heartbeatAnswer, applied));
+    assertTrue(applied.isEmpty(), "no task obtained for either assignment");
+    assertEquals(1, link.refusedAnswers());
+    assertEquals("HeartbeatAnswer: $.assign[1].priority: -2147483649 is below the minimum "
+        + "-2147483648", link.lastRefusal());
+    assertEquals(1, link.status(null).failures());
+
+    StringBuilder many = new StringBuilder();
+    for (int i = 0; i <= Messages.MAX_ASSIGN_PER_NODE; i++) {
+      many.append(i == 0 ? "" : ",").append(assign(tracker, "0"));
+    }
+    answer("{\"assign\": [" + many + "]}");
+    assertNull(call(SlotwiseTaskScheduler::heartbeatAnswer, applied));
+    assertTrue(applied.isEmpty());
+    assertEquals(2, link.refusedAnswers());
+
+    answer("{\"assign\": [" + assign(tracker, "0") + "]}");
+    assertNotNull(call(SlotwiseTaskScheduler::heartbeatAnswer, applied));
+    assertEquals(1, applied.size());
+  }
+
+  @Test
+  void anUpdateAnswerOutOfRangeKillsNothingAndIsCounted() {
+    List<Messages.UpdateAnswer> applied = new ArrayList<>();
+    answer("{\"preempt\": [{\"container\": \"attempt_202401010000_0001_m_000001_0\", \"kill\": true}],"
+        + " \"queues\": [{\"name\": \"production\", \"weight\": -1, \"min\": {}, \"fair\": {},"
+        + " \"steady\": {}, \"usage\": {}, \"demand\": {}, \"running_apps\": 0, \"apps\": 0}]}");
+    assertNull(call(SlotwiseTaskScheduler::updateAnswer, applied));
+    assertTrue(applied.isEmpty(), "the preemption is not carried out either");
+    assertEquals(1, link.refusedAnswers());
+    assertTrue(link.lastRefusal().startsWith("UpdateAnswer: $.queues[0].weight: -1 is below"),
+        link.lastRefusal());
+  }
+
+  @Test
+  void aPoolNamePastTheBoundIsCutNotSent() {
+    String fits = "p".repeat(Messages.NAME_MAX);
+    assertEquals(fits, SlotwiseTaskScheduler.pool(fits));
+    assertEquals(fits, SlotwiseTaskScheduler.pool(fits + "more"));
+    Messages.App job = new Messages.App("job_202401010000_0001", "ann", null,
+        SlotwiseTaskScheduler.pool(fits + "more"), 0, 0, true, null);
+    assertEquals(job, Messages.read(Messages.write(job), Messages.App.class));
+  }
+}
