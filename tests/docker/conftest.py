@@ -1,5 +1,6 @@
 """The docker tier: docker/compose.yaml's cluster (a ResourceManager with the
-shim, two NodeManagers, the policy server), brought up once for these tests
+shim, a NameNode, two workers each a NodeManager and a DataNode, the policy
+server), brought up once for these tests
 by testcontainers' ``DockerCompose`` under its own project name, with free
 host ports and an allocation directory of its own, and taken down (volumes
 too) at the end, passed or not.
@@ -37,6 +38,7 @@ def docker_cluster():
     shutil.copy(REPO / "docker" / "allocations" / "fair-scheduler.xml", allocations / "fair-scheduler.xml")
     (allocations / "fair-scheduler.xml").chmod(0o644)
     env = {"COMPOSE_PROJECT_NAME": PROJECT, "SLOTWISE_RM_WEB_PORT": "", "SLOTWISE_HTTP_PORT": "",
+           "SLOTWISE_NN_WEB_PORT": "", "SLOTWISE_WORKERS": "2", "SLOTWISE_RACKS": "2",
            "SLOTWISE_ALLOCATIONS_DIR": str(allocations), "TESTCONTAINERS_RYUK_DISABLED": "true"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -50,7 +52,8 @@ def docker_cluster():
         cluster = DockerCluster(compose, allocations)
         cluster.wait_ready()
         print(f"\ndocker tier: compose cluster up in {time.monotonic() - started:.0f} s "
-              f"(RM web 127.0.0.1:{cluster.rm_port}, Slotwise 127.0.0.1:{cluster.http_port})")
+              f"(RM web 127.0.0.1:{cluster.rm_port}, Slotwise 127.0.0.1:{cluster.http_port}, "
+              f"NameNode 127.0.0.1:{cluster.nn_port})")
         yield cluster
     finally:
         logs = subprocess.run([*compose.compose_command_property, "logs", "--no-color", "--timestamps"],

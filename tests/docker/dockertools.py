@@ -1,6 +1,6 @@
 """What the docker tier's tests use: the compose cluster's REST APIs, its
-containers, Python's event log, and MapReduce job clients run in the rm
-container."""
+containers, Python's event log, HDFS, and MapReduce job clients run in the
+rm container."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ PROJECT = "slotwise-test"
 IMAGES = ("slotwise/hadoop:latest", "slotwise/policy:latest")
 STATE = REPO / "run" / "docker"
 APP_ID = re.compile(r"\b(application_\d+_\d+)\b")
+COUNTER = re.compile(r"^\s+([A-Za-z][\w ()-]*?)=(\d+)\s*$", re.M)
 #: The allocation file inside the policy container (the API names it so).
 ALLOCATIONS_IN_CONTAINER = "/etc/slotwise/allocations/fair-scheduler.xml"
 
@@ -107,6 +108,11 @@ class Job:
         except subprocess.TimeoutExpired:
             self.proc.kill()
 
+    def counters(self) -> dict[str, int]:
+        """The counters the job client printed when the job ended (\"Data-local
+        map tasks\", \"Launched map tasks\", ...)."""
+        return {name: int(value) for name, value in COUNTER.findall(self.log.read_text(errors="replace"))}
+
     def tail(self, n: int = 30) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
 
@@ -117,6 +123,7 @@ class DockerCluster:
         self.allocations = allocations
         self.rm_port = int(compose.get_service_port("rm", 8088))
         self.http_port = int(compose.get_service_port("rm", 9797))
+        self.nn_port = int(compose.get_service_port("nn", 9870))
         self.jobs_dir = STATE / "test-jobs"
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
 
@@ -136,6 +143,12 @@ class DockerCluster:
     def rm(self, path: str, raw: bool = False):
         """The ResourceManager's web server."""
         return self._get(f"http://127.0.0.1:{self.rm_port}{path}", raw)
+
+    def nn_info(self) -> dict:
+        """The NameNode's state: live DataNodes, safe mode."""
+        beans = self._get(f"http://127.0.0.1:{self.nn_port}/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")
+        info = self._get(f"http://127.0.0.1:{self.nn_port}/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
+        return {**beans["beans"][0], **info["beans"][0]}
 
     def fifo_heartbeats(self) -> int:
         """Heartbeats the shim scheduled by its FIFO since the RM started (a
@@ -163,6 +176,26 @@ class DockerCluster:
 
     def container(self, service: str) -> str:
         return self.compose.get_container(service, include_all=True).Name
+
+    @staticmethod
+    def worker(i: int) -> str:
+        """Worker I's container, whose name is also its node's host name."""
+        return f"{PROJECT}-worker-{i}"
+
+    def node_id(self, i: int) -> str:
+        return f"{self.worker(i)}:45454"
+
+    def hdfs(self, *args: str, stdin: bytes | None = None, timeout: float = 300) -> str:
+        """An HDFS client command in the rm container; its output."""
+        out = subprocess.run(["docker", "exec", "-i", self.container("rm"), "slotwise-hadoop", "hdfs", *args],
+                             input=stdin if stdin is not None else b"", capture_output=True, timeout=timeout)
+        if out.returncode:
+            raise AssertionError(f"hdfs {' '.join(args)} failed ({out.returncode}): "
+                                 f"{out.stderr.decode(errors='replace')[-2000:]}")
+        return out.stdout.decode(errors="replace")
+
+    def put_text(self, path: str, data: bytes, replication: int = 2) -> None:
+        self.hdfs("dfs", f"-Ddfs.replication={replication}", "-put", "-f", "-", path, stdin=data)
 
     def docker(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=120, check=check)
@@ -236,8 +269,11 @@ class DockerCluster:
 
     def wait_ready(self, nodes: int = 2, timeout: float = 180) -> None:
         """The cluster whole and idle: Python registered, every NodeManager
-        running and in Python's view, no application of an earlier test left."""
+        running and in Python's view, every DataNode live in HDFS out of safe
+        mode, no application of an earlier test left."""
         wait_until("Python registered with the RM", self.registered, timeout)
+        wait_until(f"{nodes} live DataNodes, HDFS out of safe mode",
+                   lambda: (i := self.nn_info())["NumLiveDataNodes"] == nodes and not i["Safemode"], timeout)
         wait_until(f"{nodes} RUNNING NodeManagers in the RM",
                    lambda: sum(n["state"] == "RUNNING" for n in self.rm_nodes()) == nodes, timeout)
         wait_until(f"{nodes} nodes in Python's view", lambda: self.api("/api/v1/cluster")["nodes"] == nodes, timeout)

@@ -1,6 +1,7 @@
 """The dockerized cluster as its operators use it: MapReduce jobs in two
-pools, the allocation file edited on the host while jobs run, the policy
-container killed and paused mid-job, a NodeManager container stopped.
+pools, a job reading its input from HDFS data-local under delay scheduling,
+the allocation file edited on the host while jobs run, the policy container
+killed and paused mid-job, a worker (NodeManager and DataNode) stopped.
 
 The tests share one compose cluster (conftest) and run in this order; each
 starts by waiting for the cluster to be whole and idle again.
@@ -85,9 +86,45 @@ def test_jobs_in_two_pools_complete_with_pythons_assignments(docker_cluster):
         # Python's decisions, on the cluster's nodes.
         assert any(e["am"] for e in got) or fifo_episodes, got
         assert any(not e["am"] for e in got), got
-        assert {e["node"] for e in got} <= {"nm1:45454", "nm2:45454"}
+        assert {e["node"] for e in got} <= {c.node_id(1), c.node_id(2)}
     places = {e["app"]: e["pool"] for e in c.events() if e["event"] == "place"}
     assert places[prod.app_id] == "root.prod" and places[research.app_id] == "root.research"
+
+
+def words(n_bytes: int, seed: int) -> bytes:
+    import random
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(500)]
+    out, size = [], 0
+    while size < n_bytes:
+        line = " ".join(rng.choice(vocab) for _ in range(12)) + "\n"
+        out.append(line)
+        size += len(line)
+    return "".join(out).encode()
+
+
+def test_hdfs_job_reads_its_blocks_data_local_under_delay_scheduling(docker_cluster):
+    """Each block of the input on one DataNode only (replication 1): a map
+    runs data-local only if it is placed on that node, which the first free
+    heartbeat picks half the time; delay scheduling (the policy server's
+    default waits) makes every one data-local. Three blocks fit on one node
+    beside the AM, so no map ever has to give up its node for want of room."""
+    c = docker_cluster
+    c.wait_ready()
+    run = f"/tests/{int(time.time())}"
+    c.put_text(f"{run}/in/words.txt", words(3 * 4 * 1024 * 1024 - 4096, seed=26), replication=1)
+    blocks = c.hdfs("fsck", f"{run}/in/words.txt", "-files", "-blocks", "-locations")
+    assert len(re.findall(r"^\d+\. BP-\S+:blk_", blocks, re.M)) == 3, blocks
+    job = c.submit("prod", "alice", "wordcount", f"{run}/in", f"{run}/out")
+    succeeded(job, job.wait())
+    counts = c.hdfs("dfs", "-cat", f"{run}/out/part-r-00000").splitlines()
+    assert len(counts) == 500  # the job read all of its input from HDFS and wrote its output there
+    got = job.counters()
+    print(f"\nwordcount on HDFS: launched {got.get('Launched map tasks')} maps, "
+          f"{got.get('Data-local map tasks', 0)} data-local, {got.get('Rack-local map tasks', 0)} rack-local")
+    assert got["Launched map tasks"] == 3, got
+    assert got.get("Data-local map tasks", 0) == 3, \
+        f"maps not data-local under delay scheduling: {got}\n{blocks}"
 
 
 def test_allocation_file_edited_on_the_host_while_jobs_run(docker_cluster):
@@ -248,27 +285,30 @@ def test_policy_container_paused_past_the_deadline(docker_cluster):
           f"registrations since: {len(c.registrations(since=paused))}")
 
 
-def test_nodemanager_stopped_mid_job(docker_cluster):
+def test_worker_stopped_mid_job(docker_cluster):
+    """Worker 2's NodeManager and DataNode stop together (docker stop: SIGTERM
+    to both): the job goes on on worker 1, reading the blocks' other replicas."""
     c = docker_cluster
     c.wait_ready()
+    one, two = c.node_id(1), c.node_id(2)
     job = c.submit("prod", "alice", "sleep", "-m", "16", "-r", "1", "-mt", "3000", "-rt", "100")
     job.wait_submitted()
     wait_until("containers of the job on both nodes",
-               lambda: {e["node"] for e in python_assigned(c, job)} >= {"nm1:45454", "nm2:45454"}, 600)
+               lambda: {e["node"] for e in python_assigned(c, job)} >= {one, two}, 600)
     stopped = time.time()
-    c.docker("stop", c.container("nm2"))
+    c.docker("stop", c.worker(2))
     try:
-        # The test holds nm2 stopped: Python's view loses it and keeps it lost.
-        wait_until("Python's view to drop nm2", lambda: c.api("/api/v1/cluster")["nodes"] == 1, 300)
+        # The test holds worker 2 stopped: Python's view loses it and keeps it lost.
+        wait_until("Python's view to drop worker 2", lambda: c.api("/api/v1/cluster")["nodes"] == 1, 300)
         dropped = time.time()  # Python had dropped it by now
         report = job.wait()
         succeeded(job, report)
-        # Until the RM removed nm2, heartbeats it sent while shutting down
-        # could still get containers; after, none.
-        late = [e for e in c.assigns(since=dropped) if e["node"] == "nm2:45454"]
+        # Until the RM removed the node, heartbeats it sent while shutting
+        # down could still get containers; after, none.
+        late = [e for e in c.assigns(since=dropped) if e["node"] == two]
         assert not late, f"Python assigned to the stopped node after dropping it: {late}"
-        assert any(e["node"] == "nm1:45454" for e in python_assigned(c, job, stopped)), \
+        assert any(e["node"] == one for e in python_assigned(c, job, stopped)), \
             "nothing of the job was placed on the remaining node after the stop"
     finally:
-        c.docker("start", c.container("nm2"))
+        c.docker("start", c.worker(2))
     c.wait_ready()
