@@ -27,6 +27,8 @@ sys.path.insert(0, str(REPO / "python"))
 from slotwise.localcluster.classpath import build_shim, find_shim_jar, jar_cache, jar_is_stale, resolve  # noqa: E402
 from slotwise.localcluster.config import log4j_properties  # noqa: E402
 from slotwise.localcluster.jvm import ADD_OPENS, FAST_START  # noqa: E402
+from slotwise.localcluster.mrv1 import (build_mrv1_shim, daemon_classpath, extract_webapps,  # noqa: E402
+                                        find_mrv1_shim_jar, mrv1_log4j, resolve_hadoop1)
 
 
 class Key:
@@ -75,13 +77,16 @@ def _flags() -> list[str]:
 def hadoop_key() -> str:
     jars = resolve(REPO, jar_cache(REPO), _log)
     shim = find_shim_jar(REPO)
-    if jar_is_stale(REPO, shim, "java-shim"):
+    h1 = resolve_hadoop1(REPO, jar_cache(REPO), _log)
+    shim1 = find_mrv1_shim_jar(REPO)
+    if jar_is_stale(REPO, shim, "java-shim") or jar_is_stale(REPO, shim1, "mrv1-shim"):
         return "stale-shim"
     key = Key()
     key.files(REPO / "docker" / "hadoop")
-    for jar in [*jars.classpath, shim, jars.examples_jar, jars.tests_jar]:
+    for jar in [*jars.classpath, shim, jars.examples_jar, jars.tests_jar, *h1.jars, shim1]:
         if jar:
             key.artifact(jar)
+    key.text("log4j1", mrv1_log4j(None))
     key.text("flags", "\n".join(_flags()))
     key.text("log4j", log4j_properties(None))
     return key.hexdigest()
@@ -120,6 +125,33 @@ def stage_hadoop(ctx: Path) -> None:
     (ctx / "jvm-flags.txt").write_text("".join(f"{f}\n" for f in _flags()))
     (ctx / "log4j.properties").write_text(log4j_properties(None))
     (ctx / "hadoop-version.txt").write_text(jars.hadoop_version + "\n")
+    stage_hadoop1(ctx / "hadoop1")
+
+
+def stage_hadoop1(ctx: Path) -> None:
+    """Hadoop 1.2.1 (mrv1-shim/pom.xml's jars), hadoop-core's webapps/ tree
+    and the MRv1 shim, for /opt/hadoop1; classpath.txt in bin/hadoop's order
+    (the webapps root and hadoop-core first: the entrypoint puts the shim
+    after them)."""
+    cache = jar_cache(REPO)
+    h1 = resolve_hadoop1(REPO, cache, _log)
+    webapps = extract_webapps(h1.core_jar, cache)
+    shim = build_mrv1_shim(REPO, _log)
+    for d in ("jars", "shim"):
+        (ctx / d).mkdir(parents=True)
+    shutil.copytree(webapps / "webapps", ctx / "webapps-root" / "webapps")
+    link_or_copy(Path(shim), ctx / "shim" / Path(shim).name)
+    order = []
+    for entry in daemon_classpath(h1.jars, "webapps-root"):
+        if entry == "webapps-root":
+            order.append(entry)
+            continue
+        link_or_copy(Path(entry), ctx / "jars" / Path(entry).name)
+        order.append(f"jars/{Path(entry).name}")
+    (ctx / "classpath.txt").write_text("".join(f"{n}\n" for n in order))
+    (ctx / "examples.txt").write_text(f"jars/{Path(h1.examples_jar).name}\n" if h1.examples_jar else "")
+    (ctx / "log4j.properties").write_text(mrv1_log4j(None))
+    (ctx / "hadoop-version.txt").write_text(h1.hadoop_version + "\n")
 
 
 def stage_policy(ctx: Path) -> None:

@@ -13,6 +13,7 @@ export TESTCONTAINERS_RYUK_DISABLED=true
 started=$(date +%s)
 finish() {
   docker compose -p slotwise-test -f docker/compose.yaml down --volumes --remove-orphans >/dev/null 2>&1 || true
+  docker compose -p slotwise-mrv1-test -f docker/compose-mrv1.yaml down --volumes --remove-orphans >/dev/null 2>&1 || true
   bash docker/stop-engine.sh
 }
 
@@ -31,5 +32,5 @@ bash docker/build-images.sh || { echo "docker tier: FAILED to build the images";
 SLOTWISE_REQUIRE_DOCKER=1 "$PY" -m pytest -q -m docker tests/docker
 rc=$?
 echo "docker tier: $([ $rc = 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - started )) s" \
-     "(engine, images and tests; the compose log is in run/docker/test-compose.log)"
+     "(engine, images and tests; the compose logs are in run/docker/*-test-compose.log)"
 exit $rc

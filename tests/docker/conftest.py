@@ -1,9 +1,11 @@
-"""The docker tier: docker/compose.yaml's cluster (a ResourceManager with the
-shim, a NameNode, two workers each a NodeManager and a DataNode, the policy
-server), brought up once for these tests
-by testcontainers' ``DockerCompose`` under its own project name, with free
-host ports and an allocation directory of its own, and taken down (volumes
-too) at the end, passed or not.
+"""The docker tier: docker/compose.yaml's YARN cluster (a ResourceManager
+with the shim, a NameNode, two workers each a NodeManager and a DataNode,
+the policy server) and docker/compose-mrv1.yaml's MRv1 cluster (Hadoop
+1.2.1's NameNode, a JobTracker with the shim, two workers each a
+TaskTracker and a DataNode, the policy server). Each is brought up once for
+the tests of its module by testcontainers' ``DockerCompose`` under a project
+name of its own, with free host ports and an allocation directory of its
+own, and taken down (volumes too) at the end, passed or not.
 
 ``make docker-test`` prepares the machine (engine, Compose v2, images) and
 sets SLOTWISE_REQUIRE_DOCKER=1, which turns a missing engine or image into a
@@ -19,11 +21,10 @@ import time
 
 import pytest
 
-from dockertools import PROJECT, REPO, STATE, DockerCluster, docker_problem
+from dockertools import REPO, STATE, DockerCluster, Mrv1DockerCluster, docker_problem
 
 
-@pytest.fixture(scope="module")
-def docker_cluster():
+def compose_cluster(cls):
     problem = docker_problem()
     if problem:
         if os.environ.get("SLOTWISE_REQUIRE_DOCKER") == "1":
@@ -31,37 +32,45 @@ def docker_cluster():
         pytest.skip(f"docker tier skipped: {problem}")
     from testcontainers.compose import DockerCompose
 
-    allocations = STATE / "test-allocations"
+    source = REPO / "docker" / cls.ALLOCATIONS
+    allocations = STATE / f"test-{source.parent.name}"
     shutil.rmtree(allocations, ignore_errors=True)
     allocations.mkdir(parents=True)
     allocations.chmod(0o755)  # the policy container reads it as uid 1000
-    shutil.copy(REPO / "docker" / "allocations" / "fair-scheduler.xml", allocations / "fair-scheduler.xml")
-    (allocations / "fair-scheduler.xml").chmod(0o644)
-    env = {"COMPOSE_PROJECT_NAME": PROJECT, "SLOTWISE_RM_WEB_PORT": "", "SLOTWISE_HTTP_PORT": "",
-           "SLOTWISE_NN_WEB_PORT": "", "SLOTWISE_WORKERS": "2", "SLOTWISE_RACKS": "2",
+    shutil.copy(source, allocations / source.name)
+    (allocations / source.name).chmod(0o644)
+    env = {"COMPOSE_PROJECT_NAME": cls.PROJECT, **cls.PORTS, "SLOTWISE_WORKERS": "2", "SLOTWISE_RACKS": "2",
            "SLOTWISE_ALLOCATIONS_DIR": str(allocations), "TESTCONTAINERS_RYUK_DISABLED": "true"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    compose = DockerCompose(REPO / "docker", compose_file_name="compose.yaml", wait=True)
+    compose = DockerCompose(REPO / "docker", compose_file_name=cls.COMPOSE_FILE, wait=True)
     # What an interrupted run may have left.
     subprocess.run([*compose.compose_command_property, "down", "--volumes", "--remove-orphans"],
                    cwd=REPO / "docker", capture_output=True, timeout=300)
     started = time.monotonic()
     try:
         compose.start()
-        cluster = DockerCluster(compose, allocations)
+        cluster = cls(compose, allocations)
         cluster.wait_ready()
-        print(f"\ndocker tier: compose cluster up in {time.monotonic() - started:.0f} s "
-              f"(RM web 127.0.0.1:{cluster.rm_port}, Slotwise 127.0.0.1:{cluster.http_port}, "
-              f"NameNode 127.0.0.1:{cluster.nn_port})")
+        print(f"\ndocker tier: {cls.PROJECT} up in {time.monotonic() - started:.0f} s ({cluster.describe()})")
         yield cluster
     finally:
         logs = subprocess.run([*compose.compose_command_property, "logs", "--no-color", "--timestamps"],
                               cwd=REPO / "docker", capture_output=True, text=True, timeout=300)
-        (STATE / "test-compose.log").write_text(logs.stdout + logs.stderr)
+        (STATE / f"{cls.PROJECT}-compose.log").write_text(logs.stdout + logs.stderr)
         compose.stop()  # down --volumes
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def docker_cluster():
+    yield from compose_cluster(DockerCluster)
+
+
+@pytest.fixture(scope="module")
+def mrv1_cluster():
+    yield from compose_cluster(Mrv1DockerCluster)

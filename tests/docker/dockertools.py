@@ -17,12 +17,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = "slotwise-test"
+MRV1_PROJECT = "slotwise-mrv1-test"
 IMAGES = ("slotwise/hadoop:latest", "slotwise/policy:latest")
 STATE = REPO / "run" / "docker"
 APP_ID = re.compile(r"\b(application_\d+_\d+)\b")
+JOB_ID = re.compile(r"\b(job_\d+_\d+)\b")
 COUNTER = re.compile(r"^\s+([A-Za-z][\w ()-]*?)=(\d+)\s*$", re.M)
-#: The allocation file inside the policy container (the API names it so).
-ALLOCATIONS_IN_CONTAINER = "/etc/slotwise/allocations/fair-scheduler.xml"
+#: The allocation directory inside the policy container (the API names its file so).
+ALLOCATIONS_IN_CONTAINER = "/etc/slotwise/allocations"
 
 
 def docker_problem() -> str | None:
@@ -66,7 +68,7 @@ def wait_until(what: str, check, timeout: float, interval: float = 0.5):
 
 @dataclass
 class Job:
-    """One MapReduce job client, run in the rm container."""
+    """One MapReduce job client, run in the master's container (rm or jt)."""
 
     pool: str
     proc: subprocess.Popen
@@ -76,7 +78,7 @@ class Job:
 
     def find_app_id(self) -> str | None:
         if not self.app_id:
-            m = APP_ID.search(self.log.read_text(errors="replace"))
+            m = self.cluster.ID.search(self.log.read_text(errors="replace"))
             self.app_id = m.group(1) if m else None
         return self.app_id
 
@@ -91,18 +93,16 @@ class Job:
             self.proc.kill()
             raise AssertionError(f"the {self.pool} job did not finish in {timeout:.0f} s:\n{self.tail()}")
         app = self.wait_submitted(5)
-        report = wait_until(f"{app} in a final state",
-                            lambda: (r := self.cluster.rm(f"/ws/v1/cluster/apps/{app}")["app"])["state"]
-                            in ("FINISHED", "FAILED", "KILLED") and r, 60)
+        report = wait_until(f"{app} in a final state", lambda: self.cluster.final_report(app), 60)
         report["client_exit"] = code
         return report
 
     def kill(self) -> None:
         """Kill the application in YARN, and its client."""
         app = self.find_app_id()
-        if app:
-            self.cluster.docker("exec", self.cluster.container("rm"), "slotwise-hadoop", "yarn", "application",
-                                "-kill", app, check=False)  # one that finished already needs none
+        if app:  # one that finished already needs none
+            self.cluster.docker("exec", self.cluster.container(self.cluster.MASTER), "slotwise-hadoop",
+                                *self.cluster.KILL, app, check=False)
         try:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:
@@ -118,14 +118,37 @@ class Job:
 
 
 class DockerCluster:
+    """docker/compose.yaml: YARN on HDFS."""
+
+    PROJECT = PROJECT
+    COMPOSE_FILE = "compose.yaml"
+    MASTER = "rm"
+    ALLOCATIONS = "allocations/fair-scheduler.xml"
+    ID = APP_ID
+    HDFS = ("hdfs",)
+    JOB = ("job",)
+    KILL = ("yarn", "application", "-kill")
+    PORTS = {"SLOTWISE_RM_WEB_PORT": "", "SLOTWISE_HTTP_PORT": "", "SLOTWISE_NN_WEB_PORT": ""}
+
     def __init__(self, compose, allocations: Path) -> None:
         self.compose = compose
         self.allocations = allocations
-        self.rm_port = int(compose.get_service_port("rm", 8088))
-        self.http_port = int(compose.get_service_port("rm", 9797))
-        self.nn_port = int(compose.get_service_port("nn", 9870))
+        self.http_port = int(compose.get_service_port(self.MASTER, 9797))
+        self.ports()
         self.jobs_dir = STATE / "test-jobs"
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def allocations_file(self) -> Path:
+        return self.allocations / Path(self.ALLOCATIONS).name
+
+    def ports(self) -> None:
+        self.rm_port = int(self.compose.get_service_port("rm", 8088))
+        self.nn_port = int(self.compose.get_service_port("nn", 9870))
+
+    def describe(self) -> str:
+        return (f"RM web 127.0.0.1:{self.rm_port}, Slotwise 127.0.0.1:{self.http_port}, "
+                f"NameNode 127.0.0.1:{self.nn_port}")
 
     # -- HTTP ------------------------------------------------------------------
 
@@ -149,6 +172,11 @@ class DockerCluster:
         beans = self._get(f"http://127.0.0.1:{self.nn_port}/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")
         info = self._get(f"http://127.0.0.1:{self.nn_port}/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
         return {**beans["beans"][0], **info["beans"][0]}
+
+    def final_report(self, app: str) -> dict | None:
+        """The RM's report of an application once it is in a final state."""
+        report = self.rm(f"/ws/v1/cluster/apps/{app}")["app"]
+        return report if report["state"] in ("FINISHED", "FAILED", "KILLED") else None
 
     def fifo_heartbeats(self) -> int:
         """Heartbeats the shim scheduled by its FIFO since the RM started (a
@@ -177,17 +205,17 @@ class DockerCluster:
     def container(self, service: str) -> str:
         return self.compose.get_container(service, include_all=True).Name
 
-    @staticmethod
-    def worker(i: int) -> str:
+    def worker(self, i: int) -> str:
         """Worker I's container, whose name is also its node's host name."""
-        return f"{PROJECT}-worker-{i}"
+        return f"{self.PROJECT}-worker-{i}"
 
     def node_id(self, i: int) -> str:
         return f"{self.worker(i)}:45454"
 
     def hdfs(self, *args: str, stdin: bytes | None = None, timeout: float = 300) -> str:
         """An HDFS client command in the rm container; its output."""
-        out = subprocess.run(["docker", "exec", "-i", self.container("rm"), "slotwise-hadoop", "hdfs", *args],
+        out = subprocess.run(["docker", "exec", "-i", self.container(self.MASTER), "slotwise-hadoop", *self.HDFS,
+                              *args],
                              input=stdin if stdin is not None else b"", capture_output=True, timeout=timeout)
         if out.returncode:
             raise AssertionError(f"hdfs {' '.join(args)} failed ({out.returncode}): "
@@ -254,18 +282,19 @@ class DockerCluster:
     def submit(self, pool: str, user: str, program: str, *args: str) -> Job:
         log = self.jobs_dir / f"{time.strftime('%H%M%S')}-{pool}-{program}-{os.urandom(2).hex()}.log"
         with open(log, "wb") as out:
-            proc = subprocess.Popen(self.compose_cmd("exec", "-T", "rm", "slotwise-hadoop", "job", "--pool", pool,
-                                                     "--user", user, program, *args),
+            proc = subprocess.Popen(self.compose_cmd("exec", "-T", self.MASTER, "slotwise-hadoop", *self.JOB,
+                                                     "--pool", pool, "--user", user, program, *args),
                                     cwd=REPO / "docker", stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL)
         return Job(pool, proc, log, self)
 
     def write_allocations(self, text: str) -> None:
         """Save as editors do: a new file renamed over the old one."""
-        tmp = self.allocations / ".fair-scheduler.xml.swp"
+        target = self.allocations_file
+        tmp = target.with_name(f".{target.name}.swp")
         tmp.write_text(text)
         tmp.chmod(0o644)
-        os.replace(tmp, self.allocations / "fair-scheduler.xml")
+        os.replace(tmp, target)
 
     def wait_ready(self, nodes: int = 2, timeout: float = 180) -> None:
         """The cluster whole and idle: Python registered, every NodeManager
@@ -281,3 +310,52 @@ class DockerCluster:
                    interval=1)
 
 
+
+
+class Mrv1DockerCluster(DockerCluster):
+    """docker/compose-mrv1.yaml: Hadoop 1.2.1's JobTracker on its HDFS."""
+
+    PROJECT = MRV1_PROJECT
+    COMPOSE_FILE = "compose-mrv1.yaml"
+    MASTER = "jt"
+    ALLOCATIONS = "allocations-mrv1/pools.xml"
+    ID = JOB_ID
+    HDFS = ("mrv1", "hdfs")
+    JOB = ("mrv1", "job")
+    KILL = ("mrv1", "hdfs", "job", "-kill")
+    PORTS = {"SLOTWISE_JT_WEB_PORT": "", "SLOTWISE_HTTP_PORT": "", "SLOTWISE_NN_WEB_PORT": ""}
+
+    def ports(self) -> None:
+        from slotwise.localcluster.mrv1 import JTWeb
+        self.jt_port = int(self.compose.get_service_port("jt", 50030))
+        self.nn_port = int(self.compose.get_service_port("nn", 50070))
+        self.jt = JTWeb(f"http://127.0.0.1:{self.jt_port}", timeout=30)
+
+    def describe(self) -> str:
+        return (f"JobTracker web 127.0.0.1:{self.jt_port}, Slotwise 127.0.0.1:{self.http_port}, "
+                f"NameNode 127.0.0.1:{self.nn_port}")
+
+    def final_report(self, job_id: str) -> dict | None:
+        status = self.jt.job(job_id).get("Status", "")
+        if status not in ("Succeeded", "Failed", "Killed"):
+            return None
+        return {"state": status.upper(), "finalStatus": status.upper(), "diagnostics": ""}
+
+    def fifo_heartbeats(self) -> int:
+        return self.jt.scheduler()["fifo_heartbeats"]
+
+    def node_id(self, i: int) -> str:
+        """A TaskTracker's name begins so (tracker_HOST:localhost/127.0.0.1:PORT)."""
+        return f"tracker_{self.worker(i)}:"
+
+    def wait_ready(self, nodes: int = 2, timeout: float = 180) -> None:
+        """Python registered, every TaskTracker live in the JobTracker and in
+        Python's view, no job of an earlier test still running."""
+        wait_until("Python registered with the JobTracker", self.registered, timeout)
+        wait_until(f"{nodes} live TaskTrackers in the JobTracker", lambda: len(self.jt.trackers()) == nodes, timeout)
+        wait_until(f"{nodes} nodes in Python's view", lambda: self.api("/api/v1/cluster")["nodes"] == nodes, timeout)
+        wait_until("HDFS out of safe mode with its DataNodes",
+                   lambda: "Safe mode is OFF" in self.hdfs("dfsadmin", "-safemode", "get")
+                   and f"Datanodes available: {nodes} " in self.hdfs("dfsadmin", "-report"), timeout, interval=2)
+        wait_until("no job of an earlier test running",
+                   lambda: not [j for j in self.jt.jobs() if j["state"] == "RUNNING"], timeout, interval=1)

@@ -185,7 +185,7 @@ def check_edits(c) -> None:
     c.write_allocations(broken)
     errors = wait_until("the broken edit's error in the API", lambda: c.api("/api/v1/config")["errors"], 60,
                         interval=0.1)
-    assert errors[0].startswith(f"{ALLOCATIONS_IN_CONTAINER}:{line}:"), errors
+    assert errors[0].startswith(f"{ALLOCATIONS_IN_CONTAINER}/{c.allocations_file.name}:{line}:"), errors
     pools = c.pools()
     assert pools["root.prod"]["weight"] == 1 and pools["root.research"]["weight"] == 3
 
