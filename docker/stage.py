@@ -83,6 +83,7 @@ def hadoop_key() -> str:
         return "stale-shim"
     key = Key()
     key.files(REPO / "docker" / "hadoop")
+    key.text("stage.py", Path(__file__).read_bytes())  # how the context is laid out
     for jar in [*jars.classpath, shim, jars.examples_jar, jars.tests_jar, *h1.jars, shim1]:
         if jar:
             key.artifact(jar)
@@ -114,6 +115,15 @@ def stage_hadoop(ctx: Path) -> None:
         if not any(e.endswith("/" + Path(jar).name) for e in order):
             link_or_copy(Path(jar), ctx / entry)
             order.append(entry)
+    # hadoop-hdfs's jar on Maven Central lacks the webapps/ tree of Hadoop's
+    # tarball, and the NameNode's and DataNode's HTTP servers (JMX, WebHDFS,
+    # the servlets they add themselves) need webapps/NAME on the classpath:
+    # an index page each, first on the classpath.
+    for app in ("hdfs", "datanode", "secondary"):
+        (ctx / "webapps-root" / "webapps" / app).mkdir(parents=True)
+        (ctx / "webapps-root" / "webapps" / app / "index.html").write_text(
+            f"<!doctype html><title>{app}</title><p>Slotwise's Hadoop image: /jmx and /webhdfs serve here.</p>\n")
+    order.insert(0, "webapps-root")
     extras = ctx / "extra-jars"   # on the job client's classpath only
     extras.mkdir()
     for jar in (jars.examples_jar, jars.tests_jar):

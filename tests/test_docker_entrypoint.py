@@ -98,15 +98,10 @@ def test_reverse_dns_asks_the_resolver_and_the_topology_names_racks_from_ips(ep,
         sock.close()
 
 
-def test_node_name_is_the_container_name_when_the_host_name_is_an_id(ep, monkeypatch):
+def test_node_name_is_the_host_name_unless_set(ep, monkeypatch):
     monkeypatch.delenv("SLOTWISE_NODE_NAME", raising=False)
     monkeypatch.setattr(socket, "gethostname", lambda: "3f2a1b9c8d7e")
-    monkeypatch.setattr(socket, "gethostbyname", lambda h: "10.0.0.7")
-    monkeypatch.setattr(ep, "reverse_dns", lambda ip: "slotwise-worker-2.slotwise_default" if ip == "10.0.0.7"
-                        else None)
-    assert ep.node_name() == "slotwise-worker-2"
-    monkeypatch.setattr(socket, "gethostname", lambda: "nm1")
-    assert ep.node_name() == "nm1"
+    assert ep.node_name() == "3f2a1b9c8d7e"
     monkeypatch.setenv("SLOTWISE_NODE_NAME", "edge-7")
     assert ep.node_name() == "edge-7"
 

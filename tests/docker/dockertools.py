@@ -134,6 +134,7 @@ class DockerCluster:
         self.compose = compose
         self.allocations = allocations
         self.http_port = int(compose.get_service_port(self.MASTER, 9797))
+        self._names: dict[int, str] = {}
         self.ports()
         self.jobs_dir = STATE / "test-jobs"
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
@@ -209,8 +210,16 @@ class DockerCluster:
         """Worker I's container, whose name is also its node's host name."""
         return f"{self.PROJECT}-worker-{i}"
 
+    def node_name(self, i: int) -> str:
+        """Worker I's node name: its container's host name (a scaled
+        service's containers have their short id), which its NodeManager and
+        DataNode register under."""
+        if i not in self._names:
+            self._names[i] = self.docker("inspect", "-f", "{{.Config.Hostname}}", self.worker(i)).stdout.strip()
+        return self._names[i]
+
     def node_id(self, i: int) -> str:
-        return f"{self.worker(i)}:45454"
+        return f"{self.node_name(i)}:45454"
 
     def hdfs(self, *args: str, stdin: bytes | None = None, timeout: float = 300) -> str:
         """An HDFS client command in the rm container; its output."""
@@ -346,7 +355,7 @@ class Mrv1DockerCluster(DockerCluster):
 
     def node_id(self, i: int) -> str:
         """A TaskTracker's name begins so (tracker_HOST:localhost/127.0.0.1:PORT)."""
-        return f"tracker_{self.worker(i)}:"
+        return f"tracker_{self.node_name(i)}:"
 
     def wait_ready(self, nodes: int = 2, timeout: float = 180) -> None:
         """Python registered, every TaskTracker live in the JobTracker and in
