@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 STATE = REPO / "run" / "docker"
 INPUT = "/demo/words.txt"
-LOCALITY = re.compile(r"^\s+(Data-local|Rack-local|Launched) map tasks=(\d+)", re.M)
+LOCALITY = re.compile(r"\s(Data-local|Rack-local|Launched) map tasks=(\d+)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,10 @@ def run(d: Demo) -> int:
               f"(allocation file {d.file}: edit it and watch the UI)", flush=True)
         data = words(6 * 1024 * 1024)
         print(f"writing {len(data) / 2**20:.0f} MB into HDFS at {INPUT} (4 MB blocks, one replica each)", flush=True)
+        mkdir = ["-mkdir"] if d.f.prefix else ["-mkdir", "-p"]  # Hadoop 1 makes parents without -p
         for attempt in range(60):  # HDFS may still be in safe mode, or without DataNodes, for a few seconds
+            subprocess.run(d.exec_argv("hdfs", "dfs", *mkdir, INPUT.rsplit("/", 1)[0]), env=d.env,
+                           capture_output=True)
             put = subprocess.run(d.exec_argv("hdfs", "dfs", "-Ddfs.replication=1", "-put", "-", INPUT), input=data,
                                  env=d.env, capture_output=True)
             if put.returncode == 0:

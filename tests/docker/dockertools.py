@@ -22,7 +22,9 @@ IMAGES = ("slotwise/hadoop:latest", "slotwise/policy:latest")
 STATE = REPO / "run" / "docker"
 APP_ID = re.compile(r"\b(application_\d+_\d+)\b")
 JOB_ID = re.compile(r"\b(job_\d+_\d+)\b")
-COUNTER = re.compile(r"^\s+([A-Za-z][\w ()-]*?)=(\d+)\s*$", re.M)
+#: A counter line of a job client's output: "\t\tLaunched map tasks=3" (Hadoop 3),
+#: "17:59:11 INFO  JobClient:     Launched map tasks=3" (Hadoop 1, through log4j).
+COUNTER = re.compile(r"^(?:.*?JobClient:)?\s+([A-Za-z][\w ()-]*?)=(\d+)\s*$", re.M)
 #: The allocation directory inside the policy container (the API names its file so).
 ALLOCATIONS_IN_CONTAINER = "/etc/slotwise/allocations"
 
@@ -231,8 +233,12 @@ class DockerCluster:
                                  f"{out.stderr.decode(errors='replace')[-2000:]}")
         return out.stdout.decode(errors="replace")
 
+    MKDIR = ("dfs", "-mkdir", "-p")
+
     def put_text(self, path: str, data: bytes, replication: int = 2) -> None:
-        self.hdfs("dfs", f"-Ddfs.replication={replication}", "-put", "-f", "-", path, stdin=data)
+        """A new file in HDFS (its directory made first: Hadoop 1's put does not)."""
+        self.hdfs(*self.MKDIR, path.rsplit("/", 1)[0])
+        self.hdfs("dfs", f"-Ddfs.replication={replication}", "-put", "-", path, stdin=data)
 
     def docker(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=120, check=check)
@@ -332,6 +338,7 @@ class Mrv1DockerCluster(DockerCluster):
     HDFS = ("mrv1", "hdfs")
     JOB = ("mrv1", "job")
     KILL = ("mrv1", "hdfs", "job", "-kill")
+    MKDIR = ("dfs", "-mkdir")  # Hadoop 1 makes the parents without -p
     PORTS = {"SLOTWISE_JT_WEB_PORT": "", "SLOTWISE_HTTP_PORT": "", "SLOTWISE_NN_WEB_PORT": ""}
 
     def ports(self) -> None:
