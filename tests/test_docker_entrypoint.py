@@ -91,8 +91,10 @@ def test_reverse_dns_asks_the_resolver_and_the_topology_names_racks_from_ips(ep,
         assert ep.reverse_dns("10.0.0.8", timeout=0.5) is None  # NXDOMAIN
         assert ep.reverse_dns("not-an-ip") is None
         monkeypatch.setenv("SLOTWISE_RACKS", "2")
-        ep.topology(["10.0.0.7", "10.0.0.9", "proj-worker-3"])
-        assert capsys.readouterr().out.split() == ["/rack2", "/default-rack", "/rack1"]
+        # A host name that is not the container's name (its id) is named by its address.
+        monkeypatch.setattr(socket, "gethostbyname", lambda h: {"3f2a1b9c8d7e": "10.0.0.7"}[h])
+        ep.topology(["10.0.0.7", "10.0.0.9", "proj-worker-3", "3f2a1b9c8d7e"])
+        assert capsys.readouterr().out.split() == ["/rack2", "/default-rack", "/rack1", "/rack2"]
     finally:
         stop.set()
         sock.close()
@@ -118,6 +120,17 @@ def test_site_files_name_the_node_alike_for_yarn_and_hdfs_and_take_the_environme
     assert files["yarn-site.xml"]["yarn.nodemanager.hostname"] == "slotwise-worker-1"
     with pytest.raises(SystemExit, match="HDFS-SITE.XML_"):
         ep.site_files({"HDFS-SITE.XML_": "x"})
+
+
+def test_topology_without_the_environment_reads_the_racks_a_daemon_saved(ep, monkeypatch, tmp_path, capsys):
+    """A task container (the MapReduce AM) runs the script without the
+    container's environment: the rack count must not fall back to 1."""
+    monkeypatch.setattr(ep, "RACKS_FILE", str(tmp_path / "slotwise-racks"))
+    monkeypatch.setenv("SLOTWISE_RACKS", "2")
+    ep.save_racks()
+    monkeypatch.delenv("SLOTWISE_RACKS")
+    ep.topology(["p-worker-1", "p-worker-2"])
+    assert capsys.readouterr().out.split() == ["/rack1", "/rack2"]
 
 
 def test_topology_under_its_own_name_prints_racks(tmp_path):
