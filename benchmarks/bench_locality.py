@@ -205,12 +205,19 @@ class Cluster:
             + "  policy:\n"
             f"    command: {json.dumps(policy_cmd)}\n")
 
-    def up(self, s: Scheduler) -> None:
+    def up(self, s: Scheduler, first: bool) -> None:
+        """The whole cluster the first time; after that only the master (and
+        the policy server) again: a worker recreated would lose its
+        DataNode's blocks, and its NodeManager finds the new master itself."""
         self.configure(s)
-        services = ["nn", self.f.master, "worker"] + (["policy"] if s.policy is not None else [])
         if s.policy is None:
             self.compose("stop", "policy", check=False)
-        self.compose("up", "-d", "--wait", *services)
+        if first:
+            self.compose("up", "-d", "--wait", "nn", self.f.master, "worker",
+                         *(["policy"] if s.policy is not None else []))
+        else:
+            self.compose("up", "-d", "--wait", "--no-deps", "--force-recreate", self.f.master,
+                         *(["policy"] if s.policy is not None else []))
         self.wait_ready(s)
 
     def port(self, container_port: int, service: str | None = None) -> int:
@@ -433,7 +440,7 @@ def main() -> int:
         try:
             for i, s in enumerate(scheds):
                 log(f"{name}: {s.label}: starting the cluster with it")
-                c.up(s)
+                c.up(s, first=i == 0)
                 if i == 0:
                     write_inputs(c, jobs, args.seed)
                 results = run_stream(c, s, jobs)

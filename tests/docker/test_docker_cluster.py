@@ -115,15 +115,16 @@ def test_hdfs_job_reads_its_blocks_data_local_under_delay_scheduling(docker_clus
     c.put_text(f"{run}/in/words.txt", words(3 * 4 * 1024 * 1024 - 4096, seed=26), replication=1)
     blocks = c.hdfs("fsck", f"{run}/in/words.txt", "-files", "-blocks", "-locations")
     assert len(re.findall(r"^\d+\. BP-\S+:blk_", blocks, re.M)) == 3, blocks
-    job = c.submit("prod", "alice", "wordcount", f"{run}/in", f"{run}/out")
+    # No speculative attempts: one attempt a map, placed by the scheduler.
+    job = c.submit("prod", "alice", "wordcount", "-Dmapreduce.map.speculative=false", f"{run}/in", f"{run}/out")
     succeeded(job, job.wait())
     counts = c.hdfs("dfs", "-cat", f"{run}/out/part-r-00000").splitlines()
     assert len(counts) == 500  # the job read all of its input from HDFS and wrote its output there
     got = job.counters()
     print(f"\nwordcount on HDFS: launched {got.get('Launched map tasks')} maps, "
           f"{got.get('Data-local map tasks', 0)} data-local, {got.get('Rack-local map tasks', 0)} rack-local")
-    assert got["Launched map tasks"] == 3, got
-    assert got.get("Data-local map tasks", 0) == 3, \
+    assert got["Launched map tasks"] >= 3, got
+    assert got.get("Data-local map tasks", 0) == got["Launched map tasks"], \
         f"maps not data-local under delay scheduling: {got}\n{blocks}"
 
 

@@ -73,14 +73,15 @@ def test_mrv1_hdfs_job_reads_its_blocks_data_local_under_delay_scheduling(mrv1_c
     c.wait_ready()
     run = f"/tests/{int(time.time())}"
     c.put_text(f"{run}/in/words.txt", words(3 * 4 * 1024 * 1024 - 4096, seed=27), replication=1)
-    job = c.submit("research", "bob", "wordcount", f"{run}/in", f"{run}/out")
+    job = c.submit("research", "bob", "wordcount", "-Dmapred.map.tasks.speculative.execution=false", f"{run}/in",
+                   f"{run}/out")
     succeeded(job, job.wait())
     assert len(c.hdfs("dfs", "-cat", f"{run}/out/part-r-00000").splitlines()) == 500
     got = job.counters()
     print(f"\nMRv1 wordcount on HDFS: launched {got.get('Launched map tasks')} maps, "
           f"{got.get('Data-local map tasks', 0)} data-local, {got.get('Rack-local map tasks', 0)} rack-local")
-    assert got["Launched map tasks"] == 3, got
-    assert got.get("Data-local map tasks", 0) == 3, got
+    assert got["Launched map tasks"] >= 3, got
+    assert got.get("Data-local map tasks", 0) == got["Launched map tasks"], got
 
 
 def test_mrv1_pools_file_edited_on_the_host_while_jobs_run(mrv1_cluster):
