@@ -196,7 +196,8 @@ class Cluster:
         policy_cmd = ["serve", *(["--mrv1"] if self.f.name == "mrv1" else []), "--allocations",
                       f"/etc/slotwise/allocations/{self.f.file_name}", "--gateway-info", "/run/slotwise/gateway.json",
                       "--admin-token-file", "/run/slotwise/admin.token", "--event-log",
-                      "/var/lib/slotwise/events.jsonl", "--http", "0.0.0.0:9797", *(s.policy or [])]
+                      "/var/lib/slotwise/events.jsonl", "--http", "0.0.0.0:9797",
+                      *(["--heartbeat-interval", "3"] if self.f.name == "mrv1" else []), *(s.policy or [])]
         self.override.write_text(
             "services:\n"
             f"  {self.f.master}:\n"
