@@ -29,6 +29,20 @@ COUNTER = re.compile(r"^(?:.*?JobClient:)?\s+([A-Za-z][\w ()-]*?)=(\d+)\s*$", re
 ALLOCATIONS_IN_CONTAINER = "/etc/slotwise/allocations"
 
 
+def words(n_bytes: int, seed: int) -> bytes:
+    """Seeded lines of 12 words from a vocabulary of 500: a wordcount's
+    input, about ``n_bytes`` long."""
+    import random
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(500)]
+    out, size = [], 0
+    while size < n_bytes:
+        line = " ".join(rng.choice(vocab) for _ in range(12)) + "\n"
+        out.append(line)
+        size += len(line)
+    return "".join(out).encode()
+
+
 def docker_problem() -> str | None:
     """Why the docker tier cannot run here, or None."""
     if not shutil.which("docker"):

@@ -21,7 +21,7 @@ from datetime import datetime
 
 import pytest
 
-from dockertools import ALLOCATIONS_IN_CONTAINER, wait_until
+from dockertools import ALLOCATIONS_IN_CONTAINER, wait_until, words
 
 pytestmark = pytest.mark.docker
 
@@ -89,18 +89,6 @@ def test_jobs_in_two_pools_complete_with_pythons_assignments(docker_cluster):
         assert {e["node"] for e in got} <= {c.node_id(1), c.node_id(2)}
     places = {e["app"]: e["pool"] for e in c.events() if e["event"] == "place"}
     assert places[prod.app_id] == "root.prod" and places[research.app_id] == "root.research"
-
-
-def words(n_bytes: int, seed: int) -> bytes:
-    import random
-    rng = random.Random(seed)
-    vocab = [f"w{i}" for i in range(500)]
-    out, size = [], 0
-    while size < n_bytes:
-        line = " ".join(rng.choice(vocab) for _ in range(12)) + "\n"
-        out.append(line)
-        size += len(line)
-    return "".join(out).encode()
 
 
 def test_hdfs_job_reads_its_blocks_data_local_under_delay_scheduling(docker_cluster):

@@ -17,14 +17,13 @@ import time
 
 import pytest
 
-from dockertools import ALLOCATIONS_IN_CONTAINER, wait_until
-from test_docker_cluster import _restarts, _serve_pid, _started_at, words
+from dockertools import ALLOCATIONS_IN_CONTAINER, wait_until, words
+from test_docker_cluster import LONG, SHORT, _restarts, _serve_pid, _started_at
 
 pytestmark = pytest.mark.docker
 
-#: 4 map slots in all (two workers of 2): both pools want more for minutes.
-LONG = ("-m", "200", "-r", "1", "-mt", "2500", "-rt", "100")
-SHORT = ("-m", "2", "-r", "1", "-mt", "500", "-rt", "100")
+# LONG and SHORT as for YARN: with 4 map slots in all (two workers of 2),
+# LONG's 200 maps keep both pools wanting more for minutes.
 
 
 def pools_xml(prod: float, research: float) -> str:
