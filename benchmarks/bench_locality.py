@@ -273,18 +273,26 @@ class Cluster:
                 return m["allocatedMB"] / max(1, m["totalMB"])
             page = urllib.request.urlopen(f"http://127.0.0.1:{self.port(50030)}/jobtracker.jsp",
                                           timeout=10).read().decode(errors="replace")
-            cells = re.findall(r"<td>(\d+)</td>", page.split("Cluster Summary", 1)[-1])
-            running_maps, map_slots = int(cells[0]), None
-            slots = re.search(r'machines.jsp\?type=active">\d+</a></td><td>(\d+)</td>', page)
-            if slots:
-                map_slots = int(slots.group(1))
-            return running_maps / map_slots if map_slots else None
+            summary = jobtracker_summary(page)
+            return summary["Occupied Map Slots"] / summary["Map Task Capacity"] \
+                if summary.get("Map Task Capacity") else None
         except (OSError, ValueError, KeyError, IndexError):
             return None
 
     def down(self) -> None:
         if self.override.exists():
             self.compose("down", "--volumes", "--remove-orphans", check=False)
+
+
+def jobtracker_summary(page: str) -> dict[str, int]:
+    """The JobTracker page's Cluster Summary row by column name (Hadoop 1's
+    jobtracker.jsp: Running Map Tasks, ..., Occupied Map Slots, ...,
+    Map Task Capacity, ...), numeric cells only."""
+    table = page.split("Cluster Summary", 1)[-1].split("</table>", 1)[0]
+    names = [re.sub(r"<[^>]*>", "", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", table, re.S)]
+    row = table.split("</th>")[-1]
+    cells = [re.sub(r"<[^>]*>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+    return {n: int(c) for n, c in zip(names, cells) if c.isdigit()}
 
 
 def get(url: str):
