@@ -142,6 +142,30 @@ def test_topology_under_its_own_name_prints_racks(tmp_path):
     assert out.stdout.split() == ["/rack1", "/rack2", "/default-rack"]
 
 
+WRITER = textwrap.dedent(r"""
+    import importlib.machinery, importlib.util, sys
+    loader = importlib.machinery.SourceFileLoader("ep", sys.argv[1])
+    spec = importlib.util.spec_from_loader("ep", loader)
+    ep = importlib.util.module_from_spec(spec)
+    loader.exec_module(ep)
+    for i in range(40):
+        ep.write_conf(sys.argv[2], {"hdfs-site.xml": {"writer": sys.argv[3], "round": str(i)}})
+""")
+
+
+def test_clients_writing_one_conf_dir_at_once_never_trip_over_each_other(tmp_path):
+    """Benchmark clients run side by side in one container (docker exec)
+    and each writes the client configuration before it starts."""
+    conf = tmp_path / "client-conf"
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(ENTRYPOINT), str(conf), str(n)],
+                                stderr=subprocess.PIPE, text=True) for n in range(6)]
+    errors = [w.communicate(timeout=120)[1] for w in writers]
+    assert [w.returncode for w in writers] == [0] * 6, errors
+    site = (conf / "hdfs-site.xml").read_text()
+    assert "<name>round</name><value>39</value>" in site
+    assert [p.name for p in conf.iterdir()] == ["hdfs-site.xml"]
+
+
 WORKER_HARNESS = textwrap.dedent(r"""
     import importlib.machinery, importlib.util, sys
     loader = importlib.machinery.SourceFileLoader("ep", {entry!r})
