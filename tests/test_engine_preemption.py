@@ -31,9 +31,8 @@ def test_min_share_preemption_after_timeout():
     got = e.update()
     assert len(got) == 6
     assert all(p.kill and p.pool == "root.hog" and p.reason == "min_share" for p in got)
-    # The most recently launched go first.
-    launched = sorted(e.apps["hog"].containers.values(), key=lambda c: -c.launch_time)
-    assert {p.container_id for p in got} <= {c.container_id for c in launched}
+    assert {p.container_id for p in got} <= set(e.apps["hog"].containers)
+    # Which ones (the newest): test_victims_are_the_newest_containers_...
 
 
 def test_pool_with_demand_met_is_not_starved():
@@ -150,3 +149,32 @@ def test_timeouts_inherit_from_parent_and_defaults():
     assert e.pools["root.p.c"].min_share_timeout == 7
     assert e.pools["root.q"].min_share_timeout == math.inf
     assert e.pools["root.q"].fair_share_timeout == 99
+
+
+def test_victims_are_the_newest_containers_whatever_app_or_node_holds_them():
+    """The design's rule (Fair Scheduler, "kill the most recently launched
+    tasks": they have lost the least work). Hog's 16 containers launch one
+    second apart over two apps and four nodes; prod, starved of 6, gets back
+    exactly the 6 launched last. Fails if the order flips to oldest first."""
+    e, clock = make_engine({"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 5},
+                            "hog": {}}, nodes=4, slots=4,
+                           settings=EngineSettings(node_locality_delay=0, rack_locality_delay=0, max_assign=1))
+    submit(e, "hog-a", "hog", tasks=8)
+    submit(e, "hog-b", "hog", tasks=8)
+    e.update()
+    for i in range(16):  # one container a second, round the nodes
+        clock.advance(1)
+        e.heartbeat(f"n{i % 4}")
+        e.update()  # the periodic pass: prod, idle, is not starved
+    launched = sorted((c for a in ("hog-a", "hog-b") for c in e.apps[a].containers.values()),
+                      key=lambda c: c.launch_time)
+    assert len(launched) == 16
+    assert len({c.launch_time for c in launched}) == 16
+    submit(e, "prod-job", "prod", tasks=6)
+    e.update()
+    clock.advance(6)
+    got = e.update()
+    assert len(got) == 6 and {p.reason for p in got} == {"min_share"}
+    newest = launched[-6:]
+    assert {p.container_id for p in got} == {c.container_id for c in newest}
+    assert min(c.launch_time for c in newest) >= max(c.launch_time for c in launched[:-6])
