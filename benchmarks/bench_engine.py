@@ -14,10 +14,10 @@ import statistics
 import time
 
 from slotwise.clock import ManualClock
-from slotwise.cluster import Request
+from slotwise.engine import Request
 from slotwise.config.model import AllocationConfig, QueueConfig, default_placement_rules
 from slotwise.engine import Engine
-from slotwise.fairshare import compute_shares, yarn_shares
+from slotwise.policies.fairshare import compute_shares, yarn_shares
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 

@@ -6,7 +6,7 @@ import os
 import shutil
 
 from slotwise.clock import ManualClock
-from slotwise.cluster import Request
+from slotwise.engine import Request
 from slotwise.config import parse_allocations
 from slotwise.config.model import AllocationConfig, QueueConfig, default_placement_rules
 from slotwise.engine import Engine

@@ -487,7 +487,7 @@ def test_a_refused_level_falls_through_to_the_next_one_the_node_allows_and_refus
     no rack) does not keep the app off the node: off-switch is offered
     there next. And a lasting refusal is forgotten after REFUSAL_HOLD, for
     causes the shim never reports (a blacklist lifted)."""
-    from slotwise.cluster import REFUSAL_HOLD
+    from slotwise.engine import REFUSAL_HOLD
 
     clock = ManualClock()
     core = make_core(clock=clock)

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from slotwise.clock import ManualClock
-from slotwise.cluster import Request
+from slotwise.engine import Request
 from slotwise.engine import Engine, PlacementRejected
 from slotwise.market import Market, MarketError, MarketSettings, SqliteStore
 from slotwise.market.acl import Acl

@@ -4,7 +4,7 @@ local launch resets its level."""
 
 import pytest
 
-from slotwise.cluster import Request
+from slotwise.engine import Request
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 from support import SLOT, make_engine, submit
@@ -142,7 +142,7 @@ N, R, O = "node_local", "rack_local", "off_switch"
     ({}, {}, False, (), None),                       # a strict ANY with no ask anywhere: never
 ])
 def test_the_best_level_on_a_node_follows_yarns_relax_locality_rules(hosts, racks, relax, strict, best):
-    from slotwise.cluster import LOCALITY_NAMES, Node
+    from slotwise.engine import LOCALITY_NAMES, Node
 
     req = Request(1, SLOT, 1, hosts, racks, relax, strict)
     level = req.locality_on(Node("h1:1", "h1", "/r1", SLOT))
@@ -167,7 +167,7 @@ def test_a_job_asking_for_its_nodes_strictly_runs_only_there_however_long_it_wai
 @pytest.mark.parametrize("hosts", [{}, {"h1": 1}, {"h2": 1}])
 def test_the_best_level_is_the_first_level_the_rule_allows(hosts, racks, relax, strict):
     """locality_on writes allows_on out for speed: the two must agree."""
-    from slotwise.cluster import LEVELS, Node
+    from slotwise.engine import LEVELS, Node
 
     req, node = Request(1, SLOT, 1, hosts, racks, relax, strict), Node("h1:1", "h1", "/r1", SLOT)
     assert req.locality_on(node) == next((lv for lv in LEVELS if req.allows_on(node, lv)), None)

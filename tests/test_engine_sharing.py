@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from slotwise.cluster import Request
+from slotwise.engine import Request
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 from support import SLOT, fill, make_engine, running, submit

@@ -3,7 +3,7 @@ manual clock, and that explaining changes nothing."""
 
 from __future__ import annotations
 
-from slotwise.cluster import Request
+from slotwise.engine import Request
 from slotwise.config.model import ResourceSpec, UserConfig
 from slotwise.explain import explain_app
 from slotwise.resources import Resource

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from slotwise.fairshare import compute_shares, fill_in_order, yarn_shares
+from slotwise.policies.fairshare import compute_shares, fill_in_order, yarn_shares
 
 INF = math.inf
 
@@ -59,7 +59,7 @@ def test_large_inputs_take_the_vectorised_path_and_agree():
     caps = [10 + (i % 13) * 20 for i in range(n)]
     big = compute_shares(weights, mins, caps, 50_000)
     # The same problem in chunks below the threshold must agree pool by pool.
-    from slotwise import fairshare
+    from slotwise.policies import fairshare
 
     old = fairshare._NUMPY_THRESHOLD
     fairshare._NUMPY_THRESHOLD = 10**9
@@ -183,7 +183,7 @@ def test_yarn_properties(spec, total):
                           st.one_of(st.just(INF), st.integers(0, 5000))), min_size=64, max_size=300),
        st.integers(0, 200_000))
 def test_yarn_vectorised_path_agrees_unit_for_unit(spec, total):
-    from slotwise import fairshare
+    from slotwise.policies import fairshare
 
     weights, mins, maxes = [w for w, _, _ in spec], [m for _, m, _ in spec], [max(c, m) for _, m, c in spec]
     big = yarn_shares(weights, mins, maxes, total)

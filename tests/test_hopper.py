@@ -9,7 +9,7 @@ import statistics
 import pytest
 
 from slotwise.clock import ManualClock
-from slotwise.cluster import Request
+from slotwise.engine import Request
 from slotwise.engine import Engine
 from slotwise.policies import get_policy
 from slotwise.policies.hopper import (HopperSettings, Job, algorithm2, algorithm3, allocate, estimate_beta,

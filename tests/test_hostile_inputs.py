@@ -57,7 +57,7 @@ def test_a_zero_size_ask_is_refused_whole_and_changes_nothing():
 
 
 def test_the_engine_never_places_a_container_of_no_size_whatever_the_driver():
-    from slotwise.cluster import Request
+    from slotwise.engine import Request
     from slotwise.resources import Resource
 
     core = make_core()

@@ -9,7 +9,7 @@ import sys
 
 from . import __version__
 from .clock import ManualClock
-from .cluster import Request
+from .engine import Request
 from .config import ConfigErrors, load_allocations
 from .config.values import BadValue, min_resource
 from .engine import Engine

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 from . import protocol as wire
 from .clock import Clock, ManualClock, SystemClock
-from .cluster import LOCALITY_NAMES, Request
+from .engine import LOCALITY_NAMES, Request
 from .config.model import AllocationConfig, QueueConfig
-from .decisions import Assignment, Preemption
+from .engine.decisions import Assignment, Preemption
 from .engine import RECOVERY_POOL, Engine, PlacementRejected
 from .eventlog import EventLog
 from .explain import explain_app

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from .cluster import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App
+from .engine import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App
 from .resources import ZERO, Resource
 
 LEVELS = {NODE_LOCAL: "node-local", RACK_LOCAL: "rack-local", OFF_SWITCH: "off-switch"}

@@ -48,9 +48,6 @@ class Resource:
     def fits_in(self, other: "Resource") -> bool:
         return self.memory_mb <= other.memory_mb and self.vcores <= other.vcores
 
-    def is_zero(self) -> bool:
-        return self.memory_mb == 0 and self.vcores == 0
-
     def any_positive(self) -> bool:
         return self.memory_mb > 0 or self.vcores > 0
 

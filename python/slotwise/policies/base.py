@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Callable, Sequence
 
-from ..fairshare import DESIGN
+from .fairshare import DESIGN
 from ..resources import Resource
-from ..schedulable import Schedulable
+from .schedulable import Schedulable
 
 ENTRY_POINT_GROUP = "slotwise.policies"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..fairshare import DESIGN
+from .fairshare import DESIGN
 from ..resources import Resource
-from ..schedulable import Schedulable
+from .schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
 from .fair import shares_by_weight
 

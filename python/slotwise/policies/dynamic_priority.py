@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..fairshare import DESIGN
+from .fairshare import DESIGN
 from ..resources import Resource
-from ..schedulable import Schedulable
+from .schedulable import Schedulable
 from .base import PolicyContext, SchedulingPolicy, get_policy, register_policy
 from .fair import share_key, shares_by_weight
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..fairshare import DESIGN, YARN, compute_shares, yarn_shares
+from .fairshare import DESIGN, YARN, compute_shares, yarn_shares
 from ..resources import Resource
-from ..schedulable import Schedulable
+from .schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
 
 

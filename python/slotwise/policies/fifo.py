@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..fairshare import DESIGN, YARN, fill_in_order
+from .fairshare import DESIGN, YARN, fill_in_order
 from ..resources import ZERO, Resource
-from ..schedulable import Schedulable
+from .schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
 
 

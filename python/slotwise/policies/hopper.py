@@ -28,9 +28,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from ..fairshare import DESIGN
+from .fairshare import DESIGN
 from ..resources import Resource
-from ..schedulable import Schedulable
+from .schedulable import Schedulable
 from .base import PolicyContext, SchedulingPolicy, register_policy
 
 #: MapReduce's reduce request priority on YARN: the downstream phase.

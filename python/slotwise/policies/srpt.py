@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..fairshare import DESIGN
+from .fairshare import DESIGN
 from ..resources import Resource
-from ..schedulable import Schedulable
+from .schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
 
 

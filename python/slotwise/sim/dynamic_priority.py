@@ -160,10 +160,6 @@ def spending(market: Market) -> dict[str, list[tuple[float, float, float]]]:
     return out
 
 
-def price_series(market: Market) -> list[tuple[float, float]]:
-    return [(h["end"], h["price"]) for h in market.history(10 ** 6)]
-
-
 # ------------------------------------------------------------ experiments
 def two_users(seed: int, scale: float) -> dict:
     """Section 4.2, Figures 3 and 4."""

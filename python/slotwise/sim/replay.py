@@ -173,7 +173,7 @@ def tap_engine(core: PolicyCore, calls: list) -> None:
 
 
 def _plain(x):
-    from ..cluster import Request
+    from ..engine import Request
     from ..resources import Resource
 
     from ..config.model import AllocationConfig

@@ -26,7 +26,7 @@ from ..clock import ManualClock
 from .. import protocol as wire
 from ..config.model import AllocationConfig, default_config
 from ..core import PolicyCore
-from ..decisions import Assignment
+from ..engine.decisions import Assignment
 from ..eventlog import EventLog
 from ..settings import EngineSettings
 from .hdfs import place_blocks

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .resources import Resource
+from ..resources import Resource
 
 
 @dataclass(frozen=True, slots=True)

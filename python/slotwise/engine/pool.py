@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 
-from .cluster import App
-from .config.model import AllocationConfig, QueueConfig
-from .fairshare import YARN
-from .policies import SchedulingPolicy, get_policy
-from .resources import ZERO, Resource
+from ..config.model import AllocationConfig, QueueConfig
+from ..policies import SchedulingPolicy, get_policy
+from ..resources import ZERO, Resource
+from .app import App
+from ..policies.fairshare import YARN
 
 INF_RESOURCE = Resource(math.inf, math.inf)
 

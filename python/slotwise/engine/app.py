@@ -1,151 +1,23 @@
-"""The cluster as the engine sees it: nodes, apps, their requests, containers.
-
-Plain mutable records; only the engine changes them, in response to events.
-"""
+"""An app (a job): a leaf of the scheduling tree with the same shape as a
+pool, its asks, and what the shim refused it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from .locality import NODE_LOCAL, RACK_LOCAL
+from .node import Node
+from .request import Request, dec as _dec
+from ..resources import ZERO, Resource
 
-from .resources import ZERO, Resource
-
-NODE_LOCAL, RACK_LOCAL, OFF_SWITCH = 0, 1, 2
-LEVELS = (NODE_LOCAL, RACK_LOCAL, OFF_SWITCH)
 #: Seconds a lasting refusal holds even if nothing the shim reports changes:
 #: some causes (an app's blacklist, a tracker's free disk) reach Python only
 #: as the refusal itself.
 REFUSAL_HOLD = 30.0
-LOCALITY_NAMES = ("node_local", "rack_local", "off_switch")
-ANY = "*"
-
-#: MRv1 job priorities as levels around NORMAL; each level doubles the weight.
-PRIORITY_LEVELS = {"VERY_LOW": -2, "LOW": -1, "NORMAL": 0, "HIGH": 1, "VERY_HIGH": 2}
-
-
-def parse_priority(value) -> int:
-    """An int (YARN: larger runs first) or an MRv1 name such as HIGH."""
-    if isinstance(value, str):
-        key = value.strip().upper()
-        if key in PRIORITY_LEVELS:
-            return PRIORITY_LEVELS[key]
-        try:
-            return int(key)
-        except ValueError:
-            raise ValueError(
-                f"priority must be an integer or one of {', '.join(PRIORITY_LEVELS)}, got {value!r}"
-            ) from None
-    return int(value)
-
-
-class Node:
-    __slots__ = ("node_id", "host", "rack", "capacity", "used", "containers")
-
-    def __init__(self, node_id: str, host: str, rack: str, capacity: Resource) -> None:
-        self.node_id = node_id
-        self.host = host
-        self.rack = rack
-        self.capacity = capacity
-        self.used = ZERO
-        self.containers: set[str] = set()
-
-    @property
-    def free(self) -> Resource:
-        return self.capacity - self.used
-
-
-class Container:
-    __slots__ = ("container_id", "app_id", "node_id", "resource", "priority", "launch_time", "is_am",
-                 "preempt_time", "kill_sent", "preempt_why", "level")
-
-    def __init__(self, container_id: str, app_id: str, node_id: str, resource: Resource,
-                 launch_time: float, is_am: bool = False, priority: int = 0) -> None:
-        self.container_id = container_id
-        self.app_id = app_id
-        self.node_id = node_id
-        self.resource = resource
-        self.priority = priority
-        self.launch_time = launch_time
-        self.is_am = is_am
-        self.preempt_time: float | None = None  # when we first asked for it back
-        self.kill_sent = False
-        self.preempt_why: str | None = None  # in words, for explain and the UI
-        self.level: int | None = None  # the locality Python placed it at (None: the RM's own)
-
-
-class Request:
-    """An app's outstanding containers at one request priority, in YARN's
-    shape: a total (``*``) plus counts per host and per rack that prefer them."""
-
-    __slots__ = ("priority", "resource", "num_containers", "hosts", "racks", "relax_locality", "strict_racks")
-
-    def __init__(self, priority: int, resource: Resource, num_containers: int,
-                 hosts: dict[str, int] | None = None, racks: dict[str, int] | None = None,
-                 relax_locality: bool = True, strict_racks: Iterable[str] = ()) -> None:
-        if num_containers < 0:
-            raise ValueError("num_containers must be >= 0")
-        self.priority = priority
-        self.resource = resource
-        self.num_containers = num_containers
-        self.hosts = dict(hosts or {})
-        self.racks = dict(racks or {})
-        self.relax_locality = relax_locality
-        self.strict_racks = frozenset(strict_racks)
-
-    @property
-    def has_locality(self) -> bool:
-        return bool(self.hosts) or bool(self.racks)
-
-    def locality_on(self, node: Node) -> int | None:
-        """The best level this request can run at on ``node``, or None, by
-        YARN's relaxLocality rules as the shim checks them (FifoFallback):
-        node-local needs the node's host and rack asked for (a request that
-        names no racks at all, the simulator's shorthand, needs the host
-        only); rack-local the rack asked for, on a rack whose own ask allows
-        relaxing; off-switch a relaxable ANY ask, on such a rack. An AM whose
-        rack names differ from the RM's topology gets no node-local
-        container, or Java would refuse each one and Python offer it again."""
-        rack = node.rack  # allows_on's rule, written out: this runs for every app a heartbeat walks
-        if self.hosts.get(node.host, 0) > 0 and (not self.racks or self.racks.get(rack, 0) > 0):
-            return NODE_LOCAL
-        if rack in self.strict_racks:
-            return None
-        if self.racks.get(rack, 0) > 0:
-            return RACK_LOCAL
-        return OFF_SWITCH if self.relax_locality else None
-
-    def allows_on(self, node: Node, level: int) -> bool:
-        """Whether one container may go on ``node`` at ``level``
-        (locality_on is the best level this allows)."""
-        rack = node.rack
-        if level == NODE_LOCAL:
-            return self.hosts.get(node.host, 0) > 0 and (not self.racks or self.racks.get(rack, 0) > 0)
-        if rack in self.strict_racks:
-            return False
-        if level == RACK_LOCAL:
-            return self.racks.get(rack, 0) > 0
-        return self.relax_locality
-
-    def take(self, node: Node, level: int) -> None:
-        """Count one container as placed, as YARN's AppSchedulingInfo does."""
-        self.num_containers -= 1
-        if level == NODE_LOCAL:
-            _dec(self.hosts, node.host)
-        if level <= RACK_LOCAL:
-            _dec(self.racks, node.rack)
 
 
 def _weight(priority: int) -> float:
     """A job's weight in its pool: 2^priority, the exponent held within
     [-64, 64] so any priority YARN sends stays a finite, usable weight."""
     return 2.0 ** max(-64, min(64, priority))
-
-
-def _dec(counts: dict[str, int], key: str) -> None:
-    n = counts.get(key, 0)
-    if n > 1:
-        counts[key] = n - 1
-    elif key in counts:
-        del counts[key]
 
 
 def asks_key(requests) -> tuple:
@@ -269,7 +141,3 @@ class App:
             _dec(self.want_hosts, node.host)
         if level <= RACK_LOCAL:
             _dec(self.want_racks, node.rack)
-
-    @property
-    def wants_more(self) -> bool:
-        return self.runnable and self.pending.any_positive()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .resources import Resource
+from ..resources import Resource
 
 
 class Schedulable(Protocol):

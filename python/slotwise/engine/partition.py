@@ -16,17 +16,19 @@ from __future__ import annotations
 import bisect
 from typing import Iterable, Sequence
 
-from .clock import Clock, SystemClock
-from .cluster import (LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App, Container, Node,
-                      Request)
-from .config.model import AllocationConfig, default_config
+from ..clock import Clock, SystemClock
+from ..config.model import AllocationConfig, default_config
+from ..placement import PlacementRejected, may_submit, place, queue_path, valid_queue_name
+from ..policies import PolicyContext, get_policy
+from ..policies.base import SchedulingPolicy, takes_pool, takes_rule
+from ..resources import ZERO, Resource
+from ..settings import EngineSettings
+from .app import App
 from .decisions import Assignment, Preemption
-from .placement import PlacementRejected, may_submit, place, queue_path, valid_queue_name
-from .policies import PolicyContext, get_policy
-from .policies.base import SchedulingPolicy, takes_pool, takes_rule
+from .locality import LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL
+from .node import Container, Node
 from .pool import Pool
-from .resources import ZERO, Resource
-from .settings import EngineSettings
+from .request import Request
 
 __all__ = ["Engine", "PlacementRejected", "RECOVERY_POOL"]
 
@@ -239,9 +241,6 @@ class Engine:
             return (pool.acl_submit, pool.acl_administer) if pool is not None else (None, None)
 
         return may_submit(name, user, groups, acls)
-
-    def pool_exists(self, name: str) -> bool:
-        return queue_path(name) in self.pools
 
     # ------------------------------------------------------------------ nodes
     def add_node(self, node_id: str, host: str, rack: str, capacity: Resource) -> None:
