@@ -105,27 +105,18 @@ def _am_limit(engine, app: App, smallest: Resource, hold) -> None:
 def _locality(engine, app: App, pending, hold) -> None:
     if not any(r.has_locality and r.relax_locality for r in pending) or app.want_anywhere:
         return
-    level = engine.allowed_level(app)
+    level = app.allowed_level()
     if level == OFF_SWITCH:
         return
-    s = engine.settings
     fields = {"level": LEVELS[level], "hosts": sorted(app.want_hosts)[:10], "racks": sorted(app.want_racks)[:10]}
-    if s.locality_mode == "count":
-        threshold = s.node_locality_threshold if level == NODE_LOCAL else s.rack_locality_threshold
-        need = threshold * len(engine.nodes)
-        hold("locality_wait", f"it waits for a {LEVELS[level]} container: passed over {app.missed_opportunities} "
-             f"time(s) of the {need:.0f} before it may go further", missed=app.missed_opportunities,
-             needed=need, **fields)
+    done, need, unit = app.delay.progress(app)
+    if unit == "offers":
+        hold("locality_wait", f"it waits for a {LEVELS[level]} container: passed over {done} "
+             f"time(s) of the {need:.0f} before it may go further", missed=done, needed=need, **fields)
         return
-    t1, t2 = engine.settings.t1, engine.settings.t2
-    # The wait counts from the last launch: T1 to rack-local, T1 + T2 (or T2 after a rack-local launch) to off-switch.
-    if level == NODE_LOCAL:
-        wait = t1
-    else:
-        wait = t1 + t2 if app.locality_level == NODE_LOCAL else t2
     hold("locality_wait", f"it waits for a {LEVELS[level]} container (delay scheduling): waited "
-         f"{app.locality_wait:.1f} s of {wait:g} s before it may run further from its data",
-         waited=app.locality_wait, wait=wait, **fields)
+         f"{done:.1f} s of {need:g} s before it may run further from its data",
+         waited=done, wait=need, **fields)
 
 
 def _room(engine, smallest: Resource, hold) -> None:

@@ -3,7 +3,7 @@ pool, its asks, and what the shim refused it."""
 
 from __future__ import annotations
 
-from .locality import NODE_LOCAL, RACK_LOCAL
+from .locality import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL
 from .node import Node
 from .request import Request, dec as _dec
 from ..resources import ZERO, Resource
@@ -34,7 +34,8 @@ class App:
                  "requests", "containers", "usage", "pending", "demand", "fair_share",
                  "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
                  "want_anywhere",
-                 "locality_level", "locality_wait", "missed_opportunities", "refused", "refused_asks", "refused_until")
+                 "locality_level", "locality_wait", "missed_opportunities", "delay", "refused", "refused_asks",
+                 "refused_until")
 
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
                  groups: tuple[str, ...] = ()) -> None:
@@ -68,11 +69,39 @@ class App:
         self.locality_level = NODE_LOCAL
         self.locality_wait = 0.0
         self.missed_opportunities = 0
+        self.delay = None  # the engine's delay-scheduling rule (locality.delay_rule), set when added
         # (node id, level) offers the shim refused for a reason that stays
         # true until the app's asks or the node change: not offered again.
         self.refused: set[tuple[str, int]] = set()
         self.refused_asks: tuple = ()  # the asks they were refused under
         self.refused_until = 0.0  # when they are forgotten anyway
+
+    # ------------------------------------------------------- delay scheduling
+    def allowed_level(self) -> int:
+        """How far from its data this app may run now (read only)."""
+        return self.delay.level(self)
+
+    def offered(self, host: str, rack: str) -> int | None:
+        """A node on ``host`` in ``rack`` is offered to this app: counted
+        as passed over (``withdrawn`` undoes it), and the level it may take
+        a container there at, or None when it has nothing it may run there."""
+        level = self.delay.offered(self)
+        if (level == OFF_SWITCH or self.want_anywhere or host in self.want_hosts
+                or (level == RACK_LOCAL and rack in self.want_racks)):
+            return level
+        return None
+
+    def withdrawn(self) -> None:
+        """The node counted by ``offered`` went to an app before this one."""
+        self.delay.withdrawn(self)
+
+    def launched(self, level: int, local_ask: bool) -> None:
+        """A container launched at ``level``: the wait starts again, from
+        that level when the ask named places."""
+        if local_ask:
+            self.locality_level = level
+        self.locality_wait = 0.0
+        self.missed_opportunities = 0
 
     def set_priority(self, priority: int) -> None:
         self.priority = priority

@@ -25,7 +25,7 @@ from ..resources import ZERO, Resource
 from ..settings import EngineSettings
 from .app import App
 from .decisions import Assignment, Preemption
-from .locality import LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL
+from .locality import LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, delay_rule
 from .node import Container, Node
 from .pool import Pool
 from .request import Request
@@ -52,8 +52,9 @@ class Engine:
         #: Handed to every policy hook: objects the driver shares (by name)
         #: and which engine this is.
         self.ctx = PolicyContext({} if services is None else services, stream)
-        self._t1, self._t2 = self.settings.t1, self.settings.t2
         self.nodes: dict[str, Node] = {}
+        #: The one delay-scheduling rule every app follows (time or count).
+        self.delay = delay_rule(self.settings, self.nodes)
         self.apps: dict[str, App] = {}
         self.containers: dict[str, Container] = {}
         self.cluster = ZERO
@@ -333,6 +334,7 @@ class Engine:
             raise PlacementRejected(f"{pool_name} is a parent pool; apps go in leaf pools")
         now = self.clock.now()
         app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
+        app.delay = self.delay
         if name:
             app.label = name
         app.pool = pool
@@ -659,22 +661,12 @@ class Engine:
         host, rack = node.host, node.rack
         levels = {}
         skipped = self._skipped
-        count_mode = self.settings.locality_mode == "count"
-        t1, t12 = self._t1, self._t1 + self._t2
         for app in apps:
-            # Counted as skipped up front (the usual outcome); undone below for
-            # the apps that come after the one that launches.
+            # Counted as passed over up front (the usual outcome); withdrawn
+            # below for the apps after the one that launches.
             skipped[app.app_id] = app
-            if count_mode:
-                app.missed_opportunities += 1
-                level = self._allowed_level(app)
-            elif app.locality_level == NODE_LOCAL:  # the common case, inlined
-                w = app.locality_wait
-                level = OFF_SWITCH if w >= t12 else RACK_LOCAL if w >= t1 else NODE_LOCAL
-            else:
-                level = self._allowed_level(app)
-            if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
-                    or (level == RACK_LOCAL and rack in app.want_racks)):
+            level = app.offered(host, rack)
+            if level is not None:
                 levels[app.app_id] = level
         if not levels:
             return None
@@ -687,9 +679,8 @@ class Engine:
             a = self._try_app(app, node, free, now, level)
             if a is not None:
                 for later in apps[i + 1:]:  # never offered this node after all
-                    skipped.pop(later.app_id, None)
-                    if count_mode:
-                        later.missed_opportunities -= 1
+                    if skipped.pop(later.app_id, None) is not None:
+                        later.withdrawn()
                 return a
         return None
 
@@ -698,9 +689,7 @@ class Engine:
         """As ``_assign_among_apps`` for a policy whose order does not move
         with usage (FIFO): the order is kept between heartbeats and walked
         only as far as the first app that launches.  The apps walked past
-        are the skipped ones, as before.  (The per-app level test is written
-        out in both loops on purpose: a shared method made the simulator
-        ~15% slower, measured with benchmarks/bench_sim.py.)"""
+        are the skipped ones, as before."""
         cached = self._orders.get(pool.name)
         if cached is None or cached[0] != self._order_version:
             apps = _active_apps(pool)
@@ -709,22 +698,12 @@ class Engine:
             cached = self._orders[pool.name] = (self._order_version, apps)
         host, rack = node.host, node.rack
         skipped = self._skipped
-        count_mode = self.settings.locality_mode == "count"
-        t1, t12 = self._t1, self._t1 + self._t2
         for app in cached[1]:
             if not app.active:  # launched its last container earlier in this heartbeat
                 continue
             skipped[app.app_id] = app
-            if count_mode:
-                app.missed_opportunities += 1
-                level = self._allowed_level(app)
-            elif app.locality_level == NODE_LOCAL:
-                w = app.locality_wait
-                level = OFF_SWITCH if w >= t12 else RACK_LOCAL if w >= t1 else NODE_LOCAL
-            else:
-                level = self._allowed_level(app)
-            if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
-                    or (level == RACK_LOCAL and rack in app.want_racks)):
+            level = app.offered(host, rack)
+            if level is not None:
                 a = self._try_app(app, node, free, now, level)
                 if a is not None:
                     return a
@@ -750,34 +729,6 @@ class Engine:
                 continue
             return self._commit(app, req, node, level, is_am, now)
         return None
-
-    def _allowed_level(self, app: App) -> int:
-        """Delay scheduling: how far from its data a job may run now (in
-        count mode, moving its level on once it has missed enough offers)."""
-        s = self.settings
-        if s.locality_mode == "count":
-            n = len(self.nodes)
-            if app.locality_level == NODE_LOCAL and app.missed_opportunities >= s.node_locality_threshold * n:
-                app.locality_level = RACK_LOCAL
-                app.missed_opportunities = 0
-            if app.locality_level == RACK_LOCAL and app.missed_opportunities >= s.rack_locality_threshold * n:
-                app.locality_level = OFF_SWITCH
-                app.missed_opportunities = 0
-            return app.locality_level
-        return self.allowed_level(app)
-
-    def allowed_level(self, app: App) -> int:
-        """The level delay scheduling allows now, read only (count mode: the
-        level the app has reached)."""
-        if self.settings.locality_mode == "count":
-            return app.locality_level
-        t1, t2 = self._t1, self._t2
-        w = app.locality_wait
-        if app.locality_level == NODE_LOCAL:
-            return OFF_SWITCH if w >= t1 + t2 else RACK_LOCAL if w >= t1 else NODE_LOCAL
-        if app.locality_level == RACK_LOCAL:
-            return OFF_SWITCH if w >= t2 else RACK_LOCAL
-        return OFF_SWITCH
 
     def _within_limits(self, pool: Pool, r: Resource, is_am: bool) -> bool:
         for p in pool.ancestors():
@@ -811,10 +762,7 @@ class Engine:
         c = Container(cid, app.app_id, node.node_id, r, now, is_am, req.priority)
         c.level = level
         self._launch(c)
-        if req.has_locality:
-            app.locality_level = level
-        app.locality_wait = 0.0
-        app.missed_opportunities = 0
+        app.launched(level, req.has_locality)
         self._skipped.pop(app.app_id, None)
         self._refresh_active(app)
         return Assignment(cid, app.app_id, app.pool.name, node.node_id, req.priority,
