@@ -178,3 +178,61 @@ def test_victims_are_the_newest_containers_whatever_app_or_node_holds_them():
     newest = launched[-6:]
     assert {p.container_id for p in got} == {c.container_id for c in newest}
     assert min(c.launch_time for c in newest) >= max(c.launch_time for c in launched[:-6])
+
+
+def starved_prod_beside_adhoc():
+    """Hog fills the cluster (16 slots), adhoc asks too (anywhere), then
+    prod, 7 short of its min share for longer than its timeout, has 7
+    taken back. Prod's data is on host0 and it waits for it (delay
+    scheduling, 1.5 s a level), so on any other node adhoc would come
+    first if the freed slots were free for all."""
+    e, clock = make_engine({"prod": {"min_resources": Resource.slots(7), "min_share_preemption_timeout": 5},
+                            "hog": {}, "adhoc": {}}, nodes=4, slots=4, racks=2,
+                           settings=EngineSettings(node_locality_delay=1.5, rack_locality_delay=1.5))
+    submit(e, "hog", "hog", tasks=16)
+    e.update()
+    fill(e)
+    assert running(e, "root.hog") == 16
+    submit(e, "adhoc-job", "adhoc", tasks=16)
+    submit(e, "prod-job", "prod", tasks=7, hosts={"host0": 7}, racks={"/rack0": 7})
+    e.update()
+    clock.advance(6)
+    got = e.update()
+    assert len(got) == 7 and {p.reason for p in got} == {"min_share"}
+    assert {p.pool for p in got} == {"root.hog"}
+    return e, clock, got
+
+
+def test_what_is_taken_back_for_a_starved_pool_goes_to_it_not_to_a_third_pool():
+    e, clock, got = starved_prod_beside_adhoc()
+    assert e.update() == []  # asked back, not yet gone: nothing more is taken for the same shortfall
+    for p in got:
+        e.container_finished(p.container_id)
+    assert e.update() == []  # freed, held for prod: still nothing more
+    placed = fill(e)
+    assert {a.pool for a in placed} == {"root.prod"} and len(placed) == 7
+    assert running(e, "root.prod") == 7 and running(e, "root.adhoc") == 0
+    # The victims were the newest containers, wherever they ran; prod takes
+    # the capacity it was given there without waiting out its locality delay.
+    assert {a.locality for a in placed} > {"node_local"}
+    clock.advance(30)
+    assert e.update() == []  # prod is at its min share: no second round of kills
+
+
+def test_a_hold_lapses_when_the_pool_stops_asking_or_after_its_time():
+    e, clock, got = starved_prod_beside_adhoc()
+    for p in got:
+        e.container_finished(p.container_id)
+    e.remove_app("prod-job")  # prod no longer wants them
+    placed = fill(e, rounds=2)
+    assert len(placed) == 7 and {a.pool for a in placed} == {"root.adhoc"}
+
+    e2, clock2, got2 = starved_prod_beside_adhoc()
+    for p in got2:
+        e2.container_finished(p.container_id)
+    held = lambda: sum(e2.preemption.held_on(n, clock2.now()).memory_mb for n in e2.nodes.values())
+    assert held() == 7
+    clock2.advance(9.9)
+    assert held() == 7
+    clock2.advance(0.2)  # past the hold: a node is not kept idle for a pool that does not come
+    assert held() == 0

@@ -128,7 +128,12 @@ def test_the_cluster_and_the_jobs_names_are_shown(browser, web):
     assert text(page, "#cluster-usage") == "4096 MB, 4 vcores"
     assert "(50% of the memory)" in text(page, "#cluster")
     # Above the pools and the allocation file.
-    assert page.locator("#cluster").bounding_box()["y"] < page.locator("#config").bounding_box()["y"]
+    # Read in one script: the page refreshes itself, and between two
+    # separate reads one element may be mid-swap (no box at all).
+    assert page.wait_for_function("""() => {
+        const a = document.querySelector('#cluster'), b = document.querySelector('#config');
+        return a && b ? [a.getBoundingClientRect().top < b.getBoundingClientRect().top] : null;
+    }""", timeout=30000).json_value() == [True]
     named = page.locator("#jobs tr[data-job='app_1']")
     assert named.locator(".job-name").inner_text() == "word count"
     assert named.locator(".job-id").inner_text() == "app_1"

@@ -469,7 +469,7 @@ class PolicyCore:
         for when, engine in (("before", before), ("after", after)):
             engine.update()
             rows[when] = {r["pool"]: r for r in engine.describe_pools()}
-            victims[when] = {c.container_id: c for c in engine.victims()}
+            victims[when] = {c.container_id: c for c in engine.preemption.victims()}
         pools = []
         for name in sorted(set(rows["before"]) | set(rows["after"])):
             b, a = rows["before"].get(name), rows["after"].get(name)

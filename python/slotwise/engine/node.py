@@ -6,7 +6,7 @@ from ..resources import ZERO, Resource
 
 
 class Node:
-    __slots__ = ("node_id", "host", "rack", "capacity", "used", "containers")
+    __slots__ = ("node_id", "host", "rack", "capacity", "used", "containers", "held")
 
     def __init__(self, node_id: str, host: str, rack: str, capacity: Resource) -> None:
         self.node_id = node_id
@@ -15,6 +15,9 @@ class Node:
         self.capacity = capacity
         self.used = ZERO
         self.containers: set[str] = set()
+        #: Resources freed by preemption, held for the pool they were taken
+        #: for: pool name -> (amount, until) (engine/preemption.py).
+        self.held: dict[str, tuple[Resource, float]] = {}
 
     @property
     def free(self) -> Resource:
@@ -23,7 +26,7 @@ class Node:
 
 class Container:
     __slots__ = ("container_id", "app_id", "node_id", "resource", "priority", "launch_time", "is_am",
-                 "preempt_time", "kill_sent", "preempt_why", "level")
+                 "preempt_time", "kill_sent", "preempt_why", "taken_for", "level")
 
     def __init__(self, container_id: str, app_id: str, node_id: str, resource: Resource,
                  launch_time: float, is_am: bool = False, priority: int = 0) -> None:
@@ -37,4 +40,5 @@ class Container:
         self.preempt_time: float | None = None  # when we first asked for it back
         self.kill_sent = False
         self.preempt_why: str | None = None  # in words, for explain and the UI
+        self.taken_for: str | None = None  # the starved pool it is taken back for
         self.level: int | None = None  # the locality Python placed it at (None: the RM's own)

@@ -28,6 +28,7 @@ from .decisions import Assignment, Preemption
 from .locality import LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, delay_rule
 from .node import Container, Node
 from .pool import Pool
+from .preemption import Preemptor, at_least as _at_least
 from .request import Request
 
 __all__ = ["Engine", "PlacementRejected", "RECOVERY_POOL"]
@@ -55,6 +56,7 @@ class Engine:
         self.nodes: dict[str, Node] = {}
         #: The one delay-scheduling rule every app follows (time or count).
         self.delay = delay_rule(self.settings, self.nodes)
+        self.preemption = Preemptor(self)
         self.apps: dict[str, App] = {}
         self.containers: dict[str, Container] = {}
         self.cluster = ZERO
@@ -510,6 +512,8 @@ class Engine:
         if node is not None:
             node.containers.discard(container_id)
             node.used = node.used - c.resource
+            if c.taken_for is not None:
+                self.preemption.released(c, node, self.clock.now())
         app = self.apps.get(c.app_id)
         if app is None:
             return
@@ -625,13 +629,25 @@ class Engine:
             free = node.capacity - node.used if held is None else node.capacity - node.used - held
             if free.memory_mb <= 0 or free.vcores <= 0:
                 break
-            a = self._assign_in(self.root, node, free, now)
+            a = None
+            if node.held:  # what preemption freed here goes to the pool it was taken for first
+                a = self.preemption.assign_held(node, free, now)
+                if a is None:
+                    free = free - self.preemption.held_on(node, now)
+                    if free.memory_mb <= 0 or free.vcores <= 0:
+                        break
+            if a is None:
+                a = self.assign_in(self.root, node, free, now)
             if a is None:
                 break
             out.append(a)
         return out
 
-    def _assign_in(self, pool: Pool, node: Node, free: Resource, now: float) -> Assignment | None:
+    def assign_in(self, pool: Pool, node: Node, free: Resource, now: float,
+                  anywhere: bool = False) -> Assignment | None:
+        """One container on ``node`` for an app under ``pool``, or None.
+        ``anywhere``: at any level the asks allow, delay scheduling aside
+        (capacity preemption took back for this pool)."""
         if pool.active_apps == 0:
             return None
         u, cap = pool.usage, pool.max_share
@@ -640,23 +656,23 @@ class Engine:
         policy = pool.policy
         cluster = self.cluster
         if policy.flatten or not pool.children:
-            return self._assign_among_apps(pool, node, free, now)
+            return self._assign_among_apps(pool, node, free, now, anywhere)
         kids = [c for c in pool.children if c.active_apps]
         if len(kids) > 1:
             kids = policy.order(kids, cluster)
         for child in kids:
-            a = self._assign_in(child, node, free, now)
+            a = self.assign_in(child, node, free, now, anywhere)
             if a is not None:
                 return a
         return None
 
     def _assign_among_apps(self, pool: Pool, node: Node, free: Resource,
-                           now: float) -> Assignment | None:
+                           now: float, anywhere: bool = False) -> Assignment | None:
         """Offer the node to a pool's apps in policy order.  An app with
         nothing it may run here yet (delay scheduling) is passed over and
         counted as skipped; the order is only needed once some app can run."""
         if pool.policy.stable_order:
-            return self._assign_in_stable_order(pool, node, free, now)
+            return self._assign_in_stable_order(pool, node, free, now, anywhere)
         apps = _active_apps(pool)
         host, rack = node.host, node.rack
         levels = {}
@@ -666,6 +682,8 @@ class Engine:
             # below for the apps after the one that launches.
             skipped[app.app_id] = app
             level = app.offered(host, rack)
+            if anywhere:
+                level = OFF_SWITCH
             if level is not None:
                 levels[app.app_id] = level
         if not levels:
@@ -685,7 +703,7 @@ class Engine:
         return None
 
     def _assign_in_stable_order(self, pool: Pool, node: Node, free: Resource,
-                                now: float) -> Assignment | None:
+                                now: float, anywhere: bool = False) -> Assignment | None:
         """As ``_assign_among_apps`` for a policy whose order does not move
         with usage (FIFO): the order is kept between heartbeats and walked
         only as far as the first app that launches.  The apps walked past
@@ -703,6 +721,8 @@ class Engine:
                 continue
             skipped[app.app_id] = app
             level = app.offered(host, rack)
+            if anywhere:
+                level = OFF_SWITCH
             if level is not None:
                 a = self._try_app(app, node, free, now, level)
                 if a is not None:
@@ -798,12 +818,12 @@ class Engine:
         self.root.steady_fair_share = self.cluster
         self._update_shares(self.root)
         if self.settings.preemption:
-            return self._preempt(now)
+            return self.preemption.plan(now)
         # A policy may preempt among its own pool's children all the same.
         under = {p.name for p in self.pools.values() if p.children and p.policy.preempts(p, ctx)}
         if not under:
             return []
-        return self._preempt(now, lambda pool: pool.parent is not None and pool.parent.name in under)
+        return self.preemption.plan(now, lambda pool: pool.parent is not None and pool.parent.name in under)
 
     def _update_demand(self, pool: Pool) -> Resource:
         total = ZERO
@@ -839,99 +859,9 @@ class Engine:
             for a, share in zip(runnable, shares):
                 a.fair_share = share
 
-    # ------------------------------------------------------------- preemption
     def starvation(self, pool: Pool, now: float | None = None) -> tuple[float, float]:
-        """Seconds since the pool was last at its min share and at its fair
-        share threshold: what the preemption timeouts are compared with."""
-        now = self.clock.now() if now is None else now
-        return now - pool.last_at_min_share, now - pool.last_at_fair_share
-
-    def _preempt(self, now: float, eligible=None) -> list[Preemption]:
-        """``eligible``: which leaf pools may preempt and be preempted (None: all)."""
-        out: list[Preemption] = []
-        warn = self.settings.preemption_warn_time
-        in_flight = ZERO  # asked for or killed, not yet reported finished
-        for c in self.containers.values():
-            if c.preempt_time is None:
-                continue
-            in_flight = in_flight + c.resource
-            if not c.kill_sent and now - c.preempt_time >= warn:
-                c.kill_sent = True
-                out.append(Preemption(c.container_id, c.app_id, self.apps[c.app_id].pool.name,
-                                      c.node_id, True, "warned"))
-
-        need = ZERO
-        reason = "fair_share"
-        starved: list[str] = []  # who the containers are for, in words
-        for pool in self.pools.values():
-            if pool.children or (eligible is not None and not eligible(pool)):
-                continue
-            dims = pool.parent.policy.dimensions if pool.parent else ("memory_mb",)
-            usage = pool.usage
-            min_target = pool.min_share.min(pool.demand)
-            if _at_least(usage, min_target, dims):
-                pool.last_at_min_share = now
-            fair_target = (pool.fair_share * pool.fair_share_threshold).min(pool.demand)
-            if _at_least(usage, fair_target, dims):
-                pool.last_at_fair_share = now
-            want = ZERO
-            if now - pool.last_at_min_share > pool.min_share_timeout:
-                want = (min_target - usage).clamp_zero()
-                reason = "min_share"
-                if want.any_positive():
-                    starved.append(f"{pool.name} below its min share for {now - pool.last_at_min_share:.0f} s "
-                                   f"(timeout {pool.min_share_timeout:g} s)")
-            if now - pool.last_at_fair_share > pool.fair_share_timeout:
-                fair_want = (pool.fair_share.min(pool.demand) - usage).clamp_zero()
-                if fair_want.any_positive():
-                    starved.append(f"{pool.name} below {pool.fair_share_threshold:g} x its fair share for "
-                                   f"{now - pool.last_at_fair_share:.0f} s (timeout {pool.fair_share_timeout:g} s)")
-                want = want.max(fair_want)
-            pool.to_preempt = want
-            need = need + want
-        dims = self.root.policy.dimensions
-        need = need - in_flight
-        if not any(need.get(d) > 0 for d in dims):
-            return out
-        for c in self.victims(eligible):
-            app = self.apps[c.app_id]
-            c.preempt_time = now
-            c.kill_sent = warn <= 0
-            victim = app.pool
-            c.preempt_why = (f"for {'; '.join(starved) or 'starved pools'}: {victim.name} uses "
-                             f"{victim.usage.memory_mb:.0f} MB over its fair share of "
-                             f"{victim.fair_share.memory_mb:.0f} MB and allows preemption; its newest "
-                             f"{'AM ' if c.is_am else ''}container, taken without pushing it below its fair share")
-            out.append(Preemption(c.container_id, c.app_id, app.pool.name, c.node_id, c.kill_sent,
-                                  reason))
-            need = need - c.resource
-            if not any(need.get(d) > 0 for d in dims):
-                break
-        return out
-
-    def victims(self, eligible=None):
-        """Containers that may be taken back, best first: from pools over
-        their fair share that allow it, newest first, AMs last; never one that
-        would push its pool below its fair share."""
-        left: dict[str, Resource] = {}
-        candidates = []
-        for pool in self.pools.values():
-            if pool.children or not pool.allow_preemption_from or (eligible is not None and not eligible(pool)):
-                continue
-            if not pool.usage.any_positive() or _at_least(pool.fair_share, pool.usage, ("memory_mb",)):
-                continue
-            left[pool.name] = pool.usage
-            for app in pool.apps:
-                candidates.extend(c for c in app.containers.values() if c.preempt_time is None)
-        candidates.sort(key=lambda c: (c.is_am, -c.launch_time))
-        for c in candidates:
-            pool = self.apps[c.app_id].pool
-            dims = pool.parent.policy.dimensions if pool.parent else ("memory_mb",)
-            after = left[pool.name] - c.resource
-            if not _at_least(after, pool.fair_share, dims):
-                continue
-            left[pool.name] = after
-            yield c
+        """Seconds since the pool was last at its min share and its fair share threshold."""
+        return self.preemption.starvation(pool, self.clock.now() if now is None else now)
 
     # ------------------------------------------------------------- read side
     def describe_pools(self) -> list[dict]:
@@ -1030,8 +960,3 @@ def _by_submit(app: App) -> tuple:
     return (app.start_time, app.app_id)
 
 
-def _at_least(a: Resource, b: Resource, dims: tuple[str, ...]) -> bool:
-    for d in dims:
-        if getattr(a, d) < getattr(b, d):
-            return False
-    return True
