@@ -16,8 +16,9 @@ def test_yarn_site_snippet_names_the_shim_and_its_properties():
     assert props["yarn.resourcemanager.scheduler.class"] == SHIM_SCHEDULER
     shim_source = "\n".join(p.read_text() for p in (ROOT / "java-shim" / "src" / "main").rglob("*.java"))
     for name in props:
-        if name.startswith("slotwise."):
+        if name.startswith("slotwise.") or name == "yarn.scheduler.fair.preemption":
             assert f'"{name}"' in shim_source, f"{name} is not read by the shim"
+    assert props["yarn.scheduler.fair.preemption"] == "false"  # Hadoop's default, stated
 
 
 def test_shipped_traces_simulate(tmp_path):

@@ -162,3 +162,54 @@ def test_a_dead_resourcemanager_is_named_only_when_its_pid_is_in_our_namespace(t
     assert server.why_waiting(OSError("connection refused")) == "connection refused"
     info.write_text(json.dumps({"port": 1, "pid": dead.pid}))  # an older shim's file: as before
     assert "no longer running" in server.why_waiting(OSError("connection refused"))
+
+
+def test_preemption_follows_the_masters_switch_unless_serve_says_otherwise():
+    """Off unless the master's configuration turns it on, as in Hadoop
+    (yarn.scheduler.fair.preemption, mapred.fairscheduler.preemption); the
+    shim reports it at registration and serve --preemption wins."""
+    from slotwise import protocol as wire
+    from slotwise.bridge.server import preemption_setting
+    from slotwise.core import PolicyCore
+    from slotwise.config import parse_allocations
+    from slotwise.slotcore import SlotCore
+
+    def shim(kind, **kw):
+        return wire.decode("ShimInfo", json.dumps({"version": "t", "kind": kind, "protocol": 1, "deadline_ms": 100,
+                                                   "update_interval_ms": 500, "resource_types": [], **kw}))
+
+    assert shim("yarn").preemption is False  # an older shim that does not say: off
+    assert preemption_setting(shim("yarn"), None) == (False, "yarn.scheduler.fair.preemption")
+    assert preemption_setting(shim("yarn", preemption=True), None) == (True, "yarn.scheduler.fair.preemption")
+    assert preemption_setting(shim("mrv1", preemption=True), None) == (True, "mapred.fairscheduler.preemption")
+    assert preemption_setting(shim("yarn", preemption=True), False) == (False, "serve --preemption")
+    assert preemption_setting(shim("mrv1"), True) == (True, "serve --preemption")
+
+    core = PolicyCore(parse_allocations(ALLOCATIONS))
+    core.set_preemption(False)
+    assert core.settings.preemption is False and core._engine.settings.preemption is False
+    slots = SlotCore(parse_allocations("<allocations><pool name='a'/></allocations>"))
+    slots.set_preemption(False)
+    assert not slots.settings.preemption and not any(c._engine.settings.preemption for c in slots.cores.values())
+
+
+def test_a_recorded_run_replays_with_the_preemption_switch_it_was_told(tmp_path):
+    from slotwise.config import parse_allocations
+    from slotwise.core import PolicyCore
+    from slotwise.eventlog import EventLog
+    from slotwise.settings import EngineSettings
+    from slotwise.sim.replay import replay
+
+    log = tmp_path / "events.jsonl"
+    core = PolicyCore(parse_allocations(ALLOCATIONS), EngineSettings(preemption=True), event_log=EventLog(str(log)),
+                      record_inputs=True)
+    core.set_preemption(False)
+    seen = {}
+    replay(str(log), taps={None: lambda c: seen.setdefault("core", c)})
+    assert seen["core"].settings.preemption is False
+
+
+def test_serve_preemption_flag_is_checked(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "slotwise.cli", "serve", "--allocations", "x.xml", "--preemption",
+                          "maybe"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--preemption" in out.stderr and "'on', 'off'" in out.stderr

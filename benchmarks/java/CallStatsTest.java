@@ -105,7 +105,7 @@ class CallStatsTest {
           payload -> payload.equals("bad") ? "not json" : "{\"assign\": []}"),
           new Messages.Register(Messages.PROTOCOL, 40000, "t".repeat(64), true,
               new Messages.ServerInfo(1, "h", "a", 0, "v")),
-          new Messages.ShimInfo("t", "yarn", 1, 200, 500, java.util.List.of()));
+          new Messages.ShimInfo("t", "yarn", 1, 200, 500, java.util.List.of(), false));
       for (int i = 0; i < 3; i++) {
         link.call("heartbeat", () -> "{\"now_ms\":1}", PolicyServer::heartbeat, parse, a -> { });
       }

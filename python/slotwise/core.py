@@ -237,6 +237,16 @@ class PolicyCore:
                 if market is not None:
                     market.on_change = self._record_market
 
+    def set_preemption(self, on: bool) -> None:
+        """Preemption on or off from now on (the master's configuration, or
+        serve --preemption, told at registration)."""
+        with self._lock, self._clock:
+            self.settings = dataclasses.replace(self.settings, preemption=bool(on))
+            self._engine.settings = self.settings
+            if self.record_inputs:  # a replay must preempt from here on as the live run did
+                self.log.write("input", call="preemption", stream=self.stream, t=self._clock.now(),
+                               msg={"on": bool(on)})
+
     # ------------------------------------------------ the protocol, as JSON
     def heartbeat(self, text: str) -> str:
         try:

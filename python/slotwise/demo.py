@@ -161,7 +161,8 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
     print(f"== starting {what} in {cluster.dir}")
     cluster.up()
     info = Path(cluster.gateway_info_file)
-    server = PolicyServer(core, str(info), str(info.with_name("gateway.token")))
+    # Hadoop's default is no preemption; the demo shows it (serve --preemption on).
+    server = PolicyServer(core, str(info), str(info.with_name("gateway.token")), preemption=True)
     serving = threading.Thread(target=server.run, kwargs={"retry_seconds": 0.5}, daemon=True)
     results = {}
     http = None
@@ -178,6 +179,8 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
         _wait(lambda: any(e["event"] == "resync" for e in read_events(str(events_path))), 60,
               "the policy server to register with the scheduler shim")
         print(f"== Python policy server registered; policy from {allocations}, event log {events_path}")
+        print("   preemption is on for the demo (as serve --preemption on; Hadoop's default, and serve's "
+              "without the flag or the master's setting, is off)")
         threads = []
         for pool, program, args in jobs:
             def go(pool=pool, program=program, args=args):

@@ -60,6 +60,12 @@ class SlotCore:
         self._table = TableDiff()
         self.stats = stats
 
+    def set_preemption(self, on: bool) -> None:
+        with self._lock:
+            for c in self.cores.values():
+                c.set_preemption(on)
+            self.settings = self.cores["map"].settings
+
     @property
     def stats(self):
         return self.cores["map"].stats

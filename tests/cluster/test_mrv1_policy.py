@@ -63,7 +63,9 @@ def mrv1(tmp_path_factory):
     # killed serve still fails its call at once.
     cluster = Mrv1Cluster(base / "cluster", nodes=2, scheduler="slotwise", map_slots=MAP_SLOTS, reduce_slots=1,
                           start_timeout=CLUSTER_START_TIMEOUT, conf={"slotwise.policy.timeout-ms": "20000",
-                                                      "slotwise.policy.read-timeout-ms": "60000"})
+                                                      "slotwise.policy.read-timeout-ms": "60000",
+                                                      # off by default, as in Hadoop 1
+                                                      "mapred.fairscheduler.preemption": "true"})
     serve = MrServe(cluster, allocations, base / "events.jsonl")
     try:
         cluster.up()
@@ -166,6 +168,8 @@ def test_a_pool_below_its_min_share_gets_slots_by_preemption(mrv1):
     assert map_usage(serve).get("root.research", 0) == 2 * MAP_SLOTS
     prod = sleep_job(cluster, "prod", 4, 1000)
     prod_id = prod.wait_for_id()
+    registered = [e for e in serve.events() if e["event"] == "register"][-1]
+    assert (registered["preemption"], registered["preemption_from"]) == (True, "mapred.fairscheduler.preemption")
     preempt = serve.wait_for(lambda e: e["event"] == "preempt" and e["pool"] == "root.research", 60, since=mark)
     assert preempt["app"] == research_id and preempt["kill"]
     result = prod.wait(900)

@@ -151,7 +151,9 @@ def shim(tmp_path_factory):
     cluster = LocalCluster(base / "cluster", nodes=2, scheduler=SHIM_SCHEDULER, start_timeout=CLUSTER_START_TIMEOUT,
                            conf={"slotwise.policy.timeout-ms": str(CALL_DEADLINE_MS),
                                  "slotwise.policy.read-timeout-ms": str(READ_TIMEOUT_MS),
-                                 "yarn.cluster.max-application-priority": "10"})
+                                 "yarn.cluster.max-application-priority": "10",
+                                 # Off by default, as in Hadoop; the shim tells Python at registration.
+                                 "yarn.scheduler.fair.preemption": "true"})
     serve = Serve(cluster, allocations, base / "events.jsonl")
     try:
         cluster.up()
@@ -668,6 +670,8 @@ def test_a_starved_pool_with_a_min_share_gets_its_job_running_through_preemption
     # Its whole demand (AM and two maps: 1,536 MB, under the 2,048 MB min share) ran at once.
     assert max(usage, default=0) >= 1536, usage
     events = after(serve.events(), mark)
+    registered = [e for e in serve.events() if e["event"] == "register"][-1]
+    assert (registered["preemption"], registered["preemption_from"]) == (True, "yarn.scheduler.fair.preemption")
     preempted = [e for e in events if e["event"] == "preempt"]
     assert preempted and {e["pool"] for e in preempted} == {"root.research"}
     assert {e["reason"] for e in preempted} <= {"min_share", "fair_share", "warned"}

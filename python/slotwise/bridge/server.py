@@ -108,12 +108,24 @@ def describe(holder) -> str:
             f"since {time.strftime('%H:%M:%S', time.localtime(holder.started_ms / 1000))})")
 
 
+def preemption_setting(shim, override: bool | None) -> tuple[bool, str]:
+    """Whether Python preempts for this master, and what said so: serve
+    --preemption when given, else the master's own switch as its shim
+    reported it (off unless set, as in Hadoop)."""
+    if override is not None:
+        return bool(override), "serve --preemption"
+    return bool(shim.preemption), ("mapred.fairscheduler.preemption" if shim.kind == "mrv1"
+                                   else "yarn.scheduler.fair.preemption")
+
+
 class PolicyServer:
     """Keeps one PolicyCore registered with the ResourceManager's shim."""
 
     def __init__(self, core: PolicyCore, info_file: str, token_file: str, allocations: str = "",
-                 takeover: bool = False, cluster_dir: str | None = None) -> None:
+                 takeover: bool = False, cluster_dir: str | None = None, preemption: bool | None = None) -> None:
         self.core = core
+        #: serve --preemption; None: as the master's configuration says.
+        self.preemption = preemption
         self.info_file = info_file
         #: The local cluster the gateway files belong to ("" for the default
         #: one), or None for another RM: only for saying why there is no gateway.
@@ -165,18 +177,23 @@ class PolicyServer:
                 f"the shim at {self.info_file} is a {answer.shim.kind} shim, but this server decides for "
                 f"{self.core.kind} (the allocation file's format, --mrv1 and the local cluster's kind decide"
                 + ("; start it with --mrv1)" if answer.shim.kind == "mrv1" else ")"))
+        mrv1 = answer.shim.kind == "mrv1"
+        preemption, said_by = preemption_setting(answer.shim, self.preemption)
+        self.core.set_preemption(preemption)
         self.gateway = gateway
         self.session = answer.session
         self.registrations += 1
         self.takeover = False  # only the first registration may push another server out
         with self._lock:
             self._state = {"connected": True, "registered": True, "in_fallback": False, "shim": answer.shim.version,
-                           "deadline_ms": answer.shim.deadline_ms, "registered_at": time.time()}
+                           "deadline_ms": answer.shim.deadline_ms, "registered_at": time.time(),
+                           "preemption": preemption, "preemption_from": said_by}
         self.core.log.write("register", port=info.port, session=self.session, shim=answer.shim.version,
-                            deadline_ms=answer.shim.deadline_ms, pid=os.getpid(), callback_port=port)
-        log.info("registered with the %s's gateway on 127.0.0.1:%d (shim %s, deadline %d ms)",
-                 "JobTracker" if answer.shim.kind == "mrv1" else "ResourceManager", info.port,
-                 answer.shim.version, answer.shim.deadline_ms)
+                            deadline_ms=answer.shim.deadline_ms, pid=os.getpid(), callback_port=port,
+                            preemption=preemption, preemption_from=said_by)
+        log.info("registered with the %s's gateway on 127.0.0.1:%d (shim %s, deadline %d ms); preemption %s (%s)",
+                 "JobTracker" if mrv1 else "ResourceManager", info.port,
+                 answer.shim.version, answer.shim.deadline_ms, "on" if preemption else "off", said_by)
 
     def poll(self) -> str:
         """Ask the shim how things stand: "ok", "dropped" (the shim let this
@@ -466,7 +483,9 @@ def serve_main(args) -> int:
                 raise ValueError(f"{flag} must be 0 or more seconds, not {v:g}")
         settings = EngineSettings(heartbeat_interval=args.heartbeat_interval, share_rule=args.share_rule,
                                   root_policy=args.root_policy, node_locality_delay=args.node_locality_delay,
-                                  rack_locality_delay=args.rack_locality_delay)
+                                  rack_locality_delay=args.rack_locality_delay,
+                                  # until a master says otherwise at registration: Hadoop's default
+                                  preemption=args.preemption == "on")
         services, dp = market_services(args)
         services["market"].follow_config(config, args.root_policy)  # DP accounts from the file (issue 25)
     except ValueError as e:
@@ -478,7 +497,8 @@ def serve_main(args) -> int:
     core = core_class(config, settings, event_log=event_log, record_inputs=args.record, config_text=status.text,
                       services=services)
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
-                          takeover=args.takeover, cluster_dir=local)
+                          takeover=args.takeover, cluster_dir=local,
+                          preemption=None if args.preemption is None else args.preemption == "on")
     outcome: dict = {}
     stopped = threading.Event()
 
@@ -641,6 +661,10 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--rack-locality-delay", type=float, metavar="S",
                    help="then how long it waits for a rack-local container before it takes any "
                         "(default 1.5x the heartbeat interval; 0: no wait)")
+    s.add_argument("--preemption", choices=("on", "off"),
+                   help="preemption on or off, whatever the master's configuration says (default: as it says: "
+                        "yarn.scheduler.fair.preemption or mapred.fairscheduler.preemption, off unless set, as in "
+                        "Hadoop)")
     s.add_argument("--root-policy", metavar="NAME",
                    help="the root pool's policy whatever the file says (e.g. dynamic-priority for an MRv1 "
                         "pools file, whose root has no schedulingPolicy)")

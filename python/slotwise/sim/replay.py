@@ -137,6 +137,8 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
             core.handle_move(wire.convert("MoveRequest", msg))
         elif call == "priority":
             core.admin_priority(msg["app"], msg["priority"])
+        elif call == "preemption":  # the master's switch, told at registration
+            core.set_preemption(msg["on"])
         elif call == "config":
             if config is not None:
                 continue  # a what-if keeps the file it was given

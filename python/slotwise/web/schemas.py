@@ -101,6 +101,9 @@ class LinkOut(BaseModel):
     failures: int = Field(0, description="failed calls to Python since the RM started")
     deadline_ms: int | None = Field(None, description="the shim's deadline for one call")
     shim: str | None = None
+    preemption: bool | None = Field(None, description="whether Python preempts (set at registration)")
+    preemption_from: str | None = Field(None, description="what said so: the master's yarn.scheduler.fair."
+                                        "preemption or mapred.fairscheduler.preemption, or serve --preemption")
 
 
 class PolicyCounts(BaseModel):

@@ -83,6 +83,8 @@ public class SlotwiseScheduler
   public static final String SCHEDULER_INFO = "slotwise.rest.scheduler-info";
   /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
   public static final long DEFAULT_TIMEOUT_MS = 200;
+  /** The FairScheduler's switch, passed to Python at registration (Hadoop's default: off). */
+  public static final String PREEMPTION = "yarn.scheduler.fair.preemption";
 
   private static final Logger LOG = LoggerFactory.getLogger(SlotwiseScheduler.class);
   private static final String DEFAULT_QUEUE = SlotwiseQueue.ROOT + ".default";
@@ -213,7 +215,8 @@ public class SlotwiseScheduler
   @Override
   public Messages.Registered registerPolicy(PolicyServer policy, String json) {
     Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, "yarn", Messages.PROTOCOL,
-        link.getTimeoutMs(), updateInterval, List.of("memory_mb", "vcores"));
+        link.getTimeoutMs(), updateInterval, List.of("memory_mb", "vcores"),
+        conf.getBoolean(PREEMPTION, false));
     Messages.Registered answer;
     try {
       answer = link.register(policy, Messages.read(json, Messages.Register.class), shim);

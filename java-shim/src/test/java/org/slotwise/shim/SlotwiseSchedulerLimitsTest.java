@@ -34,7 +34,7 @@ class SlotwiseSchedulerLimitsTest {
     link.register(PolicyLinkTest.policy(p -> heartbeat),
         new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
             new Messages.ServerInfo(3, "host", "/a.xml", 0, "test")),
-        new Messages.ShimInfo("t", "yarn", 1, 500, 500, List.of()));
+        new Messages.ShimInfo("t", "yarn", 1, 500, 500, List.of(), false));
   }
 
   private static String assign(String node, int priority, String locality) {

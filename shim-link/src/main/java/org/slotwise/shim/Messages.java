@@ -451,8 +451,9 @@ public final class Messages {
   public record Register(@Req int protocol, @Req int callbackPort, @Req String callbackToken,
       boolean takeover, @Req ServerInfo server) {}
 
+  /** {@code preemption}: what the master's configuration says (Hadoop's default: off). */
   public record ShimInfo(@Req String version, @Req String kind, @Req int protocol, @Req long deadlineMs,
-      @Req long updateIntervalMs, @Req List<String> resourceTypes) {
+      @Req long updateIntervalMs, @Req List<String> resourceTypes, boolean preemption) {
     /** A deadline or interval configured past Int32 would keep every policy server from registering. */
     public ShimInfo {
       deadlineMs = clamp("ShimInfo.deadline_ms", deadlineMs, DEADLINE);

@@ -80,7 +80,7 @@ class OutgoingLimitsTest {
   @Test
   void aConfiguredDeadlinePastInt32StillLetsPythonRegister() {
     Messages.ShimInfo shim = new Messages.ShimInfo("0.2.0", "yarn", 1, 3_000_000_000L, 0,
-        List.of("memory_mb", "vcores"));
+        List.of("memory_mb", "vcores"), false);
     Messages.ShimInfo back = roundTrip(shim, Messages.ShimInfo.class);
     assertEquals(Integer.MAX_VALUE, back.deadlineMs());
     assertEquals(1, back.updateIntervalMs());
@@ -102,7 +102,7 @@ class OutgoingLimitsTest {
       link.register(PolicyLinkTest.policy(p -> "{\"error\": \"" + error + "\"}"),
           new Messages.Register(Messages.PROTOCOL, 40001, "t".repeat(64), true,
               new Messages.ServerInfo(1, "host", "/a.xml", 0, "test")),
-          new Messages.ShimInfo("t", "yarn", 1, 200, 500, List.of()));
+          new Messages.ShimInfo("t", "yarn", 1, 200, 500, List.of(), false));
       assertNull(link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, json -> {
         Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
         throw new IllegalArgumentException("Python refused the payload: " + a.error());
@@ -114,7 +114,7 @@ class OutgoingLimitsTest {
       link.register(PolicyLinkTest.policy(p -> "{}"),
           new Messages.Register(Messages.PROTOCOL, 40002, "t".repeat(64), true,
               new Messages.ServerInfo(2, "host", "/a.xml", 0, "test")),
-          new Messages.ShimInfo("t", "yarn", 1, 200, 500, List.of()));
+          new Messages.ShimInfo("t", "yarn", 1, 200, 500, List.of(), false));
       link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
           json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> { });
       List<Messages.FallbackEpisode> episodes = link.episodesToReport();

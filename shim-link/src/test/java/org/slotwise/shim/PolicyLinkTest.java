@@ -22,7 +22,7 @@ import py4j.Py4JNetworkException;
 class PolicyLinkTest {
   private static final long TIMEOUT_MS = 200;
   private static final Messages.ShimInfo SHIM =
-      new Messages.ShimInfo("t", "yarn", Messages.PROTOCOL, TIMEOUT_MS, 500, List.of());
+      new Messages.ShimInfo("t", "yarn", Messages.PROTOCOL, TIMEOUT_MS, 500, List.of(), false);
 
   private final AtomicInteger resyncs = new AtomicInteger();
   private final Gateway.Callbacks callbacks = new Gateway.Callbacks(1000);

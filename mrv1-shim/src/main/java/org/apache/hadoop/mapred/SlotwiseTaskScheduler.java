@@ -48,6 +48,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
   public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
   /** Which job property names the pool (the Fair Scheduler's); default the user. */
   public static final String POOL_NAME_PROPERTY = "mapred.fairscheduler.poolnameproperty";
+  /** The original Fair Scheduler's switch, passed to Python at registration (default: off). */
+  public static final String PREEMPTION = "mapred.fairscheduler.preemption";
   /** A job's own choice of pool, which wins over the property above. */
   static final String[] EXPLICIT_POOL = {"pool.name", "mapred.fairscheduler.pool"};
   /** A tight deadline: assignTasks holds the JobTracker's lock. */
@@ -583,7 +585,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
   @Override
   public Messages.Registered registerPolicy(PolicyServer policy, String json) {
     Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, "mrv1", Messages.PROTOCOL,
-        link.getTimeoutMs(), updateInterval, List.of("map_slots", "reduce_slots"));
+        link.getTimeoutMs(), updateInterval, List.of("map_slots", "reduce_slots"),
+        getConf().getBoolean(PREEMPTION, false));
     Messages.Registered answer;
     try {
       answer = link.register(policy, Messages.read(json, Messages.Register.class), shim);

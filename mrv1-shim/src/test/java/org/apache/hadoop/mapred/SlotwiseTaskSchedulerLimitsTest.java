@@ -62,7 +62,7 @@ class SlotwiseTaskSchedulerLimitsTest {
     };
     link.register(p, new Messages.Register(Messages.PROTOCOL, 40004, "t".repeat(64), true,
         new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test")),
-        new Messages.ShimInfo("t", "mrv1", 1, 500, 500, List.of("map_slots", "reduce_slots")));
+        new Messages.ShimInfo("t", "mrv1", 1, 500, 500, List.of("map_slots", "reduce_slots"), false));
   }
 
   private <A> A call(Function<String, A> parse, List<A> applied) {
