@@ -243,3 +243,24 @@ def test_all_errors_collected():
         """)
     assert [e.line for e in info.value.errors] == [3, 4, 6]
     assert all(e.file == "pools.xml" for e in info.value.errors)
+
+
+def test_a_pool_with_only_map_limits_has_no_reduce_limits_as_in_the_original():
+    """The original Fair Scheduler keeps minMaps/maxMaps to maps and
+    minReduces/maxReduces to reduces; setting one kind leaves the other
+    unlimited and without a min share."""
+    from slotwise.config import parse_allocations
+    from slotwise.resources import Resource
+
+    cfg = parse_allocations("""<allocations>
+      <pool name="maps_only"><minMaps>4</minMaps><maxMaps>6</maxMaps></pool>
+      <pool name="reduces_only"><minReduces>2</minReduces></pool>
+    </allocations>""")
+    maps, reduces = cfg.slot_view("map"), cfg.slot_view("reduce")
+    m = {q.name: q for q in maps.root.walk()}
+    r = {q.name: q for q in reduces.root.walk()}
+    assert m["root.maps_only"].min_resources == Resource.slots(4)
+    assert m["root.maps_only"].max_resources.resolve(Resource.slots(100)) == Resource.slots(6)
+    assert r["root.maps_only"].min_resources is None and r["root.maps_only"].max_resources is None
+    assert m["root.reduces_only"].min_resources is None
+    assert r["root.reduces_only"].min_resources == Resource.slots(2)

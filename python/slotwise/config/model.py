@@ -142,12 +142,14 @@ class AllocationConfig:
             raise ValueError(f"slot kind must be map or reduce, not {kind!r}")
         view = copy.deepcopy(self)
         for q in view.root.walk():
+            if q.min_maps is None and q.min_reduces is None and q.max_maps is None and q.max_reduces is None:
+                continue  # not an MRv1 pool's limits: what the file says stands
+            # Each kind only its own limits, as the original Fair Scheduler: a
+            # pool with minMaps alone has no min share of reduces.
             lo = q.min_maps if kind == "map" else q.min_reduces
             hi = q.max_maps if kind == "map" else q.max_reduces
-            if lo is not None:
-                q.min_resources = Resource.slots(lo)
-            if hi is not None:
-                q.max_resources = ResourceSpec.of(Resource.slots(hi))
+            q.min_resources = Resource.slots(lo) if lo is not None else None
+            q.max_resources = ResourceSpec.of(Resource.slots(hi)) if hi is not None else None
         return view
 
 
