@@ -1,0 +1,149 @@
+package org.slotwise.shim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNodeReport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+
+/**
+ * {@link SlotwiseScheduler} inside Hadoop's own RM test scaffolding (MockRM,
+ * MockNM, MockAM), in this JVM: with no Python the FIFO fallback schedules;
+ * with a scripted policy registered, the payload it is sent names the node
+ * and the app's asks, and its assignments are carried out (or refused, with
+ * the reason, when the node cannot take them).
+ */
+class SlotwiseSchedulerMockRMTest {
+  private static final Pattern APP_ID = Pattern.compile("\"id\":\\s*\"(application_\\d+_\\d+)\"");
+
+  @TempDir
+  Path dir;
+  private MockRM rm;
+
+  @BeforeEach
+  void start() {
+    Configuration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.RM_SCHEDULER, SlotwiseScheduler.class.getName());
+    conf.set(SlotwiseScheduler.TOKEN_FILE, dir.resolve("gateway.token").toString());
+    conf.set(SlotwiseScheduler.INFO_FILE, dir.resolve("gateway.json").toString());
+    conf.setBoolean(SlotwiseScheduler.ASYNC, false); // each NODE_UPDATE calls Python itself: deterministic here
+    conf.setBoolean(SlotwiseScheduler.SCHEDULER_INFO, false);
+    conf.setLong(SlotwiseScheduler.TIMEOUT_MS, 30_000);
+    rm = new MockRM(conf);
+    rm.start();
+  }
+
+  @AfterEach
+  void stop() {
+    if (rm != null) {
+      rm.stop();
+    }
+  }
+
+  private SlotwiseScheduler scheduler() {
+    return (SlotwiseScheduler) rm.getResourceScheduler();
+  }
+
+  @Test
+  void withoutPythonTheFifoFallbackLaunchesTheAm() throws Exception {
+    MockNM nm = rm.registerNode("127.0.0.1:1234", 4096);
+    RMApp app = MockRMAppSubmitter.submitWithMemory(1024, rm);
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    SchedulerNodeReport report = scheduler().getNodeReport(nm.getNodeId());
+    assertEquals(1024, report.getUsedResource().getMemorySize());
+    assertEquals(3072, report.getAvailableResource().getMemorySize());
+    assertTrue(am.getApplicationAttemptId() != null);
+  }
+
+  @Test
+  void aRegisteredPolicyIsSentTheNodeAndTheAsksAndItsAssignmentIsCarriedOut() throws Exception {
+    placesTheAm(false);
+  }
+
+  /**
+   * Python offers the AM node-local first, which its ask (ANY only) does not
+   * allow: the shim refuses it, says why in the next payload, and the same
+   * heartbeat path carries out the off-switch offer that follows.
+   */
+  @Test
+  void anAssignmentTheAskDoesNotAllowIsRefusedWithItsReasonAndTheNextOfferTaken() throws Exception {
+    String sent = placesTheAm(true);
+    assertTrue(sent.contains("\"rejected\"") && sent.contains("locality"), "the refusal and its reason are sent");
+  }
+
+  private String placesTheAm(boolean nodeLocalFirst) throws Exception {
+    MockNM nm = rm.registerNode("127.0.0.1:1234", 4096);
+    List<String> payloads = Collections.synchronizedList(new ArrayList<>());
+    Set<String> apps = ConcurrentHashMap.newKeySet();
+    Set<String> placed = ConcurrentHashMap.newKeySet();
+    Set<String> triedLocal = ConcurrentHashMap.newKeySet();
+    Function<String, String> policy = payload -> {
+      payloads.add(payload);
+      Matcher m = APP_ID.matcher(payload);
+      while (m.find()) {
+        apps.add(m.group(1));
+      }
+      if (!payload.contains("\"beats\"")) {
+        return "{}";
+      }
+      // Each app's AM on the node that beats, once, as Python would.
+      for (String app : apps) {
+        String level = nodeLocalFirst && triedLocal.add(app) ? "node_local" : "off_switch";
+        if (level.equals("node_local") || placed.add(app)) {
+          return "{\"assign\": [{\"app\": \"" + app + "\", \"node\": \"127.0.0.1:1234\", \"priority\": 0, "
+              + "\"locality\": \"" + level + "\", \"engine_id\": \"e-" + level + "-" + app + "\"}]}";
+        }
+      }
+      return "{}";
+    };
+    Messages.Registered answer = scheduler().registerPolicy(PolicyLinkTest.policy(policy),
+        Messages.write(new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
+            new Messages.ServerInfo(3, "host", "/a.xml", 0, "test"))));
+    assertTrue(answer.session() != null, String.valueOf(answer.refused()));
+    assertEquals(false, answer.shim().preemption(), "Hadoop's default: off");
+
+    // Its first call (the full update that opens the callback connection) has been answered.
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (scheduler().linkStatus(answer.session()).inFallback() && System.currentTimeMillis() < deadline) {
+      nm.nodeHeartbeat(true);
+      Thread.sleep(50);
+    }
+    Messages.ShimStatus before = scheduler().linkStatus(answer.session());
+    assertEquals(false, before.inFallback(), String.valueOf(before.reason()));
+
+    RMApp app = MockRMAppSubmitter.submitWithMemory(1024, rm);
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    ApplicationAttemptId attempt = am.getApplicationAttemptId();
+    Messages.ShimStatus after = scheduler().linkStatus(answer.session());
+    assertEquals(before.fallbackHeartbeats(), after.fallbackHeartbeats(), "no heartbeat went to the FIFO");
+    assertTrue(after.heartbeats() > before.heartbeats());
+    assertEquals(1024, scheduler().getNodeReport(nm.getNodeId()).getUsedResource().getMemorySize());
+    String sent = String.join("\n", payloads);
+    assertTrue(sent.contains("127.0.0.1:1234"), "the node is in the payload");
+    assertTrue(sent.contains(attempt.getApplicationId().toString()), "the app is in the payload");
+    assertEquals(Set.of(attempt.getApplicationId().toString()), placed, "Python placed its AM");
+    return sent;
+  }
+}
