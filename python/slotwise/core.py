@@ -802,7 +802,7 @@ class PolicyCore:
         rows = []
         for p in self._engine.root.walk():
             mra = p.max_running_apps
-            am_max = self._engine.am_max(p) if p.is_leaf else None
+            am_max = p.am_max(self._engine.cluster) if p.is_leaf else None
             rows.append(wire.QueueRow(
                 name=p.name, parent=p.parent.name if p.parent else None, weight=p.weight,
                 min=_amount(p.min_share), max=_limit(p.max_share), fair=_amount(p.fair_share),

@@ -93,7 +93,7 @@ def _am_limit(engine, app: App, smallest: Resource, hold) -> None:
     if app.has_am or app.containers or app.unmanaged:
         return
     pool = app.pool
-    limit = engine.am_limit(pool, smallest)
+    limit = pool.am_limit(smallest, engine.cluster)
     if limit is None:
         return
     hold("max_am_share", f"its AM would take pool {pool.name}'s AMs to "

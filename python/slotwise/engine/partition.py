@@ -745,33 +745,10 @@ class Engine:
             if level is None or (level > allowed and req.has_locality and req.relax_locality):
                 continue
             is_am = not app.has_am and not app.containers
-            if not self._within_limits(app.pool, r, is_am):
+            if not app.pool.fits(r, is_am, self.cluster):
                 continue
             return self._commit(app, req, node, level, is_am, now)
         return None
-
-    def _within_limits(self, pool: Pool, r: Resource, is_am: bool) -> bool:
-        for p in pool.ancestors():
-            u, cap = p.usage, p.max_share
-            if u.memory_mb + r.memory_mb > cap.memory_mb or u.vcores + r.vcores > cap.vcores:
-                return False
-        return not is_am or self.am_limit(pool, r) is None
-
-    def am_limit(self, pool: Pool, r: Resource) -> Resource | None:
-        """The AM limit that one more AM of size ``r`` would pass in
-        ``pool``, or None if it fits (the first AM always does)."""
-        if not pool.am_usage.any_positive():
-            return None
-        limit = self.am_max(pool)
-        return limit if limit is not None and (pool.am_usage + r).memory_mb > limit.memory_mb else None
-
-    def am_max(self, pool: Pool) -> Resource | None:
-        """A pool's AM limit now: maxAMShare x its fair share (of its max
-        share while it has none), as YARN's amMaxResources; None: no limit."""
-        if pool.max_am_share < 0:
-            return None
-        base = pool.fair_share if pool.fair_share.memory_mb > 0 else pool.max_share.min(self.cluster)
-        return base * pool.max_am_share
 
     def _commit(self, app: App, req: Request, node: Node, level: int, is_am: bool,
                 now: float) -> Assignment:

@@ -91,6 +91,32 @@ class Pool:
             yield p
             p = p.parent
 
+    def fits(self, r: Resource, is_am: bool, cluster: Resource) -> bool:
+        """One more container of size ``r`` (an AM when ``is_am``) stays
+        within this pool's and every ancestor's max share, and an AM within
+        this pool's AM limit."""
+        for p in self.ancestors():
+            u, cap = p.usage, p.max_share
+            if u.memory_mb + r.memory_mb > cap.memory_mb or u.vcores + r.vcores > cap.vcores:
+                return False
+        return not is_am or self.am_limit(r, cluster) is None
+
+    def am_limit(self, r: Resource, cluster: Resource) -> Resource | None:
+        """The AM limit that one more AM of size ``r`` would pass here, or
+        None if it fits (the first AM always does)."""
+        if not self.am_usage.any_positive():
+            return None
+        limit = self.am_max(cluster)
+        return limit if limit is not None and (self.am_usage + r).memory_mb > limit.memory_mb else None
+
+    def am_max(self, cluster: Resource) -> Resource | None:
+        """The AM limit now: maxAMShare x the fair share (of the max share
+        while there is none), as YARN's amMaxResources; None: no limit."""
+        if self.max_am_share < 0:
+            return None
+        base = self.fair_share if self.fair_share.memory_mb > 0 else self.max_share.min(cluster)
+        return base * self.max_am_share
+
     def leaves(self):
         if not self.children:
             yield self
