@@ -8,6 +8,8 @@ Its parts, each about one object of the tree:
   app.py         an app (a job): its asks, usage and delay-scheduling wait
   request.py     one priority's asks and where a container of it may run
   node.py        nodes and containers
+  limits.py      running-job limits (maxRunningApps), a unit of their own
+  preemption.py  starvation, victims, and capacity held for starved pools
   locality.py    the locality levels
   decisions.py   what the engine answers: assignments and preemptions
 """

@@ -27,6 +27,7 @@ from .app import App
 from .decisions import Assignment, Preemption
 from .locality import LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, delay_rule
 from .node import Container, Node
+from .limits import MaxRunningApps
 from .pool import Pool
 from .preemption import Preemptor, at_least as _at_least
 from .request import Request
@@ -62,12 +63,10 @@ class Engine:
         self.cluster = ZERO
         self.pools: dict[str, Pool] = {}
         self.root: Pool = Pool("root", None, self.clock.now())
-        self.user_running: dict[str, int] = {}
         self._skipped: dict[str, App] = {}
         self._order_version = 0  # bumped when the set, priority or activity of apps changes
         self._orders: dict[str, tuple[int, list[App]]] = {}  # stable-order pools' cached orders
         self._refused_apps: set[str] = set()  # apps holding refusals the shim gave
-        self._waiting = 0  # apps not yet runnable (running-job limits)
         self._without_am = 0  # apps whose AM container has not started
         self._last_heartbeat: float | None = None
         self._seq = 0
@@ -76,6 +75,7 @@ class Engine:
         self._batch_dirty = False
         self._batch_ctx = _Batch(self)
         self.config = config or default_config()
+        self.limits = MaxRunningApps(self.config)
         self.set_config(self.config)
 
     def __setstate__(self, state) -> None:
@@ -110,6 +110,7 @@ class Engine:
             raise ValueError("\n".join(conflicts))
         now = self.clock.now()
         self.config = config
+        self.limits.config = config
         self.share_rule = self.settings.rule_for(config.format)
         old = self.pools
         self.pools = {}
@@ -151,7 +152,7 @@ class Engine:
             p.am_usage = ZERO
             p.running_apps = 0
             p.active_apps = 0
-        self.user_running = {}
+        self.limits.user_running = {}
         for app in self.apps.values():
             self._attach(app, app.pool, +1)
 
@@ -167,12 +168,7 @@ class Engine:
                 p.running_apps += sign
             if app.active:
                 p.active_apps += sign
-        if app.runnable:
-            n = self.user_running.get(app.user, 0) + sign
-            if n:
-                self.user_running[app.user] = n
-            else:  # a user with nothing running is forgotten: 10,000 users must not stay
-                self.user_running.pop(app.user, None)
+        self.limits.count(app, sign)
 
     # ------------------------------------------------------------------ pools
     def _can_create(self, name: str) -> bool:
@@ -343,7 +339,7 @@ class Engine:
         bisect.insort(pool.apps, app, key=_by_submit)
         self.apps[app_id] = app
         self._order_version += 1
-        self._waiting += 1
+        self.limits.waiting += 1
         self._without_am += 1
         self._update_runnability()
         return pool.name
@@ -369,7 +365,7 @@ class Engine:
         self._refused_apps.discard(app_id)
         self._order_version += 1
         if not app.runnable:
-            self._waiting -= 1
+            self.limits.waiting -= 1
         if not app.has_am:
             self._without_am -= 1
         self._skipped.pop(app_id, None)
@@ -458,25 +454,20 @@ class Engine:
         """Running-job limits: waiting apps become runnable in order of
         priority and submit time while their user and every pool above them
         have room.  A runnable app stays runnable."""
-        if not self._waiting:
+        if not self.limits.waiting:
             return
         if self._batch:
             self._batch_dirty = True
             return
-        waiting = [a for a in self.apps.values() if not a.runnable]
-        waiting.sort(key=lambda a: (-a.priority, a.start_time, a.app_id))
-        for app in waiting:
-            limit = self.config.user_max_apps(app.user)
-            if limit is not None and self.user_running.get(app.user, 0) >= limit:
-                continue
-            if any(p.running_apps >= p.max_running_apps for p in app.pool.ancestors()):
-                continue
-            app.runnable = True
-            self._waiting -= 1
-            self.user_running[app.user] = self.user_running.get(app.user, 0) + 1
+        for app in self.limits.settle(self.apps.values()):
             for p in app.pool.ancestors():
                 p.running_apps += 1
             self._refresh_active(app)
+
+    @property
+    def user_running(self) -> dict[str, int]:
+        """Runnable apps per user (the running-job limits' count)."""
+        return self.limits.user_running
 
     # ------------------------------------------------------------- containers
     def container_launched(self, container_id: str, app_id: str, node_id: str, resource: Resource,
