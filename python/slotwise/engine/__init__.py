@@ -10,7 +10,7 @@ Its parts, each about one object of the tree:
   node.py        nodes and containers
   limits.py      running-job limits (maxRunningApps), a unit of their own
   preemption.py  starvation, victims, and capacity held for starved pools
-  locality.py    the locality levels
+  locality.py    the locality levels and the delay-scheduling rules
   decisions.py   what the engine answers: assignments and preemptions
 """
 
