@@ -30,8 +30,9 @@ from slotwise.bridge.server import PolicyServer
 from slotwise.config import load_allocations
 from slotwise.eventlog import EventLog
 from slotwise.localcluster.jvm import find_java
-from slotwise.localcluster.mrv1 import (FIFO_TASK_SCHEDULER, SLOTWISE_TASK_SCHEDULER, Mrv1Cluster,
-                                        build_mrv1_shim, resolve_hadoop1)
+from slotwise.localcluster.mrv1 import Mrv1Cluster
+from slotwise.localcluster.mrv1_hadoop import (FIFO_TASK_SCHEDULER, SLOTWISE_TASK_SCHEDULER, build_mrv1_shim,
+                                               resolve_hadoop1)
 from slotwise.localcluster.paths import find_repo
 from slotwise.slotcore import SlotCore
 

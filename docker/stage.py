@@ -27,8 +27,9 @@ sys.path.insert(0, str(REPO / "python"))
 from slotwise.localcluster.classpath import build_shim, find_shim_jar, jar_cache, jar_is_stale, resolve  # noqa: E402
 from slotwise.localcluster.config import log4j_properties  # noqa: E402
 from slotwise.localcluster.jvm import ADD_OPENS, FAST_START  # noqa: E402
-from slotwise.localcluster.mrv1 import (build_mrv1_shim, daemon_classpath, extract_webapps,  # noqa: E402
-                                        find_mrv1_shim_jar, mrv1_log4j, resolve_hadoop1)
+from slotwise.localcluster.mrv1_conf import mrv1_log4j  # noqa: E402
+from slotwise.localcluster.mrv1_hadoop import (build_mrv1_shim, daemon_classpath, extract_webapps, find_mrv1_shim_jar,  # noqa: E402
+                                               resolve_hadoop1)
 
 
 class Key:

@@ -147,7 +147,8 @@ def _cluster(args):
 def cmd_cluster_up(args) -> int:
     from .localcluster import LocalCluster
     from .localcluster.config import parse_conf_pairs, scheduler_class
-    from .localcluster.mrv1 import Mrv1Cluster, mrv1_scheduler_class
+    from .localcluster.mrv1 import Mrv1Cluster
+    from .localcluster.mrv1_hadoop import mrv1_scheduler_class
 
     try:
         conf = parse_conf_pairs(args.conf)

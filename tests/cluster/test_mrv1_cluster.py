@@ -14,7 +14,8 @@ import pytest
 
 from slotwise.cli import main
 from slotwise.localcluster import ClusterError, process
-from slotwise.localcluster.mrv1 import Mrv1Cluster, Mrv1Job
+from slotwise.localcluster.mrv1 import Mrv1Cluster
+from slotwise.localcluster.mrv1_web import Mrv1Job
 from support import CLUSTER_START_TIMEOUT, skip_without_java
 
 pytestmark = pytest.mark.cluster

@@ -16,11 +16,12 @@ import pytest
 from slotwise.cli import build_parser, main
 from slotwise.localcluster import ClusterError, LocalCluster
 from slotwise.localcluster.config import marker, read_hadoop_xml
-from slotwise.localcluster.mrv1 import (FIFO_TASK_SCHEDULER, SLOTWISE_TASK_SCHEDULER, JTWeb, Mrv1Cluster,
-                                        Mrv1Config, Mrv1JobResult, Mrv1Sizes, _first_error, daemon_classpath,
-                                        extract_webapps, jobtracker_jobs, mrv1_log4j, mrv1_scheduler_class,
-                                        mrv1_scheduler_name, open_cluster, resolve_hadoop1, scheduler_status,
-                                        write_mrv1_conf_dir)
+from slotwise.localcluster.mrv1 import Mrv1Cluster, _first_error, open_cluster
+from slotwise.localcluster.mrv1_conf import Mrv1Config, Mrv1Sizes, mrv1_log4j, write_mrv1_conf_dir
+from slotwise.localcluster.mrv1_hadoop import (FIFO_TASK_SCHEDULER, SLOTWISE_TASK_SCHEDULER, daemon_classpath,
+                                               extract_webapps, mrv1_scheduler_class, mrv1_scheduler_name,
+                                               resolve_hadoop1)
+from slotwise.localcluster.mrv1_web import JTWeb, Mrv1JobResult, jobtracker_jobs, scheduler_status
 from slotwise.localcluster.paths import Layout
 from slotwise.localcluster.state import ClusterState, Daemon
 

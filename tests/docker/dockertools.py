@@ -356,7 +356,7 @@ class Mrv1DockerCluster(DockerCluster):
     PORTS = {"SLOTWISE_JT_WEB_PORT": "", "SLOTWISE_HTTP_PORT": "", "SLOTWISE_NN_WEB_PORT": ""}
 
     def ports(self) -> None:
-        from slotwise.localcluster.mrv1 import JTWeb
+        from slotwise.localcluster.mrv1_web import JTWeb
         self.jt_port = int(self.compose.get_service_port("jt", 50030))
         self.nn_port = int(self.compose.get_service_port("nn", 50070))
         self.jt = JTWeb(f"http://127.0.0.1:{self.jt_port}", timeout=30)
