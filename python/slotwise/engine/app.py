@@ -3,8 +3,8 @@ pool, its asks, and what the shim refused it."""
 
 from __future__ import annotations
 
-from .locality import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL
-from .node import Node
+from .locality import NODE_LOCAL, RACK_LOCAL
+from .node import Container, Node
 from .request import Request, dec as _dec
 from ..resources import ZERO, Resource
 
@@ -85,11 +85,7 @@ class App:
         """A node on ``host`` in ``rack`` is offered to this app: counted
         as passed over (``withdrawn`` undoes it), and the level it may take
         a container there at, or None when it has nothing it may run there."""
-        level = self.delay.offered(self)
-        if (level == OFF_SWITCH or self.want_anywhere or host in self.want_hosts
-                or (level == RACK_LOCAL and rack in self.want_racks)):
-            return level
-        return None
+        return self.delay.offered(self, host, rack)
 
     def withdrawn(self) -> None:
         """The node counted by ``offered`` went to an app before this one."""

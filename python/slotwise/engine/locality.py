@@ -28,9 +28,22 @@ class TimeDelay:
             return OFF_SWITCH if w >= self.t2 else RACK_LOCAL
         return OFF_SWITCH
 
-    def offered(self, app) -> int:
-        """``app`` is offered a node: the level it may take there."""
-        return self.level(app)
+    def offered(self, app, host: str, rack: str) -> int | None:
+        """``app`` is offered a node on ``host`` in ``rack``: the level it
+        may take a container there at, or None when it has nothing it may
+        run there yet. (The heartbeat's hot path: one call per app walked.)"""
+        w = app.locality_wait
+        lv = app.locality_level
+        if lv == NODE_LOCAL:
+            level = OFF_SWITCH if w >= self.t1 + self.t2 else RACK_LOCAL if w >= self.t1 else NODE_LOCAL
+        elif lv == RACK_LOCAL:
+            level = OFF_SWITCH if w >= self.t2 else RACK_LOCAL
+        else:
+            level = OFF_SWITCH
+        if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+                or (level == RACK_LOCAL and rack in app.want_racks)):
+            return level
+        return None
 
     def withdrawn(self, app) -> None:
         """The offer counted by ``offered`` was never made after all."""
@@ -56,7 +69,9 @@ class CountDelay:
     def level(self, app) -> int:
         return app.locality_level
 
-    def offered(self, app) -> int:
+    def offered(self, app, host: str, rack: str) -> int | None:
+        """Counted as a missed opportunity (``withdrawn`` undoes it); the
+        level, moved on past a threshold, or None as ``TimeDelay.offered``."""
         app.missed_opportunities += 1
         n = len(self.nodes)
         if app.locality_level == NODE_LOCAL and app.missed_opportunities >= self.node_threshold * n:
@@ -65,7 +80,11 @@ class CountDelay:
         if app.locality_level == RACK_LOCAL and app.missed_opportunities >= self.rack_threshold * n:
             app.locality_level = OFF_SWITCH
             app.missed_opportunities = 0
-        return app.locality_level
+        level = app.locality_level
+        if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+                or (level == RACK_LOCAL and rack in app.want_racks)):
+            return level
+        return None
 
     def withdrawn(self, app) -> None:
         app.missed_opportunities -= 1

@@ -25,7 +25,7 @@ from ..resources import ZERO, Resource
 from ..settings import EngineSettings
 from .app import App
 from .decisions import Assignment, Preemption
-from .locality import LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, delay_rule
+from .locality import LEVELS, LOCALITY_NAMES, OFF_SWITCH, delay_rule
 from .node import Container, Node
 from .limits import MaxRunningApps
 from .pool import Pool
@@ -668,13 +668,12 @@ class Engine:
         host, rack = node.host, node.rack
         levels = {}
         skipped = self._skipped
+        offered = _anywhere if anywhere else self.delay.offered  # the delay rule, once per walk
         for app in apps:
             # Counted as passed over up front (the usual outcome); withdrawn
             # below for the apps after the one that launches.
             skipped[app.app_id] = app
-            level = app.offered(host, rack)
-            if anywhere:
-                level = OFF_SWITCH
+            level = offered(app, host, rack)
             if level is not None:
                 levels[app.app_id] = level
         if not levels:
@@ -707,13 +706,12 @@ class Engine:
             cached = self._orders[pool.name] = (self._order_version, apps)
         host, rack = node.host, node.rack
         skipped = self._skipped
+        offered = _anywhere if anywhere else self.delay.offered  # the delay rule, once per walk
         for app in cached[1]:
             if not app.active:  # launched its last container earlier in this heartbeat
                 continue
             skipped[app.app_id] = app
-            level = app.offered(host, rack)
-            if anywhere:
-                level = OFF_SWITCH
+            level = offered(app, host, rack)
             if level is not None:
                 a = self._try_app(app, node, free, now, level)
                 if a is not None:
@@ -917,6 +915,11 @@ def _active_apps(pool: Pool) -> list[App]:
         if child.active_apps:
             out += _active_apps(child)
     return out
+
+
+def _anywhere(app: App, host: str, rack: str) -> int:
+    """Capacity preemption took back for the app's pool: any level its asks allow."""
+    return OFF_SWITCH
 
 
 def _by_name(pool: Pool) -> str:
