@@ -74,3 +74,47 @@ def test_progress_says_how_far_to_the_next_level_in_each_mode():
     b = app_with(CountDelay(1.0, 2.0, {"n1": None, "n2": None}))
     b.offered("h9", "/r9")
     assert b.delay.progress(b) == (1, 2.0, "offers")
+
+
+def test_the_heartbeats_written_out_common_case_decides_as_the_rule_does():
+    """The engine writes TimeDelay's node-local case out in its hot loop;
+    an engine whose rule is a subclass (so never written out) must place
+    the same containers, at the same levels, over a delay-bound workload."""
+    import random
+
+    from slotwise.engine import Engine
+    from slotwise.settings import EngineSettings
+    from support import make_config
+
+    class SameRule(TimeDelay):
+        pass
+
+    def run(rule_class):
+        from slotwise.clock import ManualClock
+
+        clock = ManualClock()
+        e = Engine(make_config({"a": {}, "b": {}}), clock,
+                   EngineSettings(node_locality_delay=1.0, rack_locality_delay=1.0))
+        e.delay = rule_class(e.delay.t1, e.delay.t2)
+        rng = random.Random(7)
+        for i in range(12):
+            e.add_node(f"n{i}", f"host{i}", f"/rack{i % 3}", Resource(2048, 2))
+        for j in range(20):
+            hosts = {f"host{rng.randrange(12)}": 1 for _ in range(3)}
+            racks = {f"/rack{rng.randrange(3)}": 1}
+            app = f"app{j}"
+            e.add_app(app, f"u{j % 4}", queue="ab"[j % 2])
+            e.apps[app].delay = e.delay
+            e.update_requests(app, [Request(1, Resource(512, 1), 3, hosts, racks)])
+            e.apps[app].has_am = True
+        out = []
+        for step in range(200):
+            clock.advance(0.3)
+            out += [(a.app_id, a.node_id, a.locality) for a in e.heartbeat(f"n{rng.randrange(12)}")]
+            if step % 5 == 0:
+                e.update()
+        return out
+
+    inline, generic = run(TimeDelay), run(SameRule)
+    assert len(inline) > 20 and {lv for _, _, lv in inline} >= {"node_local", "rack_local"}
+    assert inline == generic

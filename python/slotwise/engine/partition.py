@@ -25,7 +25,7 @@ from ..resources import ZERO, Resource
 from ..settings import EngineSettings
 from .app import App
 from .decisions import Assignment, Preemption
-from .locality import LEVELS, LOCALITY_NAMES, OFF_SWITCH, delay_rule
+from .locality import LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, TimeDelay, delay_rule
 from .node import Container, Node
 from .limits import MaxRunningApps
 from .pool import Pool
@@ -669,10 +669,25 @@ class Engine:
         levels = {}
         skipped = self._skipped
         offered = _anywhere if anywhere else self.delay.offered  # the delay rule, once per walk
+        rule = self.delay
+        inline = type(rule) is TimeDelay and not anywhere
+        if inline:
+            t1, t12 = rule.t1, rule.t1 + rule.t2
         for app in apps:
             # Counted as passed over up front (the usual outcome); withdrawn
             # below for the apps after the one that launches.
             skipped[app.app_id] = app
+            if inline and app.locality_level == NODE_LOCAL:
+                # TimeDelay.offered's common case written out: a call per app
+                # walked cost the heartbeat 20-35% (benchmarks/bench_engine.py,
+                # docs/benchmarks.md); tests/test_delay_rule.py checks that
+                # both give the same decisions.
+                w = app.locality_wait
+                level = OFF_SWITCH if w >= t12 else RACK_LOCAL if w >= t1 else NODE_LOCAL
+                if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+                        or (level == RACK_LOCAL and rack in app.want_racks)):
+                    levels[app.app_id] = level
+                continue
             level = offered(app, host, rack)
             if level is not None:
                 levels[app.app_id] = level
