@@ -53,6 +53,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from slotwise.localcluster.jobs import words
+
 REPO = Path(__file__).resolve().parents[1]
 DOCKER = REPO / "docker"
 COUNTER = re.compile(r"^(?:.*?JobClient:)?\s+([A-Za-z][\w ()-]*?)=(\d+)\s*$", re.M)
@@ -156,16 +158,6 @@ def workload(seed: int, quick: bool) -> list[JobSpec]:
         out.append(JobSpec(n, maps, POOLS[rng.randrange(len(POOLS))], round(t, 2)))
         t += rng.expovariate(1 / 2.0)
     return out
-
-
-def words(n_bytes: int, rng: random.Random) -> bytes:
-    vocab = [f"w{i}" for i in range(2000)]
-    lines, size = [], 0
-    while size < n_bytes:
-        line = " ".join(rng.choice(vocab) for _ in range(12)) + "\n"
-        lines.append(line)
-        size += len(line)
-    return "".join(lines).encode()
 
 
 def log(msg: str) -> None:
@@ -314,7 +306,7 @@ def write_inputs(c: Cluster, jobs: list[JobSpec], seed: int) -> None:
     c.hdfs("dfs", *(["-mkdir", "-p"] if c.f.name == "yarn" else ["-mkdir"]), "/bench/in")
     block = "dfs.blocksize" if c.f.name == "yarn" else "dfs.block.size"
     for j in jobs:
-        data = words(j.maps * BLOCK - 2048, rng)
+        data = words(j.maps * BLOCK - 2048, rng, vocabulary=2000)
         c.hdfs("dfs", f"-D{block}={BLOCK}", "-Ddfs.replication=2", "-put", "-", f"/bench/in/job-{j.n}", stdin=data)
     log(f"wrote {len(jobs)} input files, {sum(j.maps for j in jobs)} blocks of 1 MB, replication 2")
 

@@ -27,6 +27,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from slotwise.localcluster.jobs import words
+
 REPO = Path(__file__).resolve().parents[1]
 STATE = REPO / "run" / "docker"
 INPUT = "/demo/words.txt"
@@ -86,16 +88,6 @@ def get(url: str):
         return json.loads(r.read())
 
 
-def words(n_bytes: int) -> bytes:
-    rng = random.Random(1)
-    vocab = [f"word{i}" for i in range(1000)]
-    lines, size = [], 0
-    while size < n_bytes:
-        lines.append(" ".join(rng.choice(vocab) for _ in range(10)) + "\n")
-        size += len(lines[-1])
-    return "".join(lines).encode()
-
-
 def pool_table(api: str, unit: str) -> str:
     pools = [p for p in get(f"{api}/api/v1/pools") if p["pool"] in ("root.prod", "root.research")]
     lines = [f"  {'pool':<15} {'weight':>6} {'fair share ' + unit:>20} {'used':>8} {'apps':>5}"]
@@ -131,7 +123,7 @@ def run(d: Demo) -> int:
         print(f"cluster up in {time.monotonic() - started:.0f} s: {d.f.master_name} {master}, Slotwise UI {api}/, "
               f"NameNode http://127.0.0.1:{d.port(d.f.nn_port, 'nn')}/ "
               f"(allocation file {d.file}: edit it and watch the UI)", flush=True)
-        data = words(6 * 1024 * 1024)
+        data = words(6 * 1024 * 1024, random.Random(1), vocabulary=1000, per_line=10, prefix="word")
         print(f"writing {len(data) / 2**20:.0f} MB into HDFS at {INPUT} (4 MB blocks, one replica each)", flush=True)
         mkdir = ["-mkdir"] if d.f.prefix else ["-mkdir", "-p"]  # Hadoop 1 makes parents without -p
         for attempt in range(60):  # HDFS may still be in safe mode, or without DataNodes, for a few seconds

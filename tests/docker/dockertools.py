@@ -13,6 +13,8 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+
+from slotwise.localcluster.jobs import words as text_words
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,14 +35,7 @@ def words(n_bytes: int, seed: int) -> bytes:
     """Seeded lines of 12 words from a vocabulary of 500: a wordcount's
     input, about ``n_bytes`` long."""
     import random
-    rng = random.Random(seed)
-    vocab = [f"w{i}" for i in range(500)]
-    out, size = [], 0
-    while size < n_bytes:
-        line = " ".join(rng.choice(vocab) for _ in range(12)) + "\n"
-        out.append(line)
-        size += len(line)
-    return "".join(out).encode()
+    return text_words(n_bytes, random.Random(seed))
 
 
 def docker_problem() -> str | None:

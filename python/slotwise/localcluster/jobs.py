@@ -207,3 +207,16 @@ def _final_report(rest: RMRest, app_id: str, wait: float = 30.0) -> dict:
         if report.get("state") in FINAL_STATES or time.monotonic() > deadline:
             return report
         time.sleep(0.5)
+
+
+def words(n_bytes: int, rng, vocabulary: int = 500, per_line: int = 12, prefix: str = "w") -> bytes:
+    """Seeded text for a wordcount: lines of ``per_line`` words drawn from
+    ``vocabulary`` words (``w0``, ``w1``...), about ``n_bytes`` long (the
+    demos, the docker tests and the locality benchmark write it to HDFS)."""
+    vocab = [f"{prefix}{i}" for i in range(vocabulary)]
+    lines, size = [], 0
+    while size < n_bytes:
+        line = " ".join(rng.choice(vocab) for _ in range(per_line)) + "\n"
+        lines.append(line)
+        size += len(line)
+    return "".join(lines).encode()
