@@ -46,26 +46,26 @@ def build_cluster(pools: int, jobs: int, nodes: int, rng: random.Random, slots: 
     cfg = AllocationConfig(placement_rules=default_placement_rules())
     for i in range(pools):
         cfg.root.children.append(QueueConfig(f"root.pool{i}", weight=rng.choice([1.0, 1.0, 2.0]),
-                                             min_resources=Resource.slots(rng.choice([0, 0, 4]))))
+                                             min_resources=Resource.units(rng.choice([0, 0, 4]))))
     clock = ManualClock()
     # Delay scheduling on, as in production: most jobs pass on most nodes.
     engine = Engine(cfg, clock, EngineSettings(heartbeat_interval=3.0, preemption=False))
     racks = max(1, nodes // 40)
     for n in range(nodes):
-        engine.add_node(f"n{n}", f"host{n}", f"/rack{n % racks}", Resource.slots(slots))
+        engine.add_node(f"n{n}", f"host{n}", f"/rack{n % racks}", Resource.units(slots))
     for j in range(jobs):
         app = f"job{j}"
         engine.add_app(app, f"user{j % 50}", queue=f"pool{j % pools}", submit_time=float(j), placed=True)
         engine.apps[app].has_am = True
         hosts = {f"host{h}": 10**6 for h in rng.sample(range(nodes), 3)}
         rack_counts = {f"/rack{int(h[4:]) % racks}": 10**6 for h in hosts}
-        engine.update_requests(app, [Request(1, Resource.slots(1), 10**6, hosts, rack_counts)])
+        engine.update_requests(app, [Request(1, Resource.units(1), 10**6, hosts, rack_counts)])
     # Fill every node but one slot, so each heartbeat places exactly one container.
     for n in range(nodes):
         node = f"n{n}"
         while engine.nodes[node].free.memory_mb > 1:
             engine.container_launched(f"fill-{n}-{engine.nodes[node].used.memory_mb}",
-                                      f"job{rng.randrange(jobs)}", node, Resource.slots(1))
+                                      f"job{rng.randrange(jobs)}", node, Resource.units(1))
     engine.update()
     return engine
 

@@ -28,13 +28,13 @@ from pathlib import Path
 
 from slotwise.bridge.server import PolicyServer
 from slotwise.config import load_allocations
+from slotwise.core import PolicyCore
 from slotwise.eventlog import EventLog
 from slotwise.localcluster.jvm import find_java
 from slotwise.localcluster.mrv1 import Mrv1Cluster
 from slotwise.localcluster.mrv1_hadoop import (FIFO_TASK_SCHEDULER, SLOTWISE_TASK_SCHEDULER, build_mrv1_shim,
                                                resolve_hadoop1)
 from slotwise.localcluster.paths import find_repo
-from slotwise.slotcore import SlotCore
 
 TIMED = "org.apache.hadoop.mapred.TimedTaskScheduler"
 POOLS = """<allocations>
@@ -73,7 +73,8 @@ def run(name: str, delegate: str, repo: Path, work: Path, timer: Path, shim: Pat
         if delegate == SLOTWISE_TASK_SCHEDULER:
             allocations = work / "pools.xml"
             allocations.write_text(POOLS)
-            core = SlotCore(load_allocations(str(allocations)), event_log=EventLog(str(work / "events.jsonl")))
+            core = PolicyCore(load_allocations(str(allocations)), event_log=EventLog(str(work / "events.jsonl")),
+                              kind="mrv1")
             info = Path(cluster.gateway_info_file)
             server = PolicyServer(core, str(info), str(info.with_name("gateway.token")))
             serving = threading.Thread(target=server.run, kwargs={"retry_seconds": 0.5}, daemon=True)

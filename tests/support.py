@@ -13,7 +13,7 @@ from slotwise.engine import Engine
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 
-SLOT = Resource.slots(1)
+SLOT = Resource.units(1)
 
 
 def make_config(pools: dict | None = None, **top) -> AllocationConfig:
@@ -40,7 +40,7 @@ def make_engine(pools=None, nodes: int = 4, slots: int = 4, racks: int = 1, sett
     settings = settings or EngineSettings(node_locality_delay=0, rack_locality_delay=0)
     engine = Engine(make_config(pools, **top), clock, settings)
     for i in range(nodes):
-        engine.add_node(f"n{i}", f"host{i}", f"/rack{i % racks}", Resource.slots(slots))
+        engine.add_node(f"n{i}", f"host{i}", f"/rack{i % racks}", Resource.units(slots))
     return engine, clock
 
 

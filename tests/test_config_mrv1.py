@@ -58,23 +58,17 @@ def test_example_file(pools):
     assert cfg.default_queue_scheduling_policy == "fair"
 
 
-def test_default_view_counts_map_slots(pools):
-    prod = pools.queues()["root.production"]
-    assert prod.min_resources == Resource.slots(20)
-    assert prod.max_resources == ResourceSpec.of(Resource.slots(80))
-    assert pools.queues()["root.research"].min_resources == Resource(5, 5)
-
-
-def test_slot_views(pools):
-    maps, reduces = pools.slot_view("map").queues(), pools.slot_view("reduce").queues()
-    assert maps["root.production"].min_resources == Resource.slots(20)
-    assert maps["root.production"].max_resources.resolve(Resource(1000, 1000)) == Resource(80, 80)
-    assert reduces["root.production"].min_resources == Resource.slots(10)
-    assert reduces["root.production"].max_resources == ResourceSpec.of(Resource.slots(40))
-    assert reduces["root.adhoc"].max_resources == ResourceSpec.of(Resource.slots(10))
-    assert reduces["root.adhoc"].min_resources is None
-    # the view is a copy
-    assert pools.queues()["root.production"].min_resources == Resource.slots(20)
+def test_pools_limits_are_slot_dimensions(pools):
+    """minMaps/maxMaps are the map_slots dimension, minReduces/maxReduces the
+    reduce_slots one; memory and vcores stay unlimited."""
+    q = pools.queues()
+    prod = q["root.production"]
+    assert prod.min_resources == Resource(map_slots=20, reduce_slots=10)
+    assert prod.max_resources.resolve(Resource(1000, 1000, 1000, 1000)) == Resource(
+        float("inf"), float("inf"), 80, 40)
+    assert q["root.research"].min_resources == Resource(map_slots=5, reduce_slots=5)
+    assert q["root.adhoc"].min_resources is None
+    assert q["root.adhoc"].max_resources.resolve(Resource(0, 0, 100, 100)).reduce_slots == 10
 
 
 def test_placement_is_pool_property_then_user(pools):
@@ -95,7 +89,7 @@ def test_hadoop_020_doc_sample():
     """)
     assert cfg.format == "mrv1"
     q = cfg.queues()["root.sample_pool"]
-    assert (q.min_maps, q.min_reduces, q.weight, q.min_resources) == (5, 5, 2.0, Resource(5, 5))
+    assert (q.min_maps, q.min_reduces, q.weight, q.min_resources) == (5, 5, 2.0, Resource(map_slots=5, reduce_slots=5))
     assert cfg.users["sample_user"].max_running_apps == 6 and cfg.user_max_apps_default == 3
     assert cfg.default_min_share_preemption_timeout == math.inf
 
@@ -256,11 +250,9 @@ def test_a_pool_with_only_map_limits_has_no_reduce_limits_as_in_the_original():
       <pool name="maps_only"><minMaps>4</minMaps><maxMaps>6</maxMaps></pool>
       <pool name="reduces_only"><minReduces>2</minReduces></pool>
     </allocations>""")
-    maps, reduces = cfg.slot_view("map"), cfg.slot_view("reduce")
-    m = {q.name: q for q in maps.root.walk()}
-    r = {q.name: q for q in reduces.root.walk()}
-    assert m["root.maps_only"].min_resources == Resource.slots(4)
-    assert m["root.maps_only"].max_resources.resolve(Resource.slots(100)) == Resource.slots(6)
-    assert r["root.maps_only"].min_resources is None and r["root.maps_only"].max_resources is None
-    assert m["root.reduces_only"].min_resources is None
-    assert r["root.reduces_only"].min_resources == Resource.slots(2)
+    q = cfg.queues()
+    cluster = Resource(0, 0, 100, 100)
+    assert q["root.maps_only"].min_resources == Resource(map_slots=4)
+    assert q["root.maps_only"].max_resources.resolve(cluster) == Resource(float("inf"), float("inf"), 6, float("inf"))
+    assert q["root.reduces_only"].min_resources == Resource(reduce_slots=2)
+    assert q["root.reduces_only"].max_resources is None

@@ -123,7 +123,7 @@ def test_demo_allocations():
     assert (prod.weight, prod.min_resources, prod.min_share_preemption_timeout, prod.scheduling_policy) == (
         2.0, Resource(4096, 4), 30.0, "fifo")
     assert (qs["root.research"].scheduling_policy, qs["root.research"].max_running_apps) == ("fair", 3)
-    assert qs["root.adhoc"].max_resources.resolve(Resource(1000, 10)) == Resource(500, 5)
+    assert qs["root.adhoc"].max_resources.resolve(Resource(1000, 10)).to_dict() == Resource(500, 5).to_dict()
     assert qs["root.users"].is_parent
     assert cfg.default_fair_share_preemption_timeout == 60
     assert cfg.default_fair_share_preemption_threshold == 0.5
@@ -307,14 +307,14 @@ def test_max_resource_forms(text, expected):
 
 def test_percentages_resolve_against_the_cluster():
     cluster = Resource(10000, 40)
-    assert v.max_resource("50%").resolve(cluster) == Resource(5000, 20)
-    assert v.max_resource("25% cpu, 10% memory").resolve(cluster) == Resource(1000, 10)
-    assert v.max_resource("vcores=50%").resolve(cluster) == Resource(math.inf, 20)
+    assert v.max_resource("50%").resolve(cluster).to_dict() == Resource(5000, 20).to_dict()
+    assert v.max_resource("25% cpu, 10% memory").resolve(cluster).to_dict() == Resource(1000, 10).to_dict()
+    assert v.max_resource("vcores=50%").resolve(cluster).to_dict() == Resource(math.inf, 20).to_dict()
     with pytest.raises(v.Adjusted) as adjusted:  # unlimited vcores, as documented; a warning says YARN 3.5 differs
         v.max_resource("memory-mb=2048")
-    assert adjusted.value.value.resolve(cluster) == Resource(2048, math.inf)
+    assert adjusted.value.value.resolve(cluster).to_dict() == Resource(2048, math.inf).to_dict()
     assert "YARN 3.5 ends with 0 vcores" in str(adjusted.value)
-    assert v.max_resource("2048 mb, 3 vcores").resolve(cluster) == Resource(2048, 3)
+    assert v.max_resource("2048 mb, 3 vcores").resolve(cluster).to_dict() == Resource(2048, 3).to_dict()
 
 
 @pytest.mark.parametrize("parser, text, message", [

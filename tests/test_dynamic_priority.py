@@ -26,7 +26,7 @@ def dp_engine(queues=("alice", "bob", "sam"), nodes=3, slots=5, market=None, pre
     e = Engine(cfg, clock, EngineSettings(node_locality_delay=0, rack_locality_delay=0, preemption=preemption),
                services={"market": market})
     for i in range(nodes):
-        e.add_node(f"n{i}", f"host{i}", "/r", Resource.slots(slots))
+        e.add_node(f"n{i}", f"host{i}", "/r", Resource.units(slots))
     return e, clock, market
 
 
@@ -209,7 +209,7 @@ def test_map_and_reduce_engines_pay_from_one_budget():
     e1, clock, _ = dp_engine(queues=("alice",), nodes=1, slots=2, market=m)
     cfg = make_config({"dp": {"scheduling_policy": DP, "children": {"alice": {}}}})
     e2 = Engine(cfg, clock, EngineSettings(preemption=False), services={"market": m}, stream="reduce")
-    e2.add_node("n0", "host0", "/r", Resource.slots(1))
+    e2.add_node("n0", "host0", "/r", Resource.units(1))
     fund(m, alice=(1, 100))
     for e in (e1, e2):
         job(e, "a", "alice")

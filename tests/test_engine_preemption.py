@@ -23,7 +23,7 @@ def hog_then_starve(pools, hog_tasks=16, **kw):
 
 
 def test_min_share_preemption_after_timeout():
-    e, clock = hog_then_starve({"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 30},
+    e, clock = hog_then_starve({"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 30},
                                 "hog": {}})
     clock.advance(30)
     assert e.update() == []  # not yet: needs to be starved for more than the timeout
@@ -36,7 +36,7 @@ def test_min_share_preemption_after_timeout():
 
 
 def test_pool_with_demand_met_is_not_starved():
-    e, clock = make_engine({"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 5},
+    e, clock = make_engine({"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 5},
                             "hog": {}}, nodes=4, slots=4)
     submit(e, "hog", "hog", tasks=16)
     e.update()
@@ -70,7 +70,7 @@ def test_no_preemption_while_above_threshold():
 
 
 def test_victims_never_push_a_pool_below_its_fair_share():
-    pools = {"prod": {"min_resources": Resource.slots(16), "min_share_preemption_timeout": 1}, "hog": {}}
+    pools = {"prod": {"min_resources": Resource.units(16), "min_share_preemption_timeout": 1}, "hog": {}}
     e, clock = hog_then_starve(pools)
     clock.advance(2)
     got = e.update()
@@ -78,7 +78,7 @@ def test_victims_never_push_a_pool_below_its_fair_share():
     # min share 16 of 16 leaves hog a fair share of 0, so all 16 may go.
     assert e.pools["root.hog"].fair_share.memory_mb == pytest.approx(0)
     assert len(got) == 16
-    pools = {"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 1,
+    pools = {"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 1,
                       "fair_share_preemption_timeout": 1, "fair_share_preemption_threshold": 1.0},
              "mid": {}, "hog": {}}
     e, clock = make_engine(pools, nodes=4, slots=4)
@@ -97,7 +97,7 @@ def test_victims_never_push_a_pool_below_its_fair_share():
 
 
 def test_allow_preemption_from_false_protects_a_pool():
-    pools = {"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 1},
+    pools = {"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 1},
              "hog": {"allow_preemption_from": False}}
     e, clock = hog_then_starve(pools)
     clock.advance(5)
@@ -105,7 +105,7 @@ def test_allow_preemption_from_false_protects_a_pool():
 
 
 def test_am_containers_go_last():
-    pools = {"prod": {"min_resources": Resource.slots(16), "min_share_preemption_timeout": 1}, "hog": {}}
+    pools = {"prod": {"min_resources": Resource.units(16), "min_share_preemption_timeout": 1}, "hog": {}}
     e, clock = make_engine(pools, nodes=1, slots=4)
     submit(e, "hog", "hog", tasks=4, needs_am=True)
     e.update()
@@ -122,7 +122,7 @@ def test_am_containers_go_last():
 
 
 def test_warning_then_kill_after_grace_time():
-    pools = {"prod": {"min_resources": Resource.slots(2), "min_share_preemption_timeout": 1}, "hog": {}}
+    pools = {"prod": {"min_resources": Resource.units(2), "min_share_preemption_timeout": 1}, "hog": {}}
     e, clock = hog_then_starve(pools, settings=EngineSettings(preemption_warn_time=15, node_locality_delay=0,
                                                               rack_locality_delay=0))
     clock.advance(2)
@@ -137,7 +137,7 @@ def test_warning_then_kill_after_grace_time():
 
 
 def test_preemption_can_be_turned_off():
-    pools = {"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 1}, "hog": {}}
+    pools = {"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 1}, "hog": {}}
     e, clock = hog_then_starve(pools, settings=EngineSettings(preemption=False))
     clock.advance(5)
     assert e.update() == []
@@ -156,7 +156,7 @@ def test_victims_are_the_newest_containers_whatever_app_or_node_holds_them():
     tasks": they have lost the least work). Hog's 16 containers launch one
     second apart over two apps and four nodes; prod, starved of 6, gets back
     exactly the 6 launched last. Fails if the order flips to oldest first."""
-    e, clock = make_engine({"prod": {"min_resources": Resource.slots(6), "min_share_preemption_timeout": 5},
+    e, clock = make_engine({"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 5},
                             "hog": {}}, nodes=4, slots=4,
                            settings=EngineSettings(node_locality_delay=0, rack_locality_delay=0, max_assign=1))
     submit(e, "hog-a", "hog", tasks=8)
@@ -186,7 +186,7 @@ def starved_prod_beside_adhoc():
     taken back. Prod's data is on host0 and it waits for it (delay
     scheduling, 1.5 s a level), so on any other node adhoc would come
     first if the freed slots were free for all."""
-    e, clock = make_engine({"prod": {"min_resources": Resource.slots(7), "min_share_preemption_timeout": 5},
+    e, clock = make_engine({"prod": {"min_resources": Resource.units(7), "min_share_preemption_timeout": 5},
                             "hog": {}, "adhoc": {}}, nodes=4, slots=4, racks=2,
                            settings=EngineSettings(node_locality_delay=1.5, rack_locality_delay=1.5))
     submit(e, "hog", "hog", tasks=16)

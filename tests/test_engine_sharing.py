@@ -31,7 +31,7 @@ def test_pool_weight_two_gets_twice_the_slots():
 
 
 def test_pool_below_min_share_is_served_first():
-    e, _ = make_engine({"prod": {"min_resources": Resource.slots(12)}, "dev": {}}, nodes=4, slots=4)
+    e, _ = make_engine({"prod": {"min_resources": Resource.units(12)}, "dev": {}}, nodes=4, slots=4)
     submit(e, "d", "dev", tasks=50)
     submit(e, "p", "prod", tasks=50)
     e.update()  # demand, which the min-share rule caps by, comes from the update pass
@@ -41,7 +41,7 @@ def test_pool_below_min_share_is_served_first():
 
 
 def test_inactive_pool_reserves_nothing():
-    e, _ = make_engine({"prod": {"min_resources": Resource.slots(12)}, "dev": {}}, nodes=4, slots=4)
+    e, _ = make_engine({"prod": {"min_resources": Resource.units(12)}, "dev": {}}, nodes=4, slots=4)
     submit(e, "d", "dev", tasks=50)
     fill(e)
     e.update()
@@ -53,7 +53,7 @@ def test_inactive_pool_reserves_nothing():
 
 
 def _overcommitted_mins(rule: str):
-    e, _ = make_engine({"a": {"min_resources": Resource.slots(30)}, "b": {"min_resources": Resource.slots(10)}},
+    e, _ = make_engine({"a": {"min_resources": Resource.units(30)}, "b": {"min_resources": Resource.units(10)}},
                        nodes=4, slots=5, settings=EngineSettings(share_rule=rule))
     submit(e, "x", "a", tasks=100)
     submit(e, "y", "b", tasks=100)
@@ -86,7 +86,7 @@ def test_yarn_rule_does_not_cap_a_share_at_demand_and_auto_follows_the_file_form
 
 def test_yarn_rule_raises_a_max_below_the_min_and_the_design_rule_clips_the_min():
     from slotwise.config.model import ResourceSpec
-    pools = {"a": {"min_resources": Resource.slots(10), "max_resources": ResourceSpec.of(Resource.slots(4))}, "b": {}}
+    pools = {"a": {"min_resources": Resource.units(10), "max_resources": ResourceSpec.of(Resource.units(4))}, "b": {}}
     out = {}
     for rule in ("yarn", "design"):
         e, _ = make_engine(pools, nodes=4, slots=4, settings=EngineSettings(share_rule=rule))
@@ -99,7 +99,7 @@ def test_yarn_rule_raises_a_max_below_the_min_and_the_design_rule_clips_the_min(
 
 def test_max_resources_caps_a_pool():
     from slotwise.config.model import ResourceSpec
-    e, _ = make_engine({"capped": {"max_resources": ResourceSpec.of(Resource.slots(3))}}, nodes=2, slots=4)
+    e, _ = make_engine({"capped": {"max_resources": ResourceSpec.of(Resource.units(3))}}, nodes=2, slots=4)
     submit(e, "c", "capped", tasks=50)
     fill(e)
     assert running(e, "root.capped") == 3
@@ -111,7 +111,7 @@ def test_max_resources_percentage_follows_cluster_size():
     from slotwise.config.model import ResourceSpec
     e, _ = make_engine({"half": {"max_resources": ResourceSpec(memory_pct=50, vcores_pct=50)}}, nodes=2, slots=4)
     assert e.pools["root.half"].max_share.memory_mb == 4
-    e.add_node("n9", "host9", "/rack0", Resource.slots(4))
+    e.add_node("n9", "host9", "/rack0", Resource.units(4))
     assert e.pools["root.half"].max_share.memory_mb == 6
 
 
@@ -188,7 +188,7 @@ def test_requests_are_consumed_by_placement():
 def test_first_container_is_the_am_and_max_am_share_limits_ams():
     e, _ = make_engine({"q": {"max_am_share": 0.25}}, nodes=1, slots=8)
     for i in range(4):
-        submit(e, f"app{i}", "q", tasks=1, needs_am=True, size=Resource.slots(2))
+        submit(e, f"app{i}", "q", tasks=1, needs_am=True, size=Resource.units(2))
     e.update()
     got = e.heartbeat("n0")
     # Fair share 8 slots * 0.25 = 2: one 2-slot AM fits, a second would not.

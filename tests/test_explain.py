@@ -33,7 +33,7 @@ def test_running_app_limits_of_user_and_pool():
 
 
 def test_nothing_asked_and_max_share_and_no_room():
-    e, _ = make_engine({"capped": {"max_resources": ResourceSpec.of(Resource.slots(2))}}, nodes=1, slots=4)
+    e, _ = make_engine({"capped": {"max_resources": ResourceSpec.of(Resource.units(2))}}, nodes=1, slots=4)
     submit(e, "c", "capped", tasks=5)
     fill(e)
     held = explain_app(e, "c")["holds"]
@@ -76,7 +76,7 @@ def test_am_share_limit():
 
 def test_a_pool_at_its_max_share_is_not_called_an_am_limit():
     """maxAMShare 1.0 and a pool full to its max: the max share holds the AM back, not the AM limit."""
-    e, _ = make_engine({"a": {"max_am_share": 1.0, "max_resources": ResourceSpec.of(Resource.slots(4))}},
+    e, _ = make_engine({"a": {"max_am_share": 1.0, "max_resources": ResourceSpec.of(Resource.units(4))}},
                        nodes=1, slots=8)
     submit(e, "first", "a", tasks=4, needs_am=True)  # its AM and 3 tasks fill the pool
     e.update()
@@ -101,7 +101,7 @@ def test_waiting_turn_names_the_pools_share_and_explaining_changes_nothing():
 
 
 def test_preempted_container_says_why_it_was_chosen():
-    e, clock = make_engine({"a": {}, "b": {"min_resources": Resource.slots(2), "min_share_preemption_timeout": 5}},
+    e, clock = make_engine({"a": {}, "b": {"min_resources": Resource.units(2), "min_share_preemption_timeout": 5}},
                            nodes=1, slots=4)
     submit(e, "hog", "a", tasks=10)
     fill(e)

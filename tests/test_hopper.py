@@ -172,7 +172,7 @@ def hopper_engine(nodes=2, slots=4, **settings):
     cfg = make_config({"jobs": {"scheduling_policy": "hopper"}})
     e = Engine(cfg, clock, EngineSettings_(), services={"hopper": HopperSettings(**settings)})
     for i in range(nodes):
-        e.add_node(f"n{i}", f"host{i}", "/r", Resource.slots(slots))
+        e.add_node(f"n{i}", f"host{i}", "/r", Resource.units(slots))
     return e, clock
 
 

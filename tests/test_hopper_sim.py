@@ -35,7 +35,7 @@ def job(job_id, maps, submit=0.0, reduces=()):
 
 
 def idle(sim):
-    return all(n.free[i] == list(n.capacity[i]) for n in sim.nodes.values() for i in n.free) and not sim.containers
+    return all(n.free == list(n.capacity) for n in sim.nodes.values()) and not sim.containers
 
 
 def test_a_straggler_gets_a_copy_the_first_copy_wins_and_the_other_dies():

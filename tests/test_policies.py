@@ -12,9 +12,9 @@ from slotwise.resources import Resource
 
 
 def fake(name, used, min_share, demand, weight, start=0.0, priority=0):
-    return SimpleNamespace(name=name, usage=Resource.slots(used), min_share=Resource.slots(min_share),
-                           demand=Resource.slots(demand), weight=weight, start_time=start,
-                           priority=priority, max_share=Resource.slots(float("inf")))
+    return SimpleNamespace(name=name, usage=Resource.units(used), min_share=Resource.units(min_share),
+                           demand=Resource.units(demand), weight=weight, start_time=start,
+                           priority=priority, max_share=Resource.units(float("inf")))
 
 
 @pytest.mark.parametrize("policy", ["fair", "fifo", "drf"])

@@ -172,7 +172,6 @@ def test_preemption_follows_the_masters_switch_unless_serve_says_otherwise():
     from slotwise.bridge.server import preemption_setting
     from slotwise.core import PolicyCore
     from slotwise.config import parse_allocations
-    from slotwise.slotcore import SlotCore
 
     def shim(kind, **kw):
         return wire.decode("ShimInfo", json.dumps({"version": "t", "kind": kind, "protocol": 1, "deadline_ms": 100,
@@ -188,9 +187,9 @@ def test_preemption_follows_the_masters_switch_unless_serve_says_otherwise():
     core = PolicyCore(parse_allocations(ALLOCATIONS))
     core.set_preemption(False)
     assert core.settings.preemption is False and core._engine.settings.preemption is False
-    slots = SlotCore(parse_allocations("<allocations><pool name='a'/></allocations>"))
-    slots.set_preemption(False)
-    assert not slots.settings.preemption and not any(c._engine.settings.preemption for c in slots.cores.values())
+    slots = PolicyCore(parse_allocations("<allocations><pool name='a'/></allocations>"), kind="mrv1")
+    slots.set_preemption(True)
+    assert slots.settings.preemption and slots._engine.settings.preemption
 
 
 def test_a_recorded_run_replays_with_the_preemption_switch_it_was_told(tmp_path):

@@ -30,7 +30,7 @@ def _amount(text: str) -> Resource:
             raise argparse.ArgumentTypeError(str(e)) from None
     if n < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {text}")
-    return Resource.slots(n)
+    return Resource.units(n)
 
 
 def _demand(text: str) -> tuple[str, Resource]:
@@ -64,13 +64,18 @@ def cmd_validate(args) -> int:
 
 def what_if(cfg, capacity: Resource, demands: list[tuple[str, Resource]], share_rule: str = "auto") -> list[dict]:
     """Fair shares for a cluster of ``capacity`` and these demands, computed by
-    the real engine: one node, one app per pool asking for its demand."""
-    engine = Engine(cfg, ManualClock(), EngineSettings(preemption=False, share_rule=share_rule))
-    engine.add_node("what-if", "what-if", "/default-rack", capacity)
+    the real engine: one node, one app per pool asking for its demand. For
+    an MRv1 file, a plain number counts map slots."""
+    kind = "mrv1" if cfg.format == "mrv1" else "yarn"
+    engine = Engine(cfg, ManualClock(), EngineSettings(preemption=False, share_rule=share_rule), kind=kind)
+
+    def sized(r: Resource) -> Resource:
+        return Resource(map_slots=r.memory_mb) if kind == "mrv1" and not r.map_slots else r
+    engine.add_node("what-if", "what-if", "/default-rack", sized(capacity))
     for i, (pool, amount) in enumerate(demands):
         app_id = f"what-if-{i}"
         engine.add_app(app_id, f"what-if-{i}", queue=pool, placed=True)
-        engine.update_requests(app_id, [Request(0, amount, 1)])
+        engine.update_requests(app_id, [Request(0, sized(amount), 1)])
     engine.update()
     asked = {p for p, _ in demands}
     rows = []
@@ -109,14 +114,15 @@ def cmd_shares(args) -> int:
     except Exception as e:  # e.g. a demand on a parent pool
         print(f"slotwise shares: {e}", file=sys.stderr)
         return 1
+    d = "map_slots" if cfg.format == "mrv1" else "memory_mb"
     out = [{
         "pool": r["pool"],
         "weight": r["weight"],
-        "min_share": r["min_share"]["memory_mb"],
-        "demand": r["demand"]["memory_mb"],
-        "fair_share": round(r["fair_share"]["memory_mb"], 3),
-        "steady_fair_share": round(r["steady_fair_share"]["memory_mb"], 3),
-        "max_share": _finite(r["max_share"]["memory_mb"]),
+        "min_share": r["min_share"][d],
+        "demand": r["demand"][d],
+        "fair_share": round(r["fair_share"][d], 3),
+        "steady_fair_share": round(r["steady_fair_share"][d], 3),
+        "max_share": _finite(r["max_share"][d]),
         "resources": {k: r[k] for k in ("min_share", "demand", "fair_share", "steady_fair_share")},
     } for r in rows]
     if args.json:

@@ -33,7 +33,7 @@ from .eventlog import EventLog
 from .explain import explain_app
 from .placement import queue_path
 from .protocol import ProtocolError
-from .resources import Resource
+from .resources import KIND_DIMS, Resource
 from .settings import EngineSettings
 
 log = logging.getLogger("slotwise.core")
@@ -46,21 +46,32 @@ LASTING_REFUSALS = frozenset({"locality", "blacklisted", "no_task"})
 
 
 def _res(r) -> Resource:
-    return Resource(r.memory_mb, r.vcores)
+    return Resource(r.memory_mb, r.vcores, r.map_slots, r.reduce_slots)
 
 
 def _sized(r) -> bool:
     """Whether a wire Resource asks for anything the engine counts."""
-    return r.memory_mb > 0 or r.vcores > 0
+    return r.memory_mb > 0 or r.vcores > 0 or r.map_slots > 0 or r.reduce_slots > 0
 
 
-def _amount(r: Resource):
-    return wire.Amount(memory_mb=r.memory_mb, vcores=r.vcores)
+def _shape_problem(r, kind: str) -> str | None:
+    """What is wrong with a request's or a task's size on a ``kind``
+    cluster: a YARN container has no slots; an MRv1 task is one map slot or
+    one reduce slot, never both."""
+    if kind == "yarn":
+        return "a YARN container holds no slots" if r.map_slots or r.reduce_slots else None
+    if r.memory_mb or r.vcores or bool(r.map_slots) == bool(r.reduce_slots):
+        return "an MRv1 task holds map slots or reduce slots (one kind), nothing else"
+    return None
 
 
-def _limit(r: Resource):
+def _amount(r: Resource, dims=KIND_DIMS["yarn"]):
+    return wire.Amount(**{d: getattr(r, d) for d in dims})
+
+
+def _limit(r: Resource, dims=KIND_DIMS["yarn"]):
     inf = float("inf")
-    return None if r.memory_mb == inf or r.vcores == inf else _amount(r)
+    return None if any(getattr(r, d) == inf for d in dims) else _amount(r, dims)
 
 
 def _same_requests(app, requests) -> bool:
@@ -71,7 +82,7 @@ def _same_requests(app, requests) -> bool:
     for r in requests:
         h = held.get(r.priority)
         if (h is None or h.num_containers != r.count or h.relax_locality != r.relax_locality
-                or h.resource.memory_mb != r.resource.memory_mb or h.resource.vcores != r.resource.vcores
+                or h.resource != _res(r.resource)
                 or h.hosts != r.hosts or h.racks != r.racks or h.strict_racks != frozenset(r.strict_racks)):
             return False
     return True
@@ -138,6 +149,8 @@ class UpdateResult:
     preempt: list[Preemption] = field(default_factory=list)
     moves: list = field(default_factory=list)  # wire.MoveOrder
     resync: bool = False
+    #: Apps a running-app limit holds back (an MRv1 shim leaves them uninitialised).
+    waiting: list = field(default_factory=list)
 
 
 @dataclass
@@ -188,14 +201,15 @@ class PolicyCore:
     """The protocol's calls on one engine; thread-safe (Py4J calls in on its
     own threads, the web layer on others)."""
 
-    #: The shim kind this core decides for (``slotwise.slotcore.SlotCore``: "mrv1").
-    kind = "yarn"
-
     def __init__(self, config: AllocationConfig, settings: EngineSettings | None = None,
                  clock: Clock | None = None, event_log: EventLog | None = None,
                  record_inputs: bool = False, log_decisions: bool = True,
                  stream: str | None = None, stats=None, config_text: str | None = None,
-                 container_tag: str = "", services: dict | None = None) -> None:
+                 services: dict | None = None, kind: str = "yarn") -> None:
+        #: The shim kind this core decides for: "yarn" (containers of memory
+        #: and vcores) or "mrv1" (map and reduce slots); resources.KIND_DIMS.
+        self.kind = kind
+        self.dims = KIND_DIMS[kind]
         self._clock = _CallClock(clock or SystemClock())
         #: Observer of calls (``slotwise.metrics.Metrics``); None: nobody.
         self.stats = stats
@@ -220,16 +234,14 @@ class PolicyCore:
             # services: what the driver shares with the policies (the Dynamic
             # Priority market); one dict for the engines of one server.
             self.services = {} if services is None else services
-            self._engine = Engine(config, self._clock, self.settings, services=self.services, stream=stream or "")
-            # Engines that share one shim (an MRv1 JobTracker's map and reduce
-            # engines) must not name two assignments alike.
-            self._engine.container_tag = container_tag
+            self._engine = Engine(config, self._clock, self.settings, services=self.services, stream=stream or "",
+                                  kind=kind)
             if record_inputs:
                 # The file's text too: a replay must start from the same pools
                 # (and from the same market, where one is shared).
                 market = self.services.get("market")
                 hopper = self.services.get("hopper")
-                self.log.write("recording", stream=stream, t=self._clock.now(), protocol=wire.VERSION,
+                self.log.write("recording", stream=stream, kind=kind, t=self._clock.now(), protocol=wire.VERSION,
                                config=config.source, config_text=config_text,
                                settings=dataclasses.asdict(self.settings),
                                market=market.snapshot() if market is not None else None,
@@ -257,7 +269,10 @@ class PolicyCore:
             return wire.encode(wire.HeartbeatAnswer(error=self._internal_error("heartbeat")))
         return wire.encode(wire.HeartbeatAnswer(assign=[
             wire.Assignment(app=a.app_id, node=a.node_id, priority=a.priority, locality=a.locality,
-                            engine_id=a.container_id) for a in assigned]))
+                            engine_id=a.container_id, resource=self._wire_resource(a.resource)) for a in assigned]))
+
+    def _wire_resource(self, r: Resource):
+        return wire.Resource(**{d: int(getattr(r, d)) for d in self.dims})
 
     def update(self, text: str) -> str:
         with self._lock:  # the table must describe the engine the update just ran on
@@ -270,7 +285,7 @@ class PolicyCore:
             table = self._table.answer(self._queue_table(), self.take_resynced())
         return wire.encode(wire.UpdateAnswer(
             preempt=[wire.Preemption(container=p.container_id, kill=p.kill) for p in result.preempt],
-            move=result.moves, resync=result.resync, **table))
+            move=result.moves, resync=result.resync, waiting=result.waiting, **table))
 
     def place(self, text: str) -> str:
         try:
@@ -307,7 +322,7 @@ class PolicyCore:
                 for a in assigned:
                     self.log.write("assign", stream=self.stream, app=a.app_id, pool=a.pool, node=a.node_id,
                                    locality=a.locality, priority=a.priority, container=a.container_id,
-                                   memory_mb=a.resource.memory_mb, vcores=a.resource.vcores, am=a.is_am)
+                                   am=a.is_am, **a.resource.to_dict(self.dims))
             return assigned
 
     def handle_update(self, msg, checked: bool = False) -> UpdateResult:
@@ -327,7 +342,9 @@ class PolicyCore:
                                           "why": c.preempt_why if c else None})
                 self.log.write("preempt", stream=self.stream, container=p.container_id, app=p.app_id, pool=p.pool,
                                node=p.node_id, kill=p.kill, reason=p.reason)
-            return UpdateResult(preempt, self._due_moves(), resync)
+            e = self._engine
+            waiting = sorted(a.app_id for a in e.apps.values() if not a.runnable) if e.limits.waiting else []
+            return UpdateResult(preempt, self._due_moves(), resync, waiting)
 
     def handle_place(self, req):
         with self._lock, self._clock:
@@ -345,6 +362,8 @@ class PolicyCore:
         move this core ordered): where the app goes, or why not."""
         with self._lock, self._clock:
             self._record("move", req)
+            if self.kind == "mrv1":
+                return wire.MoveAnswer(error="an MRv1 job stays in the pool it was submitted to")
             if req.app not in self._engine.apps:
                 return wire.MoveAnswer(error=f"unknown application {req.app}")
             pending = self._moves.get(req.app)
@@ -401,6 +420,8 @@ class PolicyCore:
         with self._lock, self._clock:
             if app_id not in self._engine.apps:
                 raise KeyError(app_id)
+            if self.kind == "mrv1":
+                raise ValueError("an MRv1 job stays in the pool it was submitted to (the JobTracker has no move)")
             self._record("move", wire.MoveRequest(app=app_id, queue=pool))
             target = self._engine.move_app(app_id, pool, may_create=False)
             self.log.write("move", app=app_id, pool=target, by="admin")
@@ -408,6 +429,8 @@ class PolicyCore:
 
     def move_target_problem(self, pool: str) -> str | None:
         """Why no job may be moved to ``pool`` now (YARN's rule), or None."""
+        if self.kind == "mrv1":
+            return "the JobTracker cannot move jobs between pools"
         with self._lock:
             return self._engine.move_target_problem(pool)
 
@@ -493,13 +516,14 @@ class PolicyCore:
                 "preemption": self.settings.preemption,
                 "newly_preemptable": [{"container": c.container_id, "app": c.app_id,
                                        "pool": after.apps[c.app_id].pool.name, "node": c.node_id,
-                                       "resource": c.resource.to_dict()} for c in newly]}
+                                       "resource": c.resource.to_dict(self.dims)} for c in newly]}
 
     def cluster(self) -> dict:
         """The cluster as Python sees it: capacity, nodes, in use."""
         with self._lock:
             e = self._engine
-            return {"capacity": e.cluster.to_dict(), "nodes": len(e.nodes), "usage": e.root.usage.to_dict(),
+            return {"capacity": e.cluster.to_dict(self.dims), "nodes": len(e.nodes),
+                    "usage": e.root.usage.to_dict(self.dims),
                     "share_rule": e.share_rule}
 
     def recent_preemptions(self) -> list[dict]:
@@ -632,6 +656,8 @@ class PolicyCore:
                     # asks for less than its minimum allocation.
                     out.append(f"apps[{i}].requests[{j}] ({a.id}): {r.count} container(s) of no size; "
                                "a container needs memory or vcores")
+                elif r.count and (shape := _shape_problem(r.resource, self.kind)):
+                    out.append(f"apps[{i}].requests[{j}] ({a.id}): {shape}")
         launched = msg.launched
         if not launched:
             return out
@@ -645,6 +671,8 @@ class PolicyCore:
         gone_apps = set(msg.apps_removed) if msg.apps_removed else ()
         seen: set[str] = set()
         for i, c in enumerate(launched):
+            if (shape := _shape_problem(c.resource, self.kind)) is not None:
+                out.append(f"launched[{i}]: container {c.id}: {shape}")
             if len(launched) > 1:
                 if c.id in seen or (c.engine_id is not None and c.engine_id in seen):
                     out.append(f"launched[{i}]: container {c.id} twice")
@@ -744,8 +772,7 @@ class PolicyCore:
         suspects = set()
         for c in rows:
             app = e.apps.get(c.app)
-            if (app is None or app.pending.memory_mb != c.pending.memory_mb or app.pending.vcores != c.pending.vcores
-                    or app.usage.memory_mb != c.allocated.memory_mb or app.usage.vcores != c.allocated.vcores
+            if (app is None or app.pending != _res(c.pending) or app.usage != _res(c.allocated)
                     or len(app.containers) != c.containers):
                 suspects.add(c.app)
         truth_ids = {c.app for c in rows}
@@ -800,15 +827,16 @@ class PolicyCore:
 
     def _queue_table(self) -> list:
         rows = []
+        d = self.dims
         for p in self._engine.root.walk():
             mra = p.max_running_apps
-            am_max = p.am_max(self._engine.cluster) if p.is_leaf else None
+            am_max = p.am_max(self._engine.cluster) if p.is_leaf and self.kind == "yarn" else None
             rows.append(wire.QueueRow(
                 name=p.name, parent=p.parent.name if p.parent else None, weight=p.weight,
-                min=_amount(p.min_share), max=_limit(p.max_share), fair=_amount(p.fair_share),
-                steady=_amount(p.steady_fair_share), usage=_amount(p.usage), demand=_amount(p.demand),
+                min=_amount(p.min_share, d), max=_limit(p.max_share, d), fair=_amount(p.fair_share, d),
+                steady=_amount(p.steady_fair_share, d), usage=_amount(p.usage, d), demand=_amount(p.demand, d),
                 running_apps=p.running_apps, apps=len(p.apps),
                 max_running_apps=None if mra == float("inf") else int(mra), recovery=p.name == RECOVERY_POOL,
-                policy=p.policy.name, am_max=None if am_max is None else _amount(am_max),
+                policy=p.policy.name, am_max=None if am_max is None else _amount(am_max, d),
                 preemptable=p.allow_preemption_from, is_parent=p.is_parent and not p.children))
         return rows

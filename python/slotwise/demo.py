@@ -17,7 +17,6 @@ from pathlib import Path
 
 from .admin import AdminToken, SchedulerService
 from .core import PolicyCore
-from .slotcore import SlotCore
 from .bridge.server import PolicyServer, RMControl, start_http
 from .config.watcher import load_with_status
 from .metrics import Metrics
@@ -156,7 +155,8 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
     config, status = load_with_status(str(allocations))
     holder = {}
     metrics = Metrics(core_ref=lambda: holder.get("core"), status_ref=lambda: status)
-    core = holder["core"] = (SlotCore if mrv1 else PolicyCore)(config, event_log=event_log, stats=metrics)
+    core = holder["core"] = PolicyCore(config, event_log=event_log, stats=metrics,
+                                        kind="mrv1" if mrv1 else "yarn")
     preemptions = PreemptionRecorder(core)
     print(f"== starting {what} in {cluster.dir}")
     cluster.up()

@@ -33,14 +33,31 @@ def explain_app(engine, app_id: str) -> dict:
     elif not pending:
         hold("nothing_asked", "it asks for no more containers now"
              + (f" (it runs {len(app.containers)})" if app.containers else ""))
-    else:
+    elif engine.kind == "yarn":
         smallest = min((r.resource for r in pending), key=lambda r: (r.memory_mb, r.vcores))
-        _max_shares(app, smallest, hold)
+        _max_shares(engine, app, smallest, hold)
         _am_limit(engine, app, smallest, hold)
         _locality(engine, app, pending, hold)
         _room(engine, smallest, hold)
         if not holds:
             _turn(engine, app, hold)
+    else:  # MRv1: each kind of slot on its own, as a TaskTracker offers them
+        for key, local in engine.offers:
+            mine = [r for r in pending if r.resource.get(key) > 0]
+            if not mine:
+                continue
+            kind = key.split("_")[0] + "s"
+
+            def said(code, message, **fields):
+                hold(code, f"{kind}: {message}", slot=key, **fields)
+            before = len(holds)
+            _max_shares(engine, app, mine[0].resource, said)
+            if local:
+                _locality(engine, app, mine, said)
+            _room(engine, mine[0].resource, said)
+            if len(holds) == before:
+                _turn(engine, app, said, key)
+    if app.runnable and pending:
         # What the policies say of it: its pool's of the app (Hopper: its work
         # left and allocation), those above of each pool (Dynamic Priority:
         # the budget and rate).
@@ -55,7 +72,7 @@ def explain_app(engine, app_id: str) -> dict:
         "id": app.app_id, "name": app.label, "user": app.user, "pool": pool.name, "state": state,
         "running_containers": len(app.containers),
         "pending_containers": sum(r.num_containers for r in pending),
-        "usage": app.usage.to_dict(), "fair_share": app.fair_share.to_dict(),
+        "usage": app.usage.to_dict(engine.dims), "fair_share": app.fair_share.to_dict(engine.dims),
         "holds": holds,
         "preempting": [{"container": c.container_id, "node": c.node_id, "killed": c.kill_sent,
                         "why": c.preempt_why} for c in app.containers.values() if c.preempt_time is not None],
@@ -80,13 +97,14 @@ def _running_limits(engine, app: App, hold) -> None:
         hold("admission", "it is admitted at the next update pass (a running-app limit had no room)")
 
 
-def _max_shares(app: App, smallest: Resource, hold) -> None:
+def _max_shares(engine, app: App, smallest: Resource, hold) -> None:
+    d = engine.dims
     for p in app.pool.ancestors():
         u, cap = p.usage, p.max_share
-        if u.memory_mb + smallest.memory_mb > cap.memory_mb or u.vcores + smallest.vcores > cap.vcores:
-            hold("pool_at_max_share", f"pool {p.name} uses {_amount(u)} of its max share {_amount(cap)}: "
-                 f"no room for another {_amount(smallest)}", pool=p.name, usage=u.to_dict(),
-                 max_share=_finite(cap), request=smallest.to_dict())
+        if not (u + smallest).fits_in(cap):
+            hold("pool_at_max_share", f"pool {p.name} uses {_amount(u, d)} of its max share {_amount(cap, d)}: "
+                 f"no room for another {_amount(smallest, d)}", pool=p.name, usage=u.to_dict(d),
+                 max_share=_finite(cap, d), request=smallest.to_dict(d))
 
 
 def _am_limit(engine, app: App, smallest: Resource, hold) -> None:
@@ -121,26 +139,28 @@ def _locality(engine, app: App, pending, hold) -> None:
 
 def _room(engine, smallest: Resource, hold) -> None:
     best = ZERO
+    d = engine.dims
     for node in engine.nodes.values():
         free = (node.capacity - node.used).clamp_zero()
-        if free.memory_mb >= smallest.memory_mb and free.vcores >= smallest.vcores:
+        if smallest.fits_in(free):
             return
-        if (free.memory_mb, free.vcores) > (best.memory_mb, best.vcores):
+        if tuple(free.get(k) for k in d) > tuple(best.get(k) for k in d):
             best = free
     if not engine.nodes:
         hold("no_nodes", "the cluster has no nodes")
         return
-    hold("no_node_with_room", f"no node has {_amount(smallest)} free now (the most free on one node: "
-         f"{_amount(best)})", request=smallest.to_dict(), most_free=best.to_dict())
+    hold("no_node_with_room", f"no node has {_amount(smallest, d)} free now (the most free on one node: "
+         f"{_amount(best, d)})", request=smallest.to_dict(d), most_free=best.to_dict(d))
 
 
-def _turn(engine, app: App, hold) -> None:
+def _turn(engine, app: App, hold, key: str = "memory_mb") -> None:
     pool = app.pool
+    d = engine.dims
     _since_min, since_fair = engine.starvation(pool)
-    fields = dict(pool=pool.name, pool_usage=pool.usage.to_dict(), pool_fair_share=pool.fair_share.to_dict(),
-                  app_usage=app.usage.to_dict(), app_fair_share=app.fair_share.to_dict())
-    shares = f"pool {pool.name} uses {_amount(pool.usage)} of a fair share of {_amount(pool.fair_share)}"
-    if pool.usage.memory_mb < pool.fair_share.memory_mb:
+    fields = dict(pool=pool.name, pool_usage=pool.usage.to_dict(d), pool_fair_share=pool.fair_share.to_dict(d),
+                  app_usage=app.usage.to_dict(d), app_fair_share=app.fair_share.to_dict(d))
+    shares = f"pool {pool.name} uses {_amount(pool.usage, d)} of a fair share of {_amount(pool.fair_share, d)}"
+    if pool.usage.get(key) < pool.fair_share.get(key):
         hold("waiting_turn", f"it is among the first offered the next free container ({shares}); it waits for "
              "a node with room to report in", **fields)
         return
@@ -150,11 +170,14 @@ def _turn(engine, app: App, hold) -> None:
          f"their share{late}", **fields)
 
 
-def _amount(r: Resource) -> str:
-    if math.isinf(r.memory_mb) or math.isinf(r.vcores):
+_UNITS = {"memory_mb": "MB", "vcores": "vcores", "map_slots": "map slots", "reduce_slots": "reduce slots"}
+
+
+def _amount(r: Resource, dims=("memory_mb", "vcores")) -> str:
+    if any(math.isinf(r.get(d)) for d in dims):
         return "unlimited"
-    return f"{r.memory_mb:.0f} MB, {r.vcores:g} vcores"
+    return ", ".join(f"{r.get(d):.0f} MB" if d == "memory_mb" else f"{r.get(d):g} {_UNITS[d]}" for d in dims)
 
 
-def _finite(r: Resource) -> dict:
-    return {k: (None if math.isinf(v) else v) for k, v in r.to_dict().items()}
+def _finite(r: Resource, dims) -> dict:
+    return {k: (None if math.isinf(v) else v) for k, v in r.to_dict(dims).items()}

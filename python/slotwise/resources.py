@@ -1,74 +1,123 @@
-"""Resource vectors in YARN's two dimensions.
+"""Resource vectors with named dimensions: YARN's memory and vcores, and
+MRv1's map and reduce slots.
 
-MRv1-style slot clusters use the same type: one slot is ``Resource(1, 1)``, so
-every computation in memory is also a computation in slots.
+One type for both kinds of cluster: a YARN node has memory and vcores and
+no slots, a TaskTracker map and reduce slots and no memory, so every rule
+(fits, max share, fair share) is written once over all four dimensions.
+Which dimensions a cluster uses is its kind (``KIND_DIMS``); the engine
+offers them one group at a time (``offers``).
 """
 
 from __future__ import annotations
 
+#: Every dimension, in wire order.
+ALL_DIMS = ("memory_mb", "vcores", "map_slots", "reduce_slots")
+#: The dimensions of each kind of cluster (the shim's ``kind``).
+KIND_DIMS = {"yarn": ("memory_mb", "vcores"), "mrv1": ("map_slots", "reduce_slots")}
+#: What a node offers, by kind, one after the other: the dimension that
+#: orders pools and apps for the offer, and whether delay scheduling holds
+#: it. A YARN node offers a container (memory and vcores together, ordered
+#: by memory, as the Fair Scheduler does); a TaskTracker offers map slots,
+#: then reduce slots, each shared on its own as the MRv1 Fair Scheduler
+#: shares them, and only maps wait for locality (a reduce reads no split).
+OFFERS = {"yarn": (("memory_mb", True),), "mrv1": (("map_slots", True), ("reduce_slots", False))}
+#: The dimensions one offer hands out, by the dimension that orders it.
+OFFERED = {"memory_mb": ("memory_mb", "vcores"), "map_slots": ("map_slots",), "reduce_slots": ("reduce_slots",)}
+
 
 class Resource:
-    __slots__ = ("memory_mb", "vcores")
+    __slots__ = ALL_DIMS
 
-    def __init__(self, memory_mb: float = 0, vcores: float = 0) -> None:
+    def __init__(self, memory_mb: float = 0, vcores: float = 0, map_slots: float = 0,
+                 reduce_slots: float = 0) -> None:
         self.memory_mb = memory_mb
         self.vcores = vcores
+        self.map_slots = map_slots
+        self.reduce_slots = reduce_slots
 
     @classmethod
-    def slots(cls, n: float) -> "Resource":
+    def units(cls, n: float) -> "Resource":
+        """n units of memory and vcores alike: tests' and benchmarks' YARN
+        nodes and containers, sized in round numbers."""
         return cls(n, n)
 
-    def __add__(self, other: "Resource") -> "Resource":
-        return Resource(self.memory_mb + other.memory_mb, self.vcores + other.vcores)
+    @classmethod
+    def of(cls, values: dict) -> "Resource":
+        return cls(*(values.get(d, 0) for d in ALL_DIMS))
 
-    def __sub__(self, other: "Resource") -> "Resource":
-        return Resource(self.memory_mb - other.memory_mb, self.vcores - other.vcores)
+    def __add__(self, o: "Resource") -> "Resource":
+        return Resource(self.memory_mb + o.memory_mb, self.vcores + o.vcores,
+                        self.map_slots + o.map_slots, self.reduce_slots + o.reduce_slots)
+
+    def __sub__(self, o: "Resource") -> "Resource":
+        return Resource(self.memory_mb - o.memory_mb, self.vcores - o.vcores,
+                        self.map_slots - o.map_slots, self.reduce_slots - o.reduce_slots)
 
     def __mul__(self, k: float) -> "Resource":
-        return Resource(self.memory_mb * k, self.vcores * k)
+        return Resource(self.memory_mb * k, self.vcores * k, self.map_slots * k, self.reduce_slots * k)
 
     __rmul__ = __mul__
 
+    def _t(self) -> tuple:
+        return (self.memory_mb, self.vcores, self.map_slots, self.reduce_slots)
+
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Resource)
-            and self.memory_mb == other.memory_mb
-            and self.vcores == other.vcores
-        )
+        return isinstance(other, Resource) and self._t() == other._t()
 
     def __hash__(self) -> int:
-        return hash((self.memory_mb, self.vcores))
+        return hash(self._t())
 
     def __repr__(self) -> str:
+        if self.map_slots or self.reduce_slots:
+            return f"Resource({self.memory_mb!r}, {self.vcores!r}, {self.map_slots!r}, {self.reduce_slots!r})"
         return f"Resource({self.memory_mb!r}, {self.vcores!r})"
 
     def __str__(self) -> str:
+        if (self.map_slots or self.reduce_slots) and not (self.memory_mb or self.vcores):
+            return f"{_num(self.map_slots)} map slots, {_num(self.reduce_slots)} reduce slots"
         return f"{_num(self.memory_mb)} mb, {_num(self.vcores)} vcores"
 
-    def fits_in(self, other: "Resource") -> bool:
-        return self.memory_mb <= other.memory_mb and self.vcores <= other.vcores
+    def fits_in(self, o: "Resource") -> bool:
+        return (self.memory_mb <= o.memory_mb and self.vcores <= o.vcores
+                and self.map_slots <= o.map_slots and self.reduce_slots <= o.reduce_slots)
 
     def any_positive(self) -> bool:
-        return self.memory_mb > 0 or self.vcores > 0
+        return self.memory_mb > 0 or self.vcores > 0 or self.map_slots > 0 or self.reduce_slots > 0
 
-    def min(self, other: "Resource") -> "Resource":
-        return Resource(min(self.memory_mb, other.memory_mb), min(self.vcores, other.vcores))
+    def min(self, o: "Resource") -> "Resource":
+        return Resource(min(self.memory_mb, o.memory_mb), min(self.vcores, o.vcores),
+                        min(self.map_slots, o.map_slots), min(self.reduce_slots, o.reduce_slots))
 
-    def max(self, other: "Resource") -> "Resource":
-        return Resource(max(self.memory_mb, other.memory_mb), max(self.vcores, other.vcores))
+    def max(self, o: "Resource") -> "Resource":
+        return Resource(max(self.memory_mb, o.memory_mb), max(self.vcores, o.vcores),
+                        max(self.map_slots, o.map_slots), max(self.reduce_slots, o.reduce_slots))
 
     def clamp_zero(self) -> "Resource":
-        return Resource(max(0, self.memory_mb), max(0, self.vcores))
+        return Resource(max(0, self.memory_mb), max(0, self.vcores), max(0, self.map_slots),
+                        max(0, self.reduce_slots))
 
     def get(self, dim: str) -> float:
         return getattr(self, dim)
 
-    def to_dict(self) -> dict:
-        return {"memory_mb": self.memory_mb, "vcores": self.vcores}
+    def only(self, dims) -> "Resource":
+        """This resource in ``dims``, 0 in the others."""
+        return Resource.of({d: getattr(self, d) for d in dims})
+
+    def to_dict(self, dims=KIND_DIMS["yarn"]) -> dict:
+        return {d: getattr(self, d) for d in dims}
 
 
-ZERO = Resource(0, 0)
-DIMENSIONS = ("memory_mb", "vcores")
+ZERO = Resource()
+
+
+def along(key: str, amount: float, total: "Resource") -> "Resource":
+    """``amount`` of the dimension ``key`` (an offer's, resources.OFFERS);
+    for a YARN container (memory) with vcores in the same proportion of
+    ``total``, as policies that share by one number hand them out."""
+    if key == "memory_mb":
+        return Resource(amount, amount / total.memory_mb * total.vcores if total.memory_mb > 0 else 0.0)
+    return Resource.of({key: amount})
+DIMENSIONS = KIND_DIMS["yarn"]
 
 
 def _num(x: float) -> str:

@@ -10,6 +10,7 @@ charges no interval twice."""
 
 from __future__ import annotations
 
+import getpass
 import os
 import sqlite3
 import subprocess
@@ -18,6 +19,7 @@ import threading
 import time
 
 import pytest
+from pathlib import Path
 import requests
 
 from slotwise.localcluster.mrv1 import Mrv1Cluster
@@ -134,7 +136,7 @@ def check_split_and_reload(cluster, serve, allocations, mark, prod, research):
     for job_id, pool in ((prod_id, "root.prod"), (research_id, "root.research")):
         mine = [e for e in assigns if e["app"] == job_id]
         assert {e["pool"] for e in mine} == {pool}
-        assert sum(e["stream"] == "map" for e in mine) >= 12  # its maps: Python's
+        assert sum(e.get("map_slots") == 1 for e in mine) >= 12  # its maps: Python's
     # The rest of their maps would take minutes: jobs completing under Python
     # are the next two tests' (prod's with preemption, research's after a restart).
     save(allocations, pools_xml(3, 1))
@@ -175,7 +177,7 @@ def test_a_pool_below_its_min_share_gets_slots_by_preemption(mrv1):
     result = prod.wait(900)
     assert result.succeeded
     prod_maps = [e for e in serve.events()[mark:] if e["event"] == "assign" and e["app"] == prod_id
-                 and e["stream"] == "map"]
+                 and e.get("map_slots") == 1]
     assert len(prod_maps) >= 4
     killed = [e for e in serve.events()[mark:] if e["event"] == "preempt"]
     print(f"\nmin share: {len(killed)} research task(s) killed for prod; prod finished in {result.seconds:.0f} s")
@@ -210,6 +212,41 @@ def test_a_killed_serve_leaves_the_job_to_the_fifo_and_a_new_one_decides(mrv1):
     fallback = serve.wait_for(lambda e: e["event"] == "fallback", 60, since=mark)
     assert fallback["count"] > 0
     assert cluster.scheduler_status()["registered"]
+
+
+def test_a_job_over_its_pools_running_limit_stays_uninitialised_until_it_may_run(mrv1):
+    """maxRunningJobs 1: the second job of the pool stays in PREP (not
+    initialised, as in the original Fair Scheduler) while the first runs,
+    then runs and succeeds. And a job that sets pool.name alone goes to its
+    user's pool: Hadoop 1 reads mapred.fairscheduler.pool, then the
+    pool-name property (user.name)."""
+    cluster, serve, allocations = mrv1
+    mark = len(serve.events())
+    save(allocations, pools_xml(3, 1).replace("<weight>1</weight></pool>",
+                                             "<weight>1</weight><maxRunningJobs>1</maxRunningJobs></pool>"))
+    serve.wait_for(lambda e: e["event"] == "reload", 20, since=mark)
+    first = sleep_job(cluster, "research", 4, 15000)
+    first_id = first.wait_for_id()
+    serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == first_id, 300, since=mark)
+    second = sleep_job(cluster, "research", 2, 500)
+    second_id = second.wait_for_id()
+    named = cluster.submit("sleep", ["-Dpool.name=prod", "-m", "1", "-r", "0", "-mt", "100"], pool=None,
+                           user="carol", wait=False)
+    named_id = named.wait_for_id()
+    serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == named_id, 300, since=mark)
+    listed = cluster.job_command(["-list"])
+    states = {line.split("\t")[0]: line.split("\t")[1] for line in listed.stdout.splitlines()
+              if line.startswith("job_")}
+    # Asked while the first job still runs (its maps take 15 s each): 1 RUNNING, 4 PREP.
+    assert states.get(first_id) == "1" and states.get(second_id) == "4", listed.stdout
+    assert first.wait(900).succeeded and second.wait(900).succeeded
+    assigns = [e for e in serve.events()[mark:] if e["event"] == "assign"]
+    first_done = max(i for i, e in enumerate(assigns) if e["app"] == first_id)
+    assert min(i for i, e in enumerate(assigns) if e["app"] == second_id) > first_done  # not one task before
+    assert {e["pool"] for e in assigns if e["app"] == named_id} == {"root.carol"}
+    assert named.wait(900).succeeded
+    print(f"\nmaxRunningJobs 1: {second_id} waited in PREP until {first_id} was done")
+    save(allocations, pools_xml(3, 1))
 
 
 # ------------------------------------------- Dynamic Priority, same cluster
@@ -250,7 +287,9 @@ def dp_mrv1(mrv1, tmp_path_factory):
     allocations = base / "pools.xml"
     allocations.write_text(DP_POOLS)
     acl = base / "dp.acl"
-    acl.write_text(f"ops admin {ADMIN_KEY}\n")
+    # The jobs' user (the OS user) may spend both budgets: the JobTracker asks
+    # Python's place, which checks this ACL for MRv1 jobs as for YARN apps.
+    acl.write_text(f"ops admin {ADMIN_KEY}\n{getpass.getuser()} user submitter-key-0123456789 prod,research\n")
     acl.chmod(0o600)
     key = base / "ops.key"
     key.write_text(ADMIN_KEY)
@@ -324,3 +363,18 @@ def test_spending_rates_3_to_1_split_the_slots_3_to_1_and_kill_9_keeps_the_books
         assert charged["root.prod"] > 2 * charged["root.research"]  # paid 3x the rate on ~3x the slots
     finally:
         stop_jobs(cluster, serve, prod, research)
+
+
+def test_a_job_from_a_user_the_dp_acl_does_not_allow_fails_with_the_reason(dp_mrv1):
+    """Python's place decides an MRv1 job's pool, ACLs included: mallory may
+    not spend prod's budget, so her job fails at once, saying why."""
+    cluster, serve = dp_mrv1
+    mark = len(serve.events())
+    result = cluster.submit("sleep", ["-m", "1", "-r", "0", "-mt", "100"], pool="prod", user="mallory",
+                            timeout=600)
+    assert result.state == "FAILED", result
+    status = cluster.job_command(["-status", result.job_id])
+    said = status.stdout + status.stderr + Path(result.log).read_text()
+    assert "Rejected by the Slotwise policy" in said and "may not spend" in said, said[-3000:]
+    assert not [e for e in serve.events()[mark:] if e["event"] == "assign" and e["app"] == result.job_id]
+

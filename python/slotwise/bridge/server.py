@@ -27,7 +27,6 @@ from pathlib import Path
 from .. import __version__
 from .. import protocol as wire
 from ..core import PolicyCore
-from ..slotcore import SlotCore
 from ..protocol import ProtocolError
 from ..secretfile import read_secret
 
@@ -493,9 +492,8 @@ def serve_main(args) -> int:
         return 2
     event_log = EventLog(args.event_log) if args.event_log else EventLog()
     mrv1 = args.mrv1 or config.format == "mrv1" or (local is not None and local_cluster_kind(args.cluster_dir) == "mrv1")
-    core_class = SlotCore if mrv1 else PolicyCore
-    core = core_class(config, settings, event_log=event_log, record_inputs=args.record, config_text=status.text,
-                      services=services)
+    core = PolicyCore(config, settings, event_log=event_log, record_inputs=args.record, config_text=status.text,
+                      services=services, kind="mrv1" if mrv1 else "yarn")
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
                           takeover=args.takeover, cluster_dir=local,
                           preemption=None if args.preemption is None else args.preemption == "on")

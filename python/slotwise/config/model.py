@@ -21,14 +21,18 @@ MAX_QUEUE_NAME = 1024
 class ResourceSpec:
     """An absolute resource or a percentage of the cluster (maxResources may be either).
 
-    Each dimension is absolute (``memory_mb``/``vcores``) or a percentage
-    (``memory_pct``/``vcores_pct``); a missing dimension means unlimited.
+    Each dimension is absolute (``memory_mb``/``vcores``; an MRv1 pool's
+    ``maxMaps``/``maxReduces`` as ``map_slots``/``reduce_slots``) or a
+    percentage (``memory_pct``/``vcores_pct``); a missing dimension means
+    unlimited.
     """
 
     memory_mb: float | None = None
     vcores: float | None = None
     memory_pct: float | None = None
     vcores_pct: float | None = None
+    map_slots: float | None = None
+    reduce_slots: float | None = None
 
     def resolve(self, cluster: Resource) -> Resource:
         mem = self.memory_mb
@@ -37,11 +41,13 @@ class ResourceSpec:
         vc = self.vcores
         if vc is None:
             vc = cluster.vcores * self.vcores_pct / 100.0 if self.vcores_pct is not None else INFINITE
-        return Resource(mem, vc)
+        maps, reduces = self.map_slots, self.reduce_slots
+        return Resource(mem, vc, INFINITE if maps is None else maps, INFINITE if reduces is None else reduces)
 
     @classmethod
     def of(cls, r: Resource) -> "ResourceSpec":
-        return cls(memory_mb=r.memory_mb, vcores=r.vcores)
+        """Exactly ``r``, in every dimension."""
+        return cls(memory_mb=r.memory_mb, vcores=r.vcores, map_slots=r.map_slots, reduce_slots=r.reduce_slots)
 
 
 @dataclass
@@ -132,25 +138,6 @@ class AllocationConfig:
         if u is not None and u.max_running_apps is not None:
             return u.max_running_apps
         return self.user_max_apps_default
-
-    def slot_view(self, kind: str) -> "AllocationConfig":
-        """For MRv1 files: a copy whose min/max resources are the map (or
-        reduce) slot limits, counted as ``Resource.slots``."""
-        import copy
-
-        if kind not in ("map", "reduce"):
-            raise ValueError(f"slot kind must be map or reduce, not {kind!r}")
-        view = copy.deepcopy(self)
-        for q in view.root.walk():
-            if q.min_maps is None and q.min_reduces is None and q.max_maps is None and q.max_reduces is None:
-                continue  # not an MRv1 pool's limits: what the file says stands
-            # Each kind only its own limits, as the original Fair Scheduler: a
-            # pool with minMaps alone has no min share of reduces.
-            lo = q.min_maps if kind == "map" else q.min_reduces
-            hi = q.max_maps if kind == "map" else q.max_reduces
-            q.min_resources = Resource.slots(lo) if lo is not None else None
-            q.max_resources = ResourceSpec.of(Resource.slots(hi)) if hi is not None else None
-        return view
 
 
 def default_placement_rules() -> list[PlacementRule]:

@@ -1,9 +1,8 @@
 """The MRv1 allocation file (Hadoop 0.20/0.21 fair scheduler "pools" file).
 
 Pools are flat and count map and reduce slots.  They map onto YARN's model:
-pool p becomes queue root.p, and its map slots fill min/max resources (one
-slot is ``Resource(1, 1)``) so that the default view schedules map slots;
-``AllocationConfig.slot_view("reduce")`` gives the reduce side.
+pool p becomes queue root.p, and minMaps/minReduces and maxMaps/maxReduces
+are its min and max resources in the map_slots and reduce_slots dimensions.
 """
 
 from __future__ import annotations
@@ -64,10 +63,12 @@ def _parse_pool(el: etree._Element, rep: Reporter) -> QueueConfig | None:
         rep.error(child.sourceline, f"MRv1 pools are flat: <pool> inside {where} is not allowed")
 
     apply(pool, scan(el, POOL_FIELDS, rep, where, {"pool": nested}, _unknown))
-    if pool.min_maps is not None:
-        pool.min_resources = Resource.slots(pool.min_maps)
-    if pool.max_maps is not None:
-        pool.max_resources = ResourceSpec.of(Resource.slots(pool.max_maps))
+    # Each kind of slot has its own limits, as in the original Fair
+    # Scheduler: a pool with minMaps alone has no min share of reduces.
+    if pool.min_maps is not None or pool.min_reduces is not None:
+        pool.min_resources = Resource(map_slots=pool.min_maps or 0, reduce_slots=pool.min_reduces or 0)
+    if pool.max_maps is not None or pool.max_reduces is not None:
+        pool.max_resources = ResourceSpec(map_slots=pool.max_maps, reduce_slots=pool.max_reduces)
     return pool if name is not None else None
 
 

@@ -23,6 +23,7 @@ def _weight(priority: int) -> float:
 def asks_key(requests) -> tuple:
     """An app's asks as the shim states them, comparable."""
     return tuple(sorted((r.priority, r.num_containers, r.resource.memory_mb, r.resource.vcores,
+                         r.resource.map_slots, r.resource.reduce_slots,
                          tuple(sorted(r.hosts.items())), tuple(sorted(r.racks.items())), r.relax_locality,
                          tuple(sorted(r.strict_racks))) for r in requests))
 
@@ -61,7 +62,7 @@ class App:
         self.fair_share = ZERO
         self.steady_fair_share = ZERO
         self.min_share = ZERO
-        self.max_share = Resource(float("inf"), float("inf"))
+        self.max_share = Resource(*[float("inf")] * 4)
         self.runnable = False
         self.active = False  # runnable and has outstanding requests
         self.has_am = False  # its AM container runs (or it has none: unmanaged)
@@ -111,13 +112,12 @@ class App:
         if len(live) == 1:  # the common case: copy the counts, no summing
             r = live[0]
             n = r.num_containers
-            self.pending = Resource(r.resource.memory_mb * n, r.resource.vcores * n)
+            self.pending = r.resource * n
             self.want_hosts = dict(r.hosts)
             self.want_racks = dict(r.racks)
             self.want_anywhere = 0 if r.has_locality else n
             return
-        mem = 0  # whole amounts summed exactly: count x size can pass 2^53
-        vc = 0
+        total = ZERO  # whole amounts summed exactly: count x size can pass 2^53
         hosts: dict[str, int] = {}
         racks: dict[str, int] = {}
         anywhere = 0
@@ -125,15 +125,14 @@ class App:
             n = r.num_containers
             if n <= 0:
                 continue
-            mem += r.resource.memory_mb * n
-            vc += r.resource.vcores * n
+            total = total + r.resource * n
             if not r.has_locality:
                 anywhere += n
             for h, k in r.hosts.items():
                 hosts[h] = hosts.get(h, 0) + k
             for k_rack, k in r.racks.items():
                 racks[k_rack] = racks.get(k_rack, 0) + k
-        self.pending = Resource(mem, vc)
+        self.pending = total
         self.want_hosts = hosts
         self.want_racks = racks
         self.want_anywhere = anywhere

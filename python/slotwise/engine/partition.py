@@ -21,7 +21,7 @@ from ..config.model import AllocationConfig, default_config
 from ..placement import PlacementRejected, may_submit, place, queue_path, valid_queue_name
 from ..policies import PolicyContext, get_policy
 from ..policies.base import SchedulingPolicy, takes_pool, takes_rule
-from ..resources import ZERO, Resource
+from ..resources import KIND_DIMS, OFFERS, ZERO, Resource
 from ..settings import EngineSettings
 from .app import App
 from .decisions import Assignment, Preemption
@@ -29,7 +29,7 @@ from .locality import LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL
 from .node import Container, Node
 from .limits import MaxRunningApps
 from .pool import Pool
-from .preemption import Preemptor, at_least as _at_least
+from .preemption import Preemptor, at_least as _at_least, compared
 from .request import Request
 
 __all__ = ["Engine", "PlacementRejected", "RECOVERY_POOL"]
@@ -48,8 +48,14 @@ MAX_ASSIGN_PER_HEARTBEAT = 1024
 class Engine:
     def __init__(self, config: AllocationConfig | None = None, clock: Clock | None = None,
                  settings: EngineSettings | None = None, services: dict | None = None,
-                 stream: str = "") -> None:
+                 stream: str = "", kind: str = "yarn") -> None:
         self.clock = clock or SystemClock()
+        #: The cluster's kind ("yarn" or "mrv1"): its resource dimensions,
+        #: and what a node offers on each heartbeat (resources.OFFERS).
+        self.kind = kind
+        self.dims = KIND_DIMS[kind]
+        self.offers = OFFERS[kind]
+        self._no_wait = {k for k, local in self.offers if not local}
         self.settings = settings or EngineSettings()
         #: Handed to every policy hook: objects the driver shares (by name)
         #: and which engine this is.
@@ -70,7 +76,6 @@ class Engine:
         self._without_am = 0  # apps whose AM container has not started
         self._last_heartbeat: float | None = None
         self._seq = 0
-        self.container_tag = ""  # prefix of the sequence in assignment ids (PolicyCore sets it)
         self._batch = 0  # > 0: runnability is settled once, when the batch ends
         self._batch_dirty = False
         self._batch_ctx = _Batch(self)
@@ -436,7 +441,7 @@ class Engine:
         self._refresh_active(app)
 
     def _refresh_active(self, app: App) -> None:
-        active = app.runnable and (app.pending.memory_mb > 0 or app.pending.vcores > 0)
+        active = app.runnable and app.pending.any_positive()
         if active != app.active:
             app.active = active
             self._order_version += 1
@@ -616,54 +621,65 @@ class Engine:
         if held is not None and not held.any_positive():
             held = None
         out: list[Assignment] = []
-        while len(out) < limit:
-            free = node.capacity - node.used if held is None else node.capacity - node.used - held
-            if free.memory_mb <= 0 or free.vcores <= 0:
-                break
-            a = None
-            if node.held:  # what preemption freed here goes to the pool it was taken for first
-                a = self.preemption.assign_held(node, free, now)
+        for key, local in self.offers:
+            yarn = key == "memory_mb"
+            if not local:  # no delay here: nobody is passed over for locality
+                saved, self._skipped = self._skipped, {}
+            while len(out) < limit:
+                free = node.capacity - node.used if held is None else node.capacity - node.used - held
+                if (free.memory_mb <= 0 or free.vcores <= 0) if yarn else getattr(free, key) <= 0:
+                    break
+                a = None
+                if node.held:  # what preemption freed here goes to the pool it was taken for first
+                    a = self.preemption.assign_held(node, free, now, key)
+                    if a is None:
+                        free = free - self.preemption.held_on(node, now)
+                        if (free.memory_mb <= 0 or free.vcores <= 0) if yarn else getattr(free, key) <= 0:
+                            break
                 if a is None:
-                    free = free - self.preemption.held_on(node, now)
-                    if free.memory_mb <= 0 or free.vcores <= 0:
-                        break
-            if a is None:
-                a = self.assign_in(self.root, node, free, now)
-            if a is None:
-                break
-            out.append(a)
+                    a = self.assign_in(self.root, node, free, now, not local, key)
+                if a is None:
+                    break
+                out.append(a)
+            if not local:
+                self._skipped = saved
         return out
 
     def assign_in(self, pool: Pool, node: Node, free: Resource, now: float,
-                  anywhere: bool = False) -> Assignment | None:
-        """One container on ``node`` for an app under ``pool``, or None.
-        ``anywhere``: at any level the asks allow, delay scheduling aside
-        (capacity preemption took back for this pool)."""
+                  anywhere: bool = False, key: str = "memory_mb") -> Assignment | None:
+        """One container (or slot) on ``node`` for an app under ``pool``, or
+        None. ``anywhere``: at any level the asks allow, delay scheduling
+        aside (capacity preemption took back for this pool; an offer that
+        waits for no locality). ``key``: the dimension on offer, which
+        orders the pools and apps (resources.OFFERS)."""
         if pool.active_apps == 0:
             return None
         u, cap = pool.usage, pool.max_share
-        if u.memory_mb >= cap.memory_mb or u.vcores >= cap.vcores:
+        if key == "memory_mb":
+            if u.memory_mb >= cap.memory_mb or u.vcores >= cap.vcores:
+                return None
+        elif getattr(u, key) >= getattr(cap, key):
             return None
         policy = pool.policy
         cluster = self.cluster
         if policy.flatten or not pool.children:
-            return self._assign_among_apps(pool, node, free, now, anywhere)
+            return self._assign_among_apps(pool, node, free, now, anywhere, key)
         kids = [c for c in pool.children if c.active_apps]
         if len(kids) > 1:
-            kids = policy.order(kids, cluster)
+            kids = policy.order(kids, cluster) if key == "memory_mb" else policy.order(kids, cluster, key)
         for child in kids:
-            a = self.assign_in(child, node, free, now, anywhere)
+            a = self.assign_in(child, node, free, now, anywhere, key)
             if a is not None:
                 return a
         return None
 
     def _assign_among_apps(self, pool: Pool, node: Node, free: Resource,
-                           now: float, anywhere: bool = False) -> Assignment | None:
+                           now: float, anywhere: bool = False, key: str = "memory_mb") -> Assignment | None:
         """Offer the node to a pool's apps in policy order.  An app with
         nothing it may run here yet (delay scheduling) is passed over and
         counted as skipped; the order is only needed once some app can run."""
         if pool.policy.stable_order:
-            return self._assign_in_stable_order(pool, node, free, now, anywhere)
+            return self._assign_in_stable_order(pool, node, free, now, anywhere, key)
         apps = _active_apps(pool)
         host, rack = node.host, node.rack
         levels = {}
@@ -694,21 +710,22 @@ class Engine:
         if not levels:
             return None
         if len(apps) > 1:
-            apps = pool.policy.order(apps, self.cluster)
+            apps = (pool.policy.order(apps, self.cluster) if key == "memory_mb"
+                    else pool.policy.order(apps, self.cluster, key))
         for i, app in enumerate(apps):
             level = levels.get(app.app_id)
             if level is None:
                 continue
-            a = self._try_app(app, node, free, now, level)
+            a = self._try_app(app, node, free, now, level, key)
             if a is not None:
                 for later in apps[i + 1:]:  # never offered this node after all
-                    if skipped.pop(later.app_id, None) is not None:
+                    if skipped.pop(later.app_id, None) is not None and not anywhere:
                         later.withdrawn()
                 return a
         return None
 
     def _assign_in_stable_order(self, pool: Pool, node: Node, free: Resource,
-                                now: float, anywhere: bool = False) -> Assignment | None:
+                                now: float, anywhere: bool = False, key: str = "memory_mb") -> Assignment | None:
         """As ``_assign_among_apps`` for a policy whose order does not move
         with usage (FIFO): the order is kept between heartbeats and walked
         only as far as the first app that launches.  The apps walked past
@@ -728,20 +745,27 @@ class Engine:
             skipped[app.app_id] = app
             level = offered(app, host, rack)
             if level is not None:
-                a = self._try_app(app, node, free, now, level)
+                a = self._try_app(app, node, free, now, level, key)
                 if a is not None:
                     return a
         return None
 
     def _try_app(self, app: App, node: Node, free: Resource, now: float,
-                 allowed: int) -> Assignment | None:
+                 allowed: int, key: str = "memory_mb") -> Assignment | None:
+        """The app's first request (by priority) of the kind on offer that
+        fits the node's ``free`` room at a level its asks and ``allowed``
+        permit."""
+        yarn = key == "memory_mb"
         for prio in sorted(app.requests):
             req = app.requests[prio]
             if req.num_containers <= 0:
                 continue
             r = req.resource
-            if r.memory_mb > free.memory_mb or r.vcores > free.vcores or not (r.memory_mb > 0 or r.vcores > 0):
-                continue  # a container of no size would fit forever: never placed (the door refuses it)
+            if yarn:
+                if r.memory_mb > free.memory_mb or r.vcores > free.vcores or not (r.memory_mb > 0 or r.vcores > 0):
+                    continue  # a container of no size would fit forever: never placed (the door refuses it)
+            elif getattr(r, key) <= 0 or not r.fits_in(free):
+                continue
             level = req.locality_on(node)
             # A level the shim refused here: the next one this node allows.
             while level is not None and app.refused and app.is_refused(node.node_id, level, now):
@@ -751,19 +775,20 @@ class Engine:
             is_am = not app.has_am and not app.containers
             if not app.pool.fits(r, is_am, self.cluster):
                 continue
-            return self._commit(app, req, node, level, is_am, now)
+            return self._commit(app, req, node, level, is_am, now, key)
         return None
 
     def _commit(self, app: App, req: Request, node: Node, level: int, is_am: bool,
-                now: float) -> Assignment:
+                now: float, key: str = "memory_mb") -> Assignment:
         app.take(req, node, level)
         r = req.resource
         self._seq += 1
-        cid = f"{app.app_id}#{self.container_tag}{self._seq}"
+        cid = f"{app.app_id}#{self._seq}"
         c = Container(cid, app.app_id, node.node_id, r, now, is_am, req.priority)
         c.level = level
         self._launch(c)
-        app.launched(level, req.has_locality)
+        if key not in self._no_wait:  # a launch the app waited for locality for
+            app.launched(level, req.has_locality)
         self._skipped.pop(app.app_id, None)
         self._refresh_active(app)
         return Assignment(cid, app.app_id, app.pool.name, node.node_id, req.priority,
@@ -816,25 +841,34 @@ class Engine:
         pool.demand = total.min(pool.max_share)
         return total
 
+    def _shares(self, pool: Pool, children: list, total: Resource, steady: bool) -> list[Resource]:
+        """The pool's policy splits ``total`` among ``children``: once on a
+        YARN cluster, once per kind of slot on an MRv1 one."""
+        policy, rule = pool.policy, self.share_rule
+        if self.kind == "yarn":
+            return _compute_shares(policy, children, total, steady, rule, pool, self.ctx)
+        out = None
+        for key, _local in self.offers:
+            part = _compute_shares(policy, children, total, steady, rule, pool, self.ctx, key)
+            out = part if out is None else [a + b for a, b in zip(out, part)]
+        return out
+
     def _update_shares(self, pool: Pool) -> None:
-        policy = pool.policy
-        rule = self.share_rule
         if pool.children:
             active = [c for c in pool.children if c.running_apps > 0]
-            shares = _compute_shares(policy, active, pool.fair_share, False, rule, pool, self.ctx) if active else []
+            shares = self._shares(pool, active, pool.fair_share, False) if active else []
             for c in pool.children:
                 c.fair_share = ZERO
             for c, share in zip(active, shares):
                 c.fair_share = share
-            steady = _compute_shares(policy, pool.children, pool.steady_fair_share, True, rule, pool, self.ctx)
+            steady = self._shares(pool, pool.children, pool.steady_fair_share, True)
             for c, share in zip(pool.children, steady):
                 c.steady_fair_share = share
             for c in pool.children:
                 self._update_shares(c)
         if pool.apps:
             runnable = [a for a in pool.apps if a.runnable]
-            shares = (_compute_shares(policy, runnable, pool.fair_share, False, rule, pool, self.ctx)
-                      if runnable else [])
+            shares = self._shares(pool, runnable, pool.fair_share, False) if runnable else []
             for a in pool.apps:
                 a.fair_share = ZERO
             for a, share in zip(runnable, shares):
@@ -851,18 +885,19 @@ class Engine:
         rows = []
         for p in self.root.walk():
             since_min, since_fair = self.starvation(p, now)
-            dims = p.parent.policy.dimensions if p.parent else ("memory_mb",)  # as _preempt compares
+            dims = compared(self, p)  # as preemption compares
+            shown = self.dims
             rows.append({
                 "pool": p.name,
                 "parent": p.parent.name if p.parent else None,
                 "policy": p.policy.name,
                 "weight": p.weight,
-                "min_share": p.min_share.to_dict(),
-                "max_share": p.max_share.to_dict(),
-                "demand": p.demand.to_dict(),
-                "usage": p.usage.to_dict(),
-                "fair_share": p.fair_share.to_dict(),
-                "steady_fair_share": p.steady_fair_share.to_dict(),
+                "min_share": p.min_share.to_dict(shown),
+                "max_share": p.max_share.to_dict(shown),
+                "demand": p.demand.to_dict(shown),
+                "usage": p.usage.to_dict(shown),
+                "fair_share": p.fair_share.to_dict(shown),
+                "steady_fair_share": p.steady_fair_share.to_dict(shown),
                 "running_apps": p.running_apps,
                 "apps": sum(1 for _ in p.descendant_apps()),
                 "dynamic": p.dynamic,
@@ -878,14 +913,15 @@ class Engine:
     def describe_apps(self) -> list[dict]:
         """Plain rows per job for the web UI and API."""
         names = ("node_local", "rack_local", "off_switch")
+        dims = self.dims
         rows = []
         for app in sorted(self.apps.values(), key=_by_submit):
             rows.append({
                 "id": app.app_id, "name": app.label, "user": app.user, "pool": app.pool.name,
                 "priority": app.priority,
                 "weight": app.weight, "submit_time": app.start_time, "runnable": app.runnable,
-                "running_containers": len(app.containers), "usage": app.usage.to_dict(),
-                "demand": (app.usage + app.pending).to_dict(), "fair_share": app.fair_share.to_dict(),
+                "running_containers": len(app.containers), "usage": app.usage.to_dict(dims),
+                "demand": (app.usage + app.pending).to_dict(dims), "fair_share": app.fair_share.to_dict(dims),
                 "locality_level": names[app.locality_level], "locality_wait": app.locality_wait,
             })
         return rows
@@ -910,9 +946,14 @@ class _Batch:
 
 
 def _compute_shares(policy, children, total: Resource, steady: bool, rule: str, pool=None,
-                    ctx=None) -> list[Resource]:
+                    ctx=None, key: str | None = None) -> list[Resource]:
     """A policy's shares under the rule in force; a plugin written before
-    the rule existed (no ``rule`` parameter) is called as it was."""
+    the rule existed (no ``rule`` parameter) is called as it was. ``key``:
+    the kind of slot being shared (MRv1); None for a YARN container."""
+    if key is not None:
+        if takes_pool(policy):
+            return policy.compute_shares(children, total, steady=steady, rule=rule, pool=pool, ctx=ctx, key=key)
+        return policy.compute_shares(children, total, steady=steady, rule=rule, key=key)
     if takes_pool(policy):
         return policy.compute_shares(children, total, steady=steady, rule=rule, pool=pool, ctx=ctx)
     if takes_rule(policy):

@@ -12,7 +12,7 @@ from ..resources import ZERO, Resource
 from .app import App
 from ..policies.fairshare import YARN
 
-INF_RESOURCE = Resource(math.inf, math.inf)
+INF_RESOURCE = Resource(math.inf, math.inf, math.inf, math.inf)
 
 
 class Pool:
@@ -97,7 +97,9 @@ class Pool:
         this pool's AM limit."""
         for p in self.ancestors():
             u, cap = p.usage, p.max_share
-            if u.memory_mb + r.memory_mb > cap.memory_mb or u.vcores + r.vcores > cap.vcores:
+            if (u.memory_mb + r.memory_mb > cap.memory_mb or u.vcores + r.vcores > cap.vcores
+                    or u.map_slots + r.map_slots > cap.map_slots
+                    or u.reduce_slots + r.reduce_slots > cap.reduce_slots):
                 return False
         return not is_am or self.am_limit(r, cluster) is None
 

@@ -36,7 +36,13 @@ def at_least(a: Resource, b: Resource, dims: tuple[str, ...]) -> bool:
     return all(a.get(d) >= b.get(d) for d in dims)
 
 
-def _dims(pool) -> tuple[str, ...]:
+def compared(engine, pool) -> tuple[str, ...]:
+    """The dimensions a pool's starvation is judged in: its parent policy's
+    (YARN: memory, or memory and vcores for DRF), or on a slot cluster each
+    kind of slot (a pool short of map slots is starved whatever its
+    reduces)."""
+    if engine.kind != "yarn":
+        return engine.dims
     return pool.parent.policy.dimensions if pool.parent else ("memory_mb",)
 
 
@@ -55,7 +61,7 @@ class Preemptor:
 
     def _wants(self, pool, now: float) -> tuple[Resource, str, str | None]:
         """What a starved leaf pool wants back now, why, and in words."""
-        dims = _dims(pool)
+        dims = compared(self.engine, pool)
         usage = pool.usage
         min_target = pool.min_share.min(pool.demand)
         if at_least(usage, min_target, dims):
@@ -103,7 +109,7 @@ class Preemptor:
                 if until > now:
                     coming[name] = coming.get(name, ZERO) + amount
 
-        dims = e.root.policy.dimensions
+        dims = e.dims if e.kind != "yarn" else e.root.policy.dimensions
         short: list[list] = []  # [pool, still wanted, reason, words]
         for pool in e.pools.values():
             if pool.children or (eligible is not None and not eligible(pool)):
@@ -115,7 +121,8 @@ class Preemptor:
                 short.append([pool, rest, reason, words])
         if not short:
             return out
-        for c in self.victims(eligible):
+        for c in self.victims(eligible, lambda c: any(c.resource.get(d) > 0 and short[0][1].get(d) > 0
+                                                      for d in dims)):
             target = short[0]
             pool, _rest, reason, words = target
             app = e.apps[c.app_id]
@@ -124,8 +131,8 @@ class Preemptor:
             c.taken_for = pool.name
             victim = app.pool
             c.preempt_why = (f"for {words or pool.name}: {victim.name} uses "
-                             f"{victim.usage.memory_mb:.0f} MB over its fair share of "
-                             f"{victim.fair_share.memory_mb:.0f} MB and allows preemption; its newest "
+                             f"{_amount(victim.usage, e)} over its fair share of "
+                             f"{_amount(victim.fair_share, e)} and allows preemption; its newest "
                              f"{'AM ' if c.is_am else ''}container, taken without pushing it below its fair share")
             out.append(Preemption(c.container_id, c.app_id, victim.name, c.node_id, c.kill_sent, reason))
             target[1] = target[1] - c.resource
@@ -135,17 +142,20 @@ class Preemptor:
                     break
         return out
 
-    def victims(self, eligible=None):
+    def victims(self, eligible=None, wanted=None):
         """Containers that may be taken back, best first: from pools over
         their fair share that allow it, newest first, AMs last; never one that
-        would push its pool below its fair share."""
+        would push its pool below its fair share. ``wanted``: whether the
+        shortfall being met can use this one (a map slot is no use to a pool
+        short of reduce slots)."""
         e = self.engine
         left: dict[str, Resource] = {}
         candidates = []
         for pool in e.pools.values():
             if pool.children or not pool.allow_preemption_from or (eligible is not None and not eligible(pool)):
                 continue
-            if not pool.usage.any_positive() or at_least(pool.fair_share, pool.usage, ("memory_mb",)):
+            if not pool.usage.any_positive() or at_least(pool.fair_share, pool.usage,
+                                                         ("memory_mb",) if e.kind == "yarn" else e.dims):
                 continue
             left[pool.name] = pool.usage
             for app in pool.apps:
@@ -153,8 +163,11 @@ class Preemptor:
         candidates.sort(key=lambda c: (c.is_am, -c.launch_time))
         for c in candidates:
             pool = e.apps[c.app_id].pool
+            if wanted is not None and not wanted(c):
+                continue
             after = left[pool.name] - c.resource
-            if not at_least(after, pool.fair_share, _dims(pool)):
+            dims = compared(e, pool) if e.kind == "yarn" else [d for d in e.dims if c.resource.get(d)]
+            if not at_least(after, pool.fair_share, dims):
                 continue
             left[pool.name] = after
             yield c
@@ -177,7 +190,7 @@ class Preemptor:
                 total = total + amount
         return total
 
-    def assign_held(self, node, free: Resource, now: float):
+    def assign_held(self, node, free: Resource, now: float, key: str = "memory_mb"):
         """Offer the node to the pools it holds resources for, first, at any
         level their asks allow: one assignment or None."""
         e = self.engine
@@ -186,7 +199,7 @@ class Preemptor:
             if until <= now or pool is None or pool.active_apps == 0:
                 node.held.pop(name, None)
                 continue
-            a = e.assign_in(pool, node, free, now, anywhere=True)
+            a = e.assign_in(pool, node, free, now, True, key)
             if a is not None:
                 left = (amount - a.resource).clamp_zero()
                 if left.any_positive():
@@ -195,3 +208,9 @@ class Preemptor:
                     del node.held[name]
                 return a
         return None
+
+
+def _amount(r: Resource, engine) -> str:
+    if engine.kind == "yarn":
+        return f"{r.memory_mb:.0f} MB"
+    return ", ".join(f"{r.get(d):.0f} {d.replace('_', ' ')}" for d in engine.dims)

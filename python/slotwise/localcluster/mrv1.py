@@ -434,13 +434,14 @@ class Mrv1Cluster:
 
     # -- submit ----------------------------------------------------------------------
 
-    def submit(self, program: str, args: list[str] | tuple[str, ...] = (), *, pool: str = "default",
+    def submit(self, program: str, args: list[str] | tuple[str, ...] = (), *, pool: str | None = "default",
                user: str | None = None, wait: bool = True, timeout: float | None = None,
                cwd: str | os.PathLike | None = None, echo: bool = False) -> Mrv1JobResult | Mrv1Job:
         """Run a MapReduce program of hadoop-examples 1.2.1 (``pi``, ``sleep``,
         ``wordcount``, ``randomwriter``...) or a jar (``my.jar [Main] ARGS``)
-        in pool ``pool`` (``pool.name``) as ``user`` (default: $HADOOP_USER_NAME,
-        else the OS user).
+        in pool ``pool`` (``mapred.fairscheduler.pool``; None: none set, the
+        scheduler's pool-name property decides) as ``user`` (default:
+        $HADOOP_USER_NAME, else the OS user).
 
         The client runs in its own JVM in ``DIR/jobs/<id>/`` (its working
         directory unless ``cwd`` is given: PiEstimator's temporary directory
@@ -455,7 +456,7 @@ class Mrv1Cluster:
                            cwd=Path(cwd) if cwd else None, echo=echo)
         return job.wait(timeout) if wait else job
 
-    def _launch(self, state: ClusterState, program: str, args: list[str], *, pool: str, user: str | None,
+    def _launch(self, state: ClusterState, program: str, args: list[str], *, pool: str | None, user: str | None,
                 cwd: Path | None, echo: bool) -> Mrv1Job:
         jobs = self.layout.jobs
         jobs.mkdir(parents=True, exist_ok=True)
@@ -463,7 +464,7 @@ class Mrv1Cluster:
         job_dir = Path(tempfile.mkdtemp(prefix=f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-", dir=jobs))
         conf = job_dir / "conf"
         (job_dir / "tmp").mkdir()
-        mapred = {**state.mapred_site, "pool.name": pool}
+        mapred = {**state.mapred_site, **({"mapred.fairscheduler.pool": pool} if pool is not None else {})}
         write_mrv1_conf_dir(conf, core={"fs.default.name": "file:///", "hadoop.tmp.dir": str(job_dir / "tmp"),
                                         "hadoop.security.authentication": "simple",
                                         **_core_extra(self.conf)},
@@ -475,7 +476,8 @@ class Mrv1Cluster:
         else:
             if not state.examples_jar:
                 raise ClusterError("no hadoop-examples jar in mrv1-shim/pom.xml's classpath")
-            run = [state.examples_jar, program, f"-Dpool.name={pool}", *args]
+            run = [state.examples_jar, program, *([f"-Dmapred.fairscheduler.pool={pool}"] if pool is not None else []),
+                   *args]
         webapps, *jars = state.classpath
         cp = daemon_classpath(jars, webapps, conf_dir=conf)
         main = [RUNJAR]

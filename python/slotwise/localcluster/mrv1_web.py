@@ -166,7 +166,7 @@ class JTWeb:
 class Mrv1JobResult(JobResult):
     """A finished MRv1 job. ``app_id`` is the job id; ``state`` and
     ``final_status`` are the JobTracker's (SUCCEEDED, FAILED, KILLED);
-    ``queue`` is the job's ``pool.name`` and ``app_user`` its user, as the
+    ``queue`` is the job's ``mapred.fairscheduler.pool`` and ``app_user`` its user, as the
     JobTracker has them."""
 
     @property
@@ -259,7 +259,7 @@ class Mrv1Job:
         status = (report.get("Status") or "").split()[0].upper() if report.get("Status") else None
         self._result = Mrv1JobResult(
             program=self.program, pool=self.pool, user=self.user, app_id=self._job_id, returncode=returncode,
-            state=status, final_status=status, queue=conf.get("pool.name"),
+            state=status, final_status=status, queue=conf.get("mapred.fairscheduler.pool"),
             app_user=report.get("User") or conf.get("user.name"),
             seconds=round(time.monotonic() - self.started, 1), job_dir=str(self.job_dir), log=str(self.log_file))
         return self._result

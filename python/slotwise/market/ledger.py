@@ -80,8 +80,10 @@ class MarketSettings:
             raise ValueError(f"the initial spending rate must be from 0 to {MAX_RATE:g}")
 
     def slots(self, r: Resource) -> float:
-        """Slots held by ``r``: its dominant dimension in slot units."""
-        return max(r.memory_mb / self.slot_memory_mb, r.vcores / self.slot_vcores, 0.0)
+        """Slots held by ``r``: its dominant dimension in slot units (an
+        MRv1 task's slot is one already)."""
+        return max(r.memory_mb / self.slot_memory_mb, r.vcores / self.slot_vcores,
+                   r.map_slots + r.reduce_slots, 0.0)
 
 
 @dataclass

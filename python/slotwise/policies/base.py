@@ -57,20 +57,27 @@ class SchedulingPolicy:
     #: The dimensions compared for starvation and preemption.
     dimensions: tuple[str, ...] = ("memory_mb",)
 
-    def sort_key(self, s: Schedulable, cluster: Resource):
+    def sort_key(self, s: Schedulable, cluster: Resource, key: str = "memory_mb"):
+        """``key``: the dimension on offer (resources.OFFERS): memory for a
+        YARN container, or one kind of MRv1 slot. The engine leaves it out
+        for a YARN container, so a plugin without it runs on YARN."""
         raise NotImplementedError
 
-    def order(self, children: list, cluster: Resource) -> list:
-        """Children in the order they are offered a container.  They arrive
-        sorted by (start_time, name).  Override only to make it faster; it
-        must agree with ``sort_key``."""
-        return sorted(children, key=lambda s: self.sort_key(s, cluster))
+    def order(self, children: list, cluster: Resource, key: str = "memory_mb") -> list:
+        """Children in the order they are offered a container (or a slot of
+        kind ``key``).  They arrive sorted by (start_time, name).  Override
+        only to make it faster; it must agree with ``sort_key``."""
+        if key == "memory_mb":
+            return sorted(children, key=lambda s: self.sort_key(s, cluster))
+        return sorted(children, key=lambda s: self.sort_key(s, cluster, key))
 
     def compute_shares(
         self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
-        rule: str = DESIGN,
+        rule: str = DESIGN, key: str = "memory_mb",
     ) -> list[Resource]:
-        """``rule``: "yarn" or "design" (slotwise.fairshare), the rule in force."""
+        """``rule``: "yarn" or "design" (slotwise.fairshare), the rule in
+        force. ``key``: the dimension being shared; a slot kind's shares
+        hold that dimension only (the engine adds the kinds up)."""
         raise NotImplementedError
 
     def on_update(self, pool, now: float, ctx: PolicyContext) -> None:

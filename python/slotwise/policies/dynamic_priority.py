@@ -24,10 +24,10 @@ import math
 from typing import Sequence
 
 from .fairshare import DESIGN
-from ..resources import Resource
+from ..resources import ALL_DIMS, OFFERED, Resource
 from .schedulable import Schedulable
 from .base import PolicyContext, SchedulingPolicy, get_policy, register_policy
-from .fair import share_key, shares_by_weight
+from .fair import share_key, share_key_on, shares_by_weight
 
 
 def market_of(ctx: PolicyContext):
@@ -61,8 +61,7 @@ def declared_accounts(config, root_policy: str | None = None) -> list[str]:
 
 
 def _dominant(r: Resource, cluster: Resource) -> float:
-    return max(r.memory_mb / cluster.memory_mb if cluster.memory_mb > 0 else 0.0,
-               r.vcores / cluster.vcores if cluster.vcores > 0 else 0.0)
+    return max(r.get(d) / cluster.get(d) if cluster.get(d) > 0 else 0.0 for d in ALL_DIMS)
 
 
 def _first_submit(s) -> float:
@@ -75,9 +74,9 @@ def _first_submit(s) -> float:
 class DynamicPriorityPolicy(SchedulingPolicy):
     name = "dynamic-priority"
 
-    def sort_key(self, s: Schedulable, cluster: Resource):
+    def sort_key(self, s: Schedulable, cluster: Resource, key: str = "memory_mb"):
         if not hasattr(s, "children"):  # apps (the policy set on a leaf): as fair
-            return (0, share_key(s), s.start_time, s.name)
+            return (0, share_key(s) if key == "memory_mb" else share_key_on(s, key), s.start_time, s.name)
         w = s.weight
         if w <= 0:  # not paying: after every paying child, first come first served
             return (1, _first_submit(s), s.name)
@@ -88,10 +87,10 @@ class DynamicPriorityPolicy(SchedulingPolicy):
         return (0, (_dominant(s.usage, cluster) + recent) / w, s.name)
 
     def compute_shares(self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
-                       rule: str = DESIGN) -> list[Resource]:
+                       rule: str = DESIGN, key: str = "memory_mb") -> list[Resource]:
         # Work conserving whatever the file's rule: capped at demand, so what a
         # queue does not use goes to the others in proportion to their rates.
-        return shares_by_weight(children, total, steady, DESIGN)
+        return shares_by_weight(children, total, steady, DESIGN, OFFERED[key])
 
     def on_update(self, pool, now: float, ctx: PolicyContext) -> None:
         kids = pool.children

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .fairshare import DESIGN, YARN, fill_in_order
-from ..resources import ZERO, Resource
+from ..resources import OFFERED, ZERO, Resource
 from .schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
 
@@ -20,30 +20,32 @@ class FifoPolicy(SchedulingPolicy):
     flatten = True
     stable_order = True
 
-    def sort_key(self, s: Schedulable, cluster: Resource):
+    def sort_key(self, s: Schedulable, cluster: Resource, key: str = "memory_mb"):
         return (-s.priority, s.start_time, s.name)
 
     def compute_shares(
         self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
-        rule: str = DESIGN,
+        rule: str = DESIGN, key: str = "memory_mb",
     ) -> list[Resource]:
+        dims = OFFERED[key]
+        mine = total.only(dims)
         if rule == YARN and not steady:
             # YARN's FifoPolicy: the earliest app's share is the whole pool's.
             out = [ZERO] * len(children)
             if children:
                 first = min(range(len(children)), key=lambda i: (children[i].start_time, children[i].name))
-                out[first] = total
+                out[first] = mine
             return out
+        n = len(children)
         if steady:  # a steady share is a pool concept; FIFO has no opinion
-            n = len(children)
-            return [Resource(total.memory_mb / n, total.vcores / n)] * n if n else []
-        order = sorted(range(len(children)), key=lambda i: self.sort_key(children[i], total))
+            return [mine * (1.0 / n)] * n if n else []
+        order = sorted(range(n), key=lambda i: self.sort_key(children[i], total))
         caps = [children[i] for i in order]
-        mem = fill_in_order([min(c.demand.memory_mb, c.max_share.memory_mb) for c in caps], total.memory_mb)
-        vc = fill_in_order([min(c.demand.vcores, c.max_share.vcores) for c in caps], total.vcores)
-        out: list[Resource] = [Resource()] * len(children)
+        filled = {d: fill_in_order([min(c.demand.get(d), c.max_share.get(d)) for c in caps], total.get(d))
+                  for d in dims}
+        out: list[Resource] = [ZERO] * n
         for k, i in enumerate(order):
-            out[i] = Resource(mem[k], vc[k])
+            out[i] = Resource.of({d: filled[d][k] for d in dims})
         return out
 
 

@@ -343,12 +343,12 @@ class HopperPolicy(SchedulingPolicy):
     name = "hopper"
     leaf_only = True  # it divides a pool among jobs
 
-    def sort_key(self, s: Schedulable, cluster: Resource):
+    def sort_key(self, s: Schedulable, cluster: Resource, key: str = "memory_mb"):
         # argmax(H_i - S_i): the job furthest below its allocation first.
-        return (s.usage.memory_mb - s.fair_share.memory_mb, s.start_time, s.name)
+        return (getattr(s.usage, key) - getattr(s.fair_share, key), s.start_time, s.name)
 
-    def order(self, children: list, cluster: Resource) -> list:
-        keys = [s.usage.memory_mb - s.fair_share.memory_mb for s in children]
+    def order(self, children: list, cluster: Resource, key: str = "memory_mb") -> list:
+        keys = [getattr(s.usage, key) - getattr(s.fair_share, key) for s in children]
         idx = sorted(range(len(children)), key=keys.__getitem__)  # stable: (start_time, name) on ties
         return [children[i] for i in idx]
 
@@ -368,9 +368,12 @@ class HopperPolicy(SchedulingPolicy):
             "estimated" if state.estimated else "default", "finished_tasks": state.samples}
 
     def compute_shares(self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
-                       rule: str = DESIGN, pool=None, ctx: PolicyContext | None = None) -> list[Resource]:
+                       rule: str = DESIGN, pool=None, ctx: PolicyContext | None = None,
+                       key: str = "memory_mb") -> list[Resource]:
         if not children:
             return []
+        if key != "memory_mb":  # MRv1: each kind of slot is a phase of its own
+            return self._slot_shares(children, total, steady, pool, ctx, key)
         if total.memory_mb <= 0:
             return [Resource(0, 0) for _ in children]
         settings = settings_of(ctx)
@@ -387,6 +390,16 @@ class HopperPolicy(SchedulingPolicy):
             f = h / total.memory_mb
             out.append(Resource(h, f * total.vcores))
         return out
+
+    def _slot_shares(self, children, total: Resource, steady: bool, pool, ctx, key: str) -> list[Resource]:
+        whole = getattr(total, key)
+        if whole <= 0 or steady:
+            return [Resource.of({key: whole / len(children)}) for _ in children]
+        state = pool.policy_state if pool is not None else None
+        settings = settings_of(ctx)
+        beta = settings.beta or (state.beta if isinstance(state, _PoolState) else DEFAULT_BETA)
+        jobs = [Job(getattr(a.demand, key), 0.0, getattr(a.demand, key), 1.0) for a in children]
+        return [Resource.of({key: g}) for g in allocate(jobs, whole, beta, settings.epsilon)]
 
     def explain_child(self, pool, child, ctx: PolicyContext) -> str | None:
         state = pool.policy_state

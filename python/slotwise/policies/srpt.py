@@ -9,32 +9,33 @@ from __future__ import annotations
 from typing import Sequence
 
 from .fairshare import DESIGN
-from ..resources import Resource
+from ..resources import ZERO, Resource, along
 from .schedulable import Schedulable
 from .base import SchedulingPolicy, register_policy
 
 
-def remaining(s: Schedulable) -> float:
-    return s.demand.memory_mb
+def remaining(s: Schedulable, key: str = "memory_mb") -> float:
+    return getattr(s.demand, key)
 
 
 class SrptPolicy(SchedulingPolicy):
     name = "srpt"
     leaf_only = True
 
-    def sort_key(self, s: Schedulable, cluster: Resource):
-        return (remaining(s), s.start_time, s.name)
+    def sort_key(self, s: Schedulable, cluster: Resource, key: str = "memory_mb"):
+        return (remaining(s, key), s.start_time, s.name)
 
     def compute_shares(self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
-                       rule: str = DESIGN) -> list[Resource]:
-        if steady or total.memory_mb <= 0:
+                       rule: str = DESIGN, key: str = "memory_mb") -> list[Resource]:
+        whole = getattr(total, key)
+        if steady or whole <= 0:
             n = max(len(children), 1)
-            return [Resource(total.memory_mb / n, total.vcores / n) for _ in children]
-        left = total.memory_mb
-        out = [Resource(0, 0)] * len(children)
-        for i in sorted(range(len(children)), key=lambda i: self.sort_key(children[i], total)):
-            give = min(children[i].demand.memory_mb, left)
-            out[i] = Resource(give, give / total.memory_mb * total.vcores)
+            return [along(key, whole / n, total) for _ in children]
+        left = whole
+        out = [ZERO] * len(children)
+        for i in sorted(range(len(children)), key=lambda i: self.sort_key(children[i], total, key)):
+            give = min(getattr(children[i].demand, key), left)
+            out[i] = along(key, give, total)
             left -= give
         return out
 

@@ -141,7 +141,7 @@ def run(setup: Setup, policy: Policy, beta_known: bool = False) -> Result:
                                  speculation=policy.speculation, speculative_cap=1.0),
                      label=policy.name, services=services)
     res = sim.run()
-    est = services.get("hopper_beta", {}).get("map:root.jobs")
+    est = services.get("hopper_beta", {}).get("root.jobs")
     res.beta_estimate = est["beta"] if est and est["source"] == "estimated" else None
     return res
 

@@ -87,7 +87,8 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
                 cfg = parse_allocations(ev["config_text"], ev.get("config") or "<recorded>")
             cfg = cfg or default_config()
             if stream in ("map", "reduce"):
-                cfg = cfg.slot_view(stream)
+                raise ValueError("recorded by an earlier Slotwise, with an engine per kind of slot; "
+                                 "record it again (MRv1 runs on one engine now)")
             if ev.get("market") and "market" not in services:
                 from ..market import Market
 
@@ -97,7 +98,7 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
 
                 services["hopper"] = HopperSettings(**ev["hopper"])
             core = PolicyCore(cfg, settings or settings_from(ev), clock, event_log or EventLog(),
-                              stream=stream, services=services)
+                              stream=stream, services=services, kind=ev.get("kind", "yarn"))
             cores[stream] = core
             if taps and stream in taps:
                 taps[stream](core)
@@ -145,7 +146,7 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
             from ..config import parse_allocations
 
             cfg = parse_allocations(msg["text"], msg.get("source") or "<recorded>")
-            core.set_config(cfg.slot_view(stream) if stream in ("map", "reduce") else cfg, msg["text"])
+            core.set_config(cfg, msg["text"])
     if clock is None:
         raise ValueError("no 'recording' record: the log was written without inputs "
                          "(run `slotwise serve --record` or `slotwise simulate --event-log`)")

@@ -7,9 +7,9 @@ the Java shim sends them, and the answer's assignments become running tasks.
 So the engine, the policies and the message handling are the very code that
 runs behind a real ResourceManager; only time is simulated (a ManualClock).
 
-An MRv1 cluster (map and reduce slots) is two such streams, one per slot
-kind, each on the allocation file's view for that kind; a YARN cluster
-(memory and vcores) is one.
+An MRv1 cluster's nodes have map and reduce slots, a YARN cluster's memory
+and vcores: the same one stream to one PolicyCore of that kind (its
+``kind``), with maps and reduces asked for as they differ, by resource.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ..config.model import AllocationConfig, default_config
 from ..core import PolicyCore
 from ..engine.decisions import Assignment
 from ..eventlog import EventLog
+from ..resources import KIND_DIMS
 from ..settings import EngineSettings
 from .hdfs import place_blocks
 from .workload import JobSpec, Workload, pareto_draw
@@ -105,7 +106,7 @@ class Result:
     label: str
     tasks: list[TaskRecord] = field(default_factory=list)
     jobs: dict[str, JobRecord] = field(default_factory=dict)
-    #: (time, {pool: (memory_mb in use, fair share of memory_mb)}, busy_slots)
+    #: (time, {pool: (memory_mb in use, fair share of memory_mb; map slots on MRv1)}, busy_slots)
     samples: list[tuple[float, dict[str, tuple[float, float]], float]] = field(default_factory=list)
     total_slots: float = 0.0
     end_time: float = 0.0
@@ -200,8 +201,8 @@ class _Node:
         self.rack = rack
         self.speed = 1.0
         self.alive = True
-        self.free: dict[int, list[float]] = {}  # feed index -> [memory, vcores] free
-        self.capacity: dict[int, tuple[float, float]] = {}
+        self.free: list[float] = []  # free in the cluster's two dimensions (Simulation.dims)
+        self.capacity: tuple[float, float] = (0.0, 0.0)
         self.running: set[str] = set()
         self.epoch = 0  # bumped on failure: heartbeats of an earlier life are dropped
 
@@ -209,11 +210,12 @@ class _Node:
 class _Run:
     """One running container: a task's original or a speculative copy."""
 
-    __slots__ = ("job", "kind", "i", "node", "level", "start", "fi", "mem", "vc", "end", "copy")
+    __slots__ = ("job", "kind", "i", "node", "level", "start", "size", "end", "copy")
 
-    def __init__(self, job, kind, i, node, level, start, fi, mem, vc, end, copy) -> None:
+    def __init__(self, job, kind, i, node, level, start, size, end, copy) -> None:
         self.job, self.kind, self.i, self.node, self.level = job, kind, i, node, level
-        self.start, self.fi, self.mem, self.vc, self.end, self.copy = start, fi, mem, vc, end, copy
+        #: what it holds in the cluster's two dimensions (Simulation.dims)
+        self.start, self.size, self.end, self.copy = start, size, end, copy
 
 
 class _Job:
@@ -328,16 +330,13 @@ class Simulation:
         self.slot_mode = spec.slot_mode
         self.services = {} if services is None else services
         self.on_complete = on_complete
-        if self.slot_mode:
-            self.feeds = [_Feed(PolicyCore(self.config.slot_view(k), self.settings, self.clock, log,
-                                           record_inputs, log_decisions=event_log is not None, stream=k,
-                                           config_text=config_text, services=self.services), k, self.clock)
-                          for k in ("map", "reduce")]
-        else:
-            self.feeds = [_Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,
-                                           log_decisions=event_log is not None, config_text=config_text,
-                                           services=self.services),
-                                "any", self.clock)]
+        kind = "mrv1" if self.slot_mode else "yarn"
+        #: The cluster's two dimensions: a node's room and a task's size in them.
+        self.dims = KIND_DIMS[kind]
+        self.feeds = [_Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,
+                                       log_decisions=event_log is not None, config_text=config_text,
+                                       services=self.services, kind=kind), kind, self.clock)]
+        self.feed = self.feeds[0]
         rng = random.Random(self.sim.seed)
         self.nodes: dict[str, _Node] = {}
         self._speculate = self.sim.speculation != "none"
@@ -375,7 +374,8 @@ class Simulation:
         for n in nodes:
             self._add_node(n)
         # Capacity in the report's unit: slots, or vcores on a YARN cluster.
-        self.result.total_slots = sum(c[1] for n in nodes for c in n.capacity.values())
+        self.result.total_slots = sum(n.capacity[0] + n.capacity[1] if self.slot_mode else n.capacity[1]
+                                      for n in nodes)
         self._copy_cap = self.sim.speculative_cap * self.result.total_slots
 
     # ------------------------------------------------- a run's own additions
@@ -450,16 +450,16 @@ class Simulation:
 
     def _add_node(self, n: _Node) -> None:
         spec = self.workload.cluster
-        for i, feed in enumerate(self.feeds):
-            if self.slot_mode:  # a slot is one unit of both dimensions
-                slots = spec.map_slots if feed.kind == "map" else spec.reduce_slots
-                cap = (int(slots), int(slots))
-            else:
-                cap = (int(spec.node_resource.memory_mb), int(spec.node_resource.vcores))
-            n.capacity[i] = cap
-            n.free[i] = list(cap)
-            feed.node_added(wire.Node(id=n.node_id, host=n.host, rack=n.rack,
-                                      capacity=wire.Resource(memory_mb=cap[0], vcores=cap[1])))
+        if self.slot_mode:
+            cap = (int(spec.map_slots), int(spec.reduce_slots))
+        else:
+            cap = (int(spec.node_resource.memory_mb), int(spec.node_resource.vcores))
+        n.capacity = cap
+        n.free = list(cap)
+        self.feed.node_added(wire.Node(id=n.node_id, host=n.host, rack=n.rack, capacity=self._wire(cap)))
+
+    def _wire(self, size) -> "wire.Resource":
+        return wire.Resource(**{self.dims[0]: int(size[0]), self.dims[1]: int(size[1])})
 
     def _on_arrive(self, job: _Job) -> None:
         s = job.spec
@@ -473,31 +473,25 @@ class Simulation:
         job.pool = answer.queue
         self.result.jobs[s.job_id] = JobRecord(s.job_id, job.pool, s.label, s.kind, len(s.maps),
                                                len(s.reduces), self.clock.now())
-        for feed in self.feeds:  # every stream knows every job, as SlotScheduler does
-            feed.apps[s.job_id] = {"id": s.job_id, "user": s.user, "queue": job.pool, "priority": s.priority,
-                                   "submit_ms": round(self.clock.now() * 1000), "unmanaged": True, "requests": []}
-            feed.changed_apps.add(s.job_id)
+        feed = self.feed
+        feed.apps[s.job_id] = {"id": s.job_id, "user": s.user, "queue": job.pool, "priority": s.priority,
+                               "submit_ms": round(self.clock.now() * 1000), "unmanaged": True, "requests": []}
+        feed.changed_apps.add(s.job_id)
         self._refresh(job)
 
-    def _refresh(self, job: _Job, maps: bool = True, reduces: bool = True) -> None:
-        """Put the job's current requests in the next message(s): on a slot
-        cluster only to the engine(s) whose kind changed, so the other one is
-        not sent news that are none."""
+    def _refresh(self, job: _Job) -> None:
+        """Put the job's current requests in the next message: a map and a
+        reduce ask, told apart by their resource (a container's size, or a
+        map or a reduce slot)."""
         s = job.spec
-        app_id = s.job_id
         if self.slot_mode:
-            if maps:
-                self.feeds[0].app_changed(app_id)["requests"] = [wire.Request(
-                    priority=MAP_PRIORITY, resource=_SLOT, count=len(job.pending_maps) + job.asks["map"],
-                    hosts=job.host_count, racks=job.rack_count)]
-            if reduces:
-                self.feeds[1].app_changed(app_id)["requests"] = [wire.Request(
-                    priority=REDUCE_PRIORITY, resource=_SLOT, count=job.pending_reduces + job.asks["reduce"])]
-            return
-        self.feeds[0].app_changed(app_id)["requests"] = [
-            wire.Request(priority=MAP_PRIORITY, resource=job.map_resource,
+            map_size, reduce_size = _MAP_SLOT, _REDUCE_SLOT
+        else:
+            map_size, reduce_size = job.map_resource, job.reduce_resource
+        self.feed.app_changed(s.job_id)["requests"] = [
+            wire.Request(priority=MAP_PRIORITY, resource=map_size,
                          count=len(job.pending_maps) + job.asks["map"], hosts=job.host_count, racks=job.rack_count),
-            wire.Request(priority=REDUCE_PRIORITY, resource=job.reduce_resource,
+            wire.Request(priority=REDUCE_PRIORITY, resource=reduce_size,
                          count=job.pending_reduces + job.asks["reduce"])]
 
     def _on_heartbeat(self, beat) -> None:
@@ -505,29 +499,30 @@ class Simulation:
         if not node.alive or epoch != node.epoch:
             return
         self.result.heartbeats += 1
-        for i, feed in enumerate(self.feeds):
-            free = node.free[i]
-            if feed.may_skip(free[0] > 0 and free[1] > 0):
-                continue
+        feed = self.feed
+        free = node.free
+        # A YARN node needs memory and vcores for a container; a TaskTracker
+        # a map slot or a reduce slot.
+        room = (free[0] > 0 or free[1] > 0) if self.slot_mode else (free[0] > 0 and free[1] > 0)
+        if not feed.may_skip(room):
             self.result.engine_calls += 1
             touched = None
             for a in feed.heartbeat(node.node_id):
-                job = self._start(a, node, i)
+                job = self._start(a, node)
                 if job is not None:
                     if touched is None:
                         touched = {}
                     touched[job.spec.job_id] = job
             if touched:
-                is_map = feed.kind != "reduce"
                 for job in touched.values():
-                    self._refresh(job, maps=is_map, reduces=not is_map)
+                    self._refresh(job)
         self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, beat)
 
-    def _start(self, a: Assignment, node: _Node, feed_index: int) -> _Job | None:
+    def _start(self, a: Assignment, node: _Node) -> _Job | None:
         job = self.jobs.get(a.app_id)
-        feed = self.feeds[feed_index]
+        feed = self.feed
         s = job.spec if job else None
-        kind = "map" if (a.priority == MAP_PRIORITY if not self.slot_mode else feed.kind == "map") else "reduce"
+        kind = "map" if a.priority == MAP_PRIORITY else "reduce"
         copy = job is not None and not job.waiting(kind)
         i = self._pick_copy(job, kind) if copy else None
         if job is None or (copy and i is None):
@@ -553,12 +548,15 @@ class Simulation:
             duration = self._copy_time(job, kind) if copy else s.reduces[i]
             res = s.reduce_resource
         duration *= node.speed
-        mem, vc = (1, 1) if self.slot_mode else (res.memory_mb, res.vcores)
-        free = node.free[feed_index]
-        free[0] -= mem
-        free[1] -= vc
+        if self.slot_mode:
+            size = (1, 0) if kind == "map" else (0, 1)
+        else:
+            size = (res.memory_mb, res.vcores)
+        free = node.free
+        free[0] -= size[0]
+        free[1] -= size[1]
         cid = a.container_id
-        self.containers[cid] = _Run(job, kind, i, node, level, now, feed_index, mem, vc, now + duration, copy)
+        self.containers[cid] = _Run(job, kind, i, node, level, now, size, now + duration, copy)
         job.running.setdefault((kind, i), []).append(cid)
         if copy:
             self.result.speculative += 1
@@ -566,7 +564,7 @@ class Simulation:
             job.asks[kind] = max(job.asks[kind] - 1, 0)
         node.running.add(cid)
         feed.launched.append(wire.Container(id=cid, app=a.app_id, node=node.node_id,
-                                            resource=wire.Resource(memory_mb=int(mem), vcores=int(vc)),
+                                            resource=self._wire(size),
                                             priority=a.priority, engine_id=cid))
         self._push(now + duration, _FINISH, cid)
         return job
@@ -591,7 +589,7 @@ class Simulation:
             job.maps_done += 1
             if job.maps_done == len(job.spec.maps) and job.spec.reduces:
                 job.reduce_queue = deque(range(len(job.spec.reduces)))  # reduces start after their maps
-                self._refresh(job, maps=False)
+                self._refresh(job)
         else:
             job.reduces_done += 1
         if job.done:
@@ -600,13 +598,13 @@ class Simulation:
             n = self._asks(job, kind)
             if n != job.asks[kind]:
                 job.asks[kind] = n
-                self._refresh(job, maps=kind == "map", reduces=kind != "map")
+                self._refresh(job)
 
     def _drop(self, run: _Run, cid: str) -> None:
         """A container's end, whatever the cause: its slot is free and the
         ResourceManager hears it finished."""
-        self._release(run.node, run.fi, run.mem, run.vc, cid)
-        self.feeds[run.fi].finished.append(cid)
+        self._release(run.node, run.size, cid)
+        self.feed.finished.append(cid)
         if run.copy:
             self._copies_running -= 1
 
@@ -657,12 +655,12 @@ class Simulation:
                 n = self._asks(job, kind)
                 if n != job.asks[kind]:
                     job.asks[kind] = n
-                    self._refresh(job, maps=kind == "map", reduces=kind != "map")
+                    self._refresh(job)
 
-    def _release(self, node: _Node, fi: int, mem: float, vc: float, cid: str) -> None:
-        free = node.free[fi]
-        free[0] += mem
-        free[1] += vc
+    def _release(self, node: _Node, size, cid: str) -> None:
+        free = node.free
+        free[0] += size[0]
+        free[1] += size[1]
         node.running.discard(cid)
 
     def _complete(self, job: _Job) -> None:
@@ -696,7 +694,7 @@ class Simulation:
         else:
             job.reduce_queue.appendleft(i)
         if not job.done:
-            self._refresh(job, maps=kind == "map", reduces=kind != "map")
+            self._refresh(job)
 
     def _on_update(self, _=None, sampling: bool = False) -> None:
         """The shim's periodic update call.  When no decision reads its
@@ -742,20 +740,23 @@ class Simulation:
         self._on_update(sampling=True)
         pools: dict[str, list[float]] = {}
         busy = 0.0
+        # Shares in memory (the one resource both rules share: YARN's fair
+        # policy leaves vcores at 0), or in map slots.
+        first = self.dims[0]
         for run in self.containers.values():
-            busy += run.vc
-            if run.fi == 0:  # shares are those of the first (map) engine
+            busy += run.size[0] + run.size[1] if self.slot_mode else run.size[1]
+            if run.size[0]:
                 row = pools.setdefault(run.job.pool, [0.0, 0.0])
-                row[0] += run.mem
-        # Memory: the one resource both rules share (YARN's fair policy leaves vcores at 0).
-        for name, share in self.feeds[0].core.leaf_fair_shares().items():
+                row[0] += run.size[0]
+        for name, share in self.feed.core.leaf_fair_shares().items():
             row = pools.setdefault(name, [0.0, 0.0])
-            row[1] = share.memory_mb
+            row[1] = share.get(first)
         self.result.samples.append((now, {k: (v[0], v[1]) for k, v in pools.items()}, busy))
         self._push(now + self.sim.sample_interval, _SAMPLE, None)
 
 
-_SLOT = wire.Resource(memory_mb=1, vcores=1)
+_MAP_SLOT = wire.Resource(map_slots=1)
+_REDUCE_SLOT = wire.Resource(reduce_slots=1)
 
 
 def nodes_by_rack(nodes) -> dict[str, list[str]]:

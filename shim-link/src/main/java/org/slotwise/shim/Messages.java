@@ -384,7 +384,7 @@ public final class Messages {
   }
 
   public record Assignment(@Req String app, @Req String node, @Req int priority, @Req Locality locality,
-      @Req String engineId) {}
+      @Req String engineId, Resource resource) {}
 
   public record Preemption(@Req String container, @Req boolean kill) {}
 
@@ -419,12 +419,13 @@ public final class Messages {
       Amount amMax, Boolean preemptable, boolean isParent) {}
 
   public record UpdateAnswer(List<Preemption> preempt, List<QueueRow> queues, List<String> queuesRemoved,
-      boolean queuesFull, List<MoveOrder> move, boolean resync, String error) {
+      boolean queuesFull, List<MoveOrder> move, boolean resync, List<String> waiting, String error) {
     public UpdateAnswer {
       preempt = list(preempt);
       queues = list(queues);
       queuesRemoved = list(queuesRemoved);
       move = list(move);
+      waiting = list(waiting);
     }
   }
 

@@ -46,26 +46,35 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
   public static final String TIMEOUT_MS = "slotwise.policy.timeout-ms";
   public static final String READ_TIMEOUT_MS = "slotwise.policy.read-timeout-ms";
   public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
-  /** Which job property names the pool (the Fair Scheduler's); default the user. */
+  /** Which job property names the pool when the job names none (the Fair Scheduler's; default user.name). */
   public static final String POOL_NAME_PROPERTY = "mapred.fairscheduler.poolnameproperty";
   /** The original Fair Scheduler's switch, passed to Python at registration (default: off). */
   public static final String PREEMPTION = "mapred.fairscheduler.preemption";
-  /** A job's own choice of pool, which wins over the property above. */
-  static final String[] EXPLICIT_POOL = {"pool.name", "mapred.fairscheduler.pool"};
+  /** A job's own choice of pool, which wins over the property above (Hadoop 1's FairScheduler). */
+  static final String EXPLICIT_POOL = "mapred.fairscheduler.pool";
   /** A tight deadline: assignTasks holds the JobTracker's lock. */
   public static final long DEFAULT_TIMEOUT_MS = 100;
-  static final int MAP = 0;
-  static final int REDUCE = 1;
+  /**
+   * The request keys of a job's two asks (one key per ask, as the protocol
+   * has it). Which kind of task an answer starts is its resource: a map slot
+   * or a reduce slot.
+   */
+  static final int MAP_ASK = 0;
+  static final int REDUCE_ASK = 1;
 
   /** What the shim knows of a job: its pool and what Python last heard of its asks. */
   private static final class JobState {
     final JobInProgress job;
     final String pool;
+    final String rejected; // why Python's place refused it; null: placed
     String sent; // the request signature Python holds; null: must be sent
+    boolean known; // sent to Python at least once
+    boolean init; // its initialisation was asked for
 
-    JobState(JobInProgress job, String pool) {
+    JobState(JobInProgress job, String pool, String rejected) {
       this.job = job;
       this.pool = pool;
+      this.rejected = rejected;
     }
   }
 
@@ -79,7 +88,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
   private final Map<String, Messages.Node> trackers = new HashMap<>(); // guarded by this
   private volatile List<Messages.QueueRow> poolTable = List.of();
   private volatile long lastUpdateMs;
-  private EagerTaskInitializationListener initializer;
+  private java.util.concurrent.ExecutorService initializer;
   private final Listener listener = new Listener();
   private Gateway.Callbacks callbacks;
   private Gateway gateway;
@@ -94,10 +103,11 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
   @Override
   public synchronized void start() throws IOException {
     Configuration c = getConf();
-    initializer = new EagerTaskInitializationListener(c);
-    initializer.setTaskTrackerManager(taskTrackerManager);
-    initializer.start();
-    taskTrackerManager.addJobInProgressListener(initializer);
+    initializer = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "slotwise-init");
+      t.setDaemon(true);
+      return t;
+    });
     taskTrackerManager.addJobInProgressListener(listener);
     callbacks = new Gateway.Callbacks(c.getInt(READ_TIMEOUT_MS, 5000));
     link = new PolicyLink(c.getLong(TIMEOUT_MS, DEFAULT_TIMEOUT_MS), deltas::requireFull, callbacks,
@@ -136,8 +146,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
       link.stop();
     }
     if (initializer != null) {
-      taskTrackerManager.removeJobInProgressListener(initializer);
-      initializer.terminate();
+      initializer.shutdownNow();
     }
     taskTrackerManager.removeJobInProgressListener(listener);
     super.terminate();
@@ -147,7 +156,12 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
   private final class Listener extends JobInProgressListener {
     @Override
     public void jobAdded(JobInProgress job) {
-      events.add(new Object[] {"add", job, poolOf(job)});
+      String asked = poolOf(job);
+      Messages.PlaceAnswer a = link.call("place", () -> Messages.write(new Messages.PlaceRequest(
+          job.getJobID().toString(), job.getProfile().getUser(), asked, List.of(), priorityOf(job))),
+          PolicyServer::place, json -> Messages.read(json, Messages.PlaceAnswer.class), x -> { });
+      events.add(new Object[] {"add", job, a == null || a.queue() == null ? asked : pool(a.queue()),
+          a == null ? null : a.reject()});
     }
 
     @Override
@@ -163,18 +177,17 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
     }
   }
 
-  /** The Fair Scheduler's rule: the job's explicit pool, else the pool-name property, else the user. */
+  /**
+   * The pool a job asks for, as Hadoop 1's FairScheduler reads it: its
+   * {@code mapred.fairscheduler.pool}, else the job property the pool-name
+   * property names ({@code user.name} by default), else "default". Python's
+   * place decides where it goes (its rules and ACLs); this stands only when
+   * Python does not answer.
+   */
   String poolOf(JobInProgress job) {
     JobConf jc = job.getJobConf();
-    String user = job.getProfile().getUser();
-    for (String key : EXPLICIT_POOL) {
-      String p = jc.get(key);
-      if (p != null && !p.isBlank()) {
-        return pool(p.trim());
-      }
-    }
-    String p = jc.get(getConf().get(POOL_NAME_PROPERTY, "user.name"));
-    return pool(p == null || p.isBlank() ? user : p.trim());
+    String p = jc.get(EXPLICIT_POOL, jc.get(getConf().get(POOL_NAME_PROPERTY, "user.name"), "default"));
+    return pool(p.isBlank() ? "default" : p.trim());
   }
 
   /**
@@ -226,6 +239,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
         a -> carryOut(a, st, numTrackers, hosts, out));
     if (answer == null) {
       link.fallbackHeartbeat();
+      initJobs(null);
       fifo(st, numTrackers, hosts, out);
     }
     return out;
@@ -259,8 +273,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
         s = jobs.get(JobID.forName(as.app()));
       }
       Task t = null;
-      boolean map = as.priority() == MAP;
-      Messages.Reason refused = s == null || !runnable(s.job) ? Messages.Reason.NO_ATTEMPT
+      boolean map = as.resource() != null && as.resource().mapSlots() > 0;
+      Messages.Reason refused = as.resource() == null ? Messages.Reason.ERROR
+          : s == null || !runnable(s.job) ? Messages.Reason.NO_ATTEMPT
           : !as.node().equals(st.getTrackerName()) ? Messages.Reason.NO_NODE
           : (map ? freeMaps <= 0 : freeReduces <= 0) ? Messages.Reason.NO_ROOM : null;
       try {
@@ -307,11 +322,11 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
       }
     }
     int[] free = {st.getAvailableMapSlots(), st.getAvailableReduceSlots()};
-    for (int kind : new int[] {MAP, REDUCE}) {
+    for (int kind : new int[] {MAP_ASK, REDUCE_ASK}) {
       for (FifoFallback.App<JobInProgress> app : FifoFallback.order(order)) {
         JobInProgress job = app.attempt();
         while (free[kind] > 0 && runnable(job)) {
-          Task t = kind == MAP ? job.obtainNewMapTask(st, numTrackers, hosts)
+          Task t = kind == MAP_ASK ? job.obtainNewMapTask(st, numTrackers, hosts)
               : job.obtainNewReduceTask(st, numTrackers, hosts);
           if (t == null) {
             break;
@@ -338,7 +353,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
       boolean map, String engineId) {
     return new Messages.Container(id.toString(), job.toString(), tracker,
         map ? Messages.Resource.slots(1, 0) : Messages.Resource.slots(0, 1), false,
-        map ? MAP : REDUCE, engineId);
+        map ? MAP_ASK : REDUCE_ASK, engineId);
   }
 
   private static boolean runnable(JobInProgress job) {
@@ -406,9 +421,10 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
     List<Messages.App> apps = new ArrayList<>();
     for (JobState s : jobs.values()) {
       String sig = signature(s.job);
-      if (full || !sig.equals(s.sent)) {
+      if (s.rejected == null && (full || !sig.equals(s.sent))) {
         apps.add(app(s));
         s.sent = sig;
+        s.known = true;
       }
     }
     List<Messages.Container> launched = t.launched();
@@ -431,7 +447,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
     for (Object[] e; (e = events.poll()) != null;) {
       JobInProgress job = (JobInProgress) e[1];
       if (e[0].equals("add")) {
-        jobs.put(job.getJobID(), new JobState(job, (String) e[2]));
+        jobs.put(job.getJobID(), new JobState(job, (String) e[2], (String) e[3]));
       } else if (jobs.remove(job.getJobID()) != null) {
         deltas.appRemoved(job.getJobID().toString());
         live.values().removeIf(l -> l.job().equals(job.getJobID()));
@@ -494,12 +510,12 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
             racks.merge(n == null ? "/default-rack" : n.getNetworkLocation(), 1, Integer::sum);
           }
         }
-        requests.add(new Messages.Request(MAP, Messages.Resource.slots(1, 0), maps,
+        requests.add(new Messages.Request(MAP_ASK, Messages.Resource.slots(1, 0), maps,
             hosts.isEmpty() ? null : hosts, racks.isEmpty() ? null : racks, true, null));
       }
       int reduces = job.scheduleReduces() ? job.pendingReduces() : 0;
       if (reduces > 0) {
-        requests.add(new Messages.Request(REDUCE, Messages.Resource.slots(0, 1), reduces, null, null,
+        requests.add(new Messages.Request(REDUCE_ASK, Messages.Resource.slots(0, 1), reduces, null, null,
             true, null));
       }
     }
@@ -539,9 +555,42 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
           if (u.resync()) {
             deltas.requireFull();
           }
+          initJobs(new HashSet<>(u.waiting()));
         });
+    if (a == null && !link.hasPolicy()) {
+      initJobs(null);
+    }
     if (a != null && !a.preempt().isEmpty()) {
       preempt(a.preempt());
+    }
+  }
+
+  /**
+   * Starts initialising the jobs that may run, as the original Fair
+   * Scheduler does: those Python knows and does not hold back ({@code
+   * waiting}: its running-job limits), or every job when Python is not there
+   * to say (null). A job Python's place refused fails with its reason.
+   */
+  private synchronized void initJobs(Set<String> waiting) {
+    drainEvents();
+    for (JobState s : jobs.values()) {
+      if (s.init || s.job.inited()) {
+        continue;
+      }
+      if (s.rejected != null) {
+        s.init = true;
+        JobInProgress job = s.job;
+        String why = "Rejected by the Slotwise policy: " + s.rejected;
+        LOG.info("Slotwise: " + job.getJobID() + ": " + why);
+        initializer.execute(() -> {
+          job.getStatus().setFailureInfo(why);
+          taskTrackerManager.failJob(job);
+        });
+      } else if (waiting == null || (s.known && !waiting.contains(s.job.getJobID().toString()))) {
+        s.init = true;
+        JobInProgress job = s.job;
+        initializer.execute(() -> taskTrackerManager.initJob(job));
+      }
     }
   }
 

@@ -1,11 +1,12 @@
-"""SlotCore: an MRv1 JobTracker's messages (slots) split into a map and a
-reduce engine and joined again, on a manual clock."""
+"""An MRv1 JobTracker's messages on the one PolicyCore: map and reduce
+slots are resource dimensions of one engine, each shared on its own (as the
+MRv1 Fair Scheduler shares them), on a manual clock."""
 
 import json
 
 from slotwise.clock import ManualClock
 from slotwise.config.loader import parse_allocations
-from slotwise.slotcore import SlotCore
+from slotwise.core import PolicyCore
 
 POOLS = """<allocations>
   <pool name="prod"><weight>3</weight><minMaps>0</minMaps></pool>
@@ -35,7 +36,7 @@ def beat(node, maps, reduces):
 
 def make(text=POOLS):
     clock = ManualClock(1000.0)
-    return SlotCore(parse_allocations(text, "pools.xml"), clock=clock), clock
+    return PolicyCore(parse_allocations(text, "pools.xml"), clock=clock, kind="mrv1"), clock
 
 
 def call(core, method, **payload):
@@ -43,13 +44,13 @@ def call(core, method, **payload):
     return json.loads(getattr(core, method)(json.dumps(payload)))
 
 
-def test_maps_and_reduces_are_decided_by_their_own_engines():
+def test_a_tracker_offers_its_map_slots_and_its_reduce_slots():
     core, _ = make()
     t = tracker(0, maps=2, reduces=1)
     ans = call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 4, reduces=3)], beats=[beat(t, 2, 1)])
-    kinds = sorted((a["priority"], a["engine_id"].split("#")[1][0]) for a in ans["assign"])
-    # two maps (priority 0, map engine) and one reduce (priority 1, reduce engine): the free slots, no more
-    assert kinds == [(0, "m"), (0, "m"), (1, "r")]
+    kinds = sorted((a["priority"], tuple(sorted(a["resource"].items()))) for a in ans["assign"])
+    # two maps and one reduce, each answer saying which by its resource: the free slots, no more
+    assert kinds == [(0, (("map_slots", 1),))] * 2 + [(1, (("reduce_slots", 1),))]
     assert len({a["engine_id"] for a in ans["assign"]}) == 3
     assert all(a["node"] == t["id"] for a in ans["assign"])
     cluster = core.cluster()
@@ -93,15 +94,16 @@ def test_queue_table_carries_slots():
     assert "memory_mb" not in rows["root.prod"]["fair"]
 
 
-def test_a_rejected_reduce_goes_back_to_the_reduce_engine():
+def test_a_rejected_reduce_frees_its_reduce_slot():
     core, _ = make()
     t = tracker(0, maps=1, reduces=1)
     ans = call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 1, reduces=1)], beats=[beat(t, 1, 1)])
     reduce_id = next(a["engine_id"] for a in ans["assign"] if a["priority"] == 1)
-    assert core.cores["reduce"].holds_container(reduce_id)
+    assert core.holds_container(reduce_id)
     call(core, "heartbeat", rejected=[{"engine_id": reduce_id, "reason": "no_room"}],
          apps=[job(1, "prod", 0, reduces=1)])
-    assert not core.cores["reduce"].holds_container(reduce_id)
+    assert not core.holds_container(reduce_id)
+    assert core.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 0}
     again = call(core, "heartbeat", beats=[beat(t, 0, 1)])
     assert [a["priority"] for a in again["assign"]] == [1]
 
@@ -126,14 +128,14 @@ def test_a_request_for_no_kind_of_slot_changes_nothing():
     bad = job(1, "prod", 1)
     bad["requests"][0]["resource"] = {"memory_mb": 1024, "vcores": 1}
     ans = call(core, "heartbeat", full=True, nodes=[tracker(0)], apps=[bad])
-    assert "map slots or for reduce slots" in ans["error"]
+    assert "map slots or reduce slots" in ans["error"]
     assert core.cluster()["nodes"] == 0 and core.jobs() == []
 
 
-def test_a_message_the_reduce_half_refuses_changes_the_map_half_neither():
+def test_a_message_refused_for_a_reduce_changes_nothing_of_its_maps():
     """Applied whole or not at all: a reduce task on a tracker nobody told
-    Python about refuses the message, and the map half (a new job, a beat
-    with free map slots) is not applied or decided either."""
+    Python about refuses the message, and the rest (a new job, a beat with
+    free map slots) is not applied or decided either."""
     t = tracker(0, maps=2, reduces=1)
     for method in ("heartbeat", "update"):
         core, _ = make()
@@ -167,3 +169,66 @@ def test_min_maps_and_reduces_come_from_the_mrv1_file():
       <pool name="research"/></allocations>""")
     rows = {r["pool"]: r for r in core.pools()}
     assert rows["root.prod"]["min_share"] == {"map_slots": 3, "reduce_slots": 1}
+
+
+def test_each_kind_is_shared_by_its_own_usage():
+    """A pool holding every reduce slot is still first for map slots while
+    it holds fewer maps: the order on a map offer reads map slots only (with
+    the order read from all slots, research would win both)."""
+    core, _ = make(POOLS.replace("<weight>3</weight>", "<weight>1</weight>"))
+    t = tracker(0, maps=2, reduces=2)
+    prod, research = "job_202611230000_0001", "job_202611230000_0002"
+    call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 0, reduces=2)], beats=[beat(t, 0, 2)])
+    call(core, "heartbeat", apps=[job(1, "prod", 4, reduces=0), job(2, "research", 4, reduces=0)])
+    call(core, "update")
+    got = call(core, "heartbeat", beats=[beat(t, 1, 0)])["assign"]
+    # equal weights, no maps running: the first submitted (prod) gets the map slot,
+    # its two reduces notwithstanding
+    assert [a["app"] for a in got] == [prod]
+    got = call(core, "heartbeat", beats=[beat(t, 1, 0)])["assign"]
+    assert [a["app"] for a in got] == [research]
+
+
+def test_a_reduce_launch_does_not_restart_the_maps_locality_wait():
+    """Delay scheduling holds maps only (a reduce reads no split): a job's
+    reduce launching on a far node leaves its maps' wait where it was."""
+    from slotwise.settings import EngineSettings
+    clock = ManualClock(1000.0)
+    core = PolicyCore(parse_allocations(POOLS, "pools.xml"), EngineSettings(node_locality_delay=5.0, rack_locality_delay=5.0), clock=clock,
+                      kind="mrv1")
+    near = tracker(0)
+    far = {**tracker(1), "host": "elsewhere", "rack": "/other"}
+    call(core, "heartbeat", full=True, nodes=[near, far], apps=[job(1, "prod", 2, reduces=1)])
+    assert call(core, "heartbeat", beats=[beat(far, 2, 0)]) == {}  # its maps wait for "localhost"
+    clock.advance(4.0)
+    got = call(core, "heartbeat", beats=[beat(far, 2, 1)])["assign"]
+    assert [a["resource"] for a in got] == [{"reduce_slots": 1}]  # the reduce goes anywhere at once
+    clock.advance(7.0)  # 11 s passed over since the start: off-switch allowed, had the reduce not reset it
+    got = call(core, "heartbeat", beats=[beat(far, 2, 0)])["assign"]
+    assert [a["locality"] for a in got] == ["off_switch", "off_switch"]
+
+
+def test_a_pool_short_of_map_slots_preempts_maps_only():
+    """Preemption for a min share of maps takes maps, newest first, and no
+    reduce; what it frees goes to the starved pool."""
+    from slotwise.settings import EngineSettings
+    clock = ManualClock(1000.0)
+    text = """<allocations><pool name="prod"><minMaps>2</minMaps><minSharePreemptionTimeout>5</minSharePreemptionTimeout>
+      </pool><pool name="research"/></allocations>"""
+    core = PolicyCore(parse_allocations(text, "pools.xml"), EngineSettings(preemption=True), clock=clock, kind="mrv1")
+    t = tracker(0, maps=2, reduces=2)
+    hog = "job_202611230000_0002"
+    call(core, "heartbeat", full=True, nodes=[t], apps=[job(2, "research", 2, reduces=2)])
+    first = call(core, "heartbeat", beats=[beat(t, 1, 2)])["assign"]
+    clock.advance(1.0)
+    second = call(core, "heartbeat", beats=[beat(t, 1, 0)])["assign"]
+    newest_map = next(a["engine_id"] for a in second if "map_slots" in a["resource"])
+    assert len(first) == 3 and len(second) == 1
+    call(core, "heartbeat", apps=[job(2, "research", 0), job(1, "prod", 2)])
+    call(core, "update")
+    clock.advance(6.0)
+    victims = [p["container"] for p in call(core, "update").get("preempt", [])]
+    held = {c.container_id: c for c in core._engine.containers.values()}
+    assert victims and all(held[v].resource.map_slots == 1 for v in victims), victims
+    assert victims[0] == newest_map and len(victims) == 2
+    assert all(held[v].app_id == hog for v in victims)
