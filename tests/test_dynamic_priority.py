@@ -306,3 +306,37 @@ def test_time_without_reports_goes_uncharged():
     assert [i.interval_id for i in m.store.intervals] == [1, 2]
     assert m.store.intervals[1].charges[0].amount == pytest.approx(4)  # 4 slots over [3600, 3610)
     assert m.accounts["root.dp.alice"].budget == pytest.approx(10_000 - 8)
+
+
+def test_on_an_mrv1_cluster_each_kind_of_slot_is_split_by_the_rates():
+    """Rates 3:1 split the map slots 3:1 although each queue holds one of the
+    two reduce slots: a queue's standing on a map offer is its map share
+    (taken over both kinds, research's reduce share would make it look as
+    big as prod and the split would drift towards prod)."""
+    clock = ManualClock()
+    market = Market(MarketSettings(slot_memory_mb=1, slot_vcores=1))
+    cfg = make_config({"dp": {"scheduling_policy": DP, "children": {q: {} for q in ("prod", "research")}}})
+    e = Engine(cfg, clock, EngineSettings(node_locality_delay=0, rack_locality_delay=0),
+               services={"market": market}, kind="mrv1")
+    for i in range(2):
+        e.add_node(f"n{i}", f"host{i}", "/r", Resource(map_slots=4, reduce_slots=1))
+    fund(market, prod=(3, 10_000), research=(1, 10_000))
+    for q in ("prod", "research"):
+        e.add_app(q, q, queue=f"root.dp.{q}")
+        e.update_requests(q, [Request(0, Resource(map_slots=1), 100), Request(1, Resource(reduce_slots=1), 1)])
+        e.apps[q].has_am = True
+    for _ in range(3):  # heartbeats, with the periodic pass between them, until the slots are full
+        e.update()
+        for n in list(e.nodes):
+            e.heartbeat(n)
+            clock.advance(0.5)
+    reduces = {q: e.pools[f"root.dp.{q}"].usage.reduce_slots for q in ("prod", "research")}
+    assert reduces == {"prod": 1, "research": 1}
+    for _ in range(24):  # maps end one at a time, oldest first; the freed slot is offered again
+        c = min((c for c in e.containers.values() if c.resource.map_slots), key=lambda c: c.launch_time)
+        e.container_finished(c.container_id)
+        e.update()
+        e.heartbeat(c.node_id)
+        clock.advance(1.0)
+    maps = {q: e.pools[f"root.dp.{q}"].usage.map_slots for q in ("prod", "research")}
+    assert maps == {"prod": 6, "research": 2}

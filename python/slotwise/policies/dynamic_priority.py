@@ -24,7 +24,7 @@ import math
 from typing import Sequence
 
 from .fairshare import DESIGN
-from ..resources import ALL_DIMS, OFFERED, Resource
+from ..resources import OFFERED, Resource
 from .schedulable import Schedulable
 from .base import PolicyContext, SchedulingPolicy, get_policy, register_policy
 from .fair import share_key, share_key_on, shares_by_weight
@@ -60,8 +60,16 @@ def declared_accounts(config, root_policy: str | None = None) -> list[str]:
     return out
 
 
-def _dominant(r: Resource, cluster: Resource) -> float:
-    return max(r.get(d) / cluster.get(d) if cluster.get(d) > 0 else 0.0 for d in ALL_DIMS)
+def _share(r: Resource, cluster: Resource, key: str = "memory_mb") -> float:
+    """``r``'s share of the cluster in what is on offer: a YARN container's
+    dominant one (memory or vcores), or one kind of MRv1 slot's."""
+    dims = OFFERED[key] if key != "memory_mb" else ("memory_mb", "vcores")
+    return max(r.get(d) / cluster.get(d) if cluster.get(d) > 0 else 0.0 for d in dims)
+
+
+def _keys(cluster: Resource) -> tuple[str, ...]:
+    """What a node of this cluster offers (resources.OFFERS, by the cluster's dimensions)."""
+    return ("map_slots", "reduce_slots") if cluster.map_slots or cluster.reduce_slots else ("memory_mb",)
 
 
 def _first_submit(s) -> float:
@@ -83,8 +91,8 @@ class DynamicPriorityPolicy(SchedulingPolicy):
         # What it holds now plus what it held lately, per unit paid: a queue
         # whose share is under one slot still gets its turn in proportion
         # to its rate (without the history, ties at zero go by name).
-        recent = s.policy_state[0] if s.policy_state else 0.0
-        return (0, (_dominant(s.usage, cluster) + recent) / w, s.name)
+        recent = s.policy_state[0].get(key, 0.0) if s.policy_state else 0.0
+        return (0, (_share(s.usage, cluster, key) + recent) / w, s.name)
 
     def compute_shares(self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
                        rule: str = DESIGN, key: str = "memory_mb") -> list[Resource]:
@@ -103,15 +111,19 @@ class DynamicPriorityPolicy(SchedulingPolicy):
         pending = {c.name: s.slots((c.demand - c.usage).clamp_zero()) for c in kids}
         market.observe(f"{ctx.stream}:{pool.name}", now, used, pending)
         tau = 3 * s.interval
+        keys = _keys(ctx.cluster)
         for c in kids:
             c.weight = market.rate_of(c.name)
-            share = _dominant(c.usage, ctx.cluster)
+            # What it held lately, per kind on offer (MRv1: map and reduce
+            # slots are contended apart).
+            shares = {key: _share(c.usage, ctx.cluster, key) for key in keys}
             if c.policy_state is None:
-                c.policy_state = (share, now)
+                c.policy_state = (shares, now)
             else:
                 recent, t = c.policy_state
                 k = 1.0 - math.exp(-max(now - t, 0.0) / tau)
-                c.policy_state = (recent + (share - recent) * k, now)
+                c.policy_state = ({key: recent.get(key, 0.0) + (v - recent.get(key, 0.0)) * k
+                                   for key, v in shares.items()}, now)
             # Unpaid slots go after the grace time, or (preemption off) never:
             # among these children the paid share is the only fair share.
             c.fair_share_timeout = s.grace if s.preemption else math.inf
