@@ -23,7 +23,9 @@ out as for the YARN cluster (``paths.Layout``)::
     DIR/jobs/<id>/            one per submit: conf/, tmp/, client.log, the job's working directory
 
 A ``Mrv1Cluster`` made for an existing directory attaches to the cluster that
-``up`` left there (``slotwise cluster status``, ``submit``, ``down``).
+``up`` left there (``slotwise cluster status``, ``submit``, ``down``). What
+it shares with the YARN cluster (state, start-up, stop) is
+``base.ClusterBase``.
 
 Users: Hadoop 1.2.1 honours ``HADOOP_USER_NAME`` with simple authentication,
 but its job client refuses a staging directory owned by anyone but the
@@ -42,23 +44,23 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Mapping
 
-from . import process
+from .base import SCRUB, ClusterBase
 from .classpath import jar_cache
 from .config import START_TIMEOUT, marker
 from .errors import ClusterError
-from .jvm import FAST_START, Java, check_compatible, find_java
-from .paths import Layout, default_cluster_dir, find_repo
+from .jvm import FAST_START, Java, check_compatible
 from .ports import free_ports
 from .state import ClusterState, Daemon
-from .mrv1_conf import Mrv1Config, Mrv1Sizes, write_mrv1_conf_dir
-from .mrv1_hadoop import FIFO_TASK_SCHEDULER, Hadoop1Jars, JT_MAIN, JT_PORTS, KIND, Log, MRV1_SCHEDULERS, RUNJAR, SLOTWISE_TASK_SCHEDULER, SUBMIT_AS, TT_MAIN, TT_PORTS, _SCRUB, _is_jar, build_mrv1_shim, daemon_classpath, extract_webapps, find_mrv1_shim_jar, mrv1_scheduler_class, mrv1_scheduler_name, resolve_hadoop1, submit_as_classes
+from .mrv1_conf import Mrv1Config, Mrv1Sizes, core_extra as _core_extra, os_user as _os_user, write_mrv1_conf_dir
+from .mrv1_hadoop import (FIFO_TASK_SCHEDULER, Hadoop1Jars, JT_MAIN, JT_PORTS, KIND, Log, MRV1_SCHEDULERS, RUNJAR,
+                          SLOTWISE_TASK_SCHEDULER, SUBMIT_AS, TT_MAIN, TT_PORTS, _is_jar, build_mrv1_shim,
+                          daemon_classpath, extract_webapps, find_mrv1_shim_jar, mrv1_scheduler_class,
+                          mrv1_scheduler_name, resolve_hadoop1, submit_as_classes)
 from .mrv1_web import JTWeb, JTWebError, Mrv1Job, Mrv1JobResult, jobtracker_jobs, scheduler_status
 
 
@@ -67,37 +69,26 @@ __all__ = ["FIFO_TASK_SCHEDULER", "KIND", "MRV1_SCHEDULERS", "SLOTWISE_TASK_SCHE
            "mrv1_scheduler_class", "mrv1_scheduler_name", "open_cluster", "resolve_hadoop1", "scheduler_status"]
 
 
-class Mrv1Cluster:
+class Mrv1Cluster(ClusterBase):
+    MASTER, WORKER = "jobtracker", "tasktracker"
+    MASTER_WORD, WORKER_WORD = "JobTracker", "TaskTracker"
+    GATEWAY_SITE = "mapred_site"
+    STRAYS = "leftover task or client JVM(s)"
+
     def __init__(self, dir: str | os.PathLike | None = None, *, nodes: int = 2,
                  scheduler: str = "slotwise", conf: dict[str, str] | None = None,
                  map_slots: int = 2, reduce_slots: int = 2, build_shim: bool = True,
                  java_home: str | os.PathLike | None = None, repo: str | os.PathLike | None = None,
                  start_timeout: float = START_TIMEOUT, log: Log | None = None,
                  jt_classpath: list[str] | None = None):
-        if nodes < 1:
-            raise ValueError("a cluster needs at least one TaskTracker")
         if map_slots < 0 or reduce_slots < 0:
             raise ValueError("slots must not be negative")
-        self.dir = Path(dir).resolve() if dir else default_cluster_dir()
-        self.layout = Layout(self.dir)
-        self.nodes = nodes
+        super().__init__(dir, nodes=nodes, conf=conf, build_shim=build_shim, java_home=java_home, repo=repo,
+                         start_timeout=start_timeout, log=log)
         self.scheduler = mrv1_scheduler_class(scheduler)
-        self.conf = dict(conf or {})
         self.sizes = Mrv1Sizes(map_slots=map_slots, reduce_slots=reduce_slots)
-        self.build_shim = build_shim
-        self.java_home = java_home
-        self.repo = Path(repo).resolve() if repo else None
-        self.start_timeout = start_timeout
-        self.log = log or (lambda msg: print(msg, flush=True))
         #: Extra classpath entries for the JobTracker only.
         self.jt_classpath = list(jt_classpath or [])
-        self._children: dict[int, subprocess.Popen] = {}
-
-    # -- state -----------------------------------------------------------------
-
-    @property
-    def state(self) -> ClusterState | None:
-        return ClusterState.load(self.layout.state_file)
 
     def _require_state(self) -> ClusterState:
         state = self.state
@@ -109,18 +100,9 @@ class Mrv1Cluster:
                                "(drop --mrv1, or take it down and start one with `slotwise cluster up --mrv1`)")
         return state
 
-    def alive(self, daemon: Daemon) -> bool:
-        if daemon.pid in self._children:
-            self._children[daemon.pid].poll()
-        return process.is_ours(daemon.pid, self.dir)
-
-    def is_running(self) -> bool:
-        state = self.state
-        return bool(state) and any(self.alive(d) for d in state.daemons)
-
     @property
     def jobtracker(self) -> Daemon:
-        return next(d for d in self._require_state().daemons if d.role == "jobtracker")
+        return self.master()
 
     @property
     def jt_web(self) -> str:
@@ -140,44 +122,12 @@ class Mrv1Cluster:
         """The Slotwise shim's /scheduler page, parsed (see ``JTWeb.scheduler``)."""
         return self.web.scheduler()
 
-    @property
-    def gateway_info_file(self) -> Path:
-        """Where SlotwiseTaskScheduler writes its Py4J port (``{"port", "pid"}``):
-        ``slotwise.gateway.info-file``, by default ``jt/tmp/slotwise/gateway.json``.
-        The token file is ``gateway.token`` beside it unless configured."""
-        state = self._require_state()
-        configured = state.mapred_site.get("slotwise.gateway.info-file")
-        if configured:
-            return Path(configured)
-        jt = next(d for d in state.daemons if d.role == "jobtracker")
-        return Path(jt.home) / "tmp" / "slotwise" / "gateway.json"
-
-    @property
-    def gateway_token_file(self) -> Path:
-        state = self._require_state()
-        configured = state.mapred_site.get("slotwise.gateway.token-file")
-        return Path(configured) if configured else self.gateway_info_file.with_name("gateway.token")
-
     # -- up ----------------------------------------------------------------------
 
     def up(self) -> ClusterState:
         """Start the JobTracker and the TaskTrackers; return once every
         TaskTracker is registered with the JobTracker."""
-        if self.is_running():
-            raise ClusterError(f"a cluster is already running in {self.dir}; "
-                               f"stop it first: slotwise cluster down --dir {self.dir}")
-        strays = process.find_ours(self.dir)
-        if strays:
-            self.log(f"stopping {len(strays)} leftover process(es) of an earlier run: {strays}")
-            process.stop(strays, self.dir, timeout=10)
-        started = time.monotonic()
-        if self.dir.is_dir() and any(self.dir.iterdir()) and not self.layout.tag.exists():
-            raise ClusterError(f"{self.dir} is neither empty nor a cluster directory (no {self.layout.tag.name}); "
-                               "choose a new or empty --dir")
-        repo = self.repo or find_repo()
-        java = find_java(self.java_home)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.layout.tag.write_text("A Slotwise local cluster directory (slotwise cluster up).\n")
+        repo, java, started = self._begin_up("local cluster")
         jars = resolve_hadoop1(repo, jar_cache(repo), self.log)
         check_compatible(java, jars.hadoop_version)
         webapps = extract_webapps(jars.core_jar, jar_cache(repo))
@@ -187,17 +137,7 @@ class Mrv1Cluster:
             if not shim_jar:
                 raise ClusterError("no mrv1-shim/target/slotwise-mrv1-shim-*.jar: build it with "
                                    "`mvn -q -B -f pom.xml package -DskipTests`")
-        for d in self.layout.run_dirs():
-            shutil.rmtree(d, ignore_errors=True)
-        self.layout.state_file.unlink(missing_ok=True)
-        self.layout.logs.mkdir(parents=True)
-        if shim_jar:
-            # A copy of its own: a rebuild while the JobTracker runs must not swap classes under it.
-            copied = self.layout.cache / Path(shim_jar).name
-            self.layout.cache.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(shim_jar, copied)
-            self.log(f"MRv1 shim jar: {shim_jar} (copied to {copied})")
-            shim_jar = copied
+        shim_jar = self._clear_run(shim_jar)
 
         ports = free_ports(len(JT_PORTS) + self.nodes * len(TT_PORTS))
         jt_ports = dict(zip(JT_PORTS, ports[:len(JT_PORTS)]))
@@ -216,34 +156,26 @@ class Mrv1Cluster:
                  f"({java.home}), scheduler {mrv1_scheduler_name(self.scheduler)}, "
                  f"{self.sizes.map_slots} map + {self.sizes.reduce_slots} reduce slots per TaskTracker")
         boot = time.monotonic()
-        try:
-            jt_home = self.layout.home("jt")
-            jt = self._start(state, cfg, java, "jt", "jobtracker", JT_MAIN, jt_ports,
-                             cfg.jt_mapred_site(jt_home),
+
+        def start() -> None:
+            jt = self._start(state, cfg, java, "jt", self.MASTER, JT_MAIN, jt_ports,
+                             cfg.jt_mapred_site(self.layout.home("jt")),
                              extra_cp=([str(shim_jar)] if shim_jar else []) + self.jt_classpath)
             self._wait_jt(state, jt, boot)
             tts = []
             for i, p in enumerate(tt_ports, start=1):
                 name = f"tt{i}"
-                tts.append(self._start(state, cfg, java, name, "tasktracker", TT_MAIN, p,
+                tts.append(self._start(state, cfg, java, name, self.WORKER, TT_MAIN, p,
                                        cfg.tt_mapred_site(p, self.layout.home(name))))
             self._wait_trackers(state, jt, tts, boot)
-            state.ready = True
-            state.save(self.layout.state_file)
-        except BaseException:
-            self.log(f"start-up failed; stopping what was started (logs stay in {self.layout.logs})")
-            self.down(quiet=True)
-            raise
-        self.log(f"cluster up in {time.monotonic() - started:.1f} s ({time.monotonic() - boot:.1f} s since the "
-                 f"first JVM started): JobTracker {state.rm_web} (rpc {state.rm_address}), "
-                 f"{self.nodes} TaskTracker(s); state in {self.layout.state_file}")
-        return state
+        return self._boot(state, start, started, boot, lambda: f"JobTracker {state.rm_web} "
+                          f"(rpc {state.rm_address}), {self.nodes} TaskTracker(s)")
 
     def _start(self, state: ClusterState, cfg: Mrv1Config, java: Java, name: str, role: str, main: str,
                ports: dict[str, int], mapred: dict[str, str], extra_cp: list[str] = ()) -> Daemon:
         conf_dir = self.layout.conf(name)
         home = self.layout.home(name)
-        log_file, out_file = self.layout.log(name), self.layout.out(name)
+        log_file = self.layout.log(name)
         tmp = home / "tmp"
         for d in (tmp, home / "local", home / "logs"):
             d.mkdir(parents=True, exist_ok=True)
@@ -258,68 +190,28 @@ class Mrv1Cluster:
                 f"-Dhadoop.home.dir={home}", f"-Dhadoop.id.str={name}", f"-Djava.io.tmpdir={tmp}",
                 "-Djava.net.preferIPv4Stack=true",
                 "-cp", os.pathsep.join(cp), main]
-        env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
-        env["JAVA_HOME"] = str(java.home)
-        (conf_dir / "command.txt").write_text(" ".join(argv) + "\n")
-        proc = process.spawn(argv, env=env, out=out_file, cwd=home)
-        self._children[proc.pid] = proc
-        daemon = Daemon(name=name, role=role, pid=proc.pid, conf_dir=str(conf_dir), log=str(log_file),
-                        out=str(out_file), ports=ports, home=str(home))
-        state.daemons.append(daemon)
-        state.save(self.layout.state_file)
-        what = "JobTracker" if role == "jobtracker" else f"TaskTracker {name}"
-        self.log(f"started {what} (pid {proc.pid}); log {log_file}")
-        return daemon
-
-    def _died(self, daemon: Daemon) -> ClusterError | None:
-        proc = self._children.get(daemon.pid)
-        code = proc.poll() if proc else None
-        if (proc and code is None) or (not proc and process.is_ours(daemon.pid, self.dir)):
-            return None
-        what = "the JobTracker" if daemon.role == "jobtracker" else f"TaskTracker {daemon.name}"
-        parts = [f"{what} ({daemon.name}) exited{f' with code {code}' if code is not None else ''} "
-                 f"while starting: read {daemon.log} (and {daemon.out})"]
-        cause = _first_error(process.tail(Path(daemon.log), 400))
-        if cause:
-            parts.append(f"first error: {cause}")
-        for path in (daemon.log, daemon.out):
-            lines = process.tail(Path(path))
-            if lines:
-                parts.append(f"--- last lines of {path} ---\n{lines}")
-        return ClusterError("\n".join(parts))
-
-    def _deadline_error(self, what: str, daemons: list[Daemon]) -> ClusterError:
-        logs = " and ".join(d.log for d in daemons)
-        last = daemons[-1]
-        return ClusterError(f"timed out after {self.start_timeout:.0f} s waiting for {what}: read {logs}\n"
-                            f"--- last lines of {last.log} ---\n{process.tail(Path(last.log))}")
+        return self._spawn(state, java, name, role, argv, ports, conf_dir, home)
 
     def _wait_jt(self, state: ClusterState, jt: Daemon, started: float) -> None:
         web = JTWeb(state.rm_web, timeout=30)  # one request at a time while it starts (see cluster._wait_rm)
-        while True:
-            err = self._died(jt)
-            if err:
-                raise err
+
+        def ready() -> bool:
             try:
                 page = web.get("/jobtracker.jsp")
-                if re.search(r"State:\s*(</b>)?\s*RUNNING", page):  # not INITIALIZING
-                    self.log(f"JobTracker up at {state.rm_web} ({time.monotonic() - started:.1f} s)")
-                    return
             except JTWebError:
-                pass
-            if time.monotonic() - started > self.start_timeout:
-                raise self._deadline_error("the JobTracker's web UI", [jt])
-            time.sleep(0.3)
+                return False
+            if re.search(r"State:\s*(</b>)?\s*RUNNING", page):  # not INITIALIZING
+                self.log(f"JobTracker up at {state.rm_web} ({time.monotonic() - started:.1f} s)")
+                return True
+            return False
+        self._wait(lambda: "the JobTracker's web UI", [jt], ready, started, 0.3)
 
     def _wait_trackers(self, state: ClusterState, jt: Daemon, tts: list[Daemon], started: float) -> None:
         web = JTWeb(state.rm_web, timeout=30)
         by_port = {str(d.ports["report"]): d for d in tts}
         registered: set[str] = set()
-        while True:
-            for d in [jt, *tts]:
-                err = self._died(d)
-                if err:
-                    raise err
+
+        def ready() -> bool:
             try:
                 trackers = web.trackers()
             except JTWebError:
@@ -331,50 +223,12 @@ class Mrv1Cluster:
                     registered.add(d.name)
                     d.node_id = name
                     self.log(f"TaskTracker {d.name} registered as {name} ({time.monotonic() - started:.1f} s)")
-            if len(registered) == len(tts):
-                state.save(self.layout.state_file)
-                return
-            if time.monotonic() - started > self.start_timeout:
-                waiting = [d for d in tts if d.name not in registered]
-                raise self._deadline_error("TaskTracker(s) " + ", ".join(d.name for d in waiting)
-                                           + " to register with the JobTracker", [jt, *waiting])
-            time.sleep(0.3)
-
-    # -- down ----------------------------------------------------------------------
-
-    def down(self, timeout: float = 30.0, quiet: bool = False) -> list[str]:
-        """Stop every JVM of the cluster: job clients and TaskTrackers first,
-        then the JobTracker, then any task JVM left. SIGTERM, then SIGKILL
-        after ``timeout`` seconds. Idempotent; returns what it stopped."""
-        say = (lambda m: None) if quiet else self.log
-        state = self.state
-        stopped: list[str] = []
-        groups = []
-        if state:
-            groups = [[d for d in state.daemons if d.role == "tasktracker"],
-                      [d for d in state.daemons if d.role == "jobtracker"]]
-        for group in groups:
-            live = [d for d in group if self.alive(d)]
-            if not live:
-                continue
-            _, killed = process.stop([d.pid for d in live], self.dir, timeout=timeout, children=self._children)
-            for d in live:
-                say(f"{'killed' if d.pid in killed else 'stopped'} {d.name} (pid {d.pid})")
-                stopped.append(d.name)
-        strays = process.find_ours(self.dir)
-        if strays:
-            process.stop(strays, self.dir, timeout=min(timeout, 10), children=self._children)
-            say(f"stopped {len(strays)} leftover task or client JVM(s): {strays}")
-            stopped += [f"pid {p}" for p in strays]
-        if state:
-            self.layout.state_file.unlink(missing_ok=True)
-        if not stopped and not state:
-            say(f"no cluster running in {self.dir}")
-        elif not stopped:
-            say(f"cluster in {self.dir} was not running; state cleared")
-        else:
-            say(f"cluster in {self.dir} is down (logs in {self.layout.logs})")
-        return stopped
+            if len(registered) < len(tts):
+                return False
+            state.save(self.layout.state_file)
+            return True
+        self._wait(lambda: "TaskTracker(s) " + ", ".join(d.name for d in tts if d.name not in registered)
+                   + " to register with the JobTracker", [jt, *tts], ready, started, 0.3)
 
     # -- status ----------------------------------------------------------------------
 
@@ -384,8 +238,7 @@ class Mrv1Cluster:
         if state is None:
             return {"dir": str(self.dir), "kind": KIND, "running": False, "daemons": [], "trackers": [],
                     "jobs": [], "error": None}
-        daemons = [{"name": d.name, "role": d.role, "pid": d.pid, "alive": self.alive(d), "log": d.log,
-                    "ports": d.ports, "node_id": d.node_id} for d in state.daemons]
+        daemons = self._daemon_rows(state)
         out = {"dir": str(self.dir), "kind": KIND, "running": all(d["alive"] for d in daemons) and bool(daemons),
                "ready": state.ready, "hadoop_version": state.hadoop_version,
                "scheduler": mrv1_scheduler_name(state.scheduler), "jt_web": state.rm_web,
@@ -412,11 +265,7 @@ class Mrv1Cluster:
         lines = [f"MRv1 cluster {st['dir']}: {word}",
                  f"  Hadoop {st['hadoop_version']}, scheduler {st['scheduler']}",
                  f"  JobTracker web {st['jt_web']}, rpc {st['jt_address']}",
-                 "daemons:"]
-        for d in st["daemons"]:
-            ports = " ".join(f"{k}={v}" for k, v in d["ports"].items())
-            lines.append(f"  {d['name']:<5} pid {d['pid']:<8} {'alive' if d['alive'] else 'DEAD':<6} "
-                         f"{ports}  log {d['log']}")
+                 *Mrv1Cluster._daemon_lines(st)]
         if st["error"]:
             lines.append(f"JobTracker web UI unreachable: {st['error']}")
             return "\n".join(lines)
@@ -448,7 +297,7 @@ class Mrv1Cluster:
         is relative to it). ``wait``: return the result once the job ends
         (``timeout`` seconds at most); else a ``Mrv1Job`` at once."""
         state = self._require_state()
-        jt = next(d for d in state.daemons if d.role == "jobtracker")
+        jt = self.master(state)
         if not self.alive(jt):
             raise ClusterError(f"the JobTracker of {self.dir} is not running (read {jt.log})")
         user = user or os.environ.get("HADOOP_USER_NAME") or None
@@ -490,7 +339,7 @@ class Mrv1Cluster:
                "-Dslotwise.daemon=client", f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
                f"-Djava.io.tmpdir={job_dir / 'tmp'}", "-Djava.net.preferIPv4Stack=true",
                "-cp", os.pathsep.join(cp), *main, *run]
-        env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+        env = {k: v for k, v in os.environ.items() if k not in SCRUB}
         env["JAVA_HOME"] = state.java_home
         (job_dir / "command.txt").write_text(" ".join(cmd) + "\n")
         proc = subprocess.Popen(cmd, cwd=cwd or job_dir, env=env, stdin=subprocess.DEVNULL,
@@ -518,20 +367,10 @@ class Mrv1Cluster:
         cmd = [str(Path(state.java_home) / "bin" / "java"), *FAST_START, self.sizes.client_heap, marker(self.dir),
                "-Dslotwise.daemon=client", f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
                "-Djava.net.preferIPv4Stack=true", "-cp", os.pathsep.join(cp), *main, *args]
-        env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+        env = {k: v for k, v in os.environ.items() if k not in SCRUB}
         env["JAVA_HOME"] = state.java_home
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL, cwd=self.layout.jobs)
-
-    # -- context manager ---------------------------------------------------------------
-
-    def __enter__(self) -> "Mrv1Cluster":
-        self.up()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.down()
-
 
 def open_cluster(dir: str | os.PathLike | None = None, *, mrv1: bool = False, **kw):
     """The cluster ``slotwise cluster up`` left in ``dir``: a ``Mrv1Cluster``
@@ -551,30 +390,5 @@ def open_cluster(dir: str | os.PathLike | None = None, *, mrv1: bool = False, **
     return yarn
 
 
-def _first_error(log_text: str) -> str | None:
-    """The first ERROR or FATAL line of a log4j log (with its exception line)."""
-    lines = log_text.splitlines()
-    for i, line in enumerate(lines):
-        if re.search(r"\s(ERROR|FATAL)\s", line):
-            nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
-            return line.strip() + (f" / {nxt}" if nxt and not re.match(r"\d{4}-\d\d-\d\d", nxt) else "")
-    return None
-
-
 def _pct(x: float | None) -> str:
     return "?" if x is None else f"{x:.0f}%"
-
-
-_CORE_PREFIXES = ("fs.", "hadoop.", "io.", "ipc.", "net.", "topology.")
-
-
-def _core_extra(conf: Mapping[str, str]) -> dict[str, str]:
-    """The ``--conf`` properties that also go into core-site.xml (all go into
-    mapred-site.xml, which every Hadoop 1 daemon and client loads last)."""
-    return {k: v for k, v in conf.items() if k.startswith(_CORE_PREFIXES)}
-
-
-def _os_user() -> str:
-    import pwd
-
-    return pwd.getpwuid(os.getuid()).pw_name

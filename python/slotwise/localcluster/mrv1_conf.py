@@ -160,3 +160,18 @@ def write_mrv1_conf_dir(conf_dir: Path, *, core: Mapping[str, str], mapred: Mapp
 
 
 # -- the JobTracker's web pages ----------------------------------------------------
+
+
+_CORE_PREFIXES = ("fs.", "hadoop.", "io.", "ipc.", "net.", "topology.")
+
+
+def core_extra(conf: Mapping[str, str]) -> dict[str, str]:
+    """The ``--conf`` properties that also go into core-site.xml (all go into
+    mapred-site.xml, which every Hadoop 1 daemon and client loads last)."""
+    return {k: v for k, v in conf.items() if k.startswith(_CORE_PREFIXES)}
+
+
+def os_user() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name

@@ -43,9 +43,6 @@ TT_PORTS = ("http", "report")
 #: (NoSuchFieldError: IS_SECURITY_ENABLED and the JobTracker exits).
 JSP_LAST = ("jsp-2.1", "jsp-api-2.1")
 CACHE_FORMAT = 1
-#: Environment variables a daemon or client must not inherit from the caller.
-_SCRUB = ("CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "HADOOP_USER_NAME", "HADOOP_PROXY_USER",
-          "HADOOP_HOME", "HADOOP_PREFIX", "HADOOP_OPTS", "HADOOP_CLASSPATH", "HADOOP_TOKEN_FILE_LOCATION")
 JOB_ID = re.compile(r"\b(job_\d+_\d+)\b")
 
 Log = Callable[[str], None]
