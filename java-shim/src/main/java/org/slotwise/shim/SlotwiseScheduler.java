@@ -1,7 +1,6 @@
 package org.slotwise.shim;
 
 import java.io.IOException;
-import java.nio.file.Paths;
 import java.util.*;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -63,15 +62,7 @@ import org.slf4j.LoggerFactory;
  */
 public class SlotwiseScheduler
     extends AbstractYarnScheduler<SlotwiseAppAttempt, FiCaSchedulerNode>
-    implements Configurable, GatewayEntryPoint.Shim {
-  static final String VERSION = "0.2.0";
-
-  public static final String GATEWAY_PORT = "slotwise.gateway.port";
-  public static final String TOKEN_FILE = "slotwise.gateway.token-file";
-  public static final String INFO_FILE = "slotwise.gateway.info-file";
-  public static final String TIMEOUT_MS = "slotwise.policy.timeout-ms";
-  public static final String READ_TIMEOUT_MS = "slotwise.policy.read-timeout-ms";
-  public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
+    implements Configurable, ShimRuntime.Master {
   /** How often an update carries every app's truth for Python to check (ms). */
   public static final String CHECK_INTERVAL_MS = "slotwise.check.interval-ms";
   public static final String CALL_OBSERVER = "slotwise.call-observer.class";
@@ -104,9 +95,8 @@ public class SlotwiseScheduler
   private Configuration conf;
   private boolean usePortForNodeName;
   private SlotwiseQueue root;
-  private Gateway.Callbacks callbacks;
+  private ShimRuntime runtime;
   private PolicyLink link;
-  private Gateway gateway;
   private long checkIntervalMs;
   private long lastCheck;
   private NodeBatcher<NodeId> batcher; // null: each heartbeat calls Python itself
@@ -129,11 +119,12 @@ public class SlotwiseScheduler
     root = queue(SlotwiseQueue.ROOT); // others come with Python's pool table or an app
     Class<? extends PolicyLink.CallObserver> observer =
         conf.getClass(CALL_OBSERVER, null, PolicyLink.CallObserver.class);
-    callbacks = new Gateway.Callbacks(conf.getInt(READ_TIMEOUT_MS, 5000));
-    link = new PolicyLink(conf.getLong(TIMEOUT_MS, DEFAULT_TIMEOUT_MS), deltas::requireFull,
-        callbacks, observer == null ? null : observer.getDeclaredConstructor().newInstance());
+    runtime = new ShimRuntime(conf::get, "yarn", List.of("memory_mb", "vcores"),
+        () -> conf.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull,
+        observer == null ? null : observer.getDeclaredConstructor().newInstance(), this);
+    link = runtime.link();
     // AbstractYarnScheduler runs update() on its daemon thread at this period.
-    updateInterval = Math.max(10, conf.getLong(UPDATE_INTERVAL_MS, 500));
+    updateInterval = runtime.updateInterval();
     checkIntervalMs = conf.getLong(CHECK_INTERVAL_MS, 5000);
     if (conf.getBoolean(ASYNC, true)) {
       batcher = new NodeBatcher<>("slotwise-scheduling", conf.getInt(MAX_NODES_PER_CALL, 100),
@@ -152,28 +143,16 @@ public class SlotwiseScheduler
     if (batcher != null) {
       batcher.start();
     }
-    String dir = conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")) + "/slotwise/";
-    gateway = new Gateway(new GatewayEntryPoint(this), conf.getInt(GATEWAY_PORT, 0),
-        Paths.get(conf.get(TOKEN_FILE, dir + "gateway.token")),
-        Paths.get(conf.get(INFO_FILE, dir + "gateway.json")), callbacks);
-    try {
-      gateway.start();
-    } catch (Throwable t) {
-      LOG.error("Slotwise: the Py4J gateway did not start; the built-in FIFO schedules "
-          + "until the RM restarts with a working gateway", t);
-    }
+    runtime.start(conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
   }
 
   @Override
   public void serviceStop() throws Exception {
-    if (gateway != null) {
-      gateway.stop();
+    if (runtime != null) {
+      runtime.stop();
     }
     if (batcher != null) {
       batcher.stop();
-    }
-    if (link != null) {
-      link.stop();
     }
     mover.shutdownNow();
     super.serviceStop();
@@ -207,36 +186,15 @@ public class SlotwiseScheduler
 
   // ------------------------------------------------------------ Python side
 
-  /**
-   * A policy offers itself. Once registered, its first call (which opens
-   * Py4J's callback connection) is a full-state update made at once on the
-   * update thread with a longer deadline; heartbeats use the FIFO until then.
-   */
-  @Override
-  public Messages.Registered registerPolicy(PolicyServer policy, String json) {
-    Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, "yarn", Messages.PROTOCOL,
-        link.getTimeoutMs(), updateInterval, List.of("memory_mb", "vcores"),
-        conf.getBoolean(PREEMPTION, false));
-    Messages.Registered answer;
-    try {
-      answer = link.register(policy, Messages.read(json, Messages.Register.class), shim);
-    } catch (IllegalArgumentException e) {
-      answer = new Messages.Registered(null, e.getMessage(), null, shim);
-    }
-    if (answer.session() != null) {
-      triggerUpdate();
-    }
-    return answer;
+  /** The gateway and the link to Python (registration, status). */
+  public ShimRuntime runtime() {
+    return runtime;
   }
 
+  /** A policy registered: its first call, a full update, at once on the update thread. */
   @Override
-  public boolean unregisterPolicy(String session) {
-    return link.unregister(session);
-  }
-
-  @Override
-  public Messages.ShimStatus linkStatus(String session) {
-    return link.status(session);
+  public void registered() {
+    triggerUpdate();
   }
 
   // ----------------------------------------------------------------- events
@@ -442,21 +400,13 @@ public class SlotwiseScheduler
    */
   static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
     Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
-    return accepted(a.error(), a);
+    return ShimRuntime.accepted(a.error(), a);
   }
 
   /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
   static Messages.UpdateAnswer updateAnswer(String json) {
     Messages.UpdateAnswer a = Messages.read(json, Messages.UpdateAnswer.class);
-    return accepted(a.error(), a);
-  }
-
-  /** An answer Python marked as a refusal of the payload counts as a failed call. */
-  private static <A> A accepted(String error, A answer) {
-    if (error != null) {
-      throw new IllegalArgumentException("Python refused the payload: " + error);
-    }
-    return answer;
+    return ShimRuntime.accepted(a.error(), a);
   }
 
   private void applyHeartbeat(Messages.HeartbeatAnswer answer) {
@@ -971,18 +921,29 @@ public class SlotwiseScheduler
   /**
    * The locality one container of this request may have on this node: the
    * wanted one if given and allowed, else the best allowed; null if none.
+   * Allowed is Hadoop's own answer: the asks, by AppSchedulingInfo's
+   * checkAllocation (node-local needs the node's and its rack's asks,
+   * rack-local the rack's, off-switch ANY's), and relaxLocality as the
+   * FairScheduler's FSAppAttempt reads it (a rack that may not be relaxed
+   * to takes node-local only; ANY's forbids off-switch).
    */
   private static Messages.Locality locality(SlotwiseAppAttempt attempt, SchedulerRequestKey key,
       FiCaSchedulerNode node, Messages.Locality wanted) {
-    int any = attempt.getOutstandingAsksCount(key, ResourceRequest.ANY);
-    int rack = attempt.getOutstandingAsksCount(key, node.getRackName());
-    int host = attempt.getOutstandingAsksCount(key, node.getNodeName());
-    boolean rackRelax = attempt.getAppSchedulingInfo().canDelayTo(key, node.getRackName());
-    boolean anyRelax = attempt.getAppSchedulingInfo().canDelayTo(key, ResourceRequest.ANY);
-    if (wanted != null) {
-      return FifoFallback.allows(wanted, any, rack, host, rackRelax, anyRelax) ? wanted : null;
+    AppSchedulingInfo asks = attempt.getAppSchedulingInfo();
+    for (Messages.Locality level : wanted != null ? List.of(wanted) : List.of(Messages.Locality.values())) {
+      NodeType type = nodeType(level);
+      if (asks.checkAllocation(type, node, key)
+          && (type == NodeType.NODE_LOCAL || asks.canDelayTo(key, node.getRackName()))
+          && (type != NodeType.OFF_SWITCH || asks.canDelayTo(key, ResourceRequest.ANY))) {
+        return level;
+      }
     }
-    return FifoFallback.locality(any, rack, host, rackRelax, anyRelax);
+    return null;
+  }
+
+  private static NodeType nodeType(Messages.Locality level) {
+    return level == Messages.Locality.NODE_LOCAL ? NodeType.NODE_LOCAL
+        : level == Messages.Locality.RACK_LOCAL ? NodeType.RACK_LOCAL : NodeType.OFF_SWITCH;
   }
 
   /**
@@ -1000,9 +961,7 @@ public class SlotwiseScheduler
     Container container = BuilderUtils.newContainer(id, node.getNodeID(),
         node.getRMNode().getHttpAddress(), capability, key.getPriority(), null,
         key.getAllocationRequestId());
-    NodeType type = locality == Messages.Locality.NODE_LOCAL ? NodeType.NODE_LOCAL
-        : locality == Messages.Locality.RACK_LOCAL ? NodeType.RACK_LOCAL : NodeType.OFF_SWITCH;
-    RMContainer rmContainer = attempt.allocate(type, node, key, container);
+    RMContainer rmContainer = attempt.allocate(nodeType(locality), node, key, container);
     if (rmContainer == null) {
       return false;
     }

@@ -54,7 +54,7 @@ public class SlotwiseSchedulerPage extends RmView {
         return;
       }
       SlotwiseScheduler s = (SlotwiseScheduler) rm.getResourceScheduler();
-      Messages.ShimStatus link = s.linkStatus(null);
+      Messages.ShimStatus link = s.runtime().linkStatus(null);
       html.p().__("Slotwise: " + (link.holder() == null ? "no Python policy registered"
           : "policy server pid " + link.holder().pid() + " on " + link.holder().host())
           + (link.inFallback() ? "; scheduling by the built-in FIFO: " + link.reason() : "")

@@ -14,6 +14,9 @@ import java.util.regex.Pattern;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
@@ -46,11 +49,11 @@ class SlotwiseSchedulerMockRMTest {
   void start() {
     Configuration conf = new YarnConfiguration();
     conf.set(YarnConfiguration.RM_SCHEDULER, SlotwiseScheduler.class.getName());
-    conf.set(SlotwiseScheduler.TOKEN_FILE, dir.resolve("gateway.token").toString());
-    conf.set(SlotwiseScheduler.INFO_FILE, dir.resolve("gateway.json").toString());
+    conf.set(ShimRuntime.TOKEN_FILE, dir.resolve("gateway.token").toString());
+    conf.set(ShimRuntime.INFO_FILE, dir.resolve("gateway.json").toString());
     conf.setBoolean(SlotwiseScheduler.ASYNC, false); // each NODE_UPDATE calls Python itself: deterministic here
     conf.setBoolean(SlotwiseScheduler.SCHEDULER_INFO, false);
-    conf.setLong(SlotwiseScheduler.TIMEOUT_MS, 30_000);
+    conf.setLong(ShimRuntime.TIMEOUT_MS, 30_000);
     rm = new MockRM(conf);
     rm.start();
   }
@@ -75,6 +78,46 @@ class SlotwiseSchedulerMockRMTest {
     assertEquals(1024, report.getUsedResource().getMemorySize());
     assertEquals(3072, report.getAvailableResource().getMemorySize());
     assertTrue(am.getApplicationAttemptId() != null);
+  }
+
+  /**
+   * Which level a request allows on a node is Hadoop's own rule
+   * (AppSchedulingInfo's asks, relaxLocality as FSAppAttempt reads it):
+   * a container asked on a host of another rack, ANY not to be relaxed,
+   * never lands here, even from the FIFO; once ANY may be relaxed it does.
+   */
+  @Test
+  void onlyWhatHadoopsLocalityRuleAllowsIsPlaced() throws Exception {
+    MockNM nm = rm.registerNode("127.0.0.1:1234", 8192);
+    RMApp app = MockRMAppSubmitter.submitWithMemory(1024, rm);
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    am.allocate(asks("elsewhere", false), List.of());
+    for (int i = 0; i < 5; i++) {
+      nm.nodeHeartbeat(true);
+      rm.drainEvents();
+    }
+    assertEquals(1024, used(nm), "only the AM: the strict ask may not run on this node");
+    am.allocate(asks("elsewhere", true), List.of());
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (used(nm) < 2048 && System.currentTimeMillis() < deadline) {
+      nm.nodeHeartbeat(true);
+      rm.drainEvents();
+      Thread.sleep(50);
+    }
+    assertEquals(2048, used(nm), "relaxed, it runs off-switch here");
+  }
+
+  /** One 1 GB container on {@code host} of rack /other: ANY relaxable or not. */
+  private static List<ResourceRequest> asks(String host, boolean relax) {
+    Priority p = Priority.newInstance(1);
+    Resource size = Resource.newInstance(1024, 1);
+    return List.of(ResourceRequest.newInstance(p, host, size, 1, true),
+        ResourceRequest.newInstance(p, "/other", size, 1, true),
+        ResourceRequest.newInstance(p, ResourceRequest.ANY, size, 1, relax));
+  }
+
+  private long used(MockNM nm) {
+    return scheduler().getNodeReport(nm.getNodeId()).getUsedResource().getMemorySize();
   }
 
   @Test
@@ -118,7 +161,7 @@ class SlotwiseSchedulerMockRMTest {
       }
       return "{}";
     };
-    Messages.Registered answer = scheduler().registerPolicy(PolicyLinkTest.policy(policy),
+    Messages.Registered answer = scheduler().runtime().registerPolicy(PolicyLinkTest.policy(policy),
         Messages.write(new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
             new Messages.ServerInfo(3, "host", "/a.xml", 0, "test"))));
     assertTrue(answer.session() != null, String.valueOf(answer.refused()));
@@ -126,17 +169,17 @@ class SlotwiseSchedulerMockRMTest {
 
     // Its first call (the full update that opens the callback connection) has been answered.
     long deadline = System.currentTimeMillis() + 30_000;
-    while (scheduler().linkStatus(answer.session()).inFallback() && System.currentTimeMillis() < deadline) {
+    while (scheduler().runtime().linkStatus(answer.session()).inFallback() && System.currentTimeMillis() < deadline) {
       nm.nodeHeartbeat(true);
       Thread.sleep(50);
     }
-    Messages.ShimStatus before = scheduler().linkStatus(answer.session());
+    Messages.ShimStatus before = scheduler().runtime().linkStatus(answer.session());
     assertEquals(false, before.inFallback(), String.valueOf(before.reason()));
 
     RMApp app = MockRMAppSubmitter.submitWithMemory(1024, rm);
     MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
     ApplicationAttemptId attempt = am.getApplicationAttemptId();
-    Messages.ShimStatus after = scheduler().linkStatus(answer.session());
+    Messages.ShimStatus after = scheduler().runtime().linkStatus(answer.session());
     assertEquals(before.fallbackHeartbeats(), after.fallbackHeartbeats(), "no heartbeat went to the FIFO");
     assertTrue(after.heartbeats() > before.heartbeats());
     assertEquals(1024, scheduler().getNodeReport(nm.getNodeId()).getUsedResource().getMemorySize());

@@ -1,7 +1,6 @@
 package org.apache.hadoop.mapred;
 
 import java.io.IOException;
-import java.nio.file.Paths;
 import java.util.*;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -13,11 +12,10 @@ import org.apache.hadoop.mapreduce.server.jobtracker.TaskTracker;
 import org.apache.hadoop.net.Node;
 import org.slotwise.shim.Deltas;
 import org.slotwise.shim.FifoFallback;
-import org.slotwise.shim.Gateway;
-import org.slotwise.shim.GatewayEntryPoint;
 import org.slotwise.shim.Messages;
 import org.slotwise.shim.PolicyLink;
 import org.slotwise.shim.PolicyServer;
+import org.slotwise.shim.ShimRuntime;
 
 /**
  * The MRv1 JobTracker's scheduler, with its policy in Python (docs/mrv1.md).
@@ -36,16 +34,8 @@ import org.slotwise.shim.PolicyServer;
  * under PolicyLink's call lock, never around a call to the JobTracker's
  * synchronized methods from the update thread.
  */
-public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntryPoint.Shim {
+public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.Master {
   private static final Log LOG = LogFactory.getLog(SlotwiseTaskScheduler.class);
-  static final String VERSION = "0.2.0";
-
-  public static final String GATEWAY_PORT = "slotwise.gateway.port";
-  public static final String TOKEN_FILE = "slotwise.gateway.token-file";
-  public static final String INFO_FILE = "slotwise.gateway.info-file";
-  public static final String TIMEOUT_MS = "slotwise.policy.timeout-ms";
-  public static final String READ_TIMEOUT_MS = "slotwise.policy.read-timeout-ms";
-  public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
   /** Which job property names the pool when the job names none (the Fair Scheduler's; default user.name). */
   public static final String POOL_NAME_PROPERTY = "mapred.fairscheduler.poolnameproperty";
   /** The original Fair Scheduler's switch, passed to Python at registration (default: off). */
@@ -90,8 +80,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
   private volatile long lastUpdateMs;
   private java.util.concurrent.ExecutorService initializer;
   private final Listener listener = new Listener();
-  private Gateway.Callbacks callbacks;
-  private Gateway gateway;
+  private ShimRuntime runtime;
   private PolicyLink link;
   private long updateInterval;
   private Thread updater;
@@ -109,20 +98,11 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
       return t;
     });
     taskTrackerManager.addJobInProgressListener(listener);
-    callbacks = new Gateway.Callbacks(c.getInt(READ_TIMEOUT_MS, 5000));
-    link = new PolicyLink(c.getLong(TIMEOUT_MS, DEFAULT_TIMEOUT_MS), deltas::requireFull, callbacks,
-        null);
-    updateInterval = Math.max(10, c.getLong(UPDATE_INTERVAL_MS, 500));
-    String dir = c.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")) + "/slotwise/";
-    gateway = new Gateway(new GatewayEntryPoint(this), c.getInt(GATEWAY_PORT, 0),
-        Paths.get(c.get(TOKEN_FILE, dir + "gateway.token")),
-        Paths.get(c.get(INFO_FILE, dir + "gateway.json")), callbacks);
-    try {
-      gateway.start();
-    } catch (Throwable t) {
-      LOG.error("Slotwise: the Py4J gateway did not start; the built-in FIFO schedules until the "
-          + "JobTracker restarts with a working gateway", t);
-    }
+    runtime = new ShimRuntime(c::get, "mrv1", List.of("map_slots", "reduce_slots"),
+        () -> c.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull, null, this);
+    link = runtime.link();
+    updateInterval = runtime.updateInterval();
+    runtime.start(c.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
     if (taskTrackerManager instanceof JobTracker jt && jt.infoServer != null) {
       jt.infoServer.setAttribute(SlotwiseSchedulerServlet.ATTRIBUTE, this);
       jt.infoServer.addServlet("slotwise", "/scheduler", SlotwiseSchedulerServlet.class);
@@ -139,11 +119,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
     if (updater != null) {
       updater.interrupt();
     }
-    if (gateway != null) {
-      gateway.stop();
-    }
-    if (link != null) {
-      link.stop();
+    if (runtime != null) {
+      runtime.stop();
     }
     if (initializer != null) {
       initializer.shutdownNow();
@@ -253,9 +230,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
    */
   static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
     Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
-    if (a.error() != null) {
-      throw new IllegalArgumentException("Python refused the payload: " + a.error());
-    }
+    ShimRuntime.accepted(a.error(), a);
     if (a.resync()) {
       throw new IllegalArgumentException("Python asked for a full payload");
     }
@@ -597,10 +572,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
   /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
   static Messages.UpdateAnswer updateAnswer(String json) {
     Messages.UpdateAnswer u = Messages.read(json, Messages.UpdateAnswer.class);
-    if (u.error() != null) {
-      throw new IllegalArgumentException("Python refused the payload: " + u.error());
-    }
-    return u;
+    return ShimRuntime.accepted(u.error(), u);
   }
 
   /** Kills the tasks Python names (a warning-only preemption has no MRv1 meaning: skipped). */
@@ -631,33 +603,17 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements GatewayEntry
 
   // --------------------------------------------------------------- Python side
 
-  @Override
-  public Messages.Registered registerPolicy(PolicyServer policy, String json) {
-    Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, "mrv1", Messages.PROTOCOL,
-        link.getTimeoutMs(), updateInterval, List.of("map_slots", "reduce_slots"),
-        getConf().getBoolean(PREEMPTION, false));
-    Messages.Registered answer;
-    try {
-      answer = link.register(policy, Messages.read(json, Messages.Register.class), shim);
-    } catch (IllegalArgumentException e) {
-      answer = new Messages.Registered(null, e.getMessage(), null, shim);
-    }
-    if (answer.session() != null) {
-      synchronized (wake) {
-        wake.notifyAll(); // the first call (a full update, which opens the callback connection) at once
-      }
-    }
-    return answer;
+  /** The gateway and the link to Python (registration, status). */
+  public ShimRuntime runtime() {
+    return runtime;
   }
 
+  /** A policy registered: its first call (a full update, which opens the callback connection) at once. */
   @Override
-  public boolean unregisterPolicy(String session) {
-    return link.unregister(session);
-  }
-
-  @Override
-  public Messages.ShimStatus linkStatus(String session) {
-    return link.status(session);
+  public void registered() {
+    synchronized (wake) {
+      wake.notifyAll();
+    }
   }
 
   @Override

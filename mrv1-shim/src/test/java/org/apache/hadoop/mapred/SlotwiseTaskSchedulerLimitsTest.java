@@ -34,32 +34,9 @@ class SlotwiseTaskSchedulerLimitsTest {
   }
 
   private void answer(String json) {
-    PolicyServer p = new PolicyServer() {
-      @Override
-      public String heartbeat(String payload) {
-        return json;
-      }
-
-      @Override
-      public String update(String payload) {
-        return json;
-      }
-
-      @Override
-      public String place(String request) {
-        return "{\"queue\": \"root.default\"}";
-      }
-
-      @Override
-      public String move(String request) {
-        return "{\"error\": \"no\"}";
-      }
-
-      @Override
-      public String ping(String ping) {
-        return "{\"pid\": 1}";
-      }
-    };
+    SlotwiseTaskSchedulerTest.FakePython p = new SlotwiseTaskSchedulerTest.FakePython();
+    p.heartbeat = payload -> json;
+    p.update = payload -> json;
     link.register(p, new Messages.Register(Messages.PROTOCOL, 40004, "t".repeat(64), true,
         new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test")),
         new Messages.ShimInfo("t", "mrv1", 1, 500, 500, List.of("map_slots", "reduce_slots"), false));

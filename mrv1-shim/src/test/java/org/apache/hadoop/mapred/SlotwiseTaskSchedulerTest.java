@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slotwise.shim.Messages;
 import org.slotwise.shim.PolicyServer;
+import org.slotwise.shim.ShimRuntime;
 
 /**
  * SlotwiseTaskScheduler on a fake TaskTrackerManager and fake jobs (the
@@ -60,11 +61,11 @@ class SlotwiseTaskSchedulerTest {
   @BeforeEach
   void start() throws IOException {
     Configuration c = new Configuration(false);
-    c.set(SlotwiseTaskScheduler.GATEWAY_PORT, "0");
-    c.set(SlotwiseTaskScheduler.TOKEN_FILE, dir.resolve("gateway.token").toString());
-    c.set(SlotwiseTaskScheduler.INFO_FILE, dir.resolve("gateway.json").toString());
-    c.set(SlotwiseTaskScheduler.TIMEOUT_MS, "10000");
-    c.set(SlotwiseTaskScheduler.UPDATE_INTERVAL_MS, "3600000"); // the test calls update() itself
+    c.set(ShimRuntime.GATEWAY_PORT, "0");
+    c.set(ShimRuntime.TOKEN_FILE, dir.resolve("gateway.token").toString());
+    c.set(ShimRuntime.INFO_FILE, dir.resolve("gateway.json").toString());
+    c.set(ShimRuntime.TIMEOUT_MS, "10000");
+    c.set(ShimRuntime.UPDATE_INTERVAL_MS, "3600000"); // the test calls update() itself
     scheduler = new SlotwiseTaskScheduler();
     scheduler.setConf(c);
     scheduler.setTaskTrackerManager(manager);
@@ -77,7 +78,7 @@ class SlotwiseTaskSchedulerTest {
   }
 
   private void register() {
-    scheduler.registerPolicy(python, Messages.write(new Messages.Register(Messages.PROTOCOL, 40004,
+    scheduler.runtime().registerPolicy(python, Messages.write(new Messages.Register(Messages.PROTOCOL, 40004,
         "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test"))));
   }
 

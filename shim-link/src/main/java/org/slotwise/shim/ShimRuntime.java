@@ -1,0 +1,158 @@
+package org.slotwise.shim;
+
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.function.Function;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What both shims (the ResourceManager's and the JobTracker's) run around
+ * their master: the Py4J gateway, the link to Python and its registration,
+ * from the master's configuration. A shim keeps only what is its master's:
+ * the payload, carrying out answers, moves and priorities ({@link Master}).
+ */
+public final class ShimRuntime implements GatewayEntryPoint.Shim {
+  /** Both shims' version, told to Python at registration. */
+  public static final String VERSION = "0.2.0";
+  public static final String GATEWAY_PORT = "slotwise.gateway.port";
+  public static final String TOKEN_FILE = "slotwise.gateway.token-file";
+  public static final String INFO_FILE = "slotwise.gateway.info-file";
+  public static final String TIMEOUT_MS = "slotwise.policy.timeout-ms";
+  public static final String READ_TIMEOUT_MS = "slotwise.policy.read-timeout-ms";
+  public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShimRuntime.class);
+
+  /** The master's side of the gateway's calls. */
+  public interface Master {
+    /** An operator's move, carried out as the master's own move. */
+    Messages.MoveAnswer adminMove(String app, String queue);
+
+    Messages.PriorityAnswer adminPriority(String app, int priority);
+
+    /** A policy registered: its first call (a full update) is due at once. */
+    void registered();
+  }
+
+  private final Function<String, String> conf;
+  private final Master master;
+  private final String kind;
+  private final List<String> resourceTypes;
+  private final java.util.function.BooleanSupplier preemption;
+  private final Gateway.Callbacks callbacks;
+  private final PolicyLink link;
+  private final long updateInterval;
+  private Gateway gateway;
+
+  /**
+   * @param conf the master's configuration ({@code conf::get})
+   * @param kind "yarn" or "mrv1", with its {@code resourceTypes}
+   * @param preemption what the master's configuration says of preemption (read at each registration)
+   */
+  public ShimRuntime(Function<String, String> conf, String kind, List<String> resourceTypes,
+      java.util.function.BooleanSupplier preemption,
+      long defaultTimeoutMs, Runnable onResync, PolicyLink.CallObserver observer, Master master) {
+    this.conf = conf;
+    this.master = master;
+    this.kind = kind;
+    this.resourceTypes = resourceTypes;
+    this.preemption = preemption;
+    this.callbacks = new Gateway.Callbacks((int) number(READ_TIMEOUT_MS, 5000));
+    this.link = new PolicyLink(number(TIMEOUT_MS, defaultTimeoutMs), onResync, callbacks, observer);
+    this.updateInterval = Math.max(10, number(UPDATE_INTERVAL_MS, 500));
+  }
+
+  private long number(String key, long otherwise) {
+    String v = conf.apply(key);
+    return v == null || v.isBlank() ? otherwise : Long.parseLong(v.trim());
+  }
+
+  public PolicyLink link() {
+    return link;
+  }
+
+  public long updateInterval() {
+    return updateInterval;
+  }
+
+  /**
+   * Opens the gateway (loopback, a 0600 token file); its files default to
+   * {@code tmpDir/slotwise/}. A gateway that does not start is logged: the
+   * master schedules by its FIFO until it restarts with a working one.
+   */
+  public void start(String tmpDir) {
+    String dir = tmpDir + "/slotwise/";
+    String token = conf.apply(TOKEN_FILE);
+    String info = conf.apply(INFO_FILE);
+    gateway = new Gateway(new GatewayEntryPoint(this), (int) number(GATEWAY_PORT, 0),
+        Paths.get(token != null ? token : dir + "gateway.token"),
+        Paths.get(info != null ? info : dir + "gateway.json"), callbacks);
+    try {
+      gateway.start();
+    } catch (Throwable t) {
+      LOG.error("Slotwise: the Py4J gateway did not start; the built-in FIFO schedules until the master "
+          + "restarts with a working gateway", t);
+    }
+  }
+
+  public void stop() {
+    if (gateway != null) {
+      gateway.stop();
+    }
+    link.stop();
+  }
+
+  /** An answer Python marked as a refusal of the payload counts as a failed call. */
+  public static <A> A accepted(String error, A answer) {
+    if (error != null) {
+      throw new IllegalArgumentException("Python refused the payload: " + error);
+    }
+    return answer;
+  }
+
+  // ---------------------------------------------------------- the gateway
+
+  /**
+   * A policy offers itself. Once registered, its first call (which opens
+   * Py4J's callback connection) is a full update, made at once by the
+   * master's update thread with a longer deadline; heartbeats use the FIFO
+   * until then.
+   */
+  @Override
+  public Messages.Registered registerPolicy(PolicyServer policy, String json) {
+    Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, kind, Messages.PROTOCOL,
+        link.getTimeoutMs(), updateInterval, resourceTypes, preemption.getAsBoolean());
+    Messages.Registered answer;
+    try {
+      answer = link.register(policy, Messages.read(json, Messages.Register.class), shim);
+    } catch (IllegalArgumentException e) {
+      answer = new Messages.Registered(null, e.getMessage(), null, shim);
+    }
+    if (answer.session() != null) {
+      master.registered();
+    }
+    return answer;
+  }
+
+  @Override
+  public boolean unregisterPolicy(String session) {
+    return link.unregister(session);
+  }
+
+  @Override
+  public Messages.ShimStatus linkStatus(String session) {
+    return link.status(session);
+  }
+
+  @Override
+  public Messages.MoveAnswer adminMove(String app, String queue) {
+    return master.adminMove(app, queue);
+  }
+
+  @Override
+  public Messages.PriorityAnswer adminPriority(String app, int priority) {
+    return master.adminPriority(app, priority);
+  }
+}
