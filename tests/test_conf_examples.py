@@ -14,7 +14,8 @@ def test_yarn_site_snippet_names_the_shim_and_its_properties():
     doc = etree.parse(str(ROOT / "conf" / "yarn-site-slotwise.xml"))
     props = {p.findtext("name"): p.findtext("value") for p in doc.getroot().iter("property")}
     assert props["yarn.resourcemanager.scheduler.class"] == SHIM_SCHEDULER
-    shim_source = "\n".join(p.read_text() for p in (ROOT / "java-shim" / "src" / "main").rglob("*.java"))
+    shim_source = "\n".join(p.read_text() for d in ("java-shim", "shim-link")  # the shim and its runtime
+                            for p in (ROOT / d / "src" / "main").rglob("*.java"))
     for name in props:
         if name.startswith("slotwise.") or name == "yarn.scheduler.fair.preemption":
             assert f'"{name}"' in shim_source, f"{name} is not read by the shim"

@@ -82,7 +82,8 @@ def _same_requests(app, requests) -> bool:
     for r in requests:
         h = held.get(r.priority)
         if (h is None or h.num_containers != r.count or h.relax_locality != r.relax_locality
-                or h.resource != _res(r.resource)
+                or h.resource.memory_mb != r.resource.memory_mb or h.resource.vcores != r.resource.vcores
+                or h.resource.map_slots != r.resource.map_slots or h.resource.reduce_slots != r.resource.reduce_slots
                 or h.hosts != r.hosts or h.racks != r.racks or h.strict_racks != frozenset(r.strict_racks)):
             return False
     return True
@@ -554,8 +555,8 @@ class PolicyCore:
     def idle_heartbeat_is_noop(self) -> bool:
         return self._engine.idle_heartbeat_is_noop
 
-    def has_pending(self) -> bool:
-        return self._engine.has_pending()
+    def has_pending(self, kind: str | None = None) -> bool:
+        return self._engine.has_pending(kind)
 
     def acts_on_update(self) -> bool:
         """Whether an update pass may act with nothing new to apply: preempt,

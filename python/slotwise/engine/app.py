@@ -36,7 +36,7 @@ class App:
                  "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
                  "want_anywhere",
                  "locality_level", "locality_wait", "missed_opportunities", "delay", "refused", "refused_asks",
-                 "refused_until")
+                 "refused_until", "kinds")
 
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
                  groups: tuple[str, ...] = ()) -> None:
@@ -65,6 +65,7 @@ class App:
         self.max_share = Resource(*[float("inf")] * 4)
         self.runnable = False
         self.active = False  # runnable and has outstanding requests
+        self.kinds: frozenset = frozenset()  # on a slot cluster: the kinds of slot it asks for now
         self.has_am = False  # its AM container runs (or it has none: unmanaged)
         self.unmanaged = False
         self.locality_level = NODE_LOCAL

@@ -71,7 +71,7 @@ class Engine:
         self.root: Pool = Pool("root", None, self.clock.now())
         self._skipped: dict[str, App] = {}
         self._order_version = 0  # bumped when the set, priority or activity of apps changes
-        self._orders: dict[str, tuple[int, list[App]]] = {}  # stable-order pools' cached orders
+        self._orders: dict[tuple, tuple[int, list[App]]] = {}  # stable-order pools' cached orders, per offer
         self._refused_apps: set[str] = set()  # apps holding refusals the shim gave
         self._without_am = 0  # apps whose AM container has not started
         self._last_heartbeat: float | None = None
@@ -157,6 +157,7 @@ class Engine:
             p.am_usage = ZERO
             p.running_apps = 0
             p.active_apps = 0
+            p.wanting = {}
         self.limits.user_running = {}
         for app in self.apps.values():
             self._attach(app, app.pool, +1)
@@ -173,6 +174,8 @@ class Engine:
                 p.running_apps += sign
             if app.active:
                 p.active_apps += sign
+            for k in app.kinds:
+                p.wanting[k] = p.wanting.get(k, 0) + sign
         self.limits.count(app, sign)
 
     # ------------------------------------------------------------------ pools
@@ -236,7 +239,8 @@ class Engine:
             parent = pool.parent
             parent.children.remove(pool)
             del self.pools[pool.name]
-            self._orders.pop(pool.name, None)
+            for key, _local in self.offers:
+                self._orders.pop((pool.name, key), None)
             pool = parent
 
     def _may_submit(self, name: str, user: str, groups: Sequence[str]) -> bool:
@@ -442,6 +446,15 @@ class Engine:
 
     def _refresh_active(self, app: App) -> None:
         active = app.runnable and app.pending.any_positive()
+        if self.kind != "yarn":  # a slot cluster: which kinds of slot it asks for
+            kinds = frozenset(k for k, _ in self.offers if active and getattr(app.pending, k) > 0)
+            if kinds != app.kinds:
+                for k in kinds ^ app.kinds:
+                    d = 1 if k in kinds else -1
+                    for p in app.pool.ancestors():
+                        p.wanting[k] = p.wanting.get(k, 0) + d
+                app.kinds = kinds
+                self._order_version += 1
         if active != app.active:
             app.active = active
             self._order_version += 1
@@ -594,8 +607,9 @@ class Engine:
         credited for a skipped opportunity.  Drivers may then leave it out."""
         return not self._skipped
 
-    def has_pending(self) -> bool:
-        return self.root.active_apps > 0
+    def has_pending(self, kind: str | None = None) -> bool:
+        """Whether any app asks for something (``kind``: that kind of slot)."""
+        return self.root.active_apps > 0 if kind is None else self.root.wanting.get(kind, 0) > 0
 
     def heartbeat(self, node_id: str, room: Resource | None = None) -> list[Assignment]:
         """Decide which containers start on ``node_id`` now.  ``room``, when
@@ -623,6 +637,8 @@ class Engine:
         out: list[Assignment] = []
         for key, local in self.offers:
             yarn = key == "memory_mb"
+            if not yarn and not self.root.wanting.get(key) and not node.held:
+                continue  # no app asks for this kind of slot
             if not local:  # no delay here: nobody is passed over for locality
                 saved, self._skipped = self._skipped, {}
             while len(out) < limit:
@@ -658,15 +674,20 @@ class Engine:
         if key == "memory_mb":
             if u.memory_mb >= cap.memory_mb or u.vcores >= cap.vcores:
                 return None
-        elif getattr(u, key) >= getattr(cap, key):
+        elif not pool.wanting.get(key) or getattr(u, key) >= getattr(cap, key):
             return None
         policy = pool.policy
         cluster = self.cluster
         if policy.flatten or not pool.children:
             return self._assign_among_apps(pool, node, free, now, anywhere, key)
-        kids = [c for c in pool.children if c.active_apps]
-        if len(kids) > 1:
-            kids = policy.order(kids, cluster) if key == "memory_mb" else policy.order(kids, cluster, key)
+        if key == "memory_mb":
+            kids = [c for c in pool.children if c.active_apps]
+            if len(kids) > 1:
+                kids = policy.order(kids, cluster)
+        else:
+            kids = [c for c in pool.children if c.wanting.get(key)]
+            if len(kids) > 1:
+                kids = policy.order(kids, cluster, key)
         for child in kids:
             a = self.assign_in(child, node, free, now, anywhere, key)
             if a is not None:
@@ -680,7 +701,7 @@ class Engine:
         counted as skipped; the order is only needed once some app can run."""
         if pool.policy.stable_order:
             return self._assign_in_stable_order(pool, node, free, now, anywhere, key)
-        apps = _active_apps(pool)
+        apps = _active_apps(pool) if key == "memory_mb" else [a for a in _active_apps(pool) if key in a.kinds]
         host, rack = node.host, node.rack
         levels = {}
         skipped = self._skipped
@@ -730,17 +751,18 @@ class Engine:
         with usage (FIFO): the order is kept between heartbeats and walked
         only as far as the first app that launches.  The apps walked past
         are the skipped ones, as before."""
-        cached = self._orders.get(pool.name)
+        cached = self._orders.get((pool.name, key))
         if cached is None or cached[0] != self._order_version:
-            apps = _active_apps(pool)
+            apps = _active_apps(pool) if key == "memory_mb" else [a for a in _active_apps(pool) if key in a.kinds]
             if len(apps) > 1:
-                apps = pool.policy.order(apps, self.cluster)
-            cached = self._orders[pool.name] = (self._order_version, apps)
+                apps = (pool.policy.order(apps, self.cluster) if key == "memory_mb"
+                        else pool.policy.order(apps, self.cluster, key))
+            cached = self._orders[(pool.name, key)] = (self._order_version, apps)
         host, rack = node.host, node.rack
         skipped = self._skipped
         offered = _anywhere if anywhere else self.delay.offered  # the delay rule, once per walk
         for app in cached[1]:
-            if not app.active:  # launched its last container earlier in this heartbeat
+            if not app.active or (key != "memory_mb" and key not in app.kinds):  # its last launched earlier on
                 continue
             skipped[app.app_id] = app
             level = offered(app, host, rack)

@@ -22,7 +22,7 @@ class Pool:
                  "fair_share", "steady_fair_share", "priority", "start_time", "am_usage",
                  "max_running_apps", "max_am_share", "min_share_timeout", "fair_share_timeout",
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
-                 "active_apps", "last_at_min_share", "last_at_fair_share", "acl_submit",
+                 "active_apps", "wanting", "last_at_min_share", "last_at_fair_share", "acl_submit",
                  "acl_administer", "to_preempt", "policy_state")
 
     def __init__(self, name: str, parent: "Pool | None", now: float) -> None:
@@ -55,6 +55,8 @@ class Pool:
         self.allow_preemption_from = True
         self.running_apps = 0  # runnable apps beneath this pool
         self.active_apps = 0  # runnable apps beneath with outstanding requests
+        #: On a slot cluster: of those, how many ask for each kind of slot.
+        self.wanting: dict[str, int] = {}
         self.last_at_min_share = now
         self.last_at_fair_share = now
         self.acl_submit: str | None = None

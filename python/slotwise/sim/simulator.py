@@ -178,6 +178,16 @@ class _Feed:
         self.changed_apps.add(app_id)
         return self.apps[app_id]
 
+    def new_asks(self, i: int) -> bool:
+        """Whether an app changed since the last call asks for its ``i``-th
+        request (maps 0, reduces 1): news the engine has not heard."""
+        apps = self.apps
+        for a in self.changed_apps:
+            reqs = apps[a]["requests"] if a in apps else ()
+            if len(reqs) > i and reqs[i].count > 0:
+                return True
+        return False
+
     def has_deltas(self) -> bool:
         return bool(self.nodes or self.changed_apps or self.launched or self.finished or self.apps_removed
                     or self.nodes_removed)
@@ -502,8 +512,13 @@ class Simulation:
         feed = self.feed
         free = node.free
         # A YARN node needs memory and vcores for a container; a TaskTracker
-        # a map slot or a reduce slot.
-        room = (free[0] > 0 or free[1] > 0) if self.slot_mode else (free[0] > 0 and free[1] > 0)
+        # a map slot some job asks for, or a reduce slot.
+        if self.slot_mode:
+            core = feed.core
+            room = ((free[0] > 0 and (core.has_pending("map_slots") or feed.new_asks(0)))
+                    or (free[1] > 0 and (core.has_pending("reduce_slots") or feed.new_asks(1))))
+        else:
+            room = free[0] > 0 and free[1] > 0
         if not feed.may_skip(room):
             self.result.engine_calls += 1
             touched = None
