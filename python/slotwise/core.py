@@ -305,15 +305,14 @@ class PolicyCore:
             return wire.encode(wire.MoveAnswer(error=self._internal_error("move")))
 
     # ------------------------------------------------ the protocol, typed
-    def handle_heartbeat(self, msg, checked: bool = False) -> list[Assignment]:
+    def handle_heartbeat(self, msg) -> list[Assignment]:
         """Apply a Payload, then decide for its beats.  Raises ProtocolError
-        (nothing applied) if the payload is not consistent (``checked``: the
-        caller asked ``refuse_if_inconsistent`` already)."""
+        (nothing applied) if the payload is not consistent."""
         with self._lock, self._clock:
             self._record("heartbeat", msg)
             stats = self.stats
             started = time.perf_counter() if stats is not None else 0.0
-            self._apply(msg, checked)
+            self._apply(msg)
             assigned: list[Assignment] = []
             for beat in msg.beats:
                 assigned += self._engine.heartbeat(beat.node, None if beat.free is None else _res(beat.free))
@@ -326,12 +325,12 @@ class PolicyCore:
                                    am=a.is_am, **a.resource.to_dict(self.dims))
             return assigned
 
-    def handle_update(self, msg, checked: bool = False) -> UpdateResult:
+    def handle_update(self, msg) -> UpdateResult:
         """Apply a Payload, check the RM's truth it carries, run the periodic
         pass: preemptions, moves to ask for, whether to resync."""
         with self._lock, self._clock:
             self._record("update", msg)
-            self._apply(msg, checked)
+            self._apply(msg)
             resync = self._check_truth(msg.check) if msg.check is not None else False
             preempt = self._engine.update()
             wall = time.time()
@@ -585,11 +584,9 @@ class PolicyCore:
         if self.record_inputs:
             self.log.write("input", call=call, stream=self.stream, t=self._clock.now(), msg=wire.to_builtins(msg))
 
-    def refuse_if_inconsistent(self, msg) -> None:
+    def _refuse_if_inconsistent(self, msg) -> None:
         """ProtocolError (counted and logged) if a payload clashes with itself
-        or the engine; changes nothing else. A caller applying one message to
-        several cores (SlotCore) asks each first, so a refusal by one leaves
-        all unchanged."""
+        or the engine; changes nothing else."""
         problems = self._problems(msg)
         if problems:
             self.counters["rejected_messages"] += 1
@@ -597,11 +594,9 @@ class PolicyCore:
             raise ProtocolError("Payload: " + "; ".join(problems[:3])
                                 + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""))
 
-    def _apply(self, msg, checked: bool = False) -> None:
-        """Check a payload against itself and the engine (unless the caller
-        did), then apply it whole."""
-        if not checked:
-            self.refuse_if_inconsistent(msg)
+    def _apply(self, msg) -> None:
+        """Check a payload against itself and the engine, then apply it whole."""
+        self._refuse_if_inconsistent(msg)
         self.counters["calls"] += 1
         if msg.full:
             self._resynced = True
