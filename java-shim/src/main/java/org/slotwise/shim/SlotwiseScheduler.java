@@ -275,10 +275,10 @@ public class SlotwiseScheduler
     locked(() -> {
       FiCaSchedulerNode node = new FiCaSchedulerNode(nm, usePortForNodeName);
       nodeTracker.addNode(node);
-      deltas.nodeChanged(nodeRecord(node));
+      deltas.nodeChanged(YarnRecords.nodeRecord(node));
       recoverContainersOnNode(e.getContainerReports(), nm);
       for (RMContainer c : node.getCopiedListOfRunningContainers()) {
-        deltas.launched(containerRecord(c, null, c.isAMContainer()));
+        deltas.launched(YarnRecords.containerRecord(c, null, c.isAMContainer()));
       }
       updateRootQueueMetrics();
     });
@@ -311,7 +311,7 @@ public class SlotwiseScheduler
       super.updateNodeResource(nm, option);
       FiCaSchedulerNode node = nodeTracker.getNode(nm.getNodeID());
       if (node != null) {
-        deltas.nodeChanged(nodeRecord(node));
+        deltas.nodeChanged(YarnRecords.nodeRecord(node));
       }
       updateRootQueueMetrics();
     });
@@ -971,7 +971,7 @@ public class SlotwiseScheduler
     } else {
       deltas.appChanged(attempt.getApplicationId().toString());
     }
-    deltas.launched(containerRecord(rmContainer, engineId, am));
+    deltas.launched(YarnRecords.containerRecord(rmContainer, engineId, am));
     return true;
   }
 
@@ -1038,7 +1038,7 @@ public class SlotwiseScheduler
       if (d.full()) {
         nodes = new ArrayList<>();
         for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
-          nodes.add(nodeRecord(n));
+          nodes.add(YarnRecords.nodeRecord(n));
         }
         launched = new ArrayList<>();
         for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
@@ -1047,7 +1047,7 @@ public class SlotwiseScheduler
           SlotwiseAppAttempt attempt = e.getValue().getCurrentAppAttempt();
           if (attempt != null) {
             for (RMContainer c : attempt.getLiveContainers()) {
-              launched.add(containerRecord(c, engineIds.get(c.getContainerId()),
+              launched.add(YarnRecords.containerRecord(c, engineIds.get(c.getContainerId()),
                   c.isAMContainer()));
             }
           }
@@ -1066,41 +1066,18 @@ public class SlotwiseScheduler
         truth = new ArrayList<>();
         for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
             : applications.entrySet()) {
-          truth.add(appCheck(e.getKey().toString(), e.getValue().getCurrentAppAttempt()));
+          truth.add(YarnRecords.appCheck(e.getKey().toString(), e.getValue().getCurrentAppAttempt()));
         }
       }
       return Messages.write(new Messages.Payload(d.full(), System.currentTimeMillis(),
           Messages.orNull(nodes), Messages.orNull(d.nodesRemoved()), Messages.orNull(apps),
           Messages.orNull(d.appsRemoved()), Messages.orNull(launched),
           Messages.orNull(d.rejected()), Messages.orNull(d.finished()),
-          beats(beating),
+          YarnRecords.beats(beating),
           link.episodesToReport(), truth));
     } finally {
       readLock.unlock();
     }
-  }
-
-  private static List<Messages.Beat> beats(Collection<FiCaSchedulerNode> beating) {
-    if (beating == null) {
-      return null;
-    }
-    List<Messages.Beat> beats = new ArrayList<>(beating.size());
-    for (FiCaSchedulerNode n : beating) {
-      beats.add(new Messages.Beat(n.getNodeID().toString(), res(n.getUnallocatedResource())));
-    }
-    return beats;
-  }
-
-  private static Messages.Node nodeRecord(FiCaSchedulerNode n) {
-    return new Messages.Node(n.getNodeID().toString(), n.getNodeName(), n.getRackName(),
-        res(n.getTotalResource()));
-  }
-
-  private static Messages.Container containerRecord(RMContainer c, String engineId, boolean am) {
-    return new Messages.Container(c.getContainerId().toString(),
-        c.getApplicationAttemptId().getApplicationId().toString(),
-        c.getAllocatedNode().toString(), res(c.getAllocatedResource()), am,
-        c.getAllocatedSchedulerKey().getPriority().getPriority(), engineId);
   }
 
   private Messages.App appRecord(ApplicationId id, SchedulerApplication<SlotwiseAppAttempt> app) {
@@ -1110,91 +1087,7 @@ public class SlotwiseScheduler
         && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
     return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : Messages.cut(rmApp.getName()),
         app.getQueue().getQueueName(), priorityOf(app), submitTime(id), unmanaged,
-        Messages.orNull(requests(attempt)));
-  }
-
-  /** A YARN resource as the protocol's (Messages.Resource clamps a negative room to 0). */
-  static Messages.Resource res(org.apache.hadoop.yarn.api.records.Resource r) {
-    return Messages.Resource.memory(r.getMemorySize(), r.getVirtualCores());
-  }
-
-  /** An attempt's outstanding asks, one Request per request priority (none if stopped). */
-  private static List<Messages.Request> requests(SlotwiseAppAttempt attempt) {
-    if (attempt == null || attempt.isStopped()) {
-      return new ArrayList<>();
-    }
-    return requests(attempt.getAppSchedulingInfo().getAllResourceRequests());
-  }
-
-  /**
-   * YARN's resource requests as the protocol's: per request priority, the
-   * ANY ask's count, size and relaxLocality, the hosts' and racks' counts,
-   * and the racks whose own ask forbids relaxing (what canDelayTo reads).
-   */
-  static List<Messages.Request> requests(Collection<ResourceRequest> asks) {
-    List<Messages.Request> out = new ArrayList<>();
-    Map<Integer, List<ResourceRequest>> byPriority = new TreeMap<>();
-    for (ResourceRequest r : asks) {
-      byPriority.computeIfAbsent(r.getPriority().getPriority(), p -> new ArrayList<>()).add(r);
-    }
-    for (Map.Entry<Integer, List<ResourceRequest>> e : byPriority.entrySet()) {
-      long total = 0; // Request's constructor clamps it to the schema's Int32
-      boolean relax = true;
-      Resource size = Resources.none();
-      Map<String, Integer> hosts = new LinkedHashMap<>();
-      Map<String, Integer> racks = new LinkedHashMap<>();
-      List<String> strictRacks = new ArrayList<>(); // canDelayTo(rack) is false there, asks or not
-      for (ResourceRequest r : e.getValue()) {
-        String name = r.getResourceName();
-        if (ResourceRequest.ANY.equals(name)) {
-          total += r.getNumContainers();
-          size = r.getCapability();
-          relax = r.getRelaxLocality();
-          continue;
-        }
-        boolean rack = name.startsWith("/");
-        if (rack && !r.getRelaxLocality()) {
-          strictRacks.add(name);
-        }
-        if (r.getNumContainers() > 0) {
-          (rack ? racks : hosts).merge(name, r.getNumContainers(),
-              (x, y) -> (int) Math.min(Integer.MAX_VALUE, (long) x + y));
-        }
-      }
-      if (total > 0) {
-        out.add(new Messages.Request(e.getKey(), res(size),
-            (int) Math.min(Integer.MAX_VALUE, total), hosts, racks, relax,
-            strictRacks.isEmpty() ? null : strictRacks));
-      }
-    }
-    return out;
-  }
-
-  /** The RM's truth about one app: its pending asks and live containers, summed. */
-  private static Messages.AppCheck appCheck(String id, SlotwiseAppAttempt attempt) {
-    long mb = 0;
-    long vc = 0;
-    for (Messages.Request r : requests(attempt)) { // saturating: Resource clamps to 2^53 - 1
-      mb = saturatedAdd(mb, saturatedMultiply(r.resource().memoryMb(), r.count()));
-      vc = saturatedAdd(vc, saturatedMultiply(r.resource().vcores(), r.count()));
-    }
-    if (attempt == null) {
-      return new Messages.AppCheck(id, new Messages.Resource(mb, vc, 0, 0),
-          res(Resources.none()), 0);
-    }
-    return new Messages.AppCheck(id, new Messages.Resource(mb, vc, 0, 0),
-        res(attempt.getCurrentConsumption()), attempt.getLiveContainers().size());
-  }
-
-  private static long saturatedMultiply(long a, long b) {
-    long hi = Math.multiplyHigh(a, b);
-    long lo = a * b;
-    return (hi == 0 && lo >= 0) || (hi == -1 && lo < 0) ? lo : Long.MAX_VALUE;
-  }
-
-  private static long saturatedAdd(long a, long b) {
-    long r = a + b;
-    return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+        Messages.orNull(YarnRecords.requests(attempt)));
   }
 
   private static int priorityOf(SchedulerApplication<?> app) {

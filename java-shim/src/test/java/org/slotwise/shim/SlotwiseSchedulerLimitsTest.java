@@ -110,7 +110,7 @@ class SlotwiseSchedulerLimitsTest {
 
   @Test
   void theNodeRoomOfAnOvercommittedNodeIsSentAsNone() {
-    Messages.Resource room = SlotwiseScheduler.res(
+    Messages.Resource room = YarnRecords.res(
         org.apache.hadoop.yarn.api.records.Resource.newInstance(-1024, -2));
     assertEquals(Messages.Resource.memory(0, 0), Messages.read(Messages.write(room), Messages.Resource.class));
     assertThrows(Messages.BadMessage.class,
