@@ -33,30 +33,24 @@ def explain_app(engine, app_id: str) -> dict:
     elif not pending:
         hold("nothing_asked", "it asks for no more containers now"
              + (f" (it runs {len(app.containers)})" if app.containers else ""))
-    elif engine.kind == "yarn":
-        smallest = min((r.resource for r in pending), key=lambda r: (r.memory_mb, r.vcores))
-        _max_shares(engine, app, smallest, hold)
-        _am_limit(engine, app, smallest, hold)
-        _locality(engine, app, pending, hold)
-        _room(engine, smallest, hold)
-        if not holds:
-            _turn(engine, app, hold)
-    else:  # MRv1: each kind of slot on its own, as a TaskTracker offers them
+    else:  # what each offer of a node would meet: a container (YARN), or each kind of slot (MRv1)
         for key, local in engine.offers:
-            mine = [r for r in pending if r.resource.get(key) > 0]
+            mine = pending if key == "memory_mb" else [r for r in pending if r.resource.get(key) > 0]
             if not mine:
                 continue
-            kind = key.split("_")[0] + "s"
-
-            def said(code, message, **fields):
-                hold(code, f"{kind}: {message}", slot=key, **fields)
+            smallest = min((r.resource for r in mine), key=lambda r: tuple(r.get(d) for d in engine.dims))
+            say = hold
+            if len(engine.offers) > 1:
+                def say(code, message, _kind=key.split("_")[0] + "s", _key=key, **fields):
+                    hold(code, f"{_kind}: {message}", slot=_key, **fields)
             before = len(holds)
-            _max_shares(engine, app, mine[0].resource, said)
+            _max_shares(engine, app, smallest, say)
+            _am_limit(engine, app, smallest, say)  # an MRv1 job has no AM: it says nothing there
             if local:
-                _locality(engine, app, mine, said)
-            _room(engine, mine[0].resource, said)
+                _locality(engine, app, mine, say)
+            _room(engine, smallest, say)
             if len(holds) == before:
-                _turn(engine, app, said, key)
+                _turn(engine, app, say, key)
     if app.runnable and pending:
         # What the policies say of it: its pool's of the app (Hopper: its work
         # left and allocation), those above of each pool (Dynamic Priority:
