@@ -12,7 +12,7 @@ class CallStatsTest {
   @SuppressWarnings("unchecked")
   private static Map<String, Object> parse(String json) {
     try {
-      return Messages.MAPPER.readValue(json, Map.class);
+      return Wire.MAPPER.readValue(json, Map.class);
     } catch (java.io.IOException e) {
       throw new AssertionError(e);
     }
@@ -97,7 +97,7 @@ class CallStatsTest {
     CallStats observer = new CallStats();
     PolicyLink link = new PolicyLink(30_000, () -> { }, new Gateway.Callbacks(1000), observer);
     java.util.function.Function<String, Messages.HeartbeatAnswer> parse =
-        json -> Messages.read(json, Messages.HeartbeatAnswer.class);
+        json -> Wire.read(json, Messages.HeartbeatAnswer.class);
     try {
       link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, parse, a -> { }); // no policy
       assertEquals(0, CallStats.of("heartbeat").count());
@@ -105,7 +105,7 @@ class CallStatsTest {
           payload -> payload.equals("bad") ? "not json" : "{\"assign\": []}"),
           new Messages.Register(Messages.PROTOCOL, 40000, "t".repeat(64), true,
               new Messages.ServerInfo(1, "h", "a", 0, "v")),
-          new Messages.ShimInfo("t", "yarn", 1, 200, 500, java.util.List.of(), false));
+          new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 200, 500, java.util.List.of(), false));
       for (int i = 0; i < 3; i++) {
         link.call("heartbeat", () -> "{\"now_ms\":1}", PolicyServer::heartbeat, parse, a -> { });
       }

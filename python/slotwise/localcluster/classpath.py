@@ -186,11 +186,13 @@ def find_shim_jar(repo: Path) -> Path | None:
 
 def jar_is_stale(repo: Path, jar: Path | None, module: str) -> bool:
     """Whether ``jar`` is missing or older than a file it is built from: the
-    poms, ``module``'s main sources and shim-link's."""
+    poms, ``module``'s main sources and shim-link's, and the protocol's
+    schema with its Java generator."""
     if jar is None or not jar.is_file():
         return True
     built = jar.stat().st_mtime
-    sources = [repo / "pom.xml", repo / module / "pom.xml"]
+    protocol = repo / "python" / "slotwise" / "protocol"
+    sources = [repo / "pom.xml", repo / module / "pom.xml", protocol / "schema.json", protocol / "java.py"]
     for d in (repo / module / "src" / "main", repo / "shim-link" / "src" / "main"):
         sources.extend(p for p in d.rglob("*") if p.is_file())
     return any(p.is_file() and p.stat().st_mtime > built for p in sources)

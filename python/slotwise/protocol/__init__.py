@@ -5,8 +5,9 @@ walks through the calls).  At import this module turns each definition of
 the schema into a typed class (a msgspec Struct with the schema's fields,
 defaults and bounds) and a validating decoder, so a message is checked whole,
 in C, before any of it is used: ``decode("Payload", text)`` returns a
-``Payload`` or raises ProtocolError naming the field.  The Java shim binds the
-same file with Jackson records (``org.slotwise.shim.Messages``); both sides'
+``Payload`` or raises ProtocolError naming the field.  The Java shim's records
+and checkers (``org.slotwise.shim.Messages``) are generated from the same
+file at build time by ``java.py``; both sides'
 tests read the shared examples in ``examples/``.
 
 Only the part of JSON Schema the file uses is understood (objects with

@@ -95,7 +95,7 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
           + " in JSON only: ask with Accept: application/json");
     } else {
       try {
-        body = Messages.write(describe(s));
+        body = Wire.write(describe(s));
       } catch (RuntimeException e) {
         status = 503;
         body = error("ServiceUnavailableException", "Slotwise could not describe its queues: " + e);
@@ -110,10 +110,10 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
 
   /** YARN's shape of a REST error. */
   static String error(String exception, String message) {
-    ObjectNode n = Messages.MAPPER.createObjectNode();
+    ObjectNode n = Wire.MAPPER.createObjectNode();
     n.putObject("RemoteException").put("exception", exception).put("message", message)
         .put("javaClassName", "javax.ws.rs." + exception);
-    return Messages.write(n);
+    return Wire.write(n);
   }
 
   /** {"scheduler": {"schedulerInfo": {"type": "fairScheduler", "rootQueue": ...}}}. */
@@ -128,7 +128,7 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
         }
       }
     }
-    ObjectNode top = Messages.MAPPER.createObjectNode();
+    ObjectNode top = Wire.MAPPER.createObjectNode();
     top.putObject("scheduler").putObject("schedulerInfo").put("type", "fairScheduler")
         .set("rootQueue", queue(s.queue(SlotwiseQueue.ROOT), am, s.getClusterResource(),
             s.getMaximumResourceCapability()));
@@ -139,20 +139,20 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
   static ObjectNode queue(SlotwiseQueue q, Map<String, Resource> am, Resource cluster,
       Resource maxAllocation) {
     Messages.QueueRow r = q.row();
-    Messages.Amount zero = Messages.Amount.memory(0, 0);
+    Messages.Amount zero = new Messages.Amount(0, 0, 0, 0);
     Messages.Amount max = r == null ? null : r.max();
     QueueMetrics m = q.getMetrics();
     Resource used = m.getAllocatedResources();
     boolean leaf = q.children().isEmpty() && !SlotwiseQueue.ROOT.equals(q.getQueueName())
         && (r == null || !r.isParent());
-    ObjectNode n = Messages.MAPPER.createObjectNode();
+    ObjectNode n = Wire.MAPPER.createObjectNode();
     if (leaf) {
       n.put("type", "fairSchedulerLeafQueueInfo");
     }
     n.put("maxApps", r == null || r.maxRunningApps() == null ? Integer.MAX_VALUE : r.maxRunningApps());
     n.set("minResources", res(r == null ? zero : r.min()));
-    n.set("maxResources", max == null ? res(cluster) : res(Messages.Amount.memory(
-        Math.min(max.memoryMb(), cluster.getMemorySize()), Math.min(max.vcores(), cluster.getVirtualCores()))));
+    n.set("maxResources", max == null ? res(cluster) : res(new Messages.Amount(
+        Math.min(max.memoryMb(), cluster.getMemorySize()), Math.min(max.vcores(), cluster.getVirtualCores()), 0, 0)));
     n.set("usedResources", res(used));
     n.set("amUsedResources", res(am.getOrDefault(q.getQueueName(), Resources.none())));
     n.set("amMaxResources", res(r == null || r.amMax() == null ? zero : r.amMax()));
@@ -186,14 +186,14 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
   }
 
   private static ObjectNode res(Resource r) {
-    return res(Messages.Amount.memory(r.getMemorySize(), r.getVirtualCores()));
+    return res(new Messages.Amount(r.getMemorySize(), r.getVirtualCores(), 0, 0));
   }
 
   /** YARN's ResourceInfo: memory, vCores, and the same again per resource type. */
   private static ObjectNode res(Messages.Amount a) {
     long mb = Math.round(a.memoryMb());
     long vcores = Math.round(a.vcores());
-    ObjectNode n = Messages.MAPPER.createObjectNode().put("memory", mb).put("vCores", vcores);
+    ObjectNode n = Wire.MAPPER.createObjectNode().put("memory", mb).put("vCores", vcores);
     ArrayNode types = n.putObject("resourceInformations").putArray("resourceInformation");
     for (Object[] t : new Object[][] {{"memory-mb", "Mi", mb}, {"vcores", "", vcores}}) {
       types.addObject().put("maximumAllocation", Long.MAX_VALUE).put("minimumAllocation", 0)

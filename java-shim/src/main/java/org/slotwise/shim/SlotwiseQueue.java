@@ -128,7 +128,7 @@ final class SlotwiseQueue implements Queue {
     Messages.QueueRow r = row;
     Resource total = cluster.get();
     long clusterMb = total.getMemorySize();
-    Messages.Amount none = Messages.Amount.memory(0, 0);
+    Messages.Amount none = new Messages.Amount(0, 0, 0, 0);
     Messages.Amount min = r == null ? none : r.min();
     Messages.Amount steady = r == null ? none : r.steady();
     Messages.Amount max = r == null ? null : r.max();

@@ -119,7 +119,7 @@ public class SlotwiseScheduler
     root = queue(SlotwiseQueue.ROOT); // others come with Python's pool table or an app
     Class<? extends PolicyLink.CallObserver> observer =
         conf.getClass(CALL_OBSERVER, null, PolicyLink.CallObserver.class);
-    runtime = new ShimRuntime(conf::get, "yarn", List.of("memory_mb", "vcores"),
+    runtime = new ShimRuntime(conf::get, Messages.Kind.YARN, List.of("memory_mb", "vcores"),
         () -> conf.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull,
         observer == null ? null : observer.getDeclaredConstructor().newInstance(), this);
     link = runtime.link();
@@ -394,18 +394,18 @@ public class SlotwiseScheduler
 
   /**
    * Python's answer to a heartbeat, checked whole against the schema's limits
-   * (and at most Messages.MAX_ASSIGN_PER_NODE assignments per node) before
+   * (and at most Wire.MAX_ASSIGN_PER_NODE assignments per node) before
    * any of it is carried out: throwing refuses it (a failed call; that
    * heartbeat goes to the FIFO).
    */
   static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
-    Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
+    Messages.HeartbeatAnswer a = Wire.read(json, Messages.HeartbeatAnswer.class);
     return ShimRuntime.accepted(a.error(), a);
   }
 
   /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
   static Messages.UpdateAnswer updateAnswer(String json) {
-    Messages.UpdateAnswer a = Messages.read(json, Messages.UpdateAnswer.class);
+    Messages.UpdateAnswer a = Wire.read(json, Messages.UpdateAnswer.class);
     return ShimRuntime.accepted(a.error(), a);
   }
 
@@ -505,9 +505,9 @@ public class SlotwiseScheduler
       return;
     }
     Messages.PlaceAnswer answer = e.getIsAppRecovering() ? null : link.call("place",
-        () -> Messages.write(new Messages.PlaceRequest(id.toString(), user, requested,
+        () -> Wire.write(new Messages.PlaceRequest(id.toString(), user, requested,
             groups(user), priority.getPriority())),
-        PolicyServer::place, json -> Messages.read(json, Messages.PlaceAnswer.class), a -> { });
+        PolicyServer::place, json -> Wire.read(json, Messages.PlaceAnswer.class), a -> { });
     if (answer != null) {
       target = answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
       if (target == null) {
@@ -707,9 +707,9 @@ public class SlotwiseScheduler
     if (tooLong != null) {
       throw new YarnException("Cannot move " + appId + ": " + tooLong);
     }
-    String request = Messages.write(new Messages.MoveRequest(appId.toString(), newQueue));
+    String request = Wire.write(new Messages.MoveRequest(appId.toString(), newQueue));
     Messages.MoveAnswer answer = link.call("move", () -> request, PolicyServer::move,
-        json -> Messages.read(json, Messages.MoveAnswer.class), a -> { });
+        json -> Wire.read(json, Messages.MoveAnswer.class), a -> { });
     String target = answer == null || answer.error() != null ? null : SlotwiseQueue.qualify(answer.queue());
     if (target == null) {
       throw new YarnException("Cannot move " + appId + " to " + newQueue + ": " + (answer == null
@@ -1069,10 +1069,10 @@ public class SlotwiseScheduler
           truth.add(YarnRecords.appCheck(e.getKey().toString(), e.getValue().getCurrentAppAttempt()));
         }
       }
-      return Messages.write(new Messages.Payload(d.full(), System.currentTimeMillis(),
-          Messages.orNull(nodes), Messages.orNull(d.nodesRemoved()), Messages.orNull(apps),
-          Messages.orNull(d.appsRemoved()), Messages.orNull(launched),
-          Messages.orNull(d.rejected()), Messages.orNull(d.finished()),
+      return Wire.write(new Messages.Payload(d.full(), System.currentTimeMillis(),
+          nodes, d.nodesRemoved(), apps,
+          d.appsRemoved(), launched,
+          d.rejected(), d.finished(),
           YarnRecords.beats(beating),
           link.episodesToReport(), truth));
     } finally {
@@ -1085,9 +1085,9 @@ public class SlotwiseScheduler
     RMApp rmApp = rmContext.getRMApps().get(id);
     boolean unmanaged = rmApp != null && rmApp.getApplicationSubmissionContext() != null
         && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
-    return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : Messages.cut(rmApp.getName()),
+    return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : rmApp.getName(),
         app.getQueue().getQueueName(), priorityOf(app), submitTime(id), unmanaged,
-        Messages.orNull(YarnRecords.requests(attempt)));
+        YarnRecords.requests(attempt));
   }
 
   private static int priorityOf(SchedulerApplication<?> app) {

@@ -47,7 +47,7 @@ final class YarnRecords {
 
   /** A YARN resource as the protocol's (Messages.Resource clamps a negative room to 0). */
   static Messages.Resource res(org.apache.hadoop.yarn.api.records.Resource r) {
-    return Messages.Resource.memory(r.getMemorySize(), r.getVirtualCores());
+    return new Messages.Resource(r.getMemorySize(), r.getVirtualCores(), 0, 0);
   }
 
   /** An attempt's outstanding asks, one Request per request priority (none if stopped). */

@@ -29,7 +29,7 @@ class SchedulerInfoFilterTest {
   private static final Resource MAX_ALLOCATION = Resource.newInstance(4096, 8);
 
   private static Messages.Amount mb(double mb, double vcores) {
-    return Messages.Amount.memory(mb, vcores);
+    return new Messages.Amount(mb, vcores, 0, 0);
   }
 
   private static Messages.QueueRow row(String name, String parent, Messages.Amount max, Integer maxApps,

@@ -34,7 +34,7 @@ class SlotwiseSchedulerLimitsTest {
     link.register(PolicyLinkTest.policy(p -> heartbeat),
         new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
             new Messages.ServerInfo(3, "host", "/a.xml", 0, "test")),
-        new Messages.ShimInfo("t", "yarn", 1, 500, 500, List.of(), false));
+        new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 500, 500, List.of(), false));
   }
 
   private static String assign(String node, int priority, String locality) {
@@ -59,7 +59,7 @@ class SlotwiseSchedulerLimitsTest {
     assertTrue(link.status(null).inFallback());
 
     StringBuilder many = new StringBuilder();
-    for (int i = 0; i <= Messages.MAX_ASSIGN_PER_NODE; i++) {
+    for (int i = 0; i <= Wire.MAX_ASSIGN_PER_NODE; i++) {
       many.append(i == 0 ? "" : ",").append(assign("h:1", 1, "off_switch"));
     }
     answer("{\"assign\": [" + many + "]}");
@@ -112,8 +112,8 @@ class SlotwiseSchedulerLimitsTest {
   void theNodeRoomOfAnOvercommittedNodeIsSentAsNone() {
     Messages.Resource room = YarnRecords.res(
         org.apache.hadoop.yarn.api.records.Resource.newInstance(-1024, -2));
-    assertEquals(Messages.Resource.memory(0, 0), Messages.read(Messages.write(room), Messages.Resource.class));
-    assertThrows(Messages.BadMessage.class,
-        () -> Messages.read("{\"memory_mb\": -1024}", Messages.Resource.class), "what Python would refuse");
+    assertEquals(new Messages.Resource(0, 0, 0, 0), Wire.read(Wire.write(room), Messages.Resource.class));
+    assertThrows(Wire.BadMessage.class,
+        () -> Wire.read("{\"memory_mb\": -1024}", Messages.Resource.class), "what Python would refuse");
   }
 }

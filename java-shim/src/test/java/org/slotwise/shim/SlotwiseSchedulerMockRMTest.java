@@ -162,7 +162,7 @@ class SlotwiseSchedulerMockRMTest {
       return "{}";
     };
     Messages.Registered answer = scheduler().runtime().registerPolicy(PolicyLinkTest.policy(policy),
-        Messages.write(new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
+        Wire.write(new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
             new Messages.ServerInfo(3, "host", "/a.xml", 0, "test"))));
     assertTrue(answer.session() != null, String.valueOf(answer.refused()));
     assertEquals(false, answer.shim().preemption(), "Hadoop's default: off");

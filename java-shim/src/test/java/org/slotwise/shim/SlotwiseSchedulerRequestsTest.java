@@ -1,7 +1,6 @@
 package org.slotwise.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -52,7 +51,7 @@ class SlotwiseSchedulerRequestsTest {
   @Test
   void aRequestWithNoStrictRackSendsNone() {
     Messages.Request r = YarnRecords.requests(List.of(ask(1, ResourceRequest.ANY, 3, true))).get(0);
-    assertNull(r.strictRacks());
-    assertTrue(!Messages.write(r).contains("strict_racks"), Messages.write(r));
+    assertEquals(List.of(), r.strictRacks());
+    assertTrue(!Wire.write(r).contains("strict_racks"), Wire.write(r));
   }
 }

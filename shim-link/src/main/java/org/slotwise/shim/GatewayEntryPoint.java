@@ -28,16 +28,16 @@ public final class GatewayEntryPoint {
 
   /** Register: Python offers {@code policy}, with its callback port and a fresh token. */
   public String register(PolicyServer policy, String register) {
-    return Messages.write(scheduler.registerPolicy(policy, register));
+    return Wire.write(scheduler.registerPolicy(policy, register));
   }
 
   /** Unregister: a clean exit. */
   public String unregister(String unregister) {
     try {
-      String session = Messages.read(unregister, Messages.Unregister.class).session();
-      return Messages.write(new Messages.Unregistered(scheduler.unregisterPolicy(session)));
+      String session = Wire.read(unregister, Messages.Unregister.class).session();
+      return Wire.write(new Messages.Unregistered(scheduler.unregisterPolicy(session)));
     } catch (IllegalArgumentException e) {
-      return Messages.write(new Messages.Unregistered(false));
+      return Wire.write(new Messages.Unregistered(false));
     }
   }
 
@@ -45,30 +45,30 @@ public final class GatewayEntryPoint {
   public String status(String request) {
     String session;
     try {
-      session = Messages.read(request, Messages.StatusRequest.class).session();
+      session = Wire.read(request, Messages.StatusRequest.class).session();
     } catch (IllegalArgumentException e) {
       session = null;
     }
-    return Messages.write(scheduler.linkStatus(session));
+    return Wire.write(scheduler.linkStatus(session));
   }
 
   /** MoveRequest to MoveAnswer: an operator's move, carried out as the RM's own move. */
   public String moveApplication(String request) {
     try {
-      Messages.MoveRequest r = Messages.read(request, Messages.MoveRequest.class);
-      return Messages.write(scheduler.adminMove(r.app(), r.queue()));
+      Messages.MoveRequest r = Wire.read(request, Messages.MoveRequest.class);
+      return Wire.write(scheduler.adminMove(r.app(), r.queue()));
     } catch (IllegalArgumentException e) {
-      return Messages.write(new Messages.MoveAnswer(null, e.getMessage()));
+      return Wire.write(new Messages.MoveAnswer(null, e.getMessage()));
     }
   }
 
   /** PriorityRequest to PriorityAnswer, through the RM (capped by its maximum). */
   public String updateApplicationPriority(String request) {
     try {
-      Messages.PriorityRequest r = Messages.read(request, Messages.PriorityRequest.class);
-      return Messages.write(scheduler.adminPriority(r.app(), r.priority()));
+      Messages.PriorityRequest r = Wire.read(request, Messages.PriorityRequest.class);
+      return Wire.write(scheduler.adminPriority(r.app(), r.priority()));
     } catch (IllegalArgumentException e) {
-      return Messages.write(new Messages.PriorityAnswer(null, e.getMessage()));
+      return Wire.write(new Messages.PriorityAnswer(null, e.getMessage()));
     }
   }
 }

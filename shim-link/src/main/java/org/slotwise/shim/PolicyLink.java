@@ -27,7 +27,7 @@ import py4j.Py4JNetworkException;
  * breaks drops the policy and its callback client at once: that Python must
  * register again, with a fresh token, and nothing goes to its old port.
  *
- * <p>An answer that breaks the protocol's limits ({@link Messages.BadMessage}
+ * <p>An answer that breaks the protocol's limits ({@link Wire.BadMessage}
  * from {@code parse}) is refused whole: not applied, counted as a failed call
  * and as a refused answer ({@link #refusedAnswers}), logged with the field it
  * breaks (WARN, again when the reason changes or a minute later).
@@ -158,12 +158,12 @@ public final class PolicyLink {
   }
 
   private boolean answersPing(PolicyServer p) {
-    FutureTask<String> ping = new FutureTask<>(() -> p.ping(Messages.write(new Messages.Ping())));
+    FutureTask<String> ping = new FutureTask<>(() -> p.ping(Wire.write(new Messages.Ping())));
     Thread t = new Thread(ping, "slotwise-ping");
     t.setDaemon(true);
     t.start();
     try {
-      Messages.read(ping.get(PROBE_MS, TimeUnit.MILLISECONDS), Messages.Pong.class);
+      Wire.read(ping.get(PROBE_MS, TimeUnit.MILLISECONDS), Messages.Pong.class);
       return true;
     } catch (Exception e) {
       ping.cancel(true);
@@ -286,7 +286,7 @@ public final class PolicyLink {
       try {
         parsed = parse.apply(answer);
       } catch (RuntimeException e) {
-        if (e instanceof Messages.BadMessage) {
+        if (e instanceof Wire.BadMessage) {
           refused(what, e.getMessage());
         }
         failed(what, e.getMessage(), true);

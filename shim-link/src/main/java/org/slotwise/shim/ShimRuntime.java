@@ -38,7 +38,7 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
 
   private final Function<String, String> conf;
   private final Master master;
-  private final String kind;
+  private final Messages.Kind kind;
   private final List<String> resourceTypes;
   private final java.util.function.BooleanSupplier preemption;
   private final Gateway.Callbacks callbacks;
@@ -48,10 +48,10 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
 
   /**
    * @param conf the master's configuration ({@code conf::get})
-   * @param kind "yarn" or "mrv1", with its {@code resourceTypes}
+   * @param kind YARN or MRV1, with its {@code resourceTypes}
    * @param preemption what the master's configuration says of preemption (read at each registration)
    */
-  public ShimRuntime(Function<String, String> conf, String kind, List<String> resourceTypes,
+  public ShimRuntime(Function<String, String> conf, Messages.Kind kind, List<String> resourceTypes,
       java.util.function.BooleanSupplier preemption,
       long defaultTimeoutMs, Runnable onResync, PolicyLink.CallObserver observer, Master master) {
     this.conf = conf;
@@ -112,6 +112,11 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
     return answer;
   }
 
+  /** A configured time past Int32 would keep every policy server from registering: clamped. */
+  static int int32(long ms) {
+    return (int) Math.max(1, Math.min(ms, Integer.MAX_VALUE));
+  }
+
   // ---------------------------------------------------------- the gateway
 
   /**
@@ -123,10 +128,10 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
   @Override
   public Messages.Registered registerPolicy(PolicyServer policy, String json) {
     Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, kind, Messages.PROTOCOL,
-        link.getTimeoutMs(), updateInterval, resourceTypes, preemption.getAsBoolean());
+        int32(link.getTimeoutMs()), int32(updateInterval), resourceTypes, preemption.getAsBoolean());
     Messages.Registered answer;
     try {
-      answer = link.register(policy, Messages.read(json, Messages.Register.class), shim);
+      answer = link.register(policy, Wire.read(json, Messages.Register.class), shim);
     } catch (IllegalArgumentException e) {
       answer = new Messages.Registered(null, e.getMessage(), null, shim);
     }

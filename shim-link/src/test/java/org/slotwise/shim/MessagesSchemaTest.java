@@ -80,8 +80,9 @@ class MessagesSchemaTest {
         if (prop.isMissingNode()) {
           continue;
         }
-        assertEquals(required.contains(wire), rc.isAnnotationPresent(Messages.Req.class),
-            name + "." + wire + ": required in the schema iff @Req");
+        assertEquals(required.contains(wire), rc.getAccessor().isAnnotationPresent(JsonProperty.class)
+            && rc.getAccessor().getAnnotation(JsonProperty.class).required(),
+            name + "." + wire + ": required in the schema iff @JsonProperty(required = true)");
         assertCompatible(defs, prop, rc.getGenericType(), name + "." + wire);
       }
       assertEquals(fields, components, name + ": the record's fields are the schema's");
@@ -171,8 +172,8 @@ class MessagesSchemaTest {
     return examples(PROTOCOL.resolve("examples")).map(p -> DynamicTest.dynamicTest(
         p.getFileName().toString(), () -> {
           Class<?> type = typeOf(p);
-          Object once = Messages.read(Files.readString(p, StandardCharsets.UTF_8), type);
-          Object twice = Messages.read(Messages.write(once), type);
+          Object once = Wire.read(Files.readString(p, StandardCharsets.UTF_8), type);
+          Object twice = Wire.read(Wire.write(once), type);
           assertEquals(once, twice);
         }));
   }
@@ -183,7 +184,7 @@ class MessagesSchemaTest {
         DynamicTest.dynamicTest(p.getFileName().toString(), () -> {
           Class<?> type = typeOf(p);
           IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-              () -> Messages.read(Files.readString(p, StandardCharsets.UTF_8), type));
+              () -> Wire.read(Files.readString(p, StandardCharsets.UTF_8), type));
           assertTrue(e.getMessage().startsWith(type.getSimpleName() + ": "), e.getMessage());
           assertTrue(!e.getMessage().contains("\n"), "one line: " + e.getMessage());
         }));
@@ -194,21 +195,26 @@ class MessagesSchemaTest {
     int bound = schema().at("/$defs/App/properties/name/maxLength").asInt();
     assertEquals(1024, bound);
     String rocket = "\uD83D\uDE80";
-    assertEquals("x".repeat(bound), Messages.cut("x".repeat(bound + 5)));
-    assertEquals("x".repeat(bound - 1), Messages.cut("x".repeat(bound - 1) + rocket));
-    assertEquals("word count " + rocket, Messages.cut("word count " + rocket));
-    assertEquals(null, Messages.cut(""));
+    assertEquals("x".repeat(bound), app("x".repeat(bound + 5)).name());
+    assertEquals("x".repeat(bound - 1) + rocket, app("x".repeat(bound - 1) + rocket).name(),
+        "the schema counts characters (code points), not UTF-16 units");
+    assertEquals("x".repeat(bound - 1), app("x".repeat(bound - 1) + rocket + rocket).name());
+    assertEquals("word count " + rocket, app("word count " + rocket).name());
+  }
+
+  private static Messages.App app(String name) {
+    return new Messages.App("application_1_0001", "u", name, "root.q", 0, 0, false, null);
   }
 
   @Test
   void emptyListsAndNullsAreLeftOutOfPayloads() {
     Messages.Payload p = new Messages.Payload(false, 7, null, null, null, null, null, null, null,
         List.of(new Messages.Beat("h:1", null)), null, null);
-    assertEquals("{\"now_ms\":7,\"beats\":[{\"node\":\"h:1\"}]}", Messages.write(p));
+    assertEquals("{\"now_ms\":7,\"beats\":[{\"node\":\"h:1\"}]}", Wire.write(p));
     assertEquals("{\"memory_mb\":1024,\"vcores\":1}",
-        Messages.write(new Messages.Resource(1024, 1, 0, 0)));
+        Wire.write(new Messages.Resource(1024, 1, 0, 0)));
     Messages.Payload checked = new Messages.Payload(false, 7, null, null, null, null, null, null,
         null, null, null, List.of());
-    assertTrue(Messages.write(checked).endsWith("\"check\":[]}"), "an empty check is a check");
+    assertTrue(Wire.write(checked).endsWith("\"check\":[]}"), "an empty check is a check");
   }
 }

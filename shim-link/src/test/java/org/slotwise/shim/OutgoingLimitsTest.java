@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What Java sends keeps to the schema's limits however odd the master's
  * values: every message built here from out-of-range values is written and
- * read back through the same checks Python applies (Messages.read validates
+ * read back through the same checks Python applies (Wire.read validates
  * against schema.json), so Python never gets a payload it must refuse whole,
  * again and again, which would keep the master on its FIFO.
  */
@@ -21,13 +21,13 @@ class OutgoingLimitsTest {
   private static final long MAX_SAFE = 9007199254740991L; // the schema's bound on amounts
 
   private static <T> T roundTrip(T message, Class<T> type) {
-    return Messages.read(Messages.write(message), type); // throws if Python would refuse it
+    return Wire.read(Wire.write(message), type); // throws if Python would refuse it
   }
 
   @Test
   void amountsAreClampedIntoTheSchemasRange() {
     // A node resized below its running containers has a negative room in YARN.
-    Messages.Resource room = Messages.Resource.memory(-2048, -1);
+    Messages.Resource room = new Messages.Resource(-2048, -1, 0, 0);
     assertEquals(new Messages.Resource(0, 0, 0, 0), roundTrip(room, Messages.Resource.class));
     Messages.Resource sum = new Messages.Resource(Long.MAX_VALUE, MAX_SAFE + 1, 3, 0);
     assertEquals(new Messages.Resource(MAX_SAFE, MAX_SAFE, 3, 0), roundTrip(sum, Messages.Resource.class));
@@ -39,7 +39,7 @@ class OutgoingLimitsTest {
     hosts.put("h1", 3);
     hosts.put("h2", 0);
     hosts.put("h3", -7);
-    Messages.Request r = new Messages.Request(1, Messages.Resource.memory(1024, 1), -5, hosts,
+    Messages.Request r = new Messages.Request(1, new Messages.Resource(1024, 1, 0, 0), -5, hosts,
         Map.of("/r", Integer.MAX_VALUE), true, java.util.Arrays.asList("/r", "", null, "/x".repeat(600)));
     Messages.Request back = roundTrip(r, Messages.Request.class);
     assertEquals(0, back.count());
@@ -51,7 +51,7 @@ class OutgoingLimitsTest {
   }
 
   private static Messages.Resource room() {
-    return Messages.Resource.memory(0, 0);
+    return new Messages.Resource(0, 0, 0, 0);
   }
 
   @Test
@@ -66,7 +66,7 @@ class OutgoingLimitsTest {
     assertEquals(1024, back.queue().length());
     assertEquals(0, back.submitMs());
     Messages.Node node = new Messages.Node("h:1", "h".repeat(3000), "/" + "r".repeat(3000),
-        Messages.Resource.memory(1, 1));
+        new Messages.Resource(1, 1, 0, 0));
     assertEquals(1024, roundTrip(node, Messages.Node.class).rack().length());
   }
 
@@ -79,8 +79,10 @@ class OutgoingLimitsTest {
 
   @Test
   void aConfiguredDeadlinePastInt32StillLetsPythonRegister() {
-    Messages.ShimInfo shim = new Messages.ShimInfo("0.2.0", "yarn", 1, 3_000_000_000L, 0,
-        List.of("memory_mb", "vcores"), false);
+    assertEquals(Integer.MAX_VALUE, ShimRuntime.int32(3_000_000_000L));
+    assertEquals(1, ShimRuntime.int32(0));
+    Messages.ShimInfo shim = new Messages.ShimInfo("0.2.0", Messages.Kind.YARN, 1,
+        ShimRuntime.int32(3_000_000_000L), ShimRuntime.int32(0), List.of("memory_mb", "vcores"), false);
     Messages.ShimInfo back = roundTrip(shim, Messages.ShimInfo.class);
     assertEquals(Integer.MAX_VALUE, back.deadlineMs());
     assertEquals(1, back.updateIntervalMs());
@@ -102,9 +104,9 @@ class OutgoingLimitsTest {
       link.register(PolicyLinkTest.policy(p -> "{\"error\": \"" + error + "\"}"),
           new Messages.Register(Messages.PROTOCOL, 40001, "t".repeat(64), true,
               new Messages.ServerInfo(1, "host", "/a.xml", 0, "test")),
-          new Messages.ShimInfo("t", "yarn", 1, 200, 500, List.of(), false));
+          new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 200, 500, List.of(), false));
       assertNull(link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, json -> {
-        Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
+        Messages.HeartbeatAnswer a = Wire.read(json, Messages.HeartbeatAnswer.class);
         throw new IllegalArgumentException("Python refused the payload: " + a.error());
       }, a -> { }));
       Messages.ShimStatus status = roundTrip(link.status(null), Messages.ShimStatus.class);
@@ -114,9 +116,9 @@ class OutgoingLimitsTest {
       link.register(PolicyLinkTest.policy(p -> "{}"),
           new Messages.Register(Messages.PROTOCOL, 40002, "t".repeat(64), true,
               new Messages.ServerInfo(2, "host", "/a.xml", 0, "test")),
-          new Messages.ShimInfo("t", "yarn", 1, 200, 500, List.of(), false));
+          new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 200, 500, List.of(), false));
       link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
-          json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> { });
+          json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> { });
       List<Messages.FallbackEpisode> episodes = link.episodesToReport();
       assertEquals(1, episodes.size());
       Messages.Payload payload = new Messages.Payload(false, 1, null, null, null, null, null, null,

@@ -20,9 +20,9 @@ import py4j.Py4JException;
 import py4j.Py4JNetworkException;
 
 class PolicyLinkTest {
-  private static final long TIMEOUT_MS = 200;
+  private static final int TIMEOUT_MS = 200;
   private static final Messages.ShimInfo SHIM =
-      new Messages.ShimInfo("t", "yarn", Messages.PROTOCOL, TIMEOUT_MS, 500, List.of(), false);
+      new Messages.ShimInfo("t", Messages.Kind.YARN, Messages.PROTOCOL, TIMEOUT_MS, 500, List.of(), false);
 
   private final AtomicInteger resyncs = new AtomicInteger();
   private final Gateway.Callbacks callbacks = new Gateway.Callbacks(1000);
@@ -85,13 +85,13 @@ class PolicyLinkTest {
 
   private Messages.HeartbeatAnswer heartbeat() {
     return link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
-        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> { });
+        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> { });
   }
 
   /** A heartbeat the test expects answered: a deadline no slow machine misses. */
   private Messages.HeartbeatAnswer answered() {
     return link.call("heartbeat", 30_000, () -> "{}", PolicyServer::heartbeat,
-        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> { });
+        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> { });
   }
 
   @Test
@@ -111,7 +111,7 @@ class PolicyLinkTest {
         + " \"priority\": 1, \"locality\": \"off_switch\", \"engine_id\": \"e1\"}]}"));
     AtomicReference<Messages.HeartbeatAnswer> applied = new AtomicReference<>();
     Messages.HeartbeatAnswer h = link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
-        json -> Messages.read(json, Messages.HeartbeatAnswer.class), applied::set);
+        json -> Wire.read(json, Messages.HeartbeatAnswer.class), applied::set);
     assertEquals("e1", h.assign().get(0).engineId());
     assertEquals(h, applied.get());
     assertFalse(link.status(null).inFallback());
@@ -169,7 +169,7 @@ class PolicyLinkTest {
     int resyncsBefore = resyncs.get();
     AtomicInteger applied = new AtomicInteger();
     assertNull(link.call("heartbeat", 30_000, () -> "{}", PolicyServer::heartbeat,
-        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> applied.incrementAndGet()));
+        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> applied.incrementAndGet()));
     assertEquals(0, applied.get(), "nothing of it is carried out: not the good assignment, not the preemption");
     assertEquals(1, link.refusedAnswers());
     assertEquals(1, link.status(null).failures(), "a failed call: that heartbeat goes to the FIFO");
@@ -182,7 +182,7 @@ class PolicyLinkTest {
 
     register(policy(p -> "{\"assign\": [" + good + "]}"));
     assertNotNull(link.call("heartbeat", 30_000, () -> "{}", PolicyServer::heartbeat,
-        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> applied.incrementAndGet()));
+        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> applied.incrementAndGet()));
     assertEquals(1, applied.get());
     assertEquals(1, link.refusedAnswers());
   }
@@ -306,7 +306,7 @@ class PolicyLinkTest {
     }));
     assertTrue(link.isCold());
     assertNotNull(link.call("heartbeat", PolicyLink.WARMUP_MS, () -> "{}", PolicyServer::heartbeat,
-        json -> Messages.read(json, Messages.HeartbeatAnswer.class), a -> { }));
+        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> { }));
     assertFalse(link.isCold());
   }
 

@@ -216,12 +216,12 @@ class SchemaLimitsTest {
             String json = JSON.writeValueAsString(message);
             Class<?> type = recordOf(name);
             if (e.valid()) {
-              Object bound = Messages.read(json, type);
+              Object bound = Wire.read(json, type);
               assertNotNull(bound);
-              assertEquals(bound, Messages.read(Messages.write(bound), type), "round trip");
+              assertEquals(bound, Wire.read(Wire.write(bound), type), "round trip");
             } else {
-              Messages.BadMessage refused = assertThrows(Messages.BadMessage.class,
-                  () -> Messages.read(json, type), json.length() < 200 ? json : title);
+              Wire.BadMessage refused = assertThrows(Wire.BadMessage.class,
+                  () -> Wire.read(json, type), json.length() < 200 ? json : title);
               assertTrue(refused.getMessage().startsWith(name + ": $." + field.getKey()),
                   refused.getMessage());
               assertTrue(!refused.getMessage().contains("\n") && refused.getMessage().length() < 300,
@@ -246,16 +246,16 @@ class SchemaLimitsTest {
   void aHeartbeatAnswerOutsideTheLimitsIsRefusedNamingTheField() {
     String ok = "{\"assign\": [" + assignment("h:1", "2147483647") + "]}";
     assertEquals(Integer.MAX_VALUE,
-        Messages.read(ok, Messages.HeartbeatAnswer.class).assign().get(0).priority());
-    Messages.BadMessage e = assertThrows(Messages.BadMessage.class, () -> Messages.read(
+        Wire.read(ok, Messages.HeartbeatAnswer.class).assign().get(0).priority());
+    Wire.BadMessage e = assertThrows(Wire.BadMessage.class, () -> Wire.read(
         "{\"assign\": [" + assignment("h:1", "2147483648") + "]}", Messages.HeartbeatAnswer.class));
     assertEquals("HeartbeatAnswer: $.assign[0].priority: 2147483648 is above the maximum "
         + "2147483647", e.getMessage());
-    e = assertThrows(Messages.BadMessage.class, () -> Messages.read(
+    e = assertThrows(Wire.BadMessage.class, () -> Wire.read(
         "{\"assign\": [" + assignment("", "1") + "]}", Messages.HeartbeatAnswer.class));
     assertTrue(e.getMessage().startsWith("HeartbeatAnswer: $.assign[0].node: is empty"),
         e.getMessage());
-    e = assertThrows(Messages.BadMessage.class, () -> Messages.read(
+    e = assertThrows(Wire.BadMessage.class, () -> Wire.read(
         "{\"preempt\": [{\"container\": \"" + "c".repeat(1025) + "\", \"kill\": true}]}",
         Messages.HeartbeatAnswer.class));
     assertEquals("HeartbeatAnswer: $.preempt[0].container: has 1,025 characters; at most 1,024",
@@ -264,19 +264,19 @@ class SchemaLimitsTest {
 
   @Test
   void enumsRequiredFieldsNullsAndExactlyOneAreTheSchemas() {
-    assertTrue(assertThrows(Messages.BadMessage.class, () -> Messages.read(
+    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read(
         "{\"assign\": [" + assignment("h:1", "1").replace("off_switch", "diagonal") + "]}",
         Messages.HeartbeatAnswer.class)).getMessage().contains("$.assign[0].locality"));
-    assertTrue(assertThrows(Messages.BadMessage.class, () -> Messages.read("{\"pid\": null}",
+    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read("{\"pid\": null}",
         Messages.Pong.class)).getMessage().startsWith("Pong: $.pid: expected integer"));
-    assertTrue(assertThrows(Messages.BadMessage.class, () -> Messages.read("{}",
+    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read("{}",
         Messages.Pong.class)).getMessage().startsWith("Pong: $.pid: required"));
-    assertTrue(assertThrows(Messages.BadMessage.class, () -> Messages.read("{\"assign\": null}",
+    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read("{\"assign\": null}",
         Messages.HeartbeatAnswer.class)).getMessage().contains("$.assign: expected array"));
     String both = "{\"queue\": \"root.a\", \"reject\": \"no\"}";
-    assertTrue(assertThrows(Messages.BadMessage.class, () -> Messages.read(both,
+    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read(both,
         Messages.PlaceAnswer.class)).getMessage().contains("exactly one of queue, reject"));
-    assertEquals("root.a", Messages.read("{\"queue\": \"root.a\", \"reject\": null}",
+    assertEquals("root.a", Wire.read("{\"queue\": \"root.a\", \"reject\": null}",
         Messages.PlaceAnswer.class).queue(), "null is unset, as Python counts it");
   }
 
@@ -284,32 +284,32 @@ class SchemaLimitsTest {
   void numbersPastADoubleAndTrailingTextAreRefused() {
     String row = "{\"name\": \"root\", \"weight\": %s, \"min\": {}, \"fair\": {}, \"steady\": {},"
         + " \"usage\": {}, \"demand\": {}, \"running_apps\": 0, \"apps\": 0}";
-    assertEquals(1e300, Messages.read(String.format(row, "1e300"), Messages.QueueRow.class).weight());
-    assertTrue(assertThrows(Messages.BadMessage.class, () -> Messages.read(String.format(row, "1e400"),
+    assertEquals(1e300, Wire.read(String.format(row, "1e300"), Messages.QueueRow.class).weight());
+    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read(String.format(row, "1e400"),
         Messages.QueueRow.class)).getMessage().contains("$.weight"));
-    assertTrue(assertThrows(Messages.BadMessage.class, () -> Messages.read(String.format(row, "-0.5"),
+    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read(String.format(row, "-0.5"),
         Messages.QueueRow.class)).getMessage().contains("$.weight: -0.5 is below the minimum 0"));
-    assertThrows(Messages.BadMessage.class, () -> Messages.read("{\"pid\": 1} {}", Messages.Pong.class));
-    assertThrows(Messages.BadMessage.class, () -> Messages.read("", Messages.Pong.class));
-    assertTrue(assertThrows(Messages.BadMessage.class, () -> Messages.read("{\"pid\": 1.0}",
+    assertThrows(Wire.BadMessage.class, () -> Wire.read("{\"pid\": 1} {}", Messages.Pong.class));
+    assertThrows(Wire.BadMessage.class, () -> Wire.read("", Messages.Pong.class));
+    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read("{\"pid\": 1.0}",
         Messages.Pong.class)).getMessage().contains("$.pid: expected integer"));
   }
 
   @Test
   void atMostMaxAssignPerNodeAssignmentsForOneNodeInOneAnswer() {
-    int max = Messages.MAX_ASSIGN_PER_NODE;
+    int max = Wire.MAX_ASSIGN_PER_NODE;
     assertEquals(1024, max, "Python's engine.MAX_ASSIGN_PER_HEARTBEAT");
     StringBuilder many = new StringBuilder("{\"assign\": [");
     for (int i = 0; i < max; i++) {
       many.append(i == 0 ? "" : ",").append(assignment("h:1", "1"));
     }
     String atMax = many + "]}";
-    assertEquals(max, Messages.read(atMax, Messages.HeartbeatAnswer.class).assign().size());
+    assertEquals(max, Wire.read(atMax, Messages.HeartbeatAnswer.class).assign().size());
     String twoNodes = many + "," + assignment("h:2", "1") + "]}";
-    assertEquals(max + 1, Messages.read(twoNodes, Messages.HeartbeatAnswer.class).assign().size());
+    assertEquals(max + 1, Wire.read(twoNodes, Messages.HeartbeatAnswer.class).assign().size());
     String past = many + "," + assignment("h:1", "1") + "]}";
-    Messages.BadMessage e = assertThrows(Messages.BadMessage.class,
-        () -> Messages.read(past, Messages.HeartbeatAnswer.class));
+    Wire.BadMessage e = assertThrows(Wire.BadMessage.class,
+        () -> Wire.read(past, Messages.HeartbeatAnswer.class));
     assertEquals("HeartbeatAnswer: $.assign: more than 1,024 assignments for node h:1 in one "
         + "answer (1,025 in all)", e.getMessage());
   }
@@ -345,8 +345,8 @@ class SchemaLimitsTest {
           past.addNull();
         }
         message.set(field.getKey(), past);
-        Schema.Violation v = assertThrows(Schema.Violation.class,
-            () -> Schema.protocol().check(name, message));
+        Messages.Violation v = assertThrows(Messages.Violation.class,
+            () -> Messages.check(name, message));
         assertEquals("$." + field.getKey() + ": has " + String.format("%,d", max + 1) + " items; at most "
             + String.format("%,d", max), v.getMessage(), name);
         if (max <= 10_000) {
@@ -355,7 +355,7 @@ class SchemaLimitsTest {
           for (int i = 0; i < max; i++) {
             full.add(item);
           }
-          Messages.read(JSON.writeValueAsString(message), recordOf(name));
+          Wire.read(JSON.writeValueAsString(message), recordOf(name));
           atTheBound++;
         }
       }
@@ -366,24 +366,10 @@ class SchemaLimitsTest {
   // ----------------------------------------------------------- the schema
 
   @Test
-  void theShimReadsTheSchemaFileItself() throws IOException {
-    try (InputStream in = Schema.class.getResourceAsStream(Schema.RESOURCE)) {
-      assertNotNull(in, "schema.json is on the shim's classpath");
-      assertEquals(Files.readString(SCHEMA, StandardCharsets.UTF_8),
-          new String(in.readAllBytes(), StandardCharsets.UTF_8), "the same file, not a copy by hand");
-    }
-    assertEquals(schema().get("version").asInt(), Schema.protocol().version());
+  void theGeneratedBindingCarriesTheSchemasVersionAndBounds() throws IOException {
+    assertEquals(schema().get("version").asInt(), Messages.PROTOCOL);
     assertEquals(schema().at("/$defs/Name/maxLength").asInt(), Messages.NAME_MAX);
     assertEquals(schema().at("/$defs/FallbackEpisode/properties/reason/maxLength").asInt(),
         Messages.TEXT_MAX);
-  }
-
-  @Test
-  void aKeywordTheShimDoesNotKnowFailsTheLoadRatherThanBeingIgnored() throws IOException {
-    ObjectNode s = (ObjectNode) schema();
-    ((ObjectNode) s.at("/$defs/HeartbeatAnswer/properties/assign")).put("uniqueItems", true);
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Schema.parse(s));
-    assertTrue(e.getMessage().contains("HeartbeatAnswer/properties/assign")
-        && e.getMessage().contains("uniqueItems"), e.getMessage());
   }
 }

@@ -13,6 +13,7 @@ import org.apache.hadoop.net.Node;
 import org.slotwise.shim.Deltas;
 import org.slotwise.shim.FifoFallback;
 import org.slotwise.shim.Messages;
+import org.slotwise.shim.Wire;
 import org.slotwise.shim.PolicyLink;
 import org.slotwise.shim.PolicyServer;
 import org.slotwise.shim.ShimRuntime;
@@ -98,7 +99,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       return t;
     });
     taskTrackerManager.addJobInProgressListener(listener);
-    runtime = new ShimRuntime(c::get, "mrv1", List.of("map_slots", "reduce_slots"),
+    runtime = new ShimRuntime(c::get, Messages.Kind.MRV1, List.of("map_slots", "reduce_slots"),
         () -> c.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull, null, this);
     link = runtime.link();
     updateInterval = runtime.updateInterval();
@@ -134,9 +135,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     @Override
     public void jobAdded(JobInProgress job) {
       String asked = poolOf(job);
-      Messages.PlaceAnswer a = link.call("place", () -> Messages.write(new Messages.PlaceRequest(
+      Messages.PlaceAnswer a = link.call("place", () -> Wire.write(new Messages.PlaceRequest(
           job.getJobID().toString(), job.getProfile().getUser(), asked, List.of(), priorityOf(job))),
-          PolicyServer::place, json -> Messages.read(json, Messages.PlaceAnswer.class), x -> { });
+          PolicyServer::place, json -> Wire.read(json, Messages.PlaceAnswer.class), x -> { });
       events.add(new Object[] {"add", job, a == null || a.queue() == null ? asked : pool(a.queue()),
           a == null ? null : a.reject()});
     }
@@ -210,7 +211,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     List<Task> out = new ArrayList<>();
     Messages.HeartbeatAnswer answer = link.call("heartbeat",
         () -> payload(List.of(node), null,
-            List.of(new Messages.Beat(node.id(), Messages.Resource.slots(
+            List.of(new Messages.Beat(node.id(), new Messages.Resource(0, 0, 
                 st.getAvailableMapSlots(), st.getAvailableReduceSlots())))),
         PolicyServer::heartbeat, SlotwiseTaskScheduler::heartbeatAnswer,
         a -> carryOut(a, st, numTrackers, hosts, out));
@@ -224,12 +225,12 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
 
   /**
    * Python's answer, checked whole against the schema's limits (and at most
-   * Messages.MAX_ASSIGN_PER_NODE assignments per tracker) before any of it is
+   * Wire.MAX_ASSIGN_PER_NODE assignments per tracker) before any of it is
    * carried out: throwing refuses it (a failed call, counted; the FIFO
    * schedules the heartbeat).
    */
   static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
-    Messages.HeartbeatAnswer a = Messages.read(json, Messages.HeartbeatAnswer.class);
+    Messages.HeartbeatAnswer a = Wire.read(json, Messages.HeartbeatAnswer.class);
     ShimRuntime.accepted(a.error(), a);
     if (a.resync()) {
       throw new IllegalArgumentException("Python asked for a full payload");
@@ -327,7 +328,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private static Messages.Container container(TaskAttemptID id, JobID job, String tracker,
       boolean map, String engineId) {
     return new Messages.Container(id.toString(), job.toString(), tracker,
-        map ? Messages.Resource.slots(1, 0) : Messages.Resource.slots(0, 1), false,
+        map ? new Messages.Resource(0, 0, 1, 0) : new Messages.Resource(0, 0, 0, 1), false,
         map ? MAP_ASK : REDUCE_ASK, engineId);
   }
 
@@ -355,7 +356,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       }
     }
     return new Messages.Node(st.getTrackerName(), st.getHost(), rack,
-        Messages.Resource.slots(st.getMaxMapSlots(), st.getMaxReduceSlots()));
+        new Messages.Resource(0, 0, st.getMaxMapSlots(), st.getMaxReduceSlots()));
   }
 
   // ----------------------------------------------------------- the payload
@@ -414,7 +415,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         full ? new ArrayList<>(trackers.values()) : t.nodes(), full ? null : t.nodesRemoved(),
         apps, full ? null : t.appsRemoved(), launched, full ? null : t.rejected(),
         full ? null : t.finished(), beats, link.episodesToReport(), null);
-    return Messages.write(p);
+    return Wire.write(p);
   }
 
   /** Job events from the listeners, in order (under this). */
@@ -485,17 +486,17 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
             racks.merge(n == null ? "/default-rack" : n.getNetworkLocation(), 1, Integer::sum);
           }
         }
-        requests.add(new Messages.Request(MAP_ASK, Messages.Resource.slots(1, 0), maps,
+        requests.add(new Messages.Request(MAP_ASK, new Messages.Resource(0, 0, 1, 0), maps,
             hosts.isEmpty() ? null : hosts, racks.isEmpty() ? null : racks, true, null));
       }
       int reduces = job.scheduleReduces() ? job.pendingReduces() : 0;
       if (reduces > 0) {
-        requests.add(new Messages.Request(REDUCE_ASK, Messages.Resource.slots(0, 1), reduces, null, null,
+        requests.add(new Messages.Request(REDUCE_ASK, new Messages.Resource(0, 0, 0, 1), reduces, null, null,
             true, null));
       }
     }
     return new Messages.App(job.getJobID().toString(), job.getProfile().getUser(),
-        Messages.cut(job.getProfile().getJobName()), s.pool, priorityOf(job), job.getStartTime(),
+        job.getProfile().getJobName(), s.pool, priorityOf(job), job.getStartTime(),
         true, requests);
   }
 
@@ -571,7 +572,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
 
   /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
   static Messages.UpdateAnswer updateAnswer(String json) {
-    Messages.UpdateAnswer u = Messages.read(json, Messages.UpdateAnswer.class);
+    Messages.UpdateAnswer u = Wire.read(json, Messages.UpdateAnswer.class);
     return ShimRuntime.accepted(u.error(), u);
   }
 

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.slotwise.shim.Gateway;
 import org.slotwise.shim.Messages;
+import org.slotwise.shim.Wire;
 import org.slotwise.shim.PolicyLink;
 import org.slotwise.shim.PolicyServer;
 
@@ -39,7 +40,7 @@ class SlotwiseTaskSchedulerLimitsTest {
     p.update = payload -> json;
     link.register(p, new Messages.Register(Messages.PROTOCOL, 40004, "t".repeat(64), true,
         new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test")),
-        new Messages.ShimInfo("t", "mrv1", 1, 500, 500, List.of("map_slots", "reduce_slots"), false));
+        new Messages.ShimInfo("t", Messages.Kind.MRV1, 1, 500, 500, List.of("map_slots", "reduce_slots"), false));
   }
 
   private <A> A call(Function<String, A> parse, List<A> applied) {
@@ -64,7 +65,7 @@ class SlotwiseTaskSchedulerLimitsTest {
     assertEquals(1, link.status(null).failures());
 
     StringBuilder many = new StringBuilder();
-    for (int i = 0; i <= Messages.MAX_ASSIGN_PER_NODE; i++) {
+    for (int i = 0; i <= Wire.MAX_ASSIGN_PER_NODE; i++) {
       many.append(i == 0 ? "" : ",").append(assign(tracker, "0"));
     }
     answer("{\"assign\": [" + many + "]}");
@@ -97,6 +98,6 @@ class SlotwiseTaskSchedulerLimitsTest {
     assertEquals(fits, SlotwiseTaskScheduler.pool(fits + "more"));
     Messages.App job = new Messages.App("job_202401010000_0001", "ann", null,
         SlotwiseTaskScheduler.pool(fits + "more"), 0, 0, true, null);
-    assertEquals(job, Messages.read(Messages.write(job), Messages.App.class));
+    assertEquals(job, Wire.read(Wire.write(job), Messages.App.class));
   }
 }

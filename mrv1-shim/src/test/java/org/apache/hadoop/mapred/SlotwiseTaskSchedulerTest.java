@@ -25,6 +25,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slotwise.shim.Messages;
+import org.slotwise.shim.Wire;
 import org.slotwise.shim.PolicyServer;
 import org.slotwise.shim.ShimRuntime;
 
@@ -78,7 +79,7 @@ class SlotwiseTaskSchedulerTest {
   }
 
   private void register() {
-    scheduler.runtime().registerPolicy(python, Messages.write(new Messages.Register(Messages.PROTOCOL, 40004,
+    scheduler.runtime().registerPolicy(python, Wire.write(new Messages.Register(Messages.PROTOCOL, 40004,
         "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test"))));
   }
 

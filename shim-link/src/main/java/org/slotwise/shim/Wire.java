@@ -1,0 +1,108 @@
+package org.slotwise.shim;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MapperFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+
+/**
+ * Messages to and from JSON. {@link Messages} is generated from the schema
+ * at build time; a message from Python is checked whole against it before it
+ * binds, so one outside the schema is refused ({@link BadMessage}, one line
+ * naming the field) and nothing of it is used.
+ */
+public final class Wire {
+  private Wire() {
+  }
+
+  /** The most assignments Java carries out for one node from one answer; more refuse the answer. */
+  public static final int MAX_ASSIGN_PER_NODE = 1024; // Python: engine.MAX_ASSIGN_PER_HEARTBEAT
+
+  /** Strict: no unknown fields, no coerced types; nulls left out when writing. */
+  static final ObjectMapper MAPPER = JsonMapper.builder()
+      .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+      .serializationInclusion(JsonInclude.Include.NON_NULL)
+      .enable(DeserializationFeature.FAIL_ON_NUMBERS_FOR_ENUMS)
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+      .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+      .build();
+
+  private static final Map<Class<?>, ObjectReader> READERS = new ConcurrentHashMap<>();
+
+  /** A message that does not bind or breaks the schema; one line, naming the field. */
+  public static final class BadMessage extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    BadMessage(String message) {
+      super(message);
+    }
+  }
+
+  /** A message of this type from JSON, checked whole, then bound; BadMessage ("Type: $.field: why") if not. */
+  public static <T> T read(String json, Class<T> type) {
+    String name = type.getSimpleName();
+    try {
+      JsonNode tree = MAPPER.readTree(json);
+      if (tree == null || tree.isMissingNode()) {
+        throw new BadMessage(name + ": empty message");
+      }
+      if (Messages.DEFINITIONS.contains(name)) {
+        Messages.check(name, tree);
+      }
+      T message = READERS.computeIfAbsent(type, MAPPER::readerFor).readValue(tree);
+      if (message instanceof Messages.HeartbeatAnswer a) {
+        perNode(a.assign());
+      }
+      return message;
+    } catch (BadMessage e) {
+      throw e;
+    } catch (IOException | RuntimeException e) {
+      String why = null;
+      for (Throwable t = e; t != null && why == null; t = t.getCause()) {
+        if (t instanceof Messages.Violation) {
+          why = t.getMessage();
+        }
+      }
+      if (why == null) {
+        why = e instanceof JsonProcessingException
+            ? ((JsonProcessingException) e).getOriginalMessage() : String.valueOf(e.getMessage());
+      }
+      throw new BadMessage(name + ": " + why.replaceAll("\\s+", " "));
+    }
+  }
+
+  /** Beyond the schema: an answer with more than MAX_ASSIGN_PER_NODE assignments for one node is refused. */
+  private static void perNode(List<Messages.Assignment> assign) {
+    if (assign.size() <= MAX_ASSIGN_PER_NODE) {
+      return;
+    }
+    Map<String, Integer> perNode = new HashMap<>();
+    for (Messages.Assignment a : assign) {
+      if (perNode.merge(a.node(), 1, Integer::sum) > MAX_ASSIGN_PER_NODE) {
+        throw new BadMessage("HeartbeatAnswer: $.assign: more than " + String.format("%,d",
+            MAX_ASSIGN_PER_NODE) + " assignments for node " + Messages.cut(a.node(), 64)
+            + " in one answer (" + String.format("%,d", assign.size()) + " in all)");
+      }
+    }
+  }
+
+  public static String write(Object message) {
+    try {
+      return MAPPER.writeValueAsString(message);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
