@@ -5,7 +5,6 @@ local launch resets its level."""
 import pytest
 
 from slotwise.engine import Request
-from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 from support import SLOT, make_engine, submit
 

@@ -4,10 +4,9 @@ from collections import Counter
 
 import pytest
 
-from slotwise.engine import Request
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
-from support import SLOT, fill, make_engine, running, submit
+from support import fill, make_engine, running, submit
 
 
 def test_two_pools_split_the_cluster_evenly():

@@ -39,10 +39,9 @@ def explain_app(engine, app_id: str) -> dict:
             if not mine:
                 continue
             smallest = min((r.resource for r in mine), key=lambda r: tuple(r.get(d) for d in engine.dims))
-            say = hold
-            if len(engine.offers) > 1:
-                def say(code, message, _kind=key.split("_")[0] + "s", _key=key, **fields):
-                    hold(code, f"{_kind}: {message}", slot=_key, **fields)
+            def per_kind(code, message, _kind=key.split("_")[0] + "s", _key=key, **fields):
+                hold(code, f"{_kind}: {message}", slot=_key, **fields)
+            say = per_kind if len(engine.offers) > 1 else hold
             before = len(holds)
             _max_shares(engine, app, smallest, say)
             _am_limit(engine, app, smallest, say)  # an MRv1 job has no AM: it says nothing there

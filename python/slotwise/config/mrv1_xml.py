@@ -21,7 +21,6 @@ from .yarn_xml import (
     check_name,
     parse_users,
     scan,
-    unknown_element,
 )
 
 POOL_FIELDS: Fields = {

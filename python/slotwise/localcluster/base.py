@@ -33,6 +33,7 @@ SCRUB = ("CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "HADOOP_USER_NAME", "H
 class ClusterBase:
     #: The roles of the master and of a worker daemon, and what they are called.
     MASTER = WORKER = ""
+    WORKER_POLL_S = 0.5  # how often the master is asked which workers have joined
     MASTER_WORD = WORKER_WORD = ""
     #: The site file (in the state) that may configure the gateway's files.
     GATEWAY_SITE = "yarn_site"
@@ -199,6 +200,30 @@ class ClusterBase:
                 raise ClusterError(f"timed out after {self.start_timeout:.0f} s waiting for {what()}: read {logs}\n"
                                    f"--- last lines of {last.log} ---\n{process.tail(Path(last.log))}")
             time.sleep(interval)
+
+    def _wait_workers(self, state: ClusterState, master: Daemon, workers: list[Daemon], started: float,
+                      port: str, listed: Callable[[], list[str]], words: tuple[str, str]) -> None:
+        """Until the master lists every worker (``listed()``: the ids it reports
+        as ready, ``host:port``, matched to a worker by its ``port``); each id
+        is kept and logged as it appears. ``words``: the worker's kind and what
+        it becomes ("NodeManager", "RUNNING")."""
+        by_port = {str(d.ports[port]): d for d in workers}
+        seen: set[str] = set()
+        kind, joined = words
+
+        def ready() -> bool:
+            for worker_id in listed():
+                d = by_port.get(worker_id.rpartition(":")[2])
+                if d and d.name not in seen:
+                    seen.add(d.name)
+                    d.node_id = worker_id
+                    self.log(f"{kind} {d.name} {joined} as {worker_id} ({time.monotonic() - started:.1f} s)")
+            if len(seen) < len(workers):
+                return False
+            state.save(self.layout.state_file)
+            return True
+        self._wait(lambda: f"{kind}(s) " + ", ".join(d.name for d in workers if d.name not in seen)
+                   + f" to be {joined}", [master, *workers], ready, started, self.WORKER_POLL_S)
 
     # -- down ------------------------------------------------------------------
 

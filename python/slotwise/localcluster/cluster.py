@@ -154,27 +154,13 @@ class LocalCluster(ClusterBase):
 
     def _wait_nodes(self, state: ClusterState, rm: Daemon, nms: list[Daemon], started: float) -> None:
         rest = RMRest(state.rm_web, timeout=30)
-        by_port = {str(d.ports["address"]): d for d in nms}
-        running: set[str] = set()
 
-        def ready() -> bool:
+        def running() -> list[str]:
             try:
-                nodes = rest.nodes()
+                return [n.get("id", "") for n in rest.nodes() if n.get("state") == "RUNNING"]
             except RestError:
-                nodes = []
-            for node in nodes:
-                d = by_port.get(node.get("id", "").rpartition(":")[2])
-                if d and node.get("state") == "RUNNING" and d.name not in running:
-                    running.add(d.name)
-                    d.node_id = node["id"]
-                    self.log(f"NodeManager {d.name} RUNNING as {d.node_id} "
-                             f"({time.monotonic() - started:.1f} s)")
-            if len(running) < len(nms):
-                return False
-            state.save(self.layout.state_file)
-            return True
-        self._wait(lambda: "NodeManager(s) " + ", ".join(d.name for d in nms if d.name not in running)
-                   + " to be RUNNING", [rm, *nms], ready, started, 0.5)
+                return []
+        self._wait_workers(state, rm, nms, started, "address", running, ("NodeManager", "RUNNING"))
 
     # -- status ----------------------------------------------------------------
 

@@ -71,6 +71,7 @@ __all__ = ["FIFO_TASK_SCHEDULER", "KIND", "MRV1_SCHEDULERS", "SLOTWISE_TASK_SCHE
 
 class Mrv1Cluster(ClusterBase):
     MASTER, WORKER = "jobtracker", "tasktracker"
+    WORKER_POLL_S = 0.3
     MASTER_WORD, WORKER_WORD = "JobTracker", "TaskTracker"
     GATEWAY_SITE = "mapred_site"
     STRAYS = "leftover task or client JVM(s)"
@@ -208,27 +209,14 @@ class Mrv1Cluster(ClusterBase):
 
     def _wait_trackers(self, state: ClusterState, jt: Daemon, tts: list[Daemon], started: float) -> None:
         web = JTWeb(state.rm_web, timeout=30)
-        by_port = {str(d.ports["report"]): d for d in tts}
-        registered: set[str] = set()
 
-        def ready() -> bool:
+        def registered() -> list[str]:
             try:
-                trackers = web.trackers()
+                return [t.get("Name", "") for t in web.trackers()]
             except JTWebError:
-                trackers = []
-            for t in trackers:
-                name = t.get("Name", "")
-                d = by_port.get(name.rpartition(":")[2])
-                if d and d.name not in registered:
-                    registered.add(d.name)
-                    d.node_id = name
-                    self.log(f"TaskTracker {d.name} registered as {name} ({time.monotonic() - started:.1f} s)")
-            if len(registered) < len(tts):
-                return False
-            state.save(self.layout.state_file)
-            return True
-        self._wait(lambda: "TaskTracker(s) " + ", ".join(d.name for d in tts if d.name not in registered)
-                   + " to register with the JobTracker", [jt, *tts], ready, started, 0.3)
+                return []
+        self._wait_workers(state, jt, tts, started, "report", registered,
+                           ("TaskTracker", "registered with the JobTracker"))
 
     # -- status ----------------------------------------------------------------------
 

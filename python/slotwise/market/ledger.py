@@ -21,7 +21,6 @@ other queue charged; it is logged and counted (``Market.counters``).
 from __future__ import annotations
 
 import collections
-import copy
 import dataclasses
 import logging
 import math

@@ -241,7 +241,7 @@ class Gen:
 
     def checker(self, name: str, d: dict) -> str:
         props: dict = d.get("properties", {})
-        lines = [f"if (!v.isObject()) throw expected(v, at, \"object\");"]
+        lines = ["if (!v.isObject()) throw expected(v, at, \"object\");"]
         for r in d.get("required", []):
             lines.append(f"required(v, at, {jstr(r)});")
         cases = []
