@@ -35,8 +35,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.*;
-import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
-import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.Resources;
@@ -85,6 +83,7 @@ public class SlotwiseScheduler
   private final Map<String, SlotwiseQueue> queues = new ConcurrentHashMap<>();
   /** Python's id for each live container it placed. */
   private final Map<ContainerId, String> engineIds = new ConcurrentHashMap<>();
+  private Allocator allocator;
   /** Moves Python orders run here: YARN's move path waits for the state store and for Python. */
   private final ExecutorService mover = Executors.newSingleThreadExecutor(r -> {
     Thread t = new Thread(r, "slotwise-moves");
@@ -113,6 +112,8 @@ public class SlotwiseScheduler
     applications = new ConcurrentHashMap<>();
     minimumAllocation = super.getMinimumAllocation();
     initMaximumResourceCapability(super.getMaximumAllocation());
+    allocator = new Allocator(applications, nodeTracker, deltas, engineIds, minimumAllocation,
+        this::submitTime);
     usePortForNodeName = conf.getBoolean(
         YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
@@ -384,7 +385,7 @@ public class SlotwiseScheduler
         for (FiCaSchedulerNode node : nodes) {
           link.fallbackHeartbeat();
           if (nodeTracker.exists(node.getNodeID())) {
-            fifoAssign(node);
+            allocator.fifo(node);
           }
         }
         updateRootQueueMetrics();
@@ -411,7 +412,7 @@ public class SlotwiseScheduler
 
   private void applyHeartbeat(Messages.HeartbeatAnswer answer) {
     locked(() -> {
-      applyAssignments(answer.assign());
+      allocator.apply(answer.assign());
       applyPreemptions(answer.preempt());
       if (answer.resync()) {
         deltas.requireFull();
@@ -854,172 +855,6 @@ public class SlotwiseScheduler
     }
   }
 
-  /**
-   * Checks and allocates Python's assignments. A refused one is reported with
-   * its app, whose ask Python took when it assigned and must get back.
-   */
-  private void applyAssignments(List<Messages.Assignment> assignments) {
-    for (Messages.Assignment a : assignments) {
-      Refused refused;
-      try {
-        refused = tryAssign(a);
-      } catch (RuntimeException e) {
-        refused = new Refused(Messages.Reason.ERROR, e.toString());
-        LOG.warn("Slotwise: error while allocating {}", a.engineId(), e);
-      }
-      if (refused != null) {
-        deltas.rejected(a.engineId(), refused.reason());
-        deltas.appChanged(a.app());
-        LOG.info("Slotwise: refused assignment {} of {} on {} ({}): {}", a.engineId(), a.app(),
-            a.node(), a.locality(), refused.why());
-      }
-    }
-  }
-
-  /** Why an assignment was not carried out: the wire's reason, and words for the log. */
-  private record Refused(Messages.Reason reason, String why) {
-  }
-
-  /** Allocates one assignment; returns null when done, else why not. */
-  private Refused tryAssign(Messages.Assignment a) {
-    ApplicationId appId;
-    NodeId nodeId;
-    try {
-      appId = ApplicationId.fromString(a.app());
-      nodeId = NodeId.fromString(a.node());
-    } catch (IllegalArgumentException e) {
-      return new Refused(Messages.Reason.ERROR, "malformed id");
-    }
-    SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
-    SlotwiseAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
-    if (attempt == null || attempt.isStopped()) {
-      return new Refused(Messages.Reason.NO_ATTEMPT, "no live attempt");
-    }
-    FiCaSchedulerNode node = nodeTracker.getNode(nodeId);
-    if (node == null) {
-      return new Refused(Messages.Reason.NO_NODE, "no such node");
-    }
-    if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
-      return new Refused(Messages.Reason.BLACKLISTED, "node blacklisted by the app");
-    }
-    for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
-      if (key.getPriority().getPriority() == a.priority()
-          && a.locality() == locality(attempt, key, node, a.locality())) {
-        Resource capability =
-            attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
-        if (!Resources.fitsIn(capability, node.getUnallocatedResource())) {
-          return new Refused(Messages.Reason.NO_ROOM, "does not fit");
-        }
-        return allocateOne(attempt, node, key, a.locality(), a.engineId()) ? null
-            : new Refused(Messages.Reason.ERROR, "allocation refused");
-      }
-    }
-    return new Refused(Messages.Reason.LOCALITY,
-        "no outstanding request at priority " + a.priority() + " allowing " + a.locality());
-  }
-
-  /**
-   * The locality one container of this request may have on this node: the
-   * wanted one if given and allowed, else the best allowed; null if none.
-   * Allowed is Hadoop's own answer: the asks, by AppSchedulingInfo's
-   * checkAllocation (node-local needs the node's and its rack's asks,
-   * rack-local the rack's, off-switch ANY's), and relaxLocality as the
-   * FairScheduler's FSAppAttempt reads it (a rack that may not be relaxed
-   * to takes node-local only; ANY's forbids off-switch).
-   */
-  private static Messages.Locality locality(SlotwiseAppAttempt attempt, SchedulerRequestKey key,
-      FiCaSchedulerNode node, Messages.Locality wanted) {
-    AppSchedulingInfo asks = attempt.getAppSchedulingInfo();
-    for (Messages.Locality level : wanted != null ? List.of(wanted) : List.of(Messages.Locality.values())) {
-      NodeType type = nodeType(level);
-      if (asks.checkAllocation(type, node, key)
-          && (type == NodeType.NODE_LOCAL || asks.canDelayTo(key, node.getRackName()))
-          && (type != NodeType.OFF_SWITCH || asks.canDelayTo(key, ResourceRequest.ANY))) {
-        return level;
-      }
-    }
-    return null;
-  }
-
-  private static NodeType nodeType(Messages.Locality level) {
-    return level == Messages.Locality.NODE_LOCAL ? NodeType.NODE_LOCAL
-        : level == Messages.Locality.RACK_LOCAL ? NodeType.RACK_LOCAL : NodeType.OFF_SWITCH;
-  }
-
-  /**
-   * Allocates one container the normal way; under the write lock. A container
-   * Python did not place (engineId null) changes the app's ask behind its back:
-   * the app goes to Python again.
-   */
-  private boolean allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
-      SchedulerRequestKey key, Messages.Locality locality, String engineId) {
-    Resource capability =
-        attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
-    boolean am = attempt.waitsForAM();
-    ContainerId id = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
-        attempt.getNewContainerId());
-    Container container = BuilderUtils.newContainer(id, node.getNodeID(),
-        node.getRMNode().getHttpAddress(), capability, key.getPriority(), null,
-        key.getAllocationRequestId());
-    RMContainer rmContainer = attempt.allocate(nodeType(locality), node, key, container);
-    if (rmContainer == null) {
-      return false;
-    }
-    node.allocateContainer(rmContainer);
-    if (engineId != null) {
-      engineIds.put(id, engineId);
-    } else {
-      deltas.appChanged(attempt.getApplicationId().toString());
-    }
-    deltas.launched(YarnRecords.containerRecord(rmContainer, engineId, am));
-    return true;
-  }
-
-  /** The built-in FIFO for one heartbeat (FifoFallback's rules); under the write lock. */
-  private void fifoAssign(FiCaSchedulerNode node) {
-    if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
-      return;
-    }
-    List<FifoFallback.App<SlotwiseAppAttempt>> apps = new ArrayList<>();
-    for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
-        : applications.entrySet()) {
-      SlotwiseAppAttempt attempt = e.getValue().getCurrentAppAttempt();
-      if (attempt != null && !attempt.isStopped()) {
-        apps.add(new FifoFallback.App<>(attempt, e.getKey().toString(), priorityOf(e.getValue()),
-            submitTime(e.getKey())));
-      }
-    }
-    for (FifoFallback.App<SlotwiseAppAttempt> app : FifoFallback.order(apps)) {
-      SlotwiseAppAttempt attempt = app.attempt();
-      if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
-        continue;
-      }
-      for (SchedulerRequestKey key : FifoFallback.byRequestPriority(
-          attempt.getSchedulerKeys(), k -> k.getPriority().getPriority())) {
-        if (attempt.getOutstandingAsksCount(key, ResourceRequest.ANY) <= 0) {
-          continue;
-        }
-        int assigned = 0;
-        while (true) {
-          Messages.Locality loc = locality(attempt, key, node, null);
-          Resource capability =
-              attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
-          if (loc == null || !Resources.fitsIn(capability, node.getUnallocatedResource())
-              || !allocateOne(attempt, node, key, loc, null)) {
-            break;
-          }
-          assigned++;
-        }
-        if (assigned == 0) {
-          break; // as FifoScheduler: an app's requests are served in priority order
-        }
-      }
-      if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
-        break;
-      }
-    }
-  }
-
   // ---------------------------------------------------------------- payload
 
   /**
@@ -1090,7 +925,7 @@ public class SlotwiseScheduler
         YarnRecords.requests(attempt));
   }
 
-  private static int priorityOf(SchedulerApplication<?> app) {
+  static int priorityOf(SchedulerApplication<?> app) {
     return app.getPriority() == null ? 0 : app.getPriority().getPriority();
   }
 
