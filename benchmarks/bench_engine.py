@@ -1,8 +1,8 @@
 """Engine speed: fair shares and one heartbeat's decision.
 
 Run: python benchmarks/bench_engine.py [--quick]
-Prints microseconds per call; goals (issue 2): fair shares for 10,000 pools
-in at most 5 ms, and a median heartbeat of at most 200 us with 100 pools,
+Prints microseconds per call; goals (issue 2): fair shares for 10,000 queues
+in at most 5 ms, and a median heartbeat of at most 200 us with 100 queues,
 1,000 jobs and 1,000 nodes.
 """
 
@@ -39,13 +39,13 @@ def bench_fair_shares(n: int, repeat: int, rng: random.Random, rule: str = "desi
     fn = compute_shares if rule == "design" else yarn_shares
     fn(weights, mins, caps, total)  # warm up (the first call imports numpy)
     samples = timed(lambda: fn(weights, mins, caps, total), repeat)
-    return {"pools": n, "median_us": statistics.median(samples), "max_us": max(samples)}
+    return {"queues": n, "median_us": statistics.median(samples), "max_us": max(samples)}
 
 
-def build_cluster(pools: int, jobs: int, nodes: int, rng: random.Random, slots: int = 8) -> Engine:
+def build_cluster(queues: int, jobs: int, nodes: int, rng: random.Random, slots: int = 8) -> Engine:
     cfg = AllocationConfig(placement_rules=default_placement_rules())
-    for i in range(pools):
-        cfg.root.children.append(QueueConfig(f"root.pool{i}", weight=rng.choice([1.0, 1.0, 2.0]),
+    for i in range(queues):
+        cfg.root.children.append(QueueConfig(f"root.queue{i}", weight=rng.choice([1.0, 1.0, 2.0]),
                                              min_resources=Resource.units(rng.choice([0, 0, 4]))))
     clock = ManualClock()
     # Delay scheduling on, as in production: most jobs pass on most nodes.
@@ -55,7 +55,7 @@ def build_cluster(pools: int, jobs: int, nodes: int, rng: random.Random, slots: 
         engine.add_node(f"n{n}", f"host{n}", f"/rack{n % racks}", Resource.units(slots))
     for j in range(jobs):
         app = f"job{j}"
-        engine.add_app(app, f"user{j % 50}", queue=f"pool{j % pools}", submit_time=float(j), placed=True)
+        engine.add_app(app, f"user{j % 50}", queue=f"queue{j % queues}", submit_time=float(j), placed=True)
         engine.apps[app].has_am = True
         hosts = {f"host{h}": 10**6 for h in rng.sample(range(nodes), 3)}
         rack_counts = {f"/rack{int(h[4:]) % racks}": 10**6 for h in hosts}
@@ -70,8 +70,8 @@ def build_cluster(pools: int, jobs: int, nodes: int, rng: random.Random, slots: 
     return engine
 
 
-def bench_heartbeat(pools: int, jobs: int, nodes: int, repeat: int, rng: random.Random) -> dict:
-    engine = build_cluster(pools, jobs, nodes, rng)
+def bench_heartbeat(queues: int, jobs: int, nodes: int, repeat: int, rng: random.Random) -> dict:
+    engine = build_cluster(queues, jobs, nodes, rng)
     clock = engine.clock
     node_ids = list(engine.nodes)
     samples = []
@@ -87,15 +87,15 @@ def bench_heartbeat(pools: int, jobs: int, nodes: int, repeat: int, rng: random.
             engine.container_finished(a.container_id)
     samples.sort()
     return {
-        "pools": pools, "jobs": jobs, "nodes": nodes, "heartbeats": repeat, "placed": placed,
+        "queues": queues, "jobs": jobs, "nodes": nodes, "heartbeats": repeat, "placed": placed,
         "median_us": statistics.median(samples), "p99_us": samples[int(0.99 * (len(samples) - 1))],
     }
 
 
-def bench_update(pools: int, jobs: int, nodes: int, repeat: int, rng: random.Random) -> dict:
-    engine = build_cluster(pools, jobs, nodes, rng)
+def bench_update(queues: int, jobs: int, nodes: int, repeat: int, rng: random.Random) -> dict:
+    engine = build_cluster(queues, jobs, nodes, rng)
     samples = timed(engine.update, repeat)
-    return {"pools": pools, "jobs": jobs, "median_us": statistics.median(samples)}
+    return {"queues": queues, "jobs": jobs, "median_us": statistics.median(samples)}
 
 
 def main() -> None:
@@ -108,14 +108,14 @@ def main() -> None:
         print(f"fair shares, the {rule} rule ({fn}, one dimension)")
         for n in (10, 1_000, 10_000):
             r = bench_fair_shares(n, rep, rng, rule)
-            print(f"  {r['pools']:>6} pools: median {r['median_us']:9.1f} us   max {r['max_us']:9.1f} us")
+            print(f"  {r['queues']:>6} queues: median {r['median_us']:9.1f} us   max {r['max_us']:9.1f} us")
     print("heartbeat decision (delay scheduling on, one free slot per node)")
     r = bench_heartbeat(100, 1_000, 1_000, 500 if args.quick else 5_000, rng)
-    print(f"  {r['pools']} pools, {r['jobs']} jobs, {r['nodes']} nodes: median {r['median_us']:.1f} us, "
+    print(f"  {r['queues']} queues, {r['jobs']} jobs, {r['nodes']} nodes: median {r['median_us']:.1f} us, "
           f"p99 {r['p99_us']:.1f} us ({r['placed']} containers over {r['heartbeats']} heartbeats)")
     print("update pass (runnability, demand, fair shares, preemption check)")
     r = bench_update(100, 1_000, 1_000, 10 if args.quick else 50, rng)
-    print(f"  {r['pools']} pools, {r['jobs']} jobs: median {r['median_us']:.1f} us")
+    print(f"  {r['queues']} queues, {r['jobs']} jobs: median {r['median_us']:.1f} us")
 
 
 if __name__ == "__main__":

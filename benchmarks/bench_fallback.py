@@ -95,9 +95,9 @@ class Serve:
 
 def run_jobs(cluster) -> dict:
     results, threads = {}, []
-    for pool, program, args in JOBS:
-        def go(pool=pool, program=program, args=args):
-            results[pool] = cluster.submit(program, args, pool=pool, user=f"{pool}-user", echo=False)
+    for queue, program, args in JOBS:
+        def go(queue=queue, program=program, args=args):
+            results[queue] = cluster.submit(program, args, queue=queue, user=f"{queue}-user", echo=False)
         t = threading.Thread(target=go, daemon=True)
         t.start()
         threads.append(t)

@@ -1,5 +1,5 @@
 """Hostile input against the policy server's door (issue 25): what a bad
-ask, many users and the pool table cost, each beside a peer in the same run.
+ask, many users and the queue table cost, each beside a peer in the same run.
 
 Run: .venv/bin/python benchmarks/bench_hostile.py [--quick] [--users N] [--asks N]
 
@@ -13,10 +13,10 @@ Run: .venv/bin/python benchmarks/bench_hostile.py [--quick] [--users N] [--asks 
    MAX_ASSIGN_PER_HEARTBEAT, and the worst hostile heartbeat costs no more
    per container placed than an ordinary one (the ceiling bounds it).
 2. Memory after N distinct-user apps (default 10,000) placed in
-   root.users.<user> and finished: the pools left, the engine's state
+   root.users.<user> and finished: the queues left, the engine's state
    (its pickled size) and the process's RSS, and the next update answer's
    size and build time; beside the peer, the same core as it was before
-   (empty dynamic pools kept, the whole pool table in every answer).
+   (empty dynamic queues kept, the whole queue table in every answer).
 """
 
 from __future__ import annotations
@@ -122,8 +122,8 @@ def bench_asks(n: int) -> None:
           f"{per_h / per_o:.2f}x)")
 
 
-def _keep(pool) -> None:
-    """The peer's rule: an empty dynamic pool stays."""
+def _keep(queue) -> None:
+    """The peer's rule: an empty dynamic queue stays."""
 
 
 def _whole(rows, full) -> dict:
@@ -133,8 +133,8 @@ def _whole(rows, full) -> dict:
 
 def users_run(users: int, as_before: bool) -> dict:
     """N distinct-user apps through a core; ``as_before``: the peer, the
-    same core as it was before issue 25 (empty dynamic pools kept, the
-    whole pool table in every update answer)."""
+    same core as it was before issue 25 (empty dynamic queues kept, the
+    whole queue table in every update answer)."""
     core = make_core()
     if as_before:
         core._engine._prune = _keep
@@ -160,7 +160,7 @@ def users_run(users: int, as_before: bool) -> dict:
     u = time.perf_counter()
     answer = core.update(json.dumps({"now_ms": users}))
     last_update = time.perf_counter() - u
-    return {"seconds": seconds, "pools": len(core.queue_table()), "state": len(pickle.dumps(core._engine)),
+    return {"seconds": seconds, "queues": len(core.queue_table()), "state": len(pickle.dumps(core._engine)),
             "base_state": base_state, "rss": rss_mb(), "base_rss": base_rss, "answer": len(answer),
             "widest": widest, "update_ms": 1e3 * last_update}
 
@@ -170,11 +170,11 @@ def bench_users(users: int) -> None:
     before = users_run(users, as_before=True)  # second: its RSS growth is its own
     for name, r in (("slotwise", now), ("as before", before)):
         print(f"{name:>9}: {users:,} distinct-user apps placed and finished in {r['seconds']:.1f} s; "
-              f"{r['pools']:,} pools left; engine state {r['base_state'] / 1e3:.0f} -> {r['state'] / 1e3:.0f} kB "
+              f"{r['queues']:,} queues left; engine state {r['base_state'] / 1e3:.0f} -> {r['state'] / 1e3:.0f} kB "
               f"(pickled); RSS {r['base_rss']:.0f} -> {r['rss']:.0f} MB; the next update answer "
               f"{r['answer']:,} bytes, built in {r['update_ms']:.2f} ms (widest while apps came and went "
               f"{r['widest']:,} bytes)")
-    print(f"after {users:,} users, slotwise/as-before: pools {now['pools'] / before['pools']:.4f}, "
+    print(f"after {users:,} users, slotwise/as-before: queues {now['queues'] / before['queues']:.4f}, "
           f"engine state {now['state'] / before['state']:.3f}, update answer bytes "
           f"{now['answer'] / before['answer']:.5f}")
 

@@ -13,7 +13,7 @@ input file per job into HDFS (1 MB blocks, replication 2: HDFS puts a
 block's second replica on the other rack, so a worker picked at random
 holds a given block half the time with 4 workers, less with more), then
 for each scheduler restarts the master with it and submits the same seeded
-stream of map-only wordcount jobs of 1, 3, 10 and 50 maps from three pools
+stream of map-only wordcount jobs of 1, 3, 10 and 50 maps from three queues
 (Poisson arrivals, dense enough to keep the containers or slots busy), and
 reads each job's counters (data-local, rack-local and launched maps) and
 its response time (submission to the client's exit). Schedulers:
@@ -59,7 +59,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOCKER = REPO / "docker"
 COUNTER = re.compile(r"^(?:.*?JobClient:)?\s+([A-Za-z][\w ()-]*?)=(\d+)\s*$", re.M)
 APP_ID = re.compile(r"\b(application_\d+_\d+|job_\d+_\d+)\b")
-POOLS = ("prod", "research", "adhoc")
+QUEUES = ("prod", "research", "adhoc")
 SIZES = (1, 3, 10, 50)
 BLOCK = 1024 * 1024
 FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
@@ -82,11 +82,11 @@ NODELAY = ["--node-locality-delay", "0", "--rack-locality-delay", "0"]
 #: Three equal queues for the CapacityScheduler (it has no on-demand queues).
 CAPACITY_ENV = {
     "YARN-SITE.XML_yarn.resourcemanager.scheduler.class": CAPACITY,
-    "CAPACITY-SCHEDULER.XML_yarn.scheduler.capacity.root.queues": ",".join(POOLS),
+    "CAPACITY-SCHEDULER.XML_yarn.scheduler.capacity.root.queues": ",".join(QUEUES),
     **{f"CAPACITY-SCHEDULER.XML_yarn.scheduler.capacity.root.{p}.capacity": c
-       for p, c in zip(POOLS, ("33.4", "33.3", "33.3"))},
-    **{f"CAPACITY-SCHEDULER.XML_yarn.scheduler.capacity.root.{p}.maximum-capacity": "100" for p in POOLS},
-    **{f"CAPACITY-SCHEDULER.XML_yarn.scheduler.capacity.root.{p}.user-limit-factor": "10" for p in POOLS},
+       for p, c in zip(QUEUES, ("33.4", "33.3", "33.3"))},
+    **{f"CAPACITY-SCHEDULER.XML_yarn.scheduler.capacity.root.{p}.maximum-capacity": "100" for p in QUEUES},
+    **{f"CAPACITY-SCHEDULER.XML_yarn.scheduler.capacity.root.{p}.user-limit-factor": "10" for p in QUEUES},
     "CAPACITY-SCHEDULER.XML_yarn.scheduler.capacity.maximum-am-resource-percent": "0.5",
 }
 
@@ -142,7 +142,7 @@ FLAVORS = {
 class JobSpec:
     n: int
     maps: int
-    pool: str
+    queue: str
     at: float            # seconds after the stream starts
 
 
@@ -155,7 +155,7 @@ def workload(seed: int, quick: bool) -> list[JobSpec]:
     rng.shuffle(sizes)
     t, out = 0.0, []
     for n, maps in enumerate(sizes):
-        out.append(JobSpec(n, maps, POOLS[rng.randrange(len(POOLS))], round(t, 2)))
+        out.append(JobSpec(n, maps, QUEUES[rng.randrange(len(QUEUES))], round(t, 2)))
         t += rng.expovariate(1 / 2.0)
     return out
 
@@ -328,12 +328,12 @@ def run_stream(c: Cluster, s: Scheduler, jobs: list[JobSpec]) -> list[dict]:
         log_file = logs / f"job-{j.n}.log"
         started = time.monotonic()
         with open(log_file, "wb") as out:
-            code = subprocess.run(c.exec_argv("job", "--pool", j.pool, "--user", f"u{j.n % 5}", "wordcount",
+            code = subprocess.run(c.exec_argv("job", "--queue", j.queue, "--user", f"u{j.n % 5}", "wordcount",
                                               c.f.map_only, f"/bench/in/job-{j.n}", f"/bench/out/{s.label}/job-{j.n}"),
                                   env=c.env, stdout=out, stderr=subprocess.STDOUT, timeout=3600).returncode
         took = time.monotonic() - started
         counters = {k: int(v) for k, v in COUNTER.findall(log_file.read_text(errors="replace"))}
-        results.append({"job": j.n, "maps": j.maps, "pool": j.pool, "exit": code, "response_s": round(took, 2),
+        results.append({"job": j.n, "maps": j.maps, "queue": j.queue, "exit": code, "response_s": round(took, 2),
                         "launched": counters.get("Launched map tasks", 0),
                         "data_local": counters.get("Data-local map tasks", 0),
                         "rack_local": counters.get("Rack-local map tasks", 0)})

@@ -9,7 +9,7 @@ JobTracker and two TaskTrackers (4 map and 1 reduce slots each), with
 benchmarks/java-mrv1/TimedTaskScheduler in front of the scheduler: it times
 every assignTasks call the JobTracker makes (inside its lock, as the
 heartbeat sees it) the same way for both. The same load runs under both:
-three sleep jobs at once in three pools. It prints assignTasks latency
+three sleep jobs at once in three queues. It prints assignTasks latency
 (median, p90, p99, max, over the calls while jobs ran) and each job's
 completion time, and ratios against Hadoop's scheduler. Everything is taken
 down at the end, whatever happens.
@@ -37,7 +37,7 @@ from slotwise.localcluster.mrv1_hadoop import (FIFO_TASK_SCHEDULER, SLOTWISE_TAS
 from slotwise.localcluster.paths import find_repo
 
 TIMED = "org.apache.hadoop.mapred.TimedTaskScheduler"
-POOLS = """<allocations>
+QUEUES = """<allocations>
   <pool name="a"><weight>2</weight></pool>
   <pool name="b"/>
   <pool name="c"/>
@@ -72,7 +72,7 @@ def run(name: str, delegate: str, repo: Path, work: Path, timer: Path, shim: Pat
         cluster.up()
         if delegate == SLOTWISE_TASK_SCHEDULER:
             allocations = work / "pools.xml"
-            allocations.write_text(POOLS)
+            allocations.write_text(QUEUES)
             core = PolicyCore(load_allocations(str(allocations)), event_log=EventLog(str(work / "events.jsonl")),
                               kind="mrv1")
             info = Path(cluster.gateway_info_file)
@@ -85,7 +85,7 @@ def run(name: str, delegate: str, repo: Path, work: Path, timer: Path, shim: Pat
             time.sleep(2)  # the first full update
         start_line = len(times.read_text().splitlines()) if times.exists() else 0
         started = time.monotonic()
-        running = [cluster.submit("sleep", args, pool=pool, wait=False) for pool, args in jobs]
+        running = [cluster.submit("sleep", args, queue=queue, wait=False) for queue, args in jobs]
         results = [j.wait(1200) for j in running]
         wall = time.monotonic() - started
         lines = times.read_text().splitlines()[start_line:]
@@ -112,9 +112,9 @@ def main() -> int:
     work = Path(args.dir or tempfile.mkdtemp(prefix="bench-mrv1-"))
     work.mkdir(parents=True, exist_ok=True)
     maps, ms = (12, 1500) if args.quick else (24, 3000)
-    jobs = [(pool, ["-m", str(maps), "-r", "1", "-mt", str(ms), "-rt", "500"]) for pool in ("a", "b", "c")]
+    jobs = [(queue, ["-m", str(maps), "-r", "1", "-mt", str(ms), "-rt", "500"]) for queue in ("a", "b", "c")]
     print(f"MRv1 assignTasks benchmark: Hadoop 1.2.1, 1 JobTracker + 2 TaskTrackers (4 map + 1 reduce slots each), "
-          f"3 sleep jobs at once ({maps} maps of {ms} ms, 1 reduce) in 3 pools; work dir {work}")
+          f"3 sleep jobs at once ({maps} maps of {ms} ms, 1 reduce) in 3 queues; work dir {work}")
     timer = compile_timer(repo, work)
     shim = build_mrv1_shim(repo, lambda m: None)
     rows = []
@@ -128,8 +128,8 @@ def main() -> int:
         mean_job = statistics.mean(s for *_, s in r["jobs"])
         print(f"{r['name']:<12} {r['calls']:>6} {r['tasks']:>6} {r['median_ms']:>10.3f} {r['p90_ms']:>8.3f} "
               f"{r['p99_ms']:>8.3f} {r['max_ms']:>8.3f} {mean_job:>10.1f} {r['wall_s']:>10.1f}")
-        for job_id, pool, ok, secs in r["jobs"]:
-            print(f"    {job_id} pool {pool}: {'SUCCEEDED' if ok else 'FAILED'} in {secs:.1f} s")
+        for job_id, queue, ok, secs in r["jobs"]:
+            print(f"    {job_id} queue {queue}: {'SUCCEEDED' if ok else 'FAILED'} in {secs:.1f} s")
     fifo, ours = rows
     if ours["fifo_heartbeats"] is not None:
         print(f"slotwise: {ours['fifo_heartbeats']} heartbeat(s) fell back to the shim's FIFO")

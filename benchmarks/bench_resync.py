@@ -43,14 +43,14 @@ from slotwise.config import parse_allocations  # noqa: E402
 from slotwise.core import PolicyCore  # noqa: E402
 from slotwise.settings import EngineSettings  # noqa: E402
 
-POOLS = 10
+QUEUES = 10
 NODES = 100
 
 
 def allocations(limit: int | None) -> str:
     cap = f"<maxRunningApps>{limit}</maxRunningApps>" if limit is not None else ""
-    pools = "".join(f'<queue name="p{i}">{cap}</queue>' for i in range(POOLS))
-    return f"<allocations>{pools}</allocations>"
+    queues = "".join(f'<queue name="p{i}">{cap}</queue>' for i in range(QUEUES))
+    return f"<allocations>{queues}</allocations>"
 
 
 def truth(apps: int, waiting: int) -> dict:
@@ -62,7 +62,7 @@ def truth(apps: int, waiting: int) -> dict:
         app_id = f"application_1700000000000_{i:06d}"
         hosts = {f"h{(i + k) % NODES}": 2 for k in range(3)}
         racks = {f"/r{(i + k) % NODES % 10}": 2 for k in range(3)}
-        app_rows.append({"id": app_id, "user": f"u{i % 50}", "queue": f"root.p{i % POOLS}", "priority": 0,
+        app_rows.append({"id": app_id, "user": f"u{i % 50}", "queue": f"root.p{i % QUEUES}", "priority": 0,
                          "submit_ms": 1700000000000 + i,
                          "requests": [{"priority": 20, "resource": {"memory_mb": 1024, "vcores": 1}, "count": 6,
                                        "hosts": hosts, "racks": racks},
@@ -80,7 +80,7 @@ def median_ms(samples: list[float]) -> float:
 
 
 def run_case(apps: int, waiting: int, repeat: int) -> dict:
-    limit = None if not waiting else (apps - waiting) // POOLS
+    limit = None if not waiting else (apps - waiting) // QUEUES
     config = parse_allocations(allocations(limit), "bench.xml")
     doc = truth(apps, waiting)
     text = json.dumps(doc)
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     repeat = 1 if args.quick else args.repeat
-    print(f"full payloads of {NODES} nodes, {POOLS} pools; medians of {repeat} run(s), milliseconds")
+    print(f"full payloads of {NODES} nodes, {QUEUES} queues; medians of {repeat} run(s), milliseconds")
     print(f"{'apps':>6} {'waiting':>7} {'payload MB':>10} {'decode':>8} {'first load':>10} "
           f"{'resync':>8} {'1% changed':>10} {'resync + decode':>15} {'unsettled heap':>14}")
     last = None

@@ -4,7 +4,7 @@ Run: .venv/bin/python benchmarks/bench_roundtrip.py [--quick]
 
 Starts a local YARN cluster (one ResourceManager with the Slotwise shim, two
 NodeManagers) under --dir (default run/bench-roundtrip), runs the Python
-policy in this process (PolicyCore + PolicyServer, 10 fair pools), and loads
+policy in this process (PolicyCore + PolicyServer, 10 fair queues), and loads
 the RM with 10, 100 and 1,000 running applications, each with outstanding
 container requests: unmanaged AMs driven by benchmarks/java/RoundTripLoad.java
 (one JVM, no ApplicationMaster process per app). At each level it waits for
@@ -46,12 +46,12 @@ LOADGEN = REPO / "benchmarks" / "java" / "RoundTripLoad.java"
 CALLSTATS = REPO / "benchmarks" / "java" / "CallStats.java"
 FLOOR = REPO / "benchmarks" / "java" / "Py4jFloor.java"
 GOAL_P99_US = 1000.0
-POOLS = 10
+QUEUES = 10
 
 
-def allocations_xml(pools: int) -> str:
+def allocations_xml(n: int) -> str:
     queues = "\n".join(f'  <queue name="p{i}"><weight>1</weight><schedulingPolicy>fair</schedulingPolicy></queue>'
-                       for i in range(pools))
+                       for i in range(n))
     # Unmanaged AMs have no AM container, but the engine counts an app's first
     # container as its AM: no maxAMShare, so that does not hold apps back.
     return f"""<?xml version="1.0"?>
@@ -163,7 +163,7 @@ class LoadGenerator:
         self.log_path = workdir / "loadgen.log"
         argv = [str(java_home / "bin" / "java"), *state.jvm_flags, "-Xmx1g", marker(cluster.dir),
                 "-cp", os.pathsep.join([str(conf), str(classes), cp]), "RoundTripLoad",
-                "--pools", str(POOLS), "--asks", str(asks), "--mb", str(mb),
+                "--queues", str(QUEUES), "--asks", str(asks), "--mb", str(mb),
                 "--am-interval-ms", str(am_interval_ms)]
         self._err = open(self.log_path, "w")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
@@ -361,7 +361,7 @@ def run(args) -> list[dict]:
     workdir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="slotwise-bench-rt-"))
     alloc = tmp / "allocations.xml"
-    alloc.write_text(allocations_xml(POOLS))
+    alloc.write_text(allocations_xml(QUEUES))
     from slotwise.localcluster.classpath import build_shim, find_shim_jar, resolve
     from slotwise.localcluster.jvm import find_java
 

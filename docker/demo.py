@@ -5,8 +5,8 @@ Brings docker/compose.yaml (YARN on HDFS) or, with ``--mrv1``,
 docker/compose-mrv1.yaml (Hadoop 1.2.1's JobTracker on its HDFS) up under a
 project of its own with free loopback ports and a copy of the allocation
 file, writes a text file into HDFS (one replica per block, so a map is
-data-local on one node only), runs MapReduce jobs in two pools at once (a
-sleep job, and a wordcount reading that file), prints the pool table while
+data-local on one node only), runs MapReduce jobs in two queues at once (a
+sleep job, and a wordcount reading that file), prints the queue table while
 they run and a summary of Python's decisions and the wordcount's locality,
 and takes the cluster down (volumes too). The images must exist:
 docker/build-images.sh (make docker-demo runs it first).
@@ -45,7 +45,7 @@ class Flavor:
     nn_port: int
     allocations: str         # under docker/
     prefix: tuple[str, ...]  # slotwise-hadoop's sub-command prefix
-    unit: str                # what the pool table counts
+    unit: str                # what the queue table counts
     ports: tuple[str, ...]
 
 
@@ -54,7 +54,7 @@ YARN = Flavor("slotwise-demo", "compose.yaml", "rm", 8088, "ResourceManager", 98
 MRV1 = Flavor("slotwise-mrv1-demo", "compose-mrv1.yaml", "jt", 50030, "JobTracker", 50070,
               "allocations-mrv1/pools.xml", ("mrv1",), "map_slots",
               ("SLOTWISE_JT_WEB_PORT", "SLOTWISE_HTTP_PORT", "SLOTWISE_NN_WEB_PORT"))
-JOBS = [  # (pool, user, program, args)
+JOBS = [  # (queue, user, program, args)
     ("prod", "alice", "sleep", ["-m", "12", "-r", "1", "-mt", "3000", "-rt", "500"]),
     ("research", "bob", "wordcount", [INPUT, "/demo/counts"]),
 ]
@@ -88,11 +88,11 @@ def get(url: str):
         return json.loads(r.read())
 
 
-def pool_table(api: str, unit: str) -> str:
-    pools = [p for p in get(f"{api}/api/v1/pools") if p["pool"] in ("root.prod", "root.research")]
-    lines = [f"  {'pool':<15} {'weight':>6} {'fair share ' + unit:>20} {'used':>8} {'apps':>5}"]
-    for p in pools:
-        lines.append(f"  {p['pool']:<15} {p['weight']:>6g} {p['fair_share'][unit]:>20,.1f} "
+def queue_table(api: str, unit: str) -> str:
+    queues = [p for p in get(f"{api}/api/v1/queues") if p["queue"] in ("root.prod", "root.research")]
+    lines = [f"  {'queue':<15} {'weight':>6} {'fair share ' + unit:>20} {'used':>8} {'apps':>5}"]
+    for p in queues:
+        lines.append(f"  {p['queue']:<15} {p['weight']:>6g} {p['fair_share'][unit]:>20,.1f} "
                      f"{p['usage'][unit]:>8,.0f} {p['apps']:>5}")
     return "\n".join(lines)
 
@@ -137,24 +137,24 @@ def run(d: Demo) -> int:
         else:
             raise SystemExit(f"could not write {INPUT} into HDFS: {put.stderr.decode(errors='replace')[-1500:]}")
         clients = []
-        for pool, user, program, args in JOBS:
-            print(f"submitting {program} {' '.join(args)} to pool {pool} as {user}", flush=True)
-            log = open(STATE / f"{d.f.project}-{pool}.log", "wb")
-            clients.append((pool, program, subprocess.Popen(
-                d.exec_argv("job", "--pool", pool, "--user", user, program, *args),
+        for queue, user, program, args in JOBS:
+            print(f"submitting {program} {' '.join(args)} to queue {queue} as {user}", flush=True)
+            log = open(STATE / f"{d.f.project}-{queue}.log", "wb")
+            clients.append((queue, program, subprocess.Popen(
+                d.exec_argv("job", "--queue", queue, "--user", user, program, *args),
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=d.env)))
         while any(proc.poll() is None for _, _, proc in clients):
             time.sleep(10)
-            print(f"\n[{time.monotonic() - started:4.0f} s]\n{pool_table(api, d.f.unit)}", flush=True)
+            print(f"\n[{time.monotonic() - started:4.0f} s]\n{queue_table(api, d.f.unit)}", flush=True)
         events = d.compose("exec", "-T", "policy", "cat", "/var/lib/slotwise/events.jsonl", capture=True).stdout
-        assigns = Counter(e["pool"] for e in map(json.loads, events.splitlines()) if e.get("event") == "assign")
+        assigns = Counter(e["queue"] for e in map(json.loads, events.splitlines()) if e.get("event") == "assign")
         print("\nsummary:")
         ok = True
-        for pool, program, proc in clients:
-            log = (STATE / f"{d.f.project}-{pool}.log").read_text(errors="replace")
+        for queue, program, proc in clients:
+            log = (STATE / f"{d.f.project}-{queue}.log").read_text(errors="replace")
             ok &= proc.returncode == 0
-            print(f"  {program:<10} root.{pool:<9} {'SUCCEEDED' if proc.returncode == 0 else 'FAILED':<10} "
-                  f"tasks Python assigned in the pool: {assigns.get(f'root.{pool}', 0)}")
+            print(f"  {program:<10} root.{queue:<9} {'SUCCEEDED' if proc.returncode == 0 else 'FAILED':<10} "
+                  f"tasks Python assigned in the queue: {assigns.get(f'root.{queue}', 0)}")
             counted = {k: int(v) for k, v in LOCALITY.findall(log)}
             if program == "wordcount" and counted:
                 print(f"  wordcount on HDFS: {counted.get('Launched', 0)} maps, {counted.get('Data-local', 0)} "

@@ -33,11 +33,11 @@ def check_invariants(e) -> None:
         assert a.usage == _sum(c.resource for c in a.containers.values()), a.app_id
         assert a.pending == _sum(r.resource * r.num_containers for r in a.requests.values()
                                  if r.num_containers > 0), a.app_id
-        assert a.pool is e.pools.get(a.pool.name), a.app_id
-        assert a in a.pool.apps, a.app_id
-        assert not a.pool.children and a.pool.name != "root", f"{a.app_id} in {a.pool.name}"
+        assert a.queue is e.queues.get(a.queue.name), a.app_id
+        assert a in a.queue.apps, a.app_id
+        assert not a.queue.children and a.queue.name != "root", f"{a.app_id} in {a.queue.name}"
         assert a.active == (a.runnable and a.pending.any_positive()), a.app_id
-    for p in e.pools.values():
+    for p in e.queues.values():
         apps = list(p.descendant_apps())
         assert p.usage == _sum(a.usage for a in apps), p.name
         assert p.am_usage == _sum(c.resource for a in apps for c in a.containers.values() if c.is_am), p.name
@@ -47,7 +47,7 @@ def check_invariants(e) -> None:
         keys = [(a.start_time, a.app_id) for a in p.apps]
         assert keys == sorted(keys), p.name
         for child in p.children:
-            assert child.parent is p and e.pools.get(child.name) is child, child.name
+            assert child.parent is p and e.queues.get(child.name) is child, child.name
     running = Counter(a.user for a in e.apps.values() if a.runnable)
     assert {u: n for u, n in e.user_running.items() if n} == dict(running)
     assert e.limits.waiting == sum(not a.runnable for a in e.apps.values())
@@ -60,7 +60,7 @@ def truth_state(e) -> dict:
     return {
         "nodes": {n.node_id: (n.host, n.rack, res(n.capacity), res(n.used), frozenset(n.containers))
                   for n in e.nodes.values()},
-        "apps": {a.app_id: (a.user, a.pool.name, a.priority, round(a.start_time, 6), res(a.usage), res(a.pending),
+        "apps": {a.app_id: (a.user, a.queue.name, a.priority, round(a.start_time, 6), res(a.usage), res(a.pending),
                             frozenset(a.containers),
                             tuple(sorted((r.priority, res(r.resource), r.num_containers, tuple(sorted(r.hosts.items())),
                                           tuple(sorted(r.racks.items())), r.relax_locality)
@@ -68,6 +68,6 @@ def truth_state(e) -> dict:
                  for a in e.apps.values()},
         "containers": {c.container_id: (c.app_id, c.node_id, res(c.resource), c.is_am, c.priority)
                        for c in e.containers.values()},
-        "pools": {p.name: (res(p.usage), res(p.am_usage)) for p in e.pools.values() if p.usage.any_positive()
+        "queues": {p.name: (res(p.usage), res(p.am_usage)) for p in e.queues.values() if p.usage.any_positive()
                   or p.apps},
     }

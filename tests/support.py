@@ -16,8 +16,8 @@ from slotwise.settings import EngineSettings
 SLOT = Resource.units(1)
 
 
-def make_config(pools: dict | None = None, **top) -> AllocationConfig:
-    """pools: {"name": {field: value, "children": {...}}} under root."""
+def make_config(queues: dict | None = None, **top) -> AllocationConfig:
+    """queues: {"name": {field: value, "children": {...}}} under root."""
     cfg = AllocationConfig(**top)
     if not cfg.placement_rules:
         cfg.placement_rules = default_placement_rules()
@@ -30,26 +30,26 @@ def make_config(pools: dict | None = None, **top) -> AllocationConfig:
             parent.children.append(q)
             build(q, kids)
 
-    build(cfg.root, pools or {})
+    build(cfg.root, queues or {})
     return cfg
 
 
-def make_engine(pools=None, nodes: int = 4, slots: int = 4, racks: int = 1, settings=None,
+def make_engine(queues=None, nodes: int = 4, slots: int = 4, racks: int = 1, settings=None,
                 **top) -> tuple[Engine, ManualClock]:
     clock = ManualClock()
     settings = settings or EngineSettings(node_locality_delay=0, rack_locality_delay=0)
-    engine = Engine(make_config(pools, **top), clock, settings)
+    engine = Engine(make_config(queues, **top), clock, settings)
     for i in range(nodes):
         engine.add_node(f"n{i}", f"host{i}", f"/rack{i % racks}", Resource.units(slots))
     return engine, clock
 
 
-def submit(engine: Engine, app_id: str, pool: str | None = None, tasks: int = 10, user: str | None = None,
+def submit(engine: Engine, app_id: str, queue: str | None = None, tasks: int = 10, user: str | None = None,
            priority: int = 0, hosts: dict | None = None, racks: dict | None = None, needs_am: bool = False,
            size: Resource = SLOT) -> str:
     """An app with ``tasks`` one-slot requests.  Unless ``needs_am``, it is
     treated as already having its AM, so every container it gets is a task."""
-    engine.add_app(app_id, user or app_id, queue=pool, priority=priority)
+    engine.add_app(app_id, user or app_id, queue=queue, priority=priority)
     engine.update_requests(app_id, [Request(1, size, tasks, hosts, racks)])
     if not needs_am:
         engine.apps[app_id].has_am = True
@@ -65,8 +65,8 @@ def fill(engine: Engine, rounds: int = 1) -> list:
     return out
 
 
-def running(engine: Engine, pool: str) -> float:
-    return engine.pools[pool].usage.memory_mb
+def running(engine: Engine, queue: str) -> float:
+    return engine.queues[queue].usage.memory_mb
 
 
 #: How long a test waits for a real cluster to start. A deadline for a hang,
@@ -114,25 +114,25 @@ def warnings_of(cfg) -> list[tuple[int, str]]:
 
 def slotwise_shares(xml: str, memory_mb: int, vcores: int, active: list[str],
                     demands: list[int] | None = None) -> dict[str, dict[str, list[float]]]:
-    """Every pool's fair and steady shares ({"fair": [mb, vcores], "steady":
+    """Every queue's fair and steady shares ({"fair": [mb, vcores], "steady":
     [...]}) from the real engine on one node, with one app per entry of
     ``active`` asking for ``demands[i]`` MB (default: the whole cluster)."""
     engine = Engine(parse_allocations(xml, "case.xml"), ManualClock(), EngineSettings(preemption=False))
     engine.add_node("n1", "n1", "/default-rack", Resource(memory_mb, vcores))
-    for i, pool in enumerate(active):
+    for i, queue in enumerate(active):
         mb = demands[i] if demands else memory_mb
-        engine.add_app(f"app-{i}", "someone", queue=pool, placed=True)
+        engine.add_app(f"app-{i}", "someone", queue=queue, placed=True)
         if mb > 0:
             engine.update_requests(f"app-{i}", [Request(0, Resource(1024, 1), max(1, mb // 1024))])
     engine.update()
     pair = lambda r: [r["memory_mb"], r["vcores"]]  # noqa: E731
-    return {row["pool"]: {"fair": pair(row["fair_share"]), "steady": pair(row["steady_fair_share"])}
-            for row in engine.describe_pools()}
+    return {row["queue"]: {"fair": pair(row["fair_share"]), "steady": pair(row["steady_fair_share"])}
+            for row in engine.describe_queues()}
 
 
 def slotwise_steady(cfg, cluster: tuple[int, int] = (65536, 64)) -> dict[str, float]:
-    """Every pool's steady share of memory, from the real engine on one node."""
+    """Every queue's steady share of memory, from the real engine on one node."""
     engine = Engine(cfg, ManualClock(), EngineSettings(preemption=False))
     engine.add_node("n1", "n1", "/default-rack", Resource(*cluster))
     engine.update()
-    return {row["pool"]: row["steady_fair_share"]["memory_mb"] for row in engine.describe_pools()}
+    return {row["queue"]: row["steady_fair_share"]["memory_mb"] for row in engine.describe_queues()}

@@ -57,7 +57,7 @@ def test_counters_of_both_hadoop_clients_are_read():
 
 
 def result(job, maps, launched, data_local, rack_local, response=10.0):
-    return {"job": job, "maps": maps, "pool": "prod", "exit": 0, "response_s": response,
+    return {"job": job, "maps": maps, "queue": "prod", "exit": 0, "response_s": response,
             "launched": launched, "data_local": data_local, "rack_local": rack_local, "utilisation": 0.9}
 
 

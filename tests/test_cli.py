@@ -47,10 +47,10 @@ def test_shares_json_yarn(tmp_path):
     r = run("shares", "--allocations", str(f), "--capacity", "100", "--demand", "a=90", "--demand", "b=90",
             "--json")
     assert r.returncode == 0, r.stderr
-    rows = {row["pool"]: row for row in json.loads(r.stdout)}
+    rows = {row["queue"]: row for row in json.loads(r.stdout)}
     assert rows["root.a"]["fair_share"] == 75 and rows["root.b"]["fair_share"] == 25
     assert rows["root.a"]["weight"] == 3 and rows["root.a"]["demand"] == 90
-    assert {"pool", "weight", "min_share", "demand", "fair_share"} <= set(rows["root.b"])
+    assert {"queue", "weight", "min_share", "demand", "fair_share"} <= set(rows["root.b"])
 
 
 def test_shares_by_either_rule_say_which_one():
@@ -63,7 +63,7 @@ def test_shares_by_either_rule_say_which_one():
         assert r.returncode == 0, r.stderr
         assert r.stdout.splitlines()[0].startswith(
             "fair shares by the design document's rule" if rule == "design" else "fair shares by YARN's rule")
-        rows = {row["pool"]: row for row in json.loads(run(*args, "--share-rule", rule, "--json").stdout)}
+        rows = {row["queue"]: row for row in json.loads(run(*args, "--share-rule", rule, "--json").stdout)}
         fair[rule] = (rows["root.prod"]["fair_share"], rows["root.research"]["fair_share"])
     assert fair["auto"] == fair["yarn"] == (43691, 21845)  # weights 2:1, whatever prod asks for
     assert fair["design"] == (8192, 57344)  # prod capped at its demand, the rest to research
@@ -77,7 +77,7 @@ def test_shares_of_the_over_commit_example_in_the_docs():
     for rule in ("yarn", "design"):
         r = run(*args, "--share-rule", rule)
         assert r.returncode == 0, r.stderr
-        out[rule] = {row["pool"]: row["fair_share"] for row in json.loads(r.stdout)}
+        out[rule] = {row["queue"]: row["fair_share"] for row in json.loads(r.stdout)}
     assert out["yarn"] == {"root.adhoc": 0, "root.batch": 4096, "root.bi": 32768, "root.etl": 40960}
     assert out["design"] == {"root.adhoc": 8192, "root.batch": 4096, "root.bi": 32768, "root.etl": 20480}
 
@@ -86,7 +86,7 @@ def test_shares_mrv1_counts_map_slots():
     r = run("shares", "--allocations", str(CONF / "mrv1-pools.xml"), "--capacity", "100",
             "--demand", "production=80", "--demand", "research=80", "--json")
     assert r.returncode == 0, r.stderr
-    rows = {row["pool"]: row for row in json.loads(r.stdout)}
+    rows = {row["queue"]: row for row in json.loads(r.stdout)}
     total = sum(row["fair_share"] for row in rows.values())
     assert abs(total - 100) < 1e-6
     assert rows["root.production"]["min_share"] > 0
@@ -98,19 +98,19 @@ def test_shares_text_table_and_bad_demand():
     assert r.returncode == 0, r.stderr
     assert "root.research" in r.stdout and "fair_share" in r.stdout
     r = run("shares", "--allocations", str(CONF / "allocations.xml"), "--capacity", "10", "--demand", "oops")
-    assert r.returncode == 2 and "POOL=AMOUNT" in r.stderr
+    assert r.returncode == 2 and "QUEUE=AMOUNT" in r.stderr
     r = run("shares", "--allocations", str(CONF / "allocations.xml"), "--capacity", "10", "--demand", "nosuch=100")
     assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr.startswith("slotwise shares: --demand root.nosuch: no such pool in") and "root.research" in r.stderr
+    assert r.stderr.startswith("slotwise shares: --demand root.nosuch: no such queue in") and "root.research" in r.stderr
 
 
-def test_shares_takes_a_new_child_of_a_parent_pool(tmp_path):
+def test_shares_takes_a_new_child_of_a_parent_queue(tmp_path):
     f = tmp_path / "a.xml"
     f.write_text('<allocations>\n  <queue name="users" type="parent"/>\n  <queue name="b"/>\n</allocations>\n')
     r = run("shares", "--allocations", str(f), "--capacity", "100", "--demand", "users.ann=60", "--demand", "b=60",
             "--json")
     assert r.returncode == 0, r.stderr
-    assert {row["pool"]: row["fair_share"] for row in json.loads(r.stdout)}["root.users.ann"] == 50
+    assert {row["queue"]: row["fair_share"] for row in json.loads(r.stdout)}["root.users.ann"] == 50
 
 
 def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
@@ -134,7 +134,7 @@ def test_validate_prints_warnings_and_strict_makes_them_fail(tmp_path):
         "does; did you mean <maxRunningApps>?",
         f"{f}:5: warning: unknown element <defaultSchedulingMode> in <allocations> is ignored, as YARN ignores it; "
         "did you mean <defaultQueueSchedulingMode>?"]
-    assert "valid yarn allocation file, 1 pools, 2 warning(s)" in r.stderr
+    assert "valid yarn allocation file, 1 queues, 2 warning(s)" in r.stderr
     strict = run("validate", "--strict", str(f))
     assert strict.returncode == 1 and strict.stdout == r.stdout and "invalid under --strict" in strict.stderr
 

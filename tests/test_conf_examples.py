@@ -47,6 +47,6 @@ def test_dynamic_priority_example_loads_with_the_policy_on_its_parent():
 
     cfg = load_allocations(str(ROOT / "conf" / "dynamic-priority.xml"))
     e = Engine(cfg, ManualClock())
-    assert e.pools["root.market"].policy.name == "dynamic-priority"
-    assert [c.name for c in e.pools["root.market"].children] == ["root.market.alice", "root.market.bob",
+    assert e.queues["root.market"].policy.name == "dynamic-priority"
+    assert [c.name for c in e.queues["root.market"].children] == ["root.market.alice", "root.market.bob",
                                                                   "root.market.carol"]

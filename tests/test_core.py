@@ -11,7 +11,7 @@ from slotwise.bridge.server import GatewayUnavailable, read_gateway_info
 from slotwise.clock import ManualClock
 from slotwise.config import parse_allocations
 from slotwise.core import MOVE_RETRY, PolicyCore
-from slotwise.engine import RECOVERY_POOL
+from slotwise.engine import RECOVERY_QUEUE
 from slotwise.eventlog import EventLog
 from slotwise.settings import EngineSettings
 from wiretools import app, container, node, payload, req
@@ -68,7 +68,7 @@ def test_full_resync_then_heartbeat_assigns_and_logs(core):
         [("a1", "n1:1", 20, "off_switch")] * 4
     assert "preempt" not in ans and "error" not in ans  # defaults are left out
     assigns = events(core, "assign")
-    assert {(e["app"], e["pool"], e["node"], e["locality"]) for e in assigns} == {("a1", "root.prod", "n1:1",
+    assert {(e["app"], e["queue"], e["node"], e["locality"]) for e in assigns} == {("a1", "root.prod", "n1:1",
                                                                                   "off_switch")}
     assert len(assigns) == 4
 
@@ -81,9 +81,9 @@ def test_launched_renames_and_finished_frees(core):
          apps=[job("a1", "root.prod", n=0)], node="n2:1")
     e = engine(core)
     assert "container_1" in e.containers and a["engine_id"] not in e.containers
-    assert e.pools["root.prod"].usage.memory_mb == 1024
+    assert e.queues["root.prod"].usage.memory_mb == 1024
     call(core, "heartbeat", finished=["container_1"], node="n2:1")
-    assert e.pools["root.prod"].usage.memory_mb == 0
+    assert e.queues["root.prod"].usage.memory_mb == 0
 
 
 def test_a_refused_assignment_gives_the_ask_back_with_the_app_the_shim_resends(core):
@@ -214,23 +214,23 @@ def test_move_follows_engine_rules(core):
     call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod")])
     move = lambda a, q: json.loads(core.move(json.dumps({"app": a, "queue": q})))
     assert move("a1", "root.dev") == {"queue": "root.dev"}
-    assert core.job_pool("a1") == "root.dev"
+    assert core.job_queue("a1") == "root.dev"
     assert "error" in move("missing", "root.dev")
     assert "error" in move("a1", "root")
-    # As YARN: no move to a pool that does not exist when no create rule may make it.
-    assert move("a1", "root.nosuch") == {"error": "no pool root.nosuch: moves go to an existing leaf pool (or a "
+    # As YARN: no move to a queue that does not exist when no create rule may make it.
+    assert move("a1", "root.nosuch") == {"error": "no queue root.nosuch: moves go to an existing leaf queue (or a "
                                                   "new one only where the placement policy's specified rule may "
                                                   "create it)"}
-    assert core.job_pool("a1") == "root.dev" and "root.nosuch" not in core.leaf_pools()
+    assert core.job_queue("a1") == "root.dev" and "root.nosuch" not in core.leaf_queues()
     assert core.move_target_problem("root.prod") is None
 
 
-def test_a_move_to_a_declared_parent_pool_is_refused_even_without_children():
+def test_a_move_to_a_declared_parent_queue_is_refused_even_without_children():
     core = make_core(ALLOC.replace('<queue name="dev"/>', '<queue name="dev"/><queue name="team" type="parent"/>')
                      .replace('create="false"', 'create="true"'))
     call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod")])
     move = lambda a, q: json.loads(core.move(json.dumps({"app": a, "queue": q})))
-    assert move("a1", "root.team") == {"error": "root.team is a parent pool; apps go in leaf pools"}
+    assert move("a1", "root.team") == {"error": "root.team is a parent queue; apps go in leaf queues"}
     assert move("a1", "root.team.ann") == {"queue": "root.team.ann"}  # specified may create it
     assert move("a1", "root.fresh") == {"queue": "root.fresh"}
 
@@ -276,9 +276,9 @@ def test_an_unmanaged_app_has_no_am_container(core):
 def snapshot(core):
     e = engine(core)
     return (sorted((n.node_id, n.capacity.memory_mb, n.used.memory_mb) for n in e.nodes.values()),
-            sorted((a.app_id, a.pool.name, a.priority, a.pending.memory_mb, a.usage.memory_mb, len(a.containers))
+            sorted((a.app_id, a.queue.name, a.priority, a.pending.memory_mb, a.usage.memory_mb, len(a.containers))
                    for a in e.apps.values()),
-            sorted(e.containers), sorted(e.pools), e._seq)
+            sorted(e.containers), sorted(e.queues), e._seq)
 
 
 @pytest.mark.parametrize("bad", [
@@ -327,7 +327,7 @@ def test_a_full_resync_keeps_timers_locality_waits_and_the_container_sequence():
     assert call(c, "heartbeat", node="n2:1").get("assign") is None
     call(c, "update")
     e = engine(c)
-    prod, p = e.pools["root.prod"], e.apps["p"]
+    prod, p = e.queues["root.prod"], e.apps["p"]
     starved_since, wait, seq = prod.last_at_min_share, p.locality_wait, e._seq
     assert wait > 0
     clock.advance(10)
@@ -338,7 +338,7 @@ def test_a_full_resync_keeps_timers_locality_waits_and_the_container_sequence():
     assert e._seq == seq and sorted(e.containers) == [f"c{i}" for i in range(4)]
     clock.advance(25)
     c.handle_update(payload(0))
-    row = next(r for r in c.pools() if r["pool"] == "root.prod")
+    row = next(r for r in c.queues() if r["queue"] == "root.prod")
     assert row["min_share_starved_for"] >= 35  # counted from before the resync (prod waits since t=5)
 
 
@@ -349,7 +349,7 @@ def test_a_full_resync_drops_what_the_rm_no_longer_has(core):
          launched=[container("c1", "a2", "n2:1", 1024, 1)])
     e = engine(core)
     assert sorted(e.nodes) == ["n2:1"] and sorted(e.apps) == ["a2"] and sorted(e.containers) == ["c1"]
-    assert e.pools["root.prod"].usage.memory_mb == 0 and e.pools["root.dev"].usage.memory_mb == 1024
+    assert e.queues["root.prod"].usage.memory_mb == 0 and e.queues["root.dev"].usage.memory_mb == 1024
     assert [r["event"] for r in events(core, "resync")] == ["resync", "resync"]
 
 
@@ -369,9 +369,9 @@ RECOVERING = """<allocations>
 def test_an_app_the_rm_put_where_no_job_can_be_is_placed_and_moved(queue):
     c = make_core(RECOVERING)
     ans = call(c, "heartbeat", full=True, nodes=NODES, apps=[job("x", queue, n=1)], node="n1:1")
-    assert c.job_pool("x") == "root.adhoc" and ans["assign"][0]["app"] == "x"  # scheduled at once
+    assert c.job_queue("x") == "root.adhoc" and ans["assign"][0]["app"] == "x"  # scheduled at once
     [r] = events(c, "recover")
-    assert (r["queue"], r["pool"]) == (queue, "root.adhoc")
+    assert (r["asked"], r["queue"]) == (queue, "root.adhoc")
     up = call(c, "update")
     assert up["move"] == [{"app": "x", "queue": "root.adhoc", "reason": r["reason"] + "; placed in root.adhoc"}]
     assert "move" not in call(c, "update")  # not again before the retry time
@@ -381,19 +381,19 @@ def test_an_app_the_rm_put_where_no_job_can_be_is_placed_and_moved(queue):
     assert events(c, "recovered") and not any(j["moving_to"] for j in c.jobs())
 
 
-def test_an_app_no_rule_places_goes_to_the_recovery_pool_and_orders_repeat():
+def test_an_app_no_rule_places_goes_to_the_recovery_queue_and_orders_repeat():
     clock = ManualClock()
     c = make_core(ALLOC, clock)  # specified, then reject
     call(c, "heartbeat", full=True, nodes=NODES, apps=[job("x", "root")], node="n1:1")
-    assert c.job_pool("x") == RECOVERY_POOL
-    assert any(p["pool"] == RECOVERY_POOL and p["recovery"] for p in c.pools())
-    assert RECOVERY_POOL not in c.leaf_pools()
+    assert c.job_queue("x") == RECOVERY_QUEUE
+    assert any(p["queue"] == RECOVERY_QUEUE and p["recovery"] for p in c.queues())
+    assert RECOVERY_QUEUE not in c.leaf_queues()
     first = call(c, "update")
-    assert first["move"][0]["queue"] == RECOVERY_POOL
+    assert first["move"][0]["queue"] == RECOVERY_QUEUE
     clock.advance(MOVE_RETRY)
-    assert call(c, "update")["move"][0]["queue"] == RECOVERY_POOL  # the RM has not moved it yet: ask again
+    assert call(c, "update")["move"][0]["queue"] == RECOVERY_QUEUE  # the RM has not moved it yet: ask again
     table = {q["name"]: q for q in first["queues"]}  # later answers carry only the rows that changed
-    assert table[RECOVERY_POOL]["recovery"] is True
+    assert table[RECOVERY_QUEUE]["recovery"] is True
 
 
 def test_a_leaf_holding_jobs_never_becomes_a_parent(core):
@@ -403,8 +403,8 @@ def test_a_leaf_holding_jobs_never_becomes_a_parent(core):
     # The RM reports an app in root.a.b (say, from before a restart with another file).
     call(c, "heartbeat", apps=[job("two", "root.a.b")])
     e = engine(c)
-    assert e.pools["root.a"].is_leaf and "root.a.b" not in e.pools
-    assert c.job_pool("two") != "root.a.b" and c.job_pool("one") == "root.a"
+    assert e.queues["root.a"].is_leaf and "root.a.b" not in e.queues
+    assert c.job_queue("two") != "root.a.b" and c.job_queue("one") == "root.a"
     [r] = events(c, "recover")
     assert "root.a holds jobs" in r["reason"]
 
@@ -463,7 +463,7 @@ def test_one_call_with_several_beats_decides_as_the_same_beats_one_call_each():
     call(batched, "heartbeat", full=True, nodes=nodes, apps=apps)
     together = call(batched, "heartbeat", beats=[{"node": n["id"]} for n in nodes])
     assert decisions([together]) == decisions(singles)
-    # All 20 asks placed over five nodes (4 each), and both pools got some.
+    # All 20 asks placed over five nodes (4 each), and both queues got some.
     assert len(together["assign"]) == 20 and len({a["node"] for a in together["assign"]}) == 5
     assert {"a1", "a2"} <= {a["app"] for a in together["assign"]}
 

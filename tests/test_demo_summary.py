@@ -1,4 +1,4 @@
-"""The demo's closing summary: preemptions (how many, from which pools for
+"""The demo's closing summary: preemptions (how many, from which queues for
 which) and the fallback count in words."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ def test_preemptions_are_counted_and_grouped_by_source_and_beneficiary():
     assert preemption_summary(rows) == [
         "containers preempted: 4",
         "    2 from root.research for root.prod (min share preemption)",
-        "    1 from root.adhoc for no pool below its share any more (fair share preemption)",
+        "    1 from root.adhoc for no queue below its share any more (fair share preemption)",
         "    1 from root.adhoc for root.prod, root.research (fair share preemption)",
     ]
-    assert preemption_summary([]) == ["containers preempted: none (no pool stayed below its min share or its "
+    assert preemption_summary([]) == ["containers preempted: none (no queue stayed below its min share or its "
                                       "fair-share threshold past its preemption timeout)"]
 
 
@@ -46,7 +46,7 @@ def test_the_fallback_count_is_said_in_words():
         "fallback: 5 node heartbeats were scheduled by the ResourceManager's built-in FIFO")
 
 
-POOLS = """<?xml version="1.0"?>
+QUEUES = """<?xml version="1.0"?>
 <allocations>
   <queue name="prod"><minResources>2048 mb, 2 vcores</minResources>
     <minSharePreemptionTimeout>5</minSharePreemptionTimeout></queue>
@@ -55,9 +55,9 @@ POOLS = """<?xml version="1.0"?>
 """
 
 
-def test_the_recorder_sees_which_pool_gave_and_which_it_was_for():
+def test_the_recorder_sees_which_queue_gave_and_which_it_was_for():
     clock = ManualClock(100.0)
-    core = PolicyCore(parse_allocations(POOLS, "pools.xml"),
+    core = PolicyCore(parse_allocations(QUEUES, "pools.xml"),
                       EngineSettings(node_locality_delay=0, rack_locality_delay=0), clock)
     recorder = PreemptionRecorder(core)
     core.handle_heartbeat(payload(nodes=[node("n1", "h1", "/r1", 4096, 4)],
@@ -66,7 +66,7 @@ def test_the_recorder_sees_which_pool_gave_and_which_it_was_for():
     core.handle_heartbeat(payload(apps=[app_entry("p1", "bob", "root.prod", 2)]))
     clock.advance(6.0)  # past prod's 5 s min-share timeout
     taken = core.handle_update(payload()).preempt
-    assert taken and {p.pool for p in taken} == {"root.research"}
+    assert taken and {p.queue for p in taken} == {"root.research"}
     assert [(r["from"], r["for"], r["reason"]) for r in recorder.rows] == \
         [("root.research", ["root.prod"], "min_share")] * len(taken)
     assert preemption_summary(recorder.rows)[1] == \

@@ -1,5 +1,5 @@
 """Dynamic Priority accounts from the allocation file (issue 25): a queue
-declared under a dynamic-priority pool is an account as soon as the file
+declared under a dynamic-priority queue is an account as soon as the file
 loads, before any ResourceManager connects, and the accounts follow reloads
 (a queue that leaves the file keeps its account while it holds budget)."""
 
@@ -38,7 +38,7 @@ def acl(tmp_path):
     return str(p)
 
 
-def test_declared_accounts_are_the_children_of_dynamic_priority_pools(tmp_path):
+def test_declared_accounts_are_the_children_of_dynamic_priority_queues(tmp_path):
     from slotwise.policies.dynamic_priority import declared_accounts
 
     assert declared_accounts(load_with_status(str(CONF))[0]) == [

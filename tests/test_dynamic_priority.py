@@ -59,7 +59,7 @@ def test_figure_1_shares_follow_spending_rates():
         job(e, q, q)
     e.update()
     assert m.price() == pytest.approx(7.5)
-    shares = {q: e.pools[f"root.dp.{q}"].fair_share.memory_mb for q in ("alice", "bob", "sam")}
+    shares = {q: e.queues[f"root.dp.{q}"].fair_share.memory_mb for q in ("alice", "bob", "sam")}
     assert shares == pytest.approx({"alice": 8, "bob": 3, "sam": 4})
     assert m.share("root.dp.alice") == pytest.approx(4 / 7.5)
     fill(e)
@@ -111,10 +111,10 @@ def test_new_rate_comes_into_force_at_the_next_interval():
     e.update()
     m.set_spending("alice", 3)
     e.update()
-    assert e.pools["root.dp.alice"].fair_share.memory_mb == 4  # still 1:1 this interval
+    assert e.queues["root.dp.alice"].fair_share.memory_mb == 4  # still 1:1 this interval
     clock.advance(10)
     e.update()
-    assert e.pools["root.dp.alice"].fair_share.memory_mb == 6  # 3:1 of 8 slots
+    assert e.queues["root.dp.alice"].fair_share.memory_mb == 6  # 3:1 of 8 slots
     assert m.price() == 4
 
 
@@ -131,8 +131,8 @@ def test_out_of_budget_drops_out_and_runs_on_what_others_leave():
     e.update()
     assert m.accounts["root.dp.alice"].budget == 0  # 2 x 5 slots is more than it had: charged all of it
     assert m.rate_of("root.dp.alice") == 0 and m.price() == 1
-    assert e.pools["root.dp.alice"].fair_share.memory_mb == 0
-    assert e.pools["root.dp.bob"].fair_share.memory_mb == 8
+    assert e.queues["root.dp.alice"].fair_share.memory_mb == 0
+    assert e.queues["root.dp.bob"].fair_share.memory_mb == 8
     # Work conserving: once bob wants no more, alice gets the free slots all the same.
     e.update_requests("b", [Request(1, SLOT, 0)])
     for cid in list(e.apps["a"].containers):
@@ -150,7 +150,7 @@ def test_unused_share_goes_to_the_others_by_rate():
     job(e, "b", "bob")
     job(e, "s", "sam")
     e.update()
-    shares = {q: e.pools[f"root.dp.{q}"].fair_share.memory_mb for q in ("alice", "bob", "sam")}
+    shares = {q: e.queues[f"root.dp.{q}"].fair_share.memory_mb for q in ("alice", "bob", "sam")}
     assert shares == pytest.approx({"alice": 2, "bob": 2, "sam": 6})
 
 
@@ -182,12 +182,12 @@ def test_unpaid_slots_are_preempted_after_the_grace_time():
     assert running(e, "root.dp.alice") == 8
     job(e, "b", "bob")
     e.update()
-    assert e.pools["root.dp.bob"].fair_share.memory_mb == 6
+    assert e.queues["root.dp.bob"].fair_share.memory_mb == 6
     clock.advance(30)
     assert e.update() == []  # within the grace time
     clock.advance(1)
     got = e.update()
-    assert len(got) == 6 and {p.pool for p in got} == {"root.dp.alice"}
+    assert len(got) == 6 and {p.queue for p in got} == {"root.dp.alice"}
     newest = sorted(e.apps["a"].containers.values(), key=lambda c: -c.launch_time)[:6]
     assert {p.container_id for p in got} == {c.container_id for c in newest}
 
@@ -263,7 +263,7 @@ def test_market_refuses_bad_requests_and_changes_nothing():
     assert (a.budget, a.spending) == (0, 1)
 
 
-def test_placement_under_a_dp_pool_needs_the_acl(tmp_path):
+def test_placement_under_a_dp_queue_needs_the_acl(tmp_path):
     acl_file = tmp_path / "acl"
     acl_file.write_text("alice user alice-secret-key\nroot admin root-secret-key\ncarol user carol-secret-key bob\n")
     acl_file.chmod(0o600)
@@ -330,7 +330,7 @@ def test_on_an_mrv1_cluster_each_kind_of_slot_is_split_by_the_rates():
         for n in list(e.nodes):
             e.heartbeat(n)
             clock.advance(0.5)
-    reduces = {q: e.pools[f"root.dp.{q}"].usage.reduce_slots for q in ("prod", "research")}
+    reduces = {q: e.queues[f"root.dp.{q}"].usage.reduce_slots for q in ("prod", "research")}
     assert reduces == {"prod": 1, "research": 1}
     for _ in range(24):  # maps end one at a time, oldest first; the freed slot is offered again
         c = min((c for c in e.containers.values() if c.resource.map_slots), key=lambda c: c.launch_time)
@@ -338,5 +338,5 @@ def test_on_an_mrv1_cluster_each_kind_of_slot_is_split_by_the_rates():
         e.update()
         e.heartbeat(c.node_id)
         clock.advance(1.0)
-    maps = {q: e.pools[f"root.dp.{q}"].usage.map_slots for q in ("prod", "research")}
+    maps = {q: e.queues[f"root.dp.{q}"].usage.map_slots for q in ("prod", "research")}
     assert maps == {"prod": 6, "research": 2}

@@ -7,7 +7,7 @@ from slotwise.engine import PlacementRejected
 from support import fill, make_config, make_engine, running, submit
 
 
-def test_pool_running_app_limit_holds_later_jobs():
+def test_queue_running_app_limit_holds_later_jobs():
     e, clock = make_engine({"q": {"max_running_apps": 1}}, nodes=1, slots=4)
     submit(e, "first", "q", tasks=2)
     clock.advance(1)
@@ -41,7 +41,7 @@ def test_user_limit_and_default():
     assert sum(e.apps[f"bob{i}"].runnable for i in range(3)) == 1
 
 
-def test_parent_pool_limit_counts_all_children():
+def test_parent_queue_limit_counts_all_children():
     e, _ = make_engine({"p": {"max_running_apps": 2, "children": {"a": {}, "b": {}}}})
     submit(e, "1", "p.a")
     submit(e, "2", "p.b")
@@ -49,7 +49,7 @@ def test_parent_pool_limit_counts_all_children():
     assert [e.apps[x].runnable for x in "123"] == [True, True, False]
 
 
-def test_queue_max_apps_default_applies_to_unconfigured_pools():
+def test_queue_max_apps_default_applies_to_unconfigured_queues():
     e, _ = make_engine(queue_max_apps_default=1)
     submit(e, "1", "adhoc")
     submit(e, "2", "adhoc")
@@ -107,10 +107,10 @@ def test_move_app_transfers_usage_and_changes_order():
     fill(e)
     assert running(e, "root.one") == 4
     e.move_app("a", "two")
-    assert "root.one" not in e.pools  # a dynamic pool goes with its last app, as in YARN
+    assert "root.one" not in e.queues  # a dynamic queue goes with its last app, as in YARN
     assert running(e, "root.two") == 4
-    assert e.root.usage.memory_mb == e.pools["root.two"].usage.memory_mb
-    assert e.apps["a"].pool.name == "root.two"
+    assert e.root.usage.memory_mb == e.queues["root.two"].usage.memory_mb
+    assert e.apps["a"].queue.name == "root.two"
 
 
 def test_move_refused_when_target_is_full():
@@ -119,10 +119,10 @@ def test_move_refused_when_target_is_full():
     submit(e, "y", "other")
     with pytest.raises(ValueError, match="maxRunningApps"):
         e.move_app("y", "full")
-    assert e.apps["y"].pool.name == "root.other"
+    assert e.apps["y"].queue.name == "root.other"
 
 
-def test_priority_change_reorders_a_fifo_pool():
+def test_priority_change_reorders_a_fifo_queue():
     e, clock = make_engine({"q": {"scheduling_policy": "fifo"}}, nodes=1, slots=2)
     submit(e, "a", "q")
     clock.advance(1)
@@ -131,15 +131,15 @@ def test_priority_change_reorders_a_fifo_pool():
     assert {x.app_id for x in fill(e)} == {"b"}
 
 
-def test_reload_keeps_running_apps_in_removed_pools():
+def test_reload_keeps_running_apps_in_removed_queues():
     e, _ = make_engine({"old": {"weight": 2.0}}, nodes=1, slots=4)
     submit(e, "a", "old", tasks=10)
     fill(e)
     e.set_config(make_config({"new": {}}))
-    assert e.apps["a"].pool.name == "root.old"
+    assert e.apps["a"].queue.name == "root.old"
     assert running(e, "root.old") == 4
-    assert e.pools["root.old"].weight == 1.0  # now an ordinary dynamic pool
-    assert "root.new" in e.pools
+    assert e.queues["root.old"].weight == 1.0  # now an ordinary dynamic queue
+    assert "root.new" in e.queues
 
 
 def test_reload_applies_new_weights():
@@ -148,4 +148,4 @@ def test_reload_applies_new_weights():
     submit(e, "y", "b", tasks=50)
     e.set_config(make_config({"a": {"weight": 2.0}, "b": {}}))
     e.update()
-    assert e.pools["root.a"].fair_share.memory_mb == pytest.approx(8)
+    assert e.queues["root.a"].fair_share.memory_mb == pytest.approx(8)

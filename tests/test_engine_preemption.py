@@ -9,8 +9,8 @@ from slotwise.settings import EngineSettings
 from support import fill, make_engine, running, submit
 
 
-def hog_then_starve(pools, hog_tasks=16, **kw):
-    e, clock = make_engine(pools, nodes=4, slots=4, **kw)
+def hog_then_starve(queues, hog_tasks=16, **kw):
+    e, clock = make_engine(queues, nodes=4, slots=4, **kw)
     submit(e, "hog", "hog", tasks=hog_tasks)
     e.update()
     fill(e)
@@ -30,12 +30,12 @@ def test_min_share_preemption_after_timeout():
     clock.advance(1)
     got = e.update()
     assert len(got) == 6
-    assert all(p.kill and p.pool == "root.hog" and p.reason == "min_share" for p in got)
+    assert all(p.kill and p.queue == "root.hog" and p.reason == "min_share" for p in got)
     assert {p.container_id for p in got} <= set(e.apps["hog"].containers)
     # Which ones (the newest): test_victims_are_the_newest_containers_...
 
 
-def test_pool_with_demand_met_is_not_starved():
+def test_queue_with_demand_met_is_not_starved():
     e, clock = make_engine({"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 5},
                             "hog": {}}, nodes=4, slots=4)
     submit(e, "hog", "hog", tasks=16)
@@ -48,18 +48,18 @@ def test_pool_with_demand_met_is_not_starved():
 
 
 def test_fair_share_preemption_below_threshold():
-    pools = {"prod": {"fair_share_preemption_timeout": 20, "fair_share_preemption_threshold": 0.5}, "hog": {}}
-    e, clock = hog_then_starve(pools)
+    queues = {"prod": {"fair_share_preemption_timeout": 20, "fair_share_preemption_threshold": 0.5}, "hog": {}}
+    e, clock = hog_then_starve(queues)
     clock.advance(21)
     got = e.update()
-    # Fair share 8; the pool gets back up to its whole fair share.
+    # Fair share 8; the queue gets back up to its whole fair share.
     assert len(got) == 8
     assert {p.reason for p in got} == {"fair_share"}
 
 
 def test_no_preemption_while_above_threshold():
-    pools = {"prod": {"fair_share_preemption_timeout": 20, "fair_share_preemption_threshold": 0.5}, "hog": {}}
-    e, clock = hog_then_starve(pools)
+    queues = {"prod": {"fair_share_preemption_timeout": 20, "fair_share_preemption_threshold": 0.5}, "hog": {}}
+    e, clock = hog_then_starve(queues)
     # Give prod 4 of its 8: exactly half, so it is not starved.
     for c in list(e.apps["hog"].containers)[:4]:
         e.container_finished(c)
@@ -69,19 +69,19 @@ def test_no_preemption_while_above_threshold():
     assert e.update() == []
 
 
-def test_victims_never_push_a_pool_below_its_fair_share():
-    pools = {"prod": {"min_resources": Resource.units(16), "min_share_preemption_timeout": 1}, "hog": {}}
-    e, clock = hog_then_starve(pools)
+def test_victims_never_push_a_queue_below_its_fair_share():
+    queues = {"prod": {"min_resources": Resource.units(16), "min_share_preemption_timeout": 1}, "hog": {}}
+    e, clock = hog_then_starve(queues)
     clock.advance(2)
     got = e.update()
     # prod's min share covers the cluster, but hog's fair share is 0 here? No: both active,
     # min share 16 of 16 leaves hog a fair share of 0, so all 16 may go.
-    assert e.pools["root.hog"].fair_share.memory_mb == pytest.approx(0)
+    assert e.queues["root.hog"].fair_share.memory_mb == pytest.approx(0)
     assert len(got) == 16
-    pools = {"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 1,
+    queues = {"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 1,
                       "fair_share_preemption_timeout": 1, "fair_share_preemption_threshold": 1.0},
              "mid": {}, "hog": {}}
-    e, clock = make_engine(pools, nodes=4, slots=4)
+    e, clock = make_engine(queues, nodes=4, slots=4)
     submit(e, "hog", "hog", tasks=20)
     submit(e, "mid", "mid", tasks=4)
     e.update()
@@ -92,21 +92,21 @@ def test_victims_never_push_a_pool_below_its_fair_share():
     e.update()
     clock.advance(5)
     got = e.update()
-    assert got and all(p.pool == "root.hog" for p in got)  # mid is at its share: untouched
-    assert running(e, "root.hog") - len(got) >= e.pools["root.hog"].fair_share.memory_mb - 1e-9
+    assert got and all(p.queue == "root.hog" for p in got)  # mid is at its share: untouched
+    assert running(e, "root.hog") - len(got) >= e.queues["root.hog"].fair_share.memory_mb - 1e-9
 
 
-def test_allow_preemption_from_false_protects_a_pool():
-    pools = {"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 1},
+def test_allow_preemption_from_false_protects_a_queue():
+    queues = {"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 1},
              "hog": {"allow_preemption_from": False}}
-    e, clock = hog_then_starve(pools)
+    e, clock = hog_then_starve(queues)
     clock.advance(5)
     assert e.update() == []
 
 
 def test_am_containers_go_last():
-    pools = {"prod": {"min_resources": Resource.units(16), "min_share_preemption_timeout": 1}, "hog": {}}
-    e, clock = make_engine(pools, nodes=1, slots=4)
+    queues = {"prod": {"min_resources": Resource.units(16), "min_share_preemption_timeout": 1}, "hog": {}}
+    e, clock = make_engine(queues, nodes=1, slots=4)
     submit(e, "hog", "hog", tasks=4, needs_am=True)
     e.update()
     fill(e)
@@ -122,8 +122,8 @@ def test_am_containers_go_last():
 
 
 def test_warning_then_kill_after_grace_time():
-    pools = {"prod": {"min_resources": Resource.units(2), "min_share_preemption_timeout": 1}, "hog": {}}
-    e, clock = hog_then_starve(pools, settings=EngineSettings(preemption_warn_time=15, node_locality_delay=0,
+    queues = {"prod": {"min_resources": Resource.units(2), "min_share_preemption_timeout": 1}, "hog": {}}
+    e, clock = hog_then_starve(queues, settings=EngineSettings(preemption_warn_time=15, node_locality_delay=0,
                                                               rack_locality_delay=0))
     clock.advance(2)
     warned = e.update()
@@ -137,8 +137,8 @@ def test_warning_then_kill_after_grace_time():
 
 
 def test_preemption_can_be_turned_off():
-    pools = {"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 1}, "hog": {}}
-    e, clock = hog_then_starve(pools, settings=EngineSettings(preemption=False))
+    queues = {"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 1}, "hog": {}}
+    e, clock = hog_then_starve(queues, settings=EngineSettings(preemption=False))
     clock.advance(5)
     assert e.update() == []
 
@@ -146,9 +146,9 @@ def test_preemption_can_be_turned_off():
 def test_timeouts_inherit_from_parent_and_defaults():
     e, _ = make_engine({"p": {"min_share_preemption_timeout": 7, "children": {"c": {}}}, "q": {}},
                        default_fair_share_preemption_timeout=99)
-    assert e.pools["root.p.c"].min_share_timeout == 7
-    assert e.pools["root.q"].min_share_timeout == math.inf
-    assert e.pools["root.q"].fair_share_timeout == 99
+    assert e.queues["root.p.c"].min_share_timeout == 7
+    assert e.queues["root.q"].min_share_timeout == math.inf
+    assert e.queues["root.q"].fair_share_timeout == 99
 
 
 def test_victims_are_the_newest_containers_whatever_app_or_node_holds_them():
@@ -199,18 +199,18 @@ def starved_prod_beside_adhoc():
     clock.advance(6)
     got = e.update()
     assert len(got) == 7 and {p.reason for p in got} == {"min_share"}
-    assert {p.pool for p in got} == {"root.hog"}
+    assert {p.queue for p in got} == {"root.hog"}
     return e, clock, got
 
 
-def test_what_is_taken_back_for_a_starved_pool_goes_to_it_not_to_a_third_pool():
+def test_what_is_taken_back_for_a_starved_queue_goes_to_it_not_to_a_third_queue():
     e, clock, got = starved_prod_beside_adhoc()
     assert e.update() == []  # asked back, not yet gone: nothing more is taken for the same shortfall
     for p in got:
         e.container_finished(p.container_id)
     assert e.update() == []  # freed, held for prod: still nothing more
     placed = fill(e)
-    assert {a.pool for a in placed} == {"root.prod"} and len(placed) == 7
+    assert {a.queue for a in placed} == {"root.prod"} and len(placed) == 7
     assert running(e, "root.prod") == 7 and running(e, "root.adhoc") == 0
     # The victims were the newest containers, wherever they ran; prod takes
     # the capacity it was given there without waiting out its locality delay.
@@ -219,13 +219,13 @@ def test_what_is_taken_back_for_a_starved_pool_goes_to_it_not_to_a_third_pool():
     assert e.update() == []  # prod is at its min share: no second round of kills
 
 
-def test_a_hold_lapses_when_the_pool_stops_asking_or_after_its_time():
+def test_a_hold_lapses_when_the_queue_stops_asking_or_after_its_time():
     e, clock, got = starved_prod_beside_adhoc()
     for p in got:
         e.container_finished(p.container_id)
     e.remove_app("prod-job")  # prod no longer wants them
     placed = fill(e, rounds=2)
-    assert len(placed) == 7 and {a.pool for a in placed} == {"root.adhoc"}
+    assert len(placed) == 7 and {a.queue for a in placed} == {"root.adhoc"}
 
     e2, clock2, got2 = starved_prod_beside_adhoc()
     for p in got2:
@@ -234,5 +234,5 @@ def test_a_hold_lapses_when_the_pool_stops_asking_or_after_its_time():
     assert held() == 7
     clock2.advance(9.9)
     assert held() == 7
-    clock2.advance(0.2)  # past the hold: a node is not kept idle for a pool that does not come
+    clock2.advance(0.2)  # past the hold: a node is not kept idle for a queue that does not come
     assert held() == 0

@@ -1,4 +1,4 @@
-"""Fair sharing between and inside pools, driven through heartbeats."""
+"""Fair sharing between and inside queues, driven through heartbeats."""
 
 from collections import Counter
 
@@ -9,7 +9,7 @@ from slotwise.settings import EngineSettings
 from support import fill, make_engine, running, submit
 
 
-def test_two_pools_split_the_cluster_evenly():
+def test_two_queues_split_the_cluster_evenly():
     e, _ = make_engine(nodes=4, slots=4)
     submit(e, "a", "root.a", tasks=50)
     submit(e, "b", "root.b", tasks=50)
@@ -18,7 +18,7 @@ def test_two_pools_split_the_cluster_evenly():
     assert running(e, "root.b") == 8
 
 
-def test_pool_weight_two_gets_twice_the_slots():
+def test_queue_weight_two_gets_twice_the_slots():
     e, _ = make_engine({"heavy": {"weight": 2.0}, "light": {}}, nodes=3, slots=4)
     submit(e, "h", "heavy", tasks=50)
     submit(e, "l", "light", tasks=50)
@@ -26,10 +26,10 @@ def test_pool_weight_two_gets_twice_the_slots():
     assert running(e, "root.heavy") == 8
     assert running(e, "root.light") == 4
     e.update()
-    assert e.pools["root.heavy"].fair_share.memory_mb == pytest.approx(8)
+    assert e.queues["root.heavy"].fair_share.memory_mb == pytest.approx(8)
 
 
-def test_pool_below_min_share_is_served_first():
+def test_queue_below_min_share_is_served_first():
     e, _ = make_engine({"prod": {"min_resources": Resource.units(12)}, "dev": {}}, nodes=4, slots=4)
     submit(e, "d", "dev", tasks=50)
     submit(e, "p", "prod", tasks=50)
@@ -39,16 +39,16 @@ def test_pool_below_min_share_is_served_first():
     assert running(e, "root.dev") == 4
 
 
-def test_inactive_pool_reserves_nothing():
+def test_inactive_queue_reserves_nothing():
     e, _ = make_engine({"prod": {"min_resources": Resource.units(12)}, "dev": {}}, nodes=4, slots=4)
     submit(e, "d", "dev", tasks=50)
     fill(e)
     e.update()
     assert running(e, "root.dev") == 16
-    assert e.pools["root.prod"].fair_share.memory_mb == 0
-    assert e.pools["root.dev"].fair_share.memory_mb == 16
-    # The steady share still counts the idle pool.
-    assert e.pools["root.prod"].steady_fair_share.memory_mb == pytest.approx(12)
+    assert e.queues["root.prod"].fair_share.memory_mb == 0
+    assert e.queues["root.dev"].fair_share.memory_mb == 16
+    # The steady share still counts the idle queue.
+    assert e.queues["root.prod"].steady_fair_share.memory_mb == pytest.approx(12)
 
 
 def _overcommitted_mins(rule: str):
@@ -57,7 +57,7 @@ def _overcommitted_mins(rule: str):
     submit(e, "x", "a", tasks=100)
     submit(e, "y", "b", tasks=100)
     e.update()
-    return e.pools["root.a"].fair_share.memory_mb, e.pools["root.b"].fair_share.memory_mb
+    return e.queues["root.a"].fair_share.memory_mb, e.queues["root.b"].fair_share.memory_mb
 
 
 def test_min_shares_larger_than_cluster_are_scaled_by_the_design_rule():
@@ -75,46 +75,46 @@ def test_yarn_rule_does_not_cap_a_share_at_demand_and_auto_follows_the_file_form
         submit(e, "s", "small", tasks=2)
         submit(e, "b", "big", tasks=100)
         e.update()
-        return e.pools["root.small"].fair_share.memory_mb, e.pools["root.big"].fair_share.memory_mb
+        return e.queues["root.small"].fair_share.memory_mb, e.queues["root.big"].fair_share.memory_mb
 
     assert shares("design") == pytest.approx((2, 14))  # capped at demand, the rest to big
-    assert shares("yarn") == pytest.approx((8, 8))  # demand only makes a pool active
+    assert shares("yarn") == pytest.approx((8, 8))  # demand only makes a queue active
     assert shares("auto", "yarn") == shares("yarn")
     assert shares("auto", "mrv1") == shares("design")
 
 
 def test_yarn_rule_raises_a_max_below_the_min_and_the_design_rule_clips_the_min():
     from slotwise.config.model import ResourceSpec
-    pools = {"a": {"min_resources": Resource.units(10), "max_resources": ResourceSpec.of(Resource.units(4))}, "b": {}}
+    queues = {"a": {"min_resources": Resource.units(10), "max_resources": ResourceSpec.of(Resource.units(4))}, "b": {}}
     out = {}
     for rule in ("yarn", "design"):
-        e, _ = make_engine(pools, nodes=4, slots=4, settings=EngineSettings(share_rule=rule))
+        e, _ = make_engine(queues, nodes=4, slots=4, settings=EngineSettings(share_rule=rule))
         submit(e, "x", "a", tasks=100)
         submit(e, "y", "b", tasks=100)
         e.update()
-        out[rule] = e.pools["root.a"].fair_share.memory_mb
+        out[rule] = e.queues["root.a"].fair_share.memory_mb
     assert out == {"yarn": pytest.approx(10), "design": pytest.approx(4)}
 
 
-def test_max_resources_caps_a_pool():
+def test_max_resources_caps_a_queue():
     from slotwise.config.model import ResourceSpec
     e, _ = make_engine({"capped": {"max_resources": ResourceSpec.of(Resource.units(3))}}, nodes=2, slots=4)
     submit(e, "c", "capped", tasks=50)
     fill(e)
     assert running(e, "root.capped") == 3
     e.update()
-    assert e.pools["root.capped"].demand.memory_mb == 3
+    assert e.queues["root.capped"].demand.memory_mb == 3
 
 
 def test_max_resources_percentage_follows_cluster_size():
     from slotwise.config.model import ResourceSpec
     e, _ = make_engine({"half": {"max_resources": ResourceSpec(memory_pct=50, vcores_pct=50)}}, nodes=2, slots=4)
-    assert e.pools["root.half"].max_share.memory_mb == 4
+    assert e.queues["root.half"].max_share.memory_mb == 4
     e.add_node("n9", "host9", "/rack0", Resource.units(4))
-    assert e.pools["root.half"].max_share.memory_mb == 6
+    assert e.queues["root.half"].max_share.memory_mb == 6
 
 
-def test_fifo_pool_runs_by_priority_then_submit_time():
+def test_fifo_queue_runs_by_priority_then_submit_time():
     e, clock = make_engine({"q": {"scheduling_policy": "fifo"}}, nodes=1, slots=3)
     submit(e, "early", "q", tasks=5)
     clock.advance(1)
@@ -130,7 +130,7 @@ def test_fifo_pool_runs_by_priority_then_submit_time():
     assert got == ["early"] * 3
 
 
-def test_fair_pool_weights_jobs_by_priority():
+def test_fair_queue_weights_jobs_by_priority():
     e, _ = make_engine({"q": {"scheduling_policy": "fair"}}, nodes=3, slots=4)
     submit(e, "normal", "q", tasks=50)
     submit(e, "high", "q", tasks=50, priority=1)  # weight 2
@@ -141,9 +141,9 @@ def test_fair_pool_weights_jobs_by_priority():
     assert e.apps["high"].fair_share.memory_mb == pytest.approx(8)
 
 
-def test_hierarchical_pools_share_parent_share():
-    pools = {"eng": {"weight": 3.0, "children": {"x": {}, "y": {}}}, "ops": {}}
-    e, _ = make_engine(pools, nodes=4, slots=4)
+def test_hierarchical_queues_share_parent_share():
+    queues = {"eng": {"weight": 3.0, "children": {"x": {}, "y": {}}}, "ops": {}}
+    e, _ = make_engine(queues, nodes=4, slots=4)
     submit(e, "x1", "eng.x", tasks=50)
     submit(e, "y1", "eng.y", tasks=50)
     submit(e, "o1", "ops", tasks=50)
@@ -152,7 +152,7 @@ def test_hierarchical_pools_share_parent_share():
     assert running(e, "root.eng") == 12
     assert running(e, "root.ops") == 4
     assert running(e, "root.eng.x") == 6
-    assert e.pools["root.eng.y"].fair_share.memory_mb == pytest.approx(6)
+    assert e.queues["root.eng.y"].fair_share.memory_mb == pytest.approx(6)
 
 
 def test_assign_multiple_off_places_one_container_per_heartbeat():
@@ -192,7 +192,7 @@ def test_first_container_is_the_am_and_max_am_share_limits_ams():
     got = e.heartbeat("n0")
     # Fair share 8 slots * 0.25 = 2: one 2-slot AM fits, a second would not.
     assert [a.is_am for a in got] == [True]
-    assert e.pools["root.q"].am_usage.memory_mb == 2
+    assert e.queues["root.q"].am_usage.memory_mb == 2
 
 
 def test_cluster_capacity_tracks_nodes_and_node_loss_frees_containers():

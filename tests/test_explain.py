@@ -15,14 +15,14 @@ def codes(engine, app_id):
     return [h["code"] for h in explain_app(engine, app_id)["holds"]]
 
 
-def test_running_app_limits_of_user_and_pool():
+def test_running_app_limits_of_user_and_queue():
     e, _ = make_engine({"a": {"max_running_apps": 1}})
     submit(e, "j1", "a", user="ann")
     submit(e, "j2", "a", user="bob")
     out = explain_app(e, "j2")
     assert out["state"] == "waiting to run"
-    assert out["holds"][0]["code"] == "pool_max_running_apps"
-    assert out["holds"][0]["pool"] == "root.a" and out["holds"][0]["limit"] == 1
+    assert out["holds"][0]["code"] == "queue_max_running_apps"
+    assert out["holds"][0]["queue"] == "root.a" and out["holds"][0]["limit"] == 1
     assert "maxRunningApps 1" in out["holds"][0]["message"]
 
     e, _ = make_engine({"a": {}}, users={"ann": UserConfig("ann", max_running_apps=1)})
@@ -37,8 +37,8 @@ def test_nothing_asked_and_max_share_and_no_room():
     submit(e, "c", "capped", tasks=5)
     fill(e)
     held = explain_app(e, "c")["holds"]
-    assert [h["code"] for h in held] == ["pool_at_max_share"]
-    assert held[0]["pool"] == "root.capped" and held[0]["max_share"] == {"memory_mb": 2, "vcores": 2}
+    assert [h["code"] for h in held] == ["queue_at_max_share"]
+    assert held[0]["queue"] == "root.capped" and held[0]["max_share"] == {"memory_mb": 2, "vcores": 2}
 
     e, _ = make_engine(nodes=1, slots=2)
     submit(e, "big", "a", tasks=10)
@@ -74,30 +74,30 @@ def test_am_share_limit():
     assert codes(e, waiting[0]) == ["max_am_share"]
 
 
-def test_a_pool_at_its_max_share_is_not_called_an_am_limit():
-    """maxAMShare 1.0 and a pool full to its max: the max share holds the AM back, not the AM limit."""
+def test_a_queue_at_its_max_share_is_not_called_an_am_limit():
+    """maxAMShare 1.0 and a queue full to its max: the max share holds the AM back, not the AM limit."""
     e, _ = make_engine({"a": {"max_am_share": 1.0, "max_resources": ResourceSpec.of(Resource.units(4))}},
                        nodes=1, slots=8)
-    submit(e, "first", "a", tasks=4, needs_am=True)  # its AM and 3 tasks fill the pool
+    submit(e, "first", "a", tasks=4, needs_am=True)  # its AM and 3 tasks fill the queue
     e.update()
     fill(e)
     submit(e, "second", "a", tasks=1, needs_am=True)
     e.update()
     fill(e)
-    assert e.pools["root.a"].usage.memory_mb == 4 and not e.apps["second"].containers
-    assert codes(e, "second") == ["pool_at_max_share"]
+    assert e.queues["root.a"].usage.memory_mb == 4 and not e.apps["second"].containers
+    assert codes(e, "second") == ["queue_at_max_share"]
 
 
-def test_waiting_turn_names_the_pools_share_and_explaining_changes_nothing():
+def test_waiting_turn_names_the_queues_share_and_explaining_changes_nothing():
     e, clock = make_engine(nodes=1, slots=2)
     submit(e, "x", "a", tasks=10)
     submit(e, "y", "b", tasks=10)
     fill(e)
     e.update()
-    before = (e.describe_pools(), e.describe_apps(), {a.app_id: a.locality_wait for a in e.apps.values()})
+    before = (e.describe_queues(), e.describe_apps(), {a.app_id: a.locality_wait for a in e.apps.values()})
     out = explain_app(e, "y")
     assert out["holds"] and out["holds"][-1]["code"] in {"waiting_turn", "no_node_with_room"}
-    assert (e.describe_pools(), e.describe_apps(), {a.app_id: a.locality_wait for a in e.apps.values()}) == before
+    assert (e.describe_queues(), e.describe_apps(), {a.app_id: a.locality_wait for a in e.apps.values()}) == before
 
 
 def test_preempted_container_says_why_it_was_chosen():
@@ -115,7 +115,7 @@ def test_preempted_container_says_why_it_was_chosen():
     assert "root.a uses" in preempting[0]["why"] and "over its fair share" in preempting[0]["why"]
 
 
-def test_a_jobs_name_is_its_own_not_its_pools():
+def test_a_jobs_name_is_its_own_not_its_queues():
     e, _ = make_engine()
     e.add_app("app_7", "ann", queue="a", name="wordcount")
     assert explain_app(e, "app_7")["name"] == "wordcount" and e.describe_apps()[0]["name"] == "wordcount"

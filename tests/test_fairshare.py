@@ -22,7 +22,7 @@ def test_weight_two_gets_twice_the_share():
 
 
 def test_demand_below_share_is_met_and_rest_is_split():
-    # A pool that wants 10 of 100 gets 10; the other two split 90.
+    # A queue that wants 10 of 100 gets 10; the other two split 90.
     assert compute_shares([1, 1, 1], [0, 0, 0], [10, INF, INF], 100) == pytest.approx([10, 45, 45])
 
 
@@ -58,7 +58,7 @@ def test_large_inputs_take_the_vectorised_path_and_agree():
     mins = [(i % 5) * 3 for i in range(n)]
     caps = [10 + (i % 13) * 20 for i in range(n)]
     big = compute_shares(weights, mins, caps, 50_000)
-    # The same problem in chunks below the threshold must agree pool by pool.
+    # The same problem in chunks below the threshold must agree queue by queue.
     from slotwise.policies import fairshare
 
     old = fairshare._NUMPY_THRESHOLD
@@ -74,7 +74,7 @@ def test_fifo_fill_in_order():
     assert fill_in_order([5, 10, 10], 12) == [5, 7, 0]
 
 
-pools = st.lists(
+queues = st.lists(
     st.tuples(
         st.floats(min_value=0.1, max_value=10),  # weight
         st.floats(min_value=0, max_value=500),  # min share
@@ -86,7 +86,7 @@ pools = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(pools, st.floats(min_value=1, max_value=10_000))
+@given(queues, st.floats(min_value=1, max_value=10_000))
 def test_properties(spec, total):
     weights = [w for w, _, _ in spec]
     mins = [m for _, m, _ in spec]
@@ -105,7 +105,7 @@ def test_properties(spec, total):
 
 
 @settings(max_examples=200, deadline=None)
-@given(pools, st.floats(min_value=1, max_value=10_000), st.integers(min_value=0, max_value=39),
+@given(queues, st.floats(min_value=1, max_value=10_000), st.integers(min_value=0, max_value=39),
        st.floats(min_value=1.01, max_value=10))
 def test_monotone_in_weight(spec, total, idx, factor):
     assume(idx < len(spec))
@@ -139,7 +139,7 @@ def test_yarn_shares_stop_at_the_max_shares():
     assert yarn_shares([1, 1, 2], [0, 0, 0], [10, INF, INF], 100) == pytest.approx([10, 30, 60])
 
 
-whole_pools = st.lists(
+whole_queues = st.lists(
     st.tuples(
         st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.0, 2.0, 3.0, 7.5]),  # weight
         st.integers(min_value=0, max_value=3000),  # min share
@@ -151,7 +151,7 @@ whole_pools = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(whole_pools, st.integers(min_value=0, max_value=20_000))
+@given(whole_queues, st.integers(min_value=0, max_value=20_000))
 def test_yarn_properties(spec, total):
     """YARN's resources are whole units: so are its shares."""
     weights = [w for w, _, _ in spec]

@@ -251,10 +251,10 @@ def test_engine_alpha_from_reduces_asked_during_the_map_phase():
 
 def test_beta_estimated_online_from_finished_containers():
     """Tasks whose lifetimes are Pareto(beta 1.3) samples: after enough finish,
-    the pool's beta is near 1.3 and explain says it was estimated."""
+    the queue's beta is near 1.3 and explain says it was estimated."""
     rng = random.Random(11)
     e, clock = hopper_engine(nodes=4, slots=10)  # beta not configured
-    pool = e.pools["root.jobs"]
+    queue = e.queues["root.jobs"]
     ends = {}
     for j in range(12):
         app = f"app{j}"
@@ -271,10 +271,10 @@ def test_beta_estimated_online_from_finished_containers():
         t = t_next
         e.container_finished(cid)
         e.update()
-    state = pool.policy_state
+    state = queue.policy_state
     assert state.estimated
     assert state.beta == pytest.approx(1.3, rel=0.2)
-    words = get_policy("hopper").explain_child(pool, next(iter(e.apps.values())), e.ctx)
+    words = get_policy("hopper").explain_child(queue, next(iter(e.apps.values())), e.ctx)
     assert "estimated from finished tasks" in words
 
 

@@ -14,7 +14,7 @@ from slotwise.sim.simulator import SimSettings, Simulation
 from slotwise.sim.workload import ClusterSpec, JobSpec, Workload, pareto_draw
 
 
-def one_pool(policy="fair"):
+def one_queue(policy="fair"):
     cfg = AllocationConfig()
     cfg.placement_rules = default_placement_rules()
     cfg.root.children.append(QueueConfig("root.jobs", scheduling_policy=policy))
@@ -25,12 +25,12 @@ def sim_of(jobs, speculation="late", nodes=1, slots=4, cap=1.0, policy="fair", *
     w = Workload(ClusterSpec(racks=1, nodes_per_rack=nodes, map_slots=slots, reduce_slots=1), jobs)
     settings = EngineSettings(heartbeat_interval=1.0, preemption=False, node_locality_delay=0,
                               rack_locality_delay=0)
-    return Simulation(w, settings, one_pool(policy), SimSettings(heartbeat_interval=1.0, speculation=speculation,
+    return Simulation(w, settings, one_queue(policy), SimSettings(heartbeat_interval=1.0, speculation=speculation,
                                                                  speculative_cap=cap, **kw))
 
 
 def job(job_id, maps, submit=0.0, reduces=()):
-    return JobSpec(job_id, submit, list(maps), list(reduces), pool="root.jobs", io=0.0,
+    return JobSpec(job_id, submit, list(maps), list(reduces), queue="root.jobs", io=0.0,
                    map_hosts=[()] * len(maps))
 
 

@@ -83,7 +83,7 @@ def test_a_node_gets_at_most_the_ceiling_of_containers_in_one_heartbeat():
     assert not t.is_alive(), "the heartbeat never returned"
     assert len(done["ans"]["assign"]) == MAX_ASSIGN_PER_HEARTBEAT
     # The lock is free again: a read view answers.
-    assert core.pools()
+    assert core.queues()
 
 
 def test_the_ceiling_holds_even_with_max_assign_set_above_it():
@@ -158,7 +158,7 @@ def test_a_user_queue_too_long_for_the_wire_is_never_made():
     long_user = "u" * (MAX_QUEUE_NAME - len("root.") + 1)
     answer = json.loads(core.place(json.dumps({"app": "x", "user": long_user, "queue": "default", "priority": 0})))
     assert "reject" in answer
-    assert not any(len(p) > MAX_QUEUE_NAME for p in engine(core).pools)
+    assert not any(len(p) > MAX_QUEUE_NAME for p in engine(core).queues)
 
 
 # --------------------------------------------------------------- dry run
@@ -173,9 +173,9 @@ def test_dry_run_of_a_deep_tree_copies_state_without_recursion():
     call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", leaf, n=2)], node="n1:1")
     out = core.dry_run(parse_allocations(text.replace('<queue name="l199">', '<queue name="l199"><weight>2</weight>'),
                                          "deep.xml"))
-    assert out["conflicts"] == [] and any(r["pool"] == leaf for r in out["pools"])
+    assert out["conflicts"] == [] and any(r["queue"] == leaf for r in out["queues"])
     # The live engine is untouched and its tree still whole.
-    assert engine(core).pools[leaf].parent.name == leaf.rsplit(".", 1)[0]
+    assert engine(core).queues[leaf].parent.name == leaf.rsplit(".", 1)[0]
 
 
 def test_dry_run_copies_keep_the_tree_linked():
@@ -184,10 +184,10 @@ def test_dry_run_copies_keep_the_tree_linked():
     from slotwise.core import _freeze, _thaw
 
     copy = _thaw(_freeze(engine(core)), 0.0)
-    assert copy.pools["root.prod"].parent is copy.pools["root"]
-    assert copy.pools["root.prod"] in copy.root.children
-    assert copy.apps["a1"].pool is copy.pools["root.prod"]
-    assert copy.pools["root.prod"] is not engine(core).pools["root.prod"]
+    assert copy.queues["root.prod"].parent is copy.queues["root"]
+    assert copy.queues["root.prod"] in copy.root.children
+    assert copy.apps["a1"].queue is copy.queues["root.prod"]
+    assert copy.queues["root.prod"] is not engine(core).queues["root.prod"]
 
 
 # --------------------------------------------------- the allocation file
@@ -239,42 +239,42 @@ def test_serve_refuses_dev_zero_at_start_with_one_line():
     assert "Traceback" not in out
 
 
-# ------------------------------------------------------- dynamic pools
-def test_an_empty_dynamic_pool_is_removed_when_its_last_app_leaves():
-    """Was: 10,005 pools remained after 10,000 distinct users' apps finished."""
+# ------------------------------------------------------- dynamic queues
+def test_an_empty_dynamic_queue_is_removed_when_its_last_app_leaves():
+    """Was: 10,005 queues remained after 10,000 distinct users' apps finished."""
     core = make_core(USERS_ALLOC)
     call(core, "heartbeat", full=True, nodes=NODES)
-    base = set(engine(core).pools)
+    base = set(engine(core).queues)
     for i in range(300):
         user = f"user{i}"
         call(core, "heartbeat", apps=[job(f"a{i}", f"root.users.{user}", n=1, user=user)], node="n1:1")
-        assert f"root.users.{user}" in engine(core).pools
+        assert f"root.users.{user}" in engine(core).queues
         call(core, "heartbeat", apps_removed=[f"a{i}"])
-    assert set(engine(core).pools) == base
-    assert "root.users" in engine(core).pools  # declared in the file: stays
-    # A moved app leaves its old dynamic pool behind no more either.
+    assert set(engine(core).queues) == base
+    assert "root.users" in engine(core).queues  # declared in the file: stays
+    # A moved app leaves its old dynamic queue behind no more either.
     call(core, "heartbeat", apps=[job("m", "root.users.kim", n=1, user="kim")])
-    assert "root.users.kim" in engine(core).pools
+    assert "root.users.kim" in engine(core).queues
     assert json.loads(core.move(json.dumps({"app": "m", "queue": "root.prod"}))) == {"queue": "root.prod"}
-    assert "root.users.kim" not in engine(core).pools
+    assert "root.users.kim" not in engine(core).queues
 
 
 def test_nested_dynamic_parents_go_with_their_last_child():
     alloc = ALLOC.replace('create="false"', 'create="true"')
     core = make_core(alloc)
     call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a", "root.x.y.z", n=1)])
-    assert {"root.x", "root.x.y", "root.x.y.z"} <= set(engine(core).pools)
+    assert {"root.x", "root.x.y", "root.x.y.z"} <= set(engine(core).queues)
     call(core, "heartbeat", apps_removed=["a"])
-    assert not any(p.startswith("root.x") for p in engine(core).pools)
+    assert not any(p.startswith("root.x") for p in engine(core).queues)
 
 
-def test_an_update_answer_carries_only_the_pools_that_changed():
+def test_an_update_answer_carries_only_the_queues_that_changed():
     core = make_core(USERS_ALLOC)
     first = call(core, "update", full=True, nodes=NODES, apps=[job("a", "root.users.ann", n=2)])
     assert first["queues_full"] is True and {r["name"] for r in first["queues"]} >= {"root", "root.users.ann"}
     wire.convert("UpdateAnswer", first)
     assert "queues" not in call(core, "update")  # nothing changed: no rows at all
-    call(core, "heartbeat", node="n1:1")  # a's containers placed: its pool and those above change
+    call(core, "heartbeat", node="n1:1")  # a's containers placed: its queue and those above change
     changed = {r["name"] for r in call(core, "update")["queues"]}
     assert "root.users.ann" in changed and "root.prod" not in changed
     gone = call(core, "update", apps_removed=["a"])
@@ -284,13 +284,13 @@ def test_an_update_answer_carries_only_the_pools_that_changed():
     assert again["queues_full"] is True and "root.prod" in {r["name"] for r in again["queues"]}
 
 
-def test_thousands_of_distinct_users_leave_no_pools_and_small_answers():
+def test_thousands_of_distinct_users_leave_no_queues_and_small_answers():
     core = make_core(USERS_ALLOC)
     call(core, "update", full=True, nodes=NODES)
-    base = set(engine(core).pools)
+    base = set(engine(core).queues)
     for i in range(2_000):  # benchmarks/bench_hostile.py runs 10,000 and prints the memory
         call(core, "heartbeat", apps=[job(f"a{i}", f"root.users.u{i}", n=1, user=f"u{i}")], node="n1:1")
         call(core, "heartbeat", apps_removed=[f"a{i}"])
-    assert set(engine(core).pools) == base == {"root", "root.prod", "root.users"}
+    assert set(engine(core).queues) == base == {"root", "root.prod", "root.users"}
     text = core.update(json.dumps({"now_ms": 0}))
     assert len(text) < 200, text

@@ -8,7 +8,7 @@ from slotwise.clock import ManualClock
 from slotwise.config.loader import parse_allocations
 from slotwise.core import PolicyCore
 
-POOLS = """<allocations>
+QUEUES = """<allocations>
   <pool name="prod"><weight>3</weight><minMaps>0</minMaps></pool>
   <pool name="research"><weight>1</weight></pool>
 </allocations>"""
@@ -19,14 +19,14 @@ def tracker(i, maps=2, reduces=1):
             "capacity": {"map_slots": maps, "reduce_slots": reduces}}
 
 
-def job(n, pool, maps, reduces=0, priority=0):
+def job(n, queue, maps, reduces=0, priority=0):
     reqs = []
     if maps:
         reqs.append({"priority": 0, "resource": {"map_slots": 1}, "count": maps, "hosts": {"localhost": maps},
                      "racks": {"/default-rack": maps}})
     if reduces:
         reqs.append({"priority": 1, "resource": {"reduce_slots": 1}, "count": reduces})
-    return {"id": f"job_202611230000_{n:04d}", "user": "ann", "queue": pool, "priority": priority,
+    return {"id": f"job_202611230000_{n:04d}", "user": "ann", "queue": queue, "priority": priority,
             "submit_ms": 1_000_000 + n, "unmanaged": True, "requests": reqs}
 
 
@@ -34,7 +34,7 @@ def beat(node, maps, reduces):
     return {"node": node["id"], "free": {"map_slots": maps, "reduce_slots": reduces}}
 
 
-def make(text=POOLS):
+def make(text=QUEUES):
     clock = ManualClock(1000.0)
     return PolicyCore(parse_allocations(text, "pools.xml"), clock=clock, kind="mrv1"), clock
 
@@ -78,7 +78,7 @@ def test_weights_split_each_kind_three_to_one():
     assert held["map"] == {prod: 6, research: 2}
     assert held["reduce"] == {prod: 6, research: 2}
     call(core, "update")  # fair shares are computed in the periodic pass
-    rows = {r["pool"]: r for r in core.pools()}
+    rows = {r["queue"]: r for r in core.queues()}
     assert rows["root.prod"]["fair_share"] == {"map_slots": 6.0, "reduce_slots": 6.0}
     assert rows["root.research"]["usage"] == {"map_slots": 2, "reduce_slots": 2}
 
@@ -140,13 +140,13 @@ def test_a_message_refused_for_a_reduce_changes_nothing_of_its_maps():
     for method in ("heartbeat", "update"):
         core, _ = make()
         call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 0)])
-        before = (core.jobs(), core.cluster(), core.pools())
+        before = (core.jobs(), core.cluster(), core.queues())
         ans = call(core, method, apps=[job(2, "research", 2)], beats=[beat(t, 2, 0)], launched=[
             {"id": "attempt_202611230000_0001_r_000000_0", "app": "job_202611230000_0001",
              "node": "tracker_nobody:localhost/127.0.0.1:1", "resource": {"reduce_slots": 1}, "priority": 1}])
         assert "tracker_nobody" in ans["error"], ans
         assert not ans.get("assign")
-        assert (core.jobs(), core.cluster(), core.pools()) == before, method
+        assert (core.jobs(), core.cluster(), core.queues()) == before, method
         # and the next good message is decided as if the bad one never came
         good = call(core, "heartbeat", apps=[job(2, "research", 2)], beats=[beat(t, 2, 0)])
         assert [a["app"] for a in good["assign"]] == ["job_202611230000_0002"] * 2
@@ -157,9 +157,9 @@ def test_reload_changes_both_kinds():
     nodes = [tracker(i, maps=2, reduces=2) for i in range(2)]
     call(core, "heartbeat", full=True, nodes=nodes, apps=[job(1, "prod", 50, 50), job(2, "research", 50, 50)])
     call(core, "update")
-    core.set_config(parse_allocations(POOLS.replace("<weight>3</weight>", "<weight>1</weight>"), "pools.xml"))
+    core.set_config(parse_allocations(QUEUES.replace("<weight>3</weight>", "<weight>1</weight>"), "pools.xml"))
     call(core, "update")
-    rows = {r["pool"]: r for r in core.pools()}
+    rows = {r["queue"]: r for r in core.queues()}
     assert rows["root.prod"]["fair_share"] == {"map_slots": 2.0, "reduce_slots": 2.0}
     assert rows["root.research"]["fair_share"] == {"map_slots": 2.0, "reduce_slots": 2.0}
 
@@ -167,15 +167,15 @@ def test_reload_changes_both_kinds():
 def test_min_maps_and_reduces_come_from_the_mrv1_file():
     core, _ = make("""<allocations><pool name="prod"><minMaps>3</minMaps><minReduces>1</minReduces></pool>
       <pool name="research"/></allocations>""")
-    rows = {r["pool"]: r for r in core.pools()}
+    rows = {r["queue"]: r for r in core.queues()}
     assert rows["root.prod"]["min_share"] == {"map_slots": 3, "reduce_slots": 1}
 
 
 def test_each_kind_is_shared_by_its_own_usage():
-    """A pool holding every reduce slot is still first for map slots while
+    """A queue holding every reduce slot is still first for map slots while
     it holds fewer maps: the order on a map offer reads map slots only (with
     the order read from all slots, research would win both)."""
-    core, _ = make(POOLS.replace("<weight>3</weight>", "<weight>1</weight>"))
+    core, _ = make(QUEUES.replace("<weight>3</weight>", "<weight>1</weight>"))
     t = tracker(0, maps=2, reduces=2)
     prod, research = "job_202611230000_0001", "job_202611230000_0002"
     call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 0, reduces=2)], beats=[beat(t, 0, 2)])
@@ -194,7 +194,7 @@ def test_a_reduce_launch_does_not_restart_the_maps_locality_wait():
     reduce launching on a far node leaves its maps' wait where it was."""
     from slotwise.settings import EngineSettings
     clock = ManualClock(1000.0)
-    core = PolicyCore(parse_allocations(POOLS, "pools.xml"), EngineSettings(node_locality_delay=5.0, rack_locality_delay=5.0), clock=clock,
+    core = PolicyCore(parse_allocations(QUEUES, "pools.xml"), EngineSettings(node_locality_delay=5.0, rack_locality_delay=5.0), clock=clock,
                       kind="mrv1")
     near = tracker(0)
     far = {**tracker(1), "host": "elsewhere", "rack": "/other"}
@@ -208,9 +208,9 @@ def test_a_reduce_launch_does_not_restart_the_maps_locality_wait():
     assert [a["locality"] for a in got] == ["off_switch", "off_switch"]
 
 
-def test_a_pool_short_of_map_slots_preempts_maps_only():
+def test_a_queue_short_of_map_slots_preempts_maps_only():
     """Preemption for a min share of maps takes maps, newest first, and no
-    reduce; what it frees goes to the starved pool."""
+    reduce; what it frees goes to the starved queue."""
     from slotwise.settings import EngineSettings
     clock = ManualClock(1000.0)
     text = """<allocations><pool name="prod"><minMaps>2</minMaps><minSharePreemptionTimeout>5</minSharePreemptionTimeout>

@@ -15,7 +15,7 @@ from slotwise.settings import EngineSettings
 
 
 def slotwise_places(xml: str, groups: dict[str, list[str]], apps) -> list[tuple] | None:
-    """Each app in turn through a real Engine: ("placed", pool, created) or
+    """Each app in turn through a real Engine: ("placed", queue, created) or
     ("rejected",); None when Slotwise refuses the file."""
     try:
         cfg = parse_allocations(xml, "gen.xml")
@@ -24,7 +24,7 @@ def slotwise_places(xml: str, groups: dict[str, list[str]], apps) -> list[tuple]
     engine = Engine(cfg, ManualClock(), EngineSettings(preemption=False))
     out = []
     for i, (user, queue) in enumerate(apps):
-        before = set(engine.pools)
+        before = set(engine.queues)
         try:
             name = engine.add_app(f"app{i}", user, queue, groups=groups.get(user, []))
         except PlacementRejected:

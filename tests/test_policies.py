@@ -95,4 +95,4 @@ def test_a_plugin_written_before_share_rules_still_shares(registry):
     submit(e, "y", "b", tasks=10)
     fill(e)
     e.update()
-    assert e.pools["root.a"].fair_share == e.pools["root.b"].fair_share == R(4, 4)
+    assert e.queues["root.a"].fair_share == e.queues["root.b"].fair_share == R(4, 4)

@@ -55,11 +55,11 @@ def test_serve_shows_its_config_without_a_resourcemanager_and_reloads_a_rename_s
         os.replace(tmp, alloc)
         deadline = time.monotonic() + 30  # a loaded machine's watcher is slow to notice; a fast one breaks at once
         while time.monotonic() < deadline:
-            pools = [p["pool"] for p in httpx.get(f"{url}/api/v1/pools", timeout=60).json()]
-            if "root.later" in pools:
+            queues = [p["queue"] for p in httpx.get(f"{url}/api/v1/queues", timeout=60).json()]
+            if "root.later" in queues:
                 break
             time.sleep(0.05)
-        assert "root.later" in pools and "root.other" not in pools
+        assert "root.later" in queues and "root.other" not in queues
         events = (tmp_path / "events.jsonl").read_text()
         assert '"event":"reload"' in events
     finally:

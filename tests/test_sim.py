@@ -143,7 +143,7 @@ def test_sticky_slots_hurt_fair_sharing_without_delay():
 
 
 def test_fair_shares_converge_for_a_newcomer_and_fifo_makes_it_wait():
-    """One big job fills the cluster; a second pool's job arrives later.
+    """One big job fills the cluster; a second queue's job arrives later.
     Fair sharing hands it half the slots as tasks finish; FIFO does not."""
     cluster = ClusterSpec(racks=1, nodes_per_rack=10, map_slots=2, reduce_slots=0)
     jobs = [JobSpec("big", 0.0, [10.0] * 400, user="alice", io=0.0),
@@ -151,14 +151,14 @@ def test_fair_shares_converge_for_a_newcomer_and_fifo_makes_it_wait():
     sim = SimSettings(heartbeat_interval=1.0, sample_interval=1.0)
     fair = run(Workload(cluster, [JobSpec(**vars(j)) for j in jobs]), "fair", sim=sim)
     fifo = run(Workload(cluster, [JobSpec(**vars(j)) for j in jobs]), "fifo", sim=sim)
-    ttfs = {r["pool"]: r["seconds"] for r in metrics.time_to_fair_share(fair)}
+    ttfs = {r["queue"]: r["seconds"] for r in metrics.time_to_fair_share(fair)}
     assert ttfs["root.bob"] is not None and ttfs["root.bob"] <= 15.0
     late_fair = [t.start for t in fair.tasks if t.job == "late"]
     late_fifo = [t.start for t in fifo.tasks if t.job == "late"]
     assert min(late_fair) < 42.0
     assert min(late_fifo) >= max(t.start for t in fifo.tasks if t.job == "big")
-    # Once both run, each pool holds about half the 20 slots.
-    mid = [pools for t, pools, _ in fair.samples if 50 <= t <= 110]
+    # Once both run, each queue holds about half the 20 slots.
+    mid = [queues for t, queues, _ in fair.samples if 50 <= t <= 110]
     assert mid and all(abs(p["root.bob"][0] - 10) <= 2 for p in mid)
 
 

@@ -44,7 +44,7 @@ def test_an_unknown_policy_is_refused_with_the_known_ones_before_anything_runs(t
     assert "fair+delay" in known_variants() and "fifo+delay" in known_variants()
     # A bad suffix, and a trace whose second policy is bad: nothing runs, no report.
     trace = tmp_path / "t.jsonl"
-    dump_jsonl(two_pool_workload(), str(trace))
+    dump_jsonl(two_queue_workload(), str(trace))
     assert main(["simulate", "trace", "--trace", str(trace), "--policy", "fair", "--policy", "fair+fast",
                  "--out", str(tmp_path / "b"), "-q"]) == 1
     err = capsys.readouterr().err
@@ -52,12 +52,12 @@ def test_an_unknown_policy_is_refused_with_the_known_ones_before_anything_runs(t
     assert not (tmp_path / "b").exists()
 
 
-def two_pool_workload() -> Workload:
+def two_queue_workload() -> Workload:
     jobs = []
     for i in range(8):
         maps = 2 if i % 2 else 12
         jobs.append(JobSpec(f"j{i}", 2.0 * i, [6.0] * maps, [3.0], user=f"u{i % 2}",
-                            pool="root.small" if maps == 2 else "root.big",
+                            queue="root.small" if maps == 2 else "root.big",
                             label="" if i < 4 else f"{maps} maps"))
     return Workload(ClusterSpec(racks=2, nodes_per_rack=3, map_slots=2, reduce_slots=1), jobs, "two")
 
@@ -70,19 +70,19 @@ def table(md: str, heading: str) -> list[list[str]]:
 
 
 def test_trace_report_names_its_file_and_tabulates_response_times_and_locality(tmp_path, capsys):
-    trace = tmp_path / "two-pools.jsonl"
-    dump_jsonl(two_pool_workload(), str(trace))
+    trace = tmp_path / "two-queues.jsonl"
+    dump_jsonl(two_queue_workload(), str(trace))
     out = tmp_path / "out"
     assert main(["simulate", "trace", "--trace", str(trace), "--policy", "fifo", "--policy", "fair+delay",
                  "--out", str(out), "-q"]) == 0
     report = json.loads((out / "report.json").read_text())
     md = (out / "report.md").read_text()
-    assert md.startswith("# Simulation: trace two-pools.jsonl\n")
+    assert md.startswith("# Simulation: trace two-queues.jsonl\n")
     assert f"Trace file: `{trace}`" in md
     assert report["trace_file"] == str(trace)
 
-    # Response times: one row per (group, policy), labels where jobs have one, else the pool.
-    rows = table(md, "Response time by pool or label")
+    # Response times: one row per (group, policy), labels where jobs have one, else the queue.
+    rows = table(md, "Response time by queue or label")
     groups = [r[0] for r in rows]
     assert set(groups) == {"root.big", "root.small", "2 maps", "12 maps"}
     assert groups.index("2 maps") < groups.index("12 maps")  # by number, not as text
@@ -102,17 +102,17 @@ def test_trace_report_names_its_file_and_tabulates_response_times_and_locality(t
         row = next(x for x in rows if x[0] == str(r["job_maps"]) and x[1] == r["policy"])
         assert row[2] == f"{100 * r['node_local']:.0f}%" and row[3] == f"{100 * r['rack_local']:.0f}%"
     # The runs table says which trace, not an empty cell.
-    assert all(r[0] == "trace=two-pools" for r in table(md, "Runs"))
+    assert all(r[0] == "trace=two-queues" for r in table(md, "Runs"))
 
 
-def test_sls_trace_report_groups_by_pool_and_leaves_out_speedups_without_fifo(tmp_path):
+def test_sls_trace_report_groups_by_queue_and_leaves_out_speedups_without_fifo(tmp_path):
     trace = tmp_path / "inputsls.json"
     trace.write_text(SLS)
     assert main(["simulate", "trace", "--trace", str(trace), "--policy", "fair", "--out", str(tmp_path / "o"),
                  "-q"]) == 0
     md = (tmp_path / "o" / "report.md").read_text()
     assert f"`{trace}`" in md
-    rows = table(md, "Response time by pool or label")
+    rows = table(md, "Response time by queue or label")
     assert [r[:3] for r in rows] == [["root.sls_queue_1", "fair", "1"], ["root.sls_queue_2", "fair", "1"]]
     assert all(len(r) == 4 for r in rows) and "speed-up" not in md
     assert [r[0] for r in table(md, "Locality by job size")] == ["2", "3"]

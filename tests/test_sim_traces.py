@@ -69,13 +69,13 @@ def write(tmp_path, name, text):
     return p
 
 
-def test_sls_trace_loads_times_durations_hosts_pools_and_sizes(tmp_path):
+def test_sls_trace_loads_times_durations_hosts_queues_and_sizes(tmp_path):
     w = load_sls(write(tmp_path, "trace.json", SLS))
     j1, j2 = w.jobs
     assert (j1.job_id, j1.submit, j2.job_id, j2.submit) == ("job_1", 0.0, "job_2", 105.204)
     assert j1.maps == pytest.approx([17.043, 14.928]) and j1.reduces == []
     assert j1.map_hosts == [("node1",), ("node3",)]
-    assert (j1.user, j1.pool, j2.user, j2.pool) == ("default", "sls_queue_1", "alice",
+    assert (j1.user, j1.queue, j2.user, j2.queue) == ("default", "sls_queue_1", "alice",
                                                     "root.sls_queue_2")
     assert j1.map_resource == Resource(1024, 1) == j1.reduce_resource
     # "count": 3 makes three maps; the reduce's host is not an input location
@@ -111,7 +111,7 @@ def test_sls_json_array_and_job_count(tmp_path):
                                                       ("1", 2.0)]
     assert w.jobs[0].map_hosts == [("h1",)] and w.jobs[2].map_hosts == [("h2",), ()]
     assert w.jobs[3].maps == [] and w.jobs[3].reduces == [2.0] and w.jobs[3].map_hosts is None
-    assert w.jobs[3].user == "default" and w.jobs[3].pool is None
+    assert w.jobs[3].user == "default" and w.jobs[3].queue is None
     assert w.cluster.node_list() == [("h1", "/r1"), ("h2", "/r1")]
 
 
@@ -140,7 +140,7 @@ def test_sls_num_nodes_record_generates_nodes(tmp_path):
 WORKLOAD = Workload(
     ClusterSpec(map_slots=3, reduce_slots=1, node_resource=Resource(8192, 8),
                 hosts=[("node0001", "/rack1"), ("node0002", "/rack1"), ("node0030", "/rack2")]),
-    [JobSpec("j1", 12.5, [12.0, 13.1], [30.0, 30.0], user="alice", pool="research", priority=2,
+    [JobSpec("j1", 12.5, [12.0, 13.1], [30.0, 30.0], user="alice", queue="research", priority=2,
              io=0.8, map_hosts=[("node0001", "node0030"), ("node0002",)], label="bin3", kind="io",
              map_resource=Resource(2048, 1), reduce_resource=Resource(1024, 2)),
      JobSpec("j0", 0.0, [5.0] * 10),
@@ -164,7 +164,7 @@ def test_jsonl_count_form_comments_and_default_cluster(tmp_path):
     (j,) = w.jobs
     assert (j.submit, j.maps, j.reduces) == (3.0, [4.0, 4.0], [9.0])
     assert j.map_hosts == [("node0001",), ("node0002", "node0003")]
-    assert w.cluster == ClusterSpec() and (j.user, j.pool, j.io) == ("user", None, 0.5)
+    assert w.cluster == ClusterSpec() and (j.user, j.queue, j.io) == ("user", None, 0.5)
 
 
 def test_load_trace_by_content_and_format(tmp_path):

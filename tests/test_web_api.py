@@ -20,16 +20,16 @@ def web(tmp_path):
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def test_reads_pools_jobs_and_config(web):
-    pools = {p["pool"]: p for p in httpx.get(f"{web.url}/api/v1/pools").json()}
-    assert set(pools) >= {"root", "root.prod", "root.research", "root.other"}
-    assert pools["root.prod"]["weight"] == 2.0
-    assert pools["root.prod"]["min_share"] == {"memory_mb": 2048.0, "vcores": 2.0}
-    assert pools["root"]["max_share"] == {"memory_mb": None, "vcores": None}  # unlimited
-    assert pools["root"]["fair_share"]["memory_mb"] == 8192
+def test_reads_queues_jobs_and_config(web):
+    queues = {p["queue"]: p for p in httpx.get(f"{web.url}/api/v1/queues").json()}
+    assert set(queues) >= {"root", "root.prod", "root.research", "root.other"}
+    assert queues["root.prod"]["weight"] == 2.0
+    assert queues["root.prod"]["min_share"] == {"memory_mb": 2048.0, "vcores": 2.0}
+    assert queues["root"]["max_share"] == {"memory_mb": None, "vcores": None}  # unlimited
+    assert queues["root"]["fair_share"]["memory_mb"] == 8192
     jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}
     assert set(jobs) == {"app_1", "app_2", "app_3"}
-    assert jobs["app_1"]["pool"] == "root.research" and jobs["app_1"]["user"] == "alice"
+    assert jobs["app_1"]["queue"] == "root.research" and jobs["app_1"]["user"] == "alice"
     assert sum(j["running_containers"] for j in jobs.values()) == 4  # n1 is full
     cfg = httpx.get(f"{web.url}/api/v1/config").json()
     assert cfg["path"] == web.path and "<queue name=\"prod\">" in cfg["content"]
@@ -41,33 +41,33 @@ def test_mutations_without_the_token_are_refused_and_change_nothing(web):
     before = httpx.get(f"{web.url}/api/v1/jobs").json()
     for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}, {"Authorization": TOKEN},
                     {"X-Slotwise-CSRF": "1"}):
-        r = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"}, headers=headers)
+        r = httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "other"}, headers=headers)
         assert r.status_code == 401, (headers, r.text)
         assert r.headers["www-authenticate"] == "Bearer"
         r = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": 5}, headers=headers)
         assert r.status_code == 401
     # A session cookie alone (a cross-site form could send it) is not enough either.
-    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"},
+    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "other"},
                    cookies={"slotwise_session": "forged"}, headers={"X-Slotwise-CSRF": "1"})
     assert r.status_code == 401
     assert httpx.get(f"{web.url}/api/v1/jobs").json() == before
 
 
 def test_move_with_the_token_changes_the_next_decisions(web):
-    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"}, headers=AUTH)
-    assert r.status_code == 200 and r.json() == {"id": "app_1", "pool": "root.other"}
+    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "other"}, headers=AUTH)
+    assert r.status_code == 200 and r.json() == {"id": "app_1", "queue": "root.other"}
     jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}
-    assert jobs["app_1"]["pool"] == "root.other"
+    assert jobs["app_1"]["queue"] == "root.other"
     assigned = web.heartbeat("n2")
-    assert {a.pool for a in assigned if a.app_id == "app_1"} == {"root.other"}
+    assert {a.queue for a in assigned if a.app_id == "app_1"} == {"root.other"}
     assert any(a.app_id == "app_1" for a in assigned)
-    assert httpx.post(f"{web.url}/api/v1/jobs/nope/pool", json={"pool": "other"}, headers=AUTH).status_code == 404
-    bad = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "root"}, headers=AUTH)
+    assert httpx.post(f"{web.url}/api/v1/jobs/nope/queue", json={"queue": "other"}, headers=AUTH).status_code == 404
+    bad = httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "root"}, headers=AUTH)
     assert bad.status_code == 422 and "parent" in bad.json()["detail"]
-    assert httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={}, headers=AUTH).status_code == 422
+    assert httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={}, headers=AUTH).status_code == 422
 
 
-def test_priority_with_the_token_reorders_a_pool(web):
+def test_priority_with_the_token_reorders_a_queue(web):
     # app_1 and app_3 share root.research; app_3 is younger.  Raise it.
     r = httpx.post(f"{web.url}/api/v1/jobs/app_3/priority", json={"priority": 4}, headers=AUTH)
     assert r.status_code == 200 and r.json() == {"id": "app_3", "priority": 4}
@@ -81,9 +81,9 @@ def test_priority_with_the_token_reorders_a_pool(web):
 
 def test_openapi_describes_the_api(web):
     doc = httpx.get(f"{web.url}/openapi.json").json()
-    assert set(doc["paths"]) >= {"/api/v1/pools", "/api/v1/jobs", "/api/v1/config",
-                                 "/api/v1/jobs/{job_id}/pool", "/api/v1/jobs/{job_id}/priority"}
-    assert "401" in doc["paths"]["/api/v1/jobs/{job_id}/pool"]["post"]["responses"]
+    assert set(doc["paths"]) >= {"/api/v1/queues", "/api/v1/jobs", "/api/v1/config",
+                                 "/api/v1/jobs/{job_id}/queue", "/api/v1/jobs/{job_id}/priority"}
+    assert "401" in doc["paths"]["/api/v1/jobs/{job_id}/queue"]["post"]["responses"]
 
 
 def test_config_errors_show_in_the_api_until_fixed(web):
@@ -96,15 +96,15 @@ def test_config_errors_show_in_the_api_until_fixed(web):
     cfg = httpx.get(f"{web.url}/api/v1/config").json()
     assert cfg["errors"] and cfg["errors"][0].startswith(f"{web.path}:3: ")
     assert "<weight>2</weight>" in cfg["content"]  # the last good file stays in force
-    pools = {p["pool"]: p for p in httpx.get(f"{web.url}/api/v1/pools").json()}
-    assert pools["root.prod"]["weight"] == 2.0
+    queues = {p["queue"]: p for p in httpx.get(f"{web.url}/api/v1/queues").json()}
+    assert queues["root.prod"]["weight"] == 2.0
     with open(web.path, "w") as f:
         f.write(text.replace("<weight>2</weight>", "<weight>5</weight>"))
     while time.monotonic() < deadline + 5 and httpx.get(f"{web.url}/api/v1/config").json()["errors"]:
         time.sleep(0.05)
     assert httpx.get(f"{web.url}/api/v1/config").json()["errors"] == []
-    pools = {p["pool"]: p for p in httpx.get(f"{web.url}/api/v1/pools").json()}
-    assert pools["root.prod"]["weight"] == 5.0
+    queues = {p["queue"]: p for p in httpx.get(f"{web.url}/api/v1/queues").json()}
+    assert queues["root.prod"]["weight"] == 5.0
 
 
 def test_metrics(web):
@@ -115,8 +115,8 @@ def test_metrics(web):
     assert float(count.split()[-1]) == 2.0  # the fixture's heartbeat and this one
     decisions = [l for l in text.splitlines() if l.startswith("slotwise_decisions_total")][0]
     assert float(decisions.split()[-1]) == 8.0  # 4 containers on each 4-vcore node
-    assert 'slotwise_pool_fair_share{pool="root.prod",resource="memory_mb"}' in text
-    assert 'slotwise_pool_usage{pool="root.research",resource="vcores"}' in text
+    assert 'slotwise_queue_fair_share{queue="root.prod",resource="memory_mb"}' in text
+    assert 'slotwise_queue_usage{queue="root.research",resource="vcores"}' in text
     assert "slotwise_decisions_per_second" in text and "slotwise_fallbacks_total 0.0" in text
     from wiretools import payload
     web.core.handle_heartbeat(payload(fallbacks=[{"reason": "heartbeat: no answer within 100 ms",
@@ -162,7 +162,7 @@ def test_a_reload_that_would_strand_running_jobs_is_refused(web):
         time.sleep(0.05)
     errors = httpx.get(f"{web.url}/api/v1/config").json()["errors"]
     assert errors and errors[0].startswith(f"{web.path}:4: root.research holds 2 running job(s)")
-    assert "root.research.x" not in {p["pool"] for p in web.core.pools()}
+    assert "root.research.x" not in {p["queue"] for p in web.core.queues()}
     assigned = web.heartbeat("n2")
     assert {a.app_id for a in assigned} & {"app_1", "app_3"}  # still offered containers
 
@@ -182,7 +182,7 @@ def test_admin_changes_wait_for_a_resourcemanager_that_is_away(tmp_path):
         with pytest.raises(AdminError) as e:
             service.move_job("app_1", "research")
         assert e.value.status == 503
-        assert running.core.job_pool("app_1") == "root.other"
+        assert running.core.job_queue("app_1") == "root.other"
     finally:
         running.stop()
 

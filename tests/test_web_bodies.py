@@ -36,7 +36,7 @@ get = functools.partial(httpx.get, timeout=60)
 post = functools.partial(httpx.post, timeout=60)
 MB = 1 << 20
 BIG = 100 * MB
-JSON_ENDPOINTS = ("/api/v1/jobs/app_1/priority", "/api/v1/jobs/app_1/pool")
+JSON_ENDPOINTS = ("/api/v1/jobs/app_1/priority", "/api/v1/jobs/app_1/queue")
 
 
 def head_only(url: str, path: str, length: int, headers: dict | None = None, timeout: float = 30.0):
@@ -111,8 +111,8 @@ def test_a_body_over_its_cap_is_refused_at_once_with_a_valid_token(web):
 
 def test_a_chunked_body_is_cut_off_once_it_passes_the_cap(web):
     before = get(f"{web.url}/api/v1/jobs").json()
-    huge_name = b'{"pool": "' + b"a" * MAX_JSON_BYTES + b'"}'  # valid JSON, one byte-run over the cap
-    for path, body in (("/api/v1/jobs/app_1/pool", huge_name),
+    huge_name = b'{"queue": "' + b"a" * MAX_JSON_BYTES + b'"}'  # valid JSON, one byte-run over the cap
+    for path, body in (("/api/v1/jobs/app_1/queue", huge_name),
                        ("/api/v1/jobs/app_1/priority", b'{"priority": 3' + b" " * MAX_JSON_BYTES + b"}")):
         r = post(f"{web.url}{path}", content=iter([body[i:i + 4096] for i in range(0, len(body), 4096)]),
                        headers={**AUTH, "Content-Type": "application/json"}, timeout=60)
@@ -149,8 +149,8 @@ def test_no_route_has_fastapi_read_its_body(web):
     ("/api/v1/jobs/app_1/priority", '{"priority": Infinity}', "priority"),
     ("/api/v1/jobs/app_1/priority", '{"priority": -Infinity}', "priority"),
     ("/api/v1/jobs/app_1/priority", '{"priority": 1e999}', "priority"),
-    ("/api/v1/jobs/app_1/pool", '{"pool": NaN}', "pool"),
-    ("/api/v1/jobs/app_1/pool", '{"pool": "other", "note": [1, {"x": Infinity}]}', "note[1].x"),
+    ("/api/v1/jobs/app_1/queue", '{"queue": NaN}', "queue"),
+    ("/api/v1/jobs/app_1/queue", '{"queue": "other", "note": [1, {"x": Infinity}]}', "note[1].x"),
 ])
 def test_nan_and_infinity_answer_422_naming_the_field(web, path, body, field):
     """Today: 500 (the validation error echoes the NaN, which JSON cannot carry)."""
@@ -173,15 +173,15 @@ def test_bad_json_bodies_answer_one_line_422s(web):
         assert r.status_code == 422, (body[:40], r.status_code, r.text[:200])
         detail = r.json()["detail"]
         assert isinstance(detail, str) and "\n" not in detail and detail.startswith(start), (body[:40], detail)
-    r = post(f"{web.url}/api/v1/jobs/app_1/pool", json={}, headers=AUTH)
-    assert r.status_code == 422 and r.json()["detail"] == "field 'pool': Field required"
+    r = post(f"{web.url}/api/v1/jobs/app_1/queue", json={}, headers=AUTH)
+    assert r.status_code == 422 and r.json()["detail"] == "field 'queue': Field required"
 
 
 def test_normal_requests_still_work(web):
     r = post(f"{web.url}/api/v1/jobs/app_3/priority", json={"priority": 4}, headers=AUTH)
     assert r.status_code == 200 and r.json() == {"id": "app_3", "priority": 4}
-    r = post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"}, headers=AUTH)
-    assert r.status_code == 200 and r.json() == {"id": "app_1", "pool": "root.other"}
+    r = post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "other"}, headers=AUTH)
+    assert r.status_code == 200 and r.json() == {"id": "app_1", "queue": "root.other"}
     r = post(f"{web.url}/api/v1/config/dry-run", content=ALLOCATIONS, headers=AUTH)
     assert r.status_code == 200 and r.json()["valid"]
     with httpx.Client(base_url=web.url, timeout=60) as c:
@@ -190,7 +190,7 @@ def test_normal_requests_still_work(web):
         assert r.status_code == 200 and r.json()["priority"] == 2
     doc = get(f"{web.url}/openapi.json").json()
     assert "application/json" in doc["paths"]["/api/v1/jobs/{job_id}/priority"]["post"]["requestBody"]["content"]
-    assert "413" in doc["paths"]["/api/v1/jobs/{job_id}/pool"]["post"]["responses"]
+    assert "413" in doc["paths"]["/api/v1/jobs/{job_id}/queue"]["post"]["responses"]
 
 
 # ------------------------------------------------ memory of a real `serve`

@@ -14,7 +14,7 @@ def test_explain_a_pending_job_and_python_away(web):
     r = httpx.get(f"{web.url}/api/v1/jobs/app_1/explain")
     assert r.status_code == 200, r.text
     out = r.json()
-    assert out["id"] == "app_1" and out["pool"] == "root.research" and out["state"] == "pending"
+    assert out["id"] == "app_1" and out["queue"] == "root.research" and out["state"] == "pending"
     assert out["holds"] and all(h["message"] for h in out["holds"])
     assert httpx.get(f"{web.url}/api/v1/jobs/nosuch/explain").status_code == 404
     web.rm.state.update(in_fallback=True, reason="policy call timed out", since=1.0)
@@ -23,21 +23,21 @@ def test_explain_a_pending_job_and_python_away(web):
 
 
 def test_dry_run_shows_shares_before_and_after_and_changes_nothing(web):
-    pools_before = httpx.get(f"{web.url}/api/v1/pools").json()
+    queues_before = httpx.get(f"{web.url}/api/v1/queues").json()
     new = ALLOCATIONS.replace('<queue name="research"/>', '<queue name="research"><weight>6</weight></queue>')
     assert httpx.post(f"{web.url}/api/v1/config/dry-run", content=new).status_code == 401  # admin only
     r = httpx.post(f"{web.url}/api/v1/config/dry-run", content=new, headers=AUTH)
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["valid"] and out["errors"] == [] and out["share_rule"] == "yarn"
-    rows = {p["pool"]: p for p in out["pools"]}
+    rows = {p["queue"]: p for p in out["queues"]}
     research = rows["root.research"]
     assert research["weight_before"] == 1 and research["weight_after"] == 6
     assert research["fair_share_after"]["memory_mb"] > research["fair_share_before"]["memory_mb"]
     assert rows["root.prod"]["fair_share_after"]["memory_mb"] < rows["root.prod"]["fair_share_before"]["memory_mb"]
     # prod holds containers over its new fair share: they would become preemptable.
-    assert any(c["pool"] == "root.prod" for c in out["newly_preemptable"]), out["newly_preemptable"]
-    assert httpx.get(f"{web.url}/api/v1/pools").json() == pools_before
+    assert any(c["queue"] == "root.prod" for c in out["newly_preemptable"]), out["newly_preemptable"]
+    assert httpx.get(f"{web.url}/api/v1/queues").json() == queues_before
     assert httpx.get(f"{web.url}/api/v1/config").json()["content"] == ALLOCATIONS
 
 
@@ -48,7 +48,7 @@ def test_dry_run_of_a_broken_or_refused_file(web):
     # research holds jobs: making it a parent would strand them, so a reload would be refused.
     refused = ALLOCATIONS.replace('<queue name="research"/>', '<queue name="research"><queue name="x"/></queue>')
     out = httpx.post(f"{web.url}/api/v1/config/dry-run", content=refused, headers=AUTH).json()
-    assert not out["valid"] and "cannot become a parent pool" in out["conflicts"][0]
+    assert not out["valid"] and "cannot become a parent queue" in out["conflicts"][0]
     assert httpx.post(f"{web.url}/api/v1/config/dry-run", content=b"\xff\xfe", headers=AUTH).status_code == 400
     big = b"<allocations>" + b" " * (4 * 1024 * 1024) + b"</allocations>"
     r = httpx.post(f"{web.url}/api/v1/config/dry-run", content=big, headers=AUTH)
@@ -72,7 +72,7 @@ def test_explain_and_diff_commands_ask_the_running_server(web, tmp_path):
     server = web.url.removeprefix("http://")
     r = slotwise("explain", "app_1", "--server", server)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("app_1, user alice, pool root.research: pending") and "held back by:" in r.stdout
+    assert r.stdout.startswith("app_1, user alice, queue root.research: pending") and "held back by:" in r.stdout
     r = slotwise("explain", "nosuch", "--server", server)
     assert r.returncode == 1 and r.stderr.strip() == "slotwise explain: unknown job nosuch"
     new = tmp_path / "new.xml"

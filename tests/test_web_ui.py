@@ -32,12 +32,12 @@ def web(tmp_path):
     running.stop()
 
 
-def test_pools_and_jobs_are_shown_and_refresh_themselves(browser, web):
+def test_queues_and_jobs_are_shown_and_refresh_themselves(browser, web):
     page = browser.new_page()
     page.goto(web.url)
-    assert page.locator("#pools tr[data-pool='root.prod'] td.pool").inner_text() == "root.prod"
+    assert page.locator("#queues tr[data-queue='root.prod'] td.queue").inner_text() == "root.prod"
     assert page.locator("#jobs tr[data-job]").count() == 3
-    assert page.locator("#jobs tr[data-job='app_1'] .job-pool").inner_text() == "root.research"
+    assert page.locator("#jobs tr[data-job='app_1'] .job-queue").inner_text() == "root.research"
     assert page.locator("#config-ok").is_visible()
     # No admin controls before logging in.
     assert page.locator("button.move").count() == 0
@@ -60,7 +60,7 @@ def test_move_job_click_moves_it_and_the_next_decision_follows(browser, web):
     row = page.locator("#jobs tr[data-job='app_1']")
     row.locator("select.move-target").select_option("root.other")
     # The page redraws its rows when the state changes; a redraw between the
-    # choice and the click keeps the choice (it once put the old pool back).
+    # choice and the click keeps the choice (it once put the old queue back).
     page.evaluate("document.activeElement && document.activeElement.blur()")
     from webtools import app_entry
     from wiretools import payload
@@ -68,10 +68,10 @@ def test_move_job_click_moves_it_and_the_next_decision_follows(browser, web):
     page.locator("#jobs tr[data-job='app_5']").wait_for(timeout=30000)
     row.locator("button.move").click()
     page.locator("#action-status", has_text="Moved app_1 to root.other").wait_for(timeout=30000)
-    page.locator("#jobs tr[data-job='app_1'] .job-pool", has_text="root.other").wait_for(timeout=30000)
-    assert web.core.job_pool("app_1") == "root.other"
+    page.locator("#jobs tr[data-job='app_1'] .job-queue", has_text="root.other").wait_for(timeout=30000)
+    assert web.core.job_queue("app_1") == "root.other"
     assigned = web.heartbeat("n2")
-    assert {a.pool for a in assigned if a.app_id == "app_1"} == {"root.other"}
+    assert {a.queue for a in assigned if a.app_id == "app_1"} == {"root.other"}
     # Priority, the other admin action.
     row = page.locator("#jobs tr[data-job='app_3']")
     row.locator("input.priority-value").fill("3")
@@ -127,7 +127,7 @@ def test_the_cluster_and_the_jobs_names_are_shown(browser, web):
     assert text(page, "#cluster-capacity") == "8192 MB, 8 vcores"
     assert text(page, "#cluster-usage") == "4096 MB, 4 vcores"
     assert "(50% of the memory)" in text(page, "#cluster")
-    # Above the pools and the allocation file.
+    # Above the queues and the allocation file.
     # Read in one script: the page refreshes itself, and between two
     # separate reads one element may be mid-swap (no box at all).
     assert page.wait_for_function("""() => {
@@ -184,7 +184,7 @@ MEASURE = """(selector) => {
 
 @pytest.fixture
 def wide(tmp_path):
-    """A 64-node cluster (128 GB each), nested pools with long names, jobs in each."""
+    """A 64-node cluster (128 GB each), nested queues with long names, jobs in each."""
     from slotwise.admin import AdminToken, SchedulerService
     from slotwise.bridge.server import start_http
     from slotwise.clock import ManualClock
@@ -210,7 +210,7 @@ def wide(tmp_path):
     for i in range(1, 40):
         core.handle_heartbeat(payload(node=f"n{i:03d}"))
     core.handle_update(payload())
-    clock.advance(1234.5)  # long waits: wide "Below" cells where a pool is below
+    clock.advance(1234.5)  # long waits: wide "Below" cells where a queue is below
     core.handle_update(payload())
     port = free_port()
     server = start_http(create_app(SchedulerService(core, status, FakeRM()), AdminToken(TOKEN), None,
@@ -219,24 +219,24 @@ def wide(tmp_path):
     server.should_exit = True
 
 
-def test_the_pools_table_fits_a_1400px_window_with_nothing_cut_off(browser, wide):
+def test_the_queues_table_fits_a_1400px_window_with_nothing_cut_off(browser, wide):
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(wide)
-    pools = page.evaluate(MEASURE, "#pools")
-    assert pools["columns"] == 11 and pools["cells"] == 11 * 10  # the header and nine pools
-    assert pools["right"] <= pools["window"], pools
-    assert pools["page"] <= pools["window"], "the page scrolls sideways"
-    assert pools["overflowing"] == []
+    queues = page.evaluate(MEASURE, "#queues")
+    assert queues["columns"] == 11 and queues["cells"] == 11 * 10  # the header and nine queues
+    assert queues["right"] <= queues["window"], queues
+    assert queues["page"] <= queues["window"], "the page scrolls sideways"
+    assert queues["overflowing"] == []
     # Every name whole (breaks only after dots), every column's figures there.
-    row = page.locator("#pools tr[data-pool='root.research.machine-learning.feature-engineering']")
-    assert row.locator("td.pool").inner_text().replace("\n", "") == "root.research.machine-learning.feature-engineering"
+    row = page.locator("#queues tr[data-queue='root.research.machine-learning.feature-engineering']")
+    assert row.locator("td.queue").inner_text().replace("\n", "") == "root.research.machine-learning.feature-engineering"
     assert " ".join(row.locator("td").nth(7).inner_text().split()) == "3686400 MB, 900 vcores"  # demand
     # The jobs table too, also with the admin controls.
     assert page.evaluate(MEASURE, "#jobs")["overflowing"] == []
     page.fill("#login input[name=admin_token]", TOKEN)
     page.click("#login button")
     page.locator("button.move").first.wait_for(timeout=30000)
-    for table in ("#pools", "#jobs"):
+    for table in ("#queues", "#jobs"):
         m = page.evaluate(MEASURE, table)
         assert m["right"] <= m["window"] and m["page"] <= m["window"] and m["overflowing"] == [], (table, m)
     page.close()

@@ -175,7 +175,7 @@ def test_slotwise_reads_generated_files_as_yarn_3_5_does(yarn, xml, data):
         if row["leaf"]:
             share = q.max_am_share if q.max_am_share is not None else cfg.queue_max_am_share_default
             assert row["max_am_share"] == pytest.approx(share), where
-    event(f"shares compared with apps in {min(len(set(active)), 3)}{'+' if len(set(active)) >= 3 else ''} pools")
+    event(f"shares compared with apps in {min(len(set(active)), 3)}{'+' if len(set(active)) >= 3 else ''} queues")
     ours = slotwise_shares(xml, *CLUSTER, active, demands)
     for name, row in theirs.items():
         if name == "root":
@@ -188,7 +188,7 @@ def test_slotwise_reads_generated_files_as_yarn_3_5_does(yarn, xml, data):
 
 
 # ------------------------------------------------------------- share cases
-# Files both load, shaped for fair shares: flat and nested pools with
+# Files both load, shaped for fair shares: flat and nested queues with
 # weights (0 included), min shares that may over-commit, max shares that may
 # sit below them, fair or drf, running-app limits that leave apps waiting.
 SHARE_WEIGHT = st.sampled_from(["0", "0.5", "1", "1", "2", "3", "10"])

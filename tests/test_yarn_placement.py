@@ -1,7 +1,7 @@
 """Placement decisions against YARN 3.5's own FairScheduler (tests/yarnref.py):
 for generated queuePlacementPolicy files and apps (user, groups, queue asked
 for), Slotwise's Engine puts each app where YARN's PlacementManager and
-FairScheduler.addApplication put it, makes a new pool exactly when YARN
+FairScheduler.addApplication put it, makes a new queue exactly when YARN
 makes a new queue, and rejects exactly when YARN rejects (a rule's
 exception, no rule placing the app, a queue no app can sit in, closed
 ACLs).  Apps are submitted in turn; an admitted app keeps its queue.

@@ -36,14 +36,14 @@ def test_the_demo_allocation_file_loads_in_yarn_without_a_warning(yarn):
     assert [r["rule"].rsplit(".", 1)[-1] for r in answer["placement"]] == ["SpecifiedPlacementRule", "UserPlacementRule"]
     # Slotwise reads the same values from it.
     cfg = parse_allocations((CONF / "allocations.xml").read_text(), "allocations.xml")
-    for name, pool in cfg.queues().items():
+    for name, queue in cfg.queues().items():
         yarn_row = q[name]
-        assert yarn_row["weight"] == pool.weight, name
-        minimum = pool.min_resources
+        assert yarn_row["weight"] == queue.weight, name
+        minimum = queue.min_resources
         assert yarn_row["min"] == ([minimum.memory_mb, minimum.vcores] if minimum else [0, 0]), name
-        assert yarn_row["max_running_apps"] == (pool.max_running_apps if pool.max_running_apps is not None
+        assert yarn_row["max_running_apps"] == (queue.max_running_apps if queue.max_running_apps is not None
                                                 else 2**31 - 1), name
-        assert yarn_row["leaf"] == (not pool.children and not pool.is_parent), name
+        assert yarn_row["leaf"] == (not queue.children and not queue.is_parent), name
 
 
 def test_the_hadoop_documentation_example_is_refused_by_yarn_3_5(yarn):
@@ -62,14 +62,14 @@ CASES = [
     # flat weights
     ('<allocations><queue name="a"><weight>3</weight></queue><queue name="b"/><queue name="c"/></allocations>',
      ["root.a", "root.b"]),
-    # nested pools, fair inside fair
+    # nested queues, fair inside fair
     ('<allocations><queue name="eng"><weight>2</weight><queue name="x"/><queue name="y"><weight>3</weight></queue>'
      '</queue><queue name="ops"/></allocations>', ["root.eng.x", "root.eng.y", "root.ops"]),
     # a min share that fits, and a max share that binds
     ('<allocations><queue name="prod"><minResources>8192 mb, 8 vcores</minResources></queue>'
      '<queue name="research"><weight>4</weight></queue><queue name="adhoc"><maxResources>2048 mb, 2 vcores'
      '</maxResources><weight>4</weight></queue></allocations>', ["root.prod", "root.research", "root.adhoc"]),
-    # an idle pool: no fair share, but its steady share
+    # an idle queue: no fair share, but its steady share
     ('<allocations><queue name="a"/><queue name="b"><weight>2</weight></queue><queue name="idle"><weight>5</weight>'
      '</queue></allocations>', ["root.a", "root.b"]),
     # min shares over the cluster: YARN grants them all

@@ -67,7 +67,7 @@ public final class RoundTripLoad {
   private final YarnConfiguration conf = new YarnConfiguration();
   private final YarnClient client = YarnClient.createYarnClient();
   private final List<Am> apps = Collections.synchronizedList(new ArrayList<>());
-  private final int pools;
+  private final int queues;
   private final int asks;
   private final int mb;
   private final long amIntervalMs;
@@ -81,9 +81,9 @@ public final class RoundTripLoad {
   private final AtomicLong released = new AtomicLong();
   private final AtomicLong errors = new AtomicLong();
 
-  private RoundTripLoad(int pools, int asks, int mb, long amIntervalMs, String host, String rack,
+  private RoundTripLoad(int queues, int asks, int mb, long amIntervalMs, String host, String rack,
       int threads) {
-    this.pools = pools;
+    this.queues = queues;
     this.asks = asks;
     this.mb = mb;
     this.amIntervalMs = amIntervalMs;
@@ -115,7 +115,7 @@ public final class RoundTripLoad {
       appId = ctx.getApplicationId();
       ctx.setApplicationName("roundtrip-" + index);
       ctx.setApplicationType("SLOTWISE-BENCH");
-      ctx.setQueue("root.p" + (index % pools));
+      ctx.setQueue("root.p" + (index % queues));
       ctx.setUnmanagedAM(true);
       ctx.setMaxAppAttempts(1);
       ctx.setResource(Resource.newInstance(mb, 1));
@@ -275,7 +275,7 @@ public final class RoundTripLoad {
 
   public static void main(String[] args) throws Exception {
     RoundTripLoad load = new RoundTripLoad(
-        Integer.parseInt(arg(args, "--pools", "10")),
+        Integer.parseInt(arg(args, "--queues", "10")),
         Integer.parseInt(arg(args, "--asks", "20")),
         Integer.parseInt(arg(args, "--mb", "256")),
         Long.parseLong(arg(args, "--am-interval-ms", "5000")),

@@ -52,11 +52,11 @@ class SchedulerService:
         self.rm = rm
 
     # ------------------------------------------------------------------ reads
-    def pools(self) -> list[dict]:
-        """Each pool, with how long it has been below its min share and its
+    def queues(self) -> list[dict]:
+        """Each queue, with how long it has been below its min share and its
         fair-share threshold: 0 unless it is below now; None while below but
-        not timed (the engine times leaf pools, and only with preemption on)."""
-        rows = self.core.pools()
+        not timed (the engine times leaf queues, and only with preemption on)."""
+        rows = self.core.queues()
         parents = {r["parent"] for r in rows}
         timed = bool(self.core.settings.preemption)
         for r in rows:
@@ -65,15 +65,15 @@ class SchedulerService:
                 r[below] = bool(r.get(below))
                 if not r[below]:
                     r[since] = 0.0
-                elif not timed or r["pool"] in parents:
+                elif not timed or r["queue"] in parents:
                     r[since] = None
         return rows
 
     def jobs(self) -> list[dict]:
         return self.core.jobs()
 
-    def leaf_pools(self) -> list[str]:
-        return self.core.leaf_pools()
+    def leaf_queues(self) -> list[str]:
+        return self.core.leaf_queues()
 
     def cluster(self) -> dict:
         """The cluster as Python sees it: capacity, nodes, usage, share rule."""
@@ -115,14 +115,14 @@ class SchedulerService:
 
     def dry_run(self, text: str) -> dict:
         """What saving ``text`` as the allocation file would do now, changing
-        nothing: its errors and warnings, or each pool's shares before and
+        nothing: its errors and warnings, or each queue's shares before and
         after and the containers that would become preemptable."""
         source = os.path.basename(self.status.path) if self.status.path else "allocations.xml"
         try:
             config = parse_allocations(text, source)
         except ConfigErrors as e:
             return {"valid": False, "errors": [str(x) for x in e.errors],
-                    "warnings": [str(x) for x in e.warnings], "pools": [], "conflicts": [], "newly_preemptable": []}
+                    "warnings": [str(x) for x in e.warnings], "queues": [], "conflicts": [], "newly_preemptable": []}
         out = self.core.dry_run(config)
         return {"valid": not out["conflicts"], "errors": [], "warnings": [str(w) for w in config.warnings], **out}
 
@@ -138,18 +138,18 @@ class SchedulerService:
             raise AdminError(503, "the ResourceManager is not connected; try again when it is back")
         return False
 
-    def move_job(self, app_id: str, pool: str) -> str:
-        pool = (pool or "").strip()
-        if not pool:
-            raise AdminError(400, "field 'pool': a pool name is required")
-        target = queue_path(pool)
+    def move_job(self, app_id: str, queue: str) -> str:
+        queue = (queue or "").strip()
+        if not queue:
+            raise AdminError(400, "field 'queue': a queue name is required")
+        target = queue_path(queue)
         self._known(app_id)
         problem = self.core.move_target_problem(target)
         if problem:
             raise AdminError(422, problem)
         if self._through_rm():
             answer = _granted(self.rm.move(app_id, target), f"to move {app_id} to {target}")
-            return answer.get("queue") or self._pool_of(app_id)
+            return answer.get("queue") or self._queue_of(app_id)
         try:
             return self.core.admin_move(app_id, target)
         except KeyError:
@@ -173,11 +173,11 @@ class SchedulerService:
         return priority
 
     def _known(self, app_id: str) -> None:
-        if self.core.job_pool(app_id) is None:
+        if self.core.job_queue(app_id) is None:
             raise AdminError(404, f"unknown job {app_id}")
 
-    def _pool_of(self, app_id: str) -> str:
-        return self.core.job_pool(app_id) or ""
+    def _queue_of(self, app_id: str) -> str:
+        return self.core.job_queue(app_id) or ""
 
 
 def _granted(answer: dict, what: str) -> dict:

@@ -34,10 +34,10 @@ def _amount(text: str) -> Resource:
 
 
 def _demand(text: str) -> tuple[str, Resource]:
-    pool, sep, amount = text.partition("=")
-    if not sep or not pool.strip():
-        raise argparse.ArgumentTypeError(f"expected POOL=AMOUNT, got {text!r}")
-    return queue_path(pool.strip()), _amount(amount)
+    queue, sep, amount = text.partition("=")
+    if not sep or not queue.strip():
+        raise argparse.ArgumentTypeError(f"expected QUEUE=AMOUNT, got {text!r}")
+    return queue_path(queue.strip()), _amount(amount)
 
 
 def cmd_validate(args) -> int:
@@ -58,13 +58,13 @@ def cmd_validate(args) -> int:
             n = sum(1 for _ in cfg.root.walk()) - 1
             verdict = ("invalid under --strict" if args.strict else "valid") if cfg.warnings else "valid"
             notes = f", {len(cfg.warnings)} warning(s)" if cfg.warnings else ""
-            print(f"{path}: {verdict} {cfg.format} allocation file, {n} pools{notes}", file=sys.stderr)
+            print(f"{path}: {verdict} {cfg.format} allocation file, {n} queues{notes}", file=sys.stderr)
     return status
 
 
 def what_if(cfg, capacity: Resource, demands: list[tuple[str, Resource]], share_rule: str = "auto") -> list[dict]:
     """Fair shares for a cluster of ``capacity`` and these demands, computed by
-    the real engine: one node, one app per pool asking for its demand. For
+    the real engine: one node, one app per queue asking for its demand. For
     an MRv1 file, a plain number counts map slots."""
     kind = "mrv1" if cfg.format == "mrv1" else "yarn"
     engine = Engine(cfg, ManualClock(), EngineSettings(preemption=False, share_rule=share_rule), kind=kind)
@@ -72,27 +72,27 @@ def what_if(cfg, capacity: Resource, demands: list[tuple[str, Resource]], share_
     def sized(r: Resource) -> Resource:
         return Resource(map_slots=r.memory_mb) if kind == "mrv1" and not r.map_slots else r
     engine.add_node("what-if", "what-if", "/default-rack", sized(capacity))
-    for i, (pool, amount) in enumerate(demands):
+    for i, (queue, amount) in enumerate(demands):
         app_id = f"what-if-{i}"
-        engine.add_app(app_id, f"what-if-{i}", queue=pool, placed=True)
+        engine.add_app(app_id, f"what-if-{i}", queue=queue, placed=True)
         engine.update_requests(app_id, [Request(0, sized(amount), 1)])
     engine.update()
     asked = {p for p, _ in demands}
     rows = []
-    for row in engine.describe_pools():
-        if row["pool"] == "root":
+    for row in engine.describe_queues():
+        if row["queue"] == "root":
             continue
-        if row["dynamic"] and row["pool"] not in asked and not any(a.startswith(row["pool"] + ".") for a in asked):
+        if row["dynamic"] and row["queue"] not in asked and not any(a.startswith(row["queue"] + ".") for a in asked):
             continue
         rows.append(row)
     return rows
 
 
-def _unknown_pools(cfg, pools: list[str]) -> list[str]:
-    """Demanded pools the file does not declare, other than new children of a
-    pool declared type="parent" (where YARN would create them)."""
+def _unknown_queues(cfg, queues: list[str]) -> list[str]:
+    """Demanded queues the file does not declare, other than new children of a
+    queue declared type="parent" (where YARN would create them)."""
     declared = cfg.queues()
-    return [p for p in pools if p not in declared
+    return [p for p in queues if p not in declared
             and not (p.rpartition(".")[0] in declared and declared[p.rpartition(".")[0]].is_parent)]
 
 
@@ -103,20 +103,20 @@ def cmd_shares(args) -> int:
         for err in e.errors:
             print(err, file=sys.stderr)
         return 1
-    unknown = _unknown_pools(cfg, [pool for pool, _ in args.demand or []])
+    unknown = _unknown_queues(cfg, [queue for queue, _ in args.demand or []])
     if unknown:
         leaves = ", ".join(q.name for q in cfg.root.walk() if not q.children and q.name != "root")
-        print(f"slotwise shares: --demand {unknown[0]}: no such pool in {args.allocations} "
-              f"(its leaf pools: {leaves}; a new pool needs a parent declared type=\"parent\")", file=sys.stderr)
+        print(f"slotwise shares: --demand {unknown[0]}: no such queue in {args.allocations} "
+              f"(its leaf queues: {leaves}; a new queue needs a parent declared type=\"parent\")", file=sys.stderr)
         return 1
     try:
         rows = what_if(cfg, args.capacity, args.demand or [], args.share_rule)
-    except Exception as e:  # e.g. a demand on a parent pool
+    except Exception as e:  # e.g. a demand on a parent queue
         print(f"slotwise shares: {e}", file=sys.stderr)
         return 1
     d = "map_slots" if cfg.format == "mrv1" else "memory_mb"
     out = [{
-        "pool": r["pool"],
+        "queue": r["queue"],
         "weight": r["weight"],
         "min_share": r["min_share"][d],
         "demand": r["demand"][d],
@@ -132,9 +132,9 @@ def cmd_shares(args) -> int:
     unit = "map slots" if cfg.format == "mrv1" else "memory MB; a plain number counts slots"
     rule = EngineSettings(share_rule=args.share_rule).rule_for(cfg.format)
     print(f"fair shares by {RULE_NAMES[rule]} ({unit})")
-    print(f"{'pool':<32} {'weight':>7} {'min_share':>10} {'demand':>10} {'fair_share':>11}")
+    print(f"{'queue':<32} {'weight':>7} {'min_share':>10} {'demand':>10} {'fair_share':>11}")
     for r in out:
-        print(f"{r['pool']:<32} {r['weight']:>7g} {r['min_share']:>10g} {r['demand']:>10g} {r['fair_share']:>11g}")
+        print(f"{r['queue']:<32} {r['weight']:>7g} {r['min_share']:>10g} {r['demand']:>10g} {r['fair_share']:>11g}")
     return 0
 
 
@@ -210,10 +210,10 @@ def cmd_cluster_submit(args) -> int:
 
     mrv1 = isinstance(cluster, Mrv1Cluster)
     # An MRv1 job runs in its own directory (PiEstimator's temporary files are relative to it).
-    result = cluster.submit(program[0], program[1:], pool=args.pool, user=args.user,
+    result = cluster.submit(program[0], program[1:], queue=args.queue, user=args.user,
                             cwd=None if mrv1 else os.getcwd(), timeout=args.timeout, echo=not args.quiet)
     verdict = "SUCCEEDED" if result.succeeded else "FAILED"
-    where = (f"JobTracker status {result.state}, pool {result.queue}" if mrv1
+    where = (f"JobTracker status {result.state}, queue {result.queue}" if mrv1
              else f"RM state {result.state}/{result.final_status}, queue {result.queue}")
     print(f"{result.app_id or ('no job id' if mrv1 else 'no application id')} {verdict} in {result.seconds:.1f} s "
           f"(client exit {result.returncode}, {where}, user {result.app_user}); client log {result.log}",
@@ -314,12 +314,13 @@ def _add_cluster_parser(sub) -> None:
 
     sm = with_dir(csub.add_parser(
         "submit", help="run a MapReduce example (pi, sleep, wordcount...) and wait; exit 0 if it succeeded",
-        usage="slotwise cluster submit [--mrv1] --pool NAME [--user U] [--dir DIR] -- PROGRAM [ARGS...]",
+        usage="slotwise cluster submit [--mrv1] --queue NAME [--user U] [--dir DIR] -- PROGRAM [ARGS...]",
         description="On an MRv1 cluster the programs are hadoop-examples 1.2.1's (pi, sleep, wordcount, "
-                    "randomwriter...), the pool is the job's pool.name, and the job runs in its own directory "
+                    "randomwriter...), the queue is the job's mapred.fairscheduler.pool, and the job runs in its own directory "
                     "under DIR/jobs (relative paths resolve there)."),
         mrv1_help="expect an MRv1 cluster (implied by its state; an error against a YARN cluster)")
-    sm.add_argument("--pool", required=True, help="the pool (queue) to submit to")
+    sm.add_argument("--queue", "--pool", dest="queue", required=True,
+                    help="the queue to submit to (--pool: its old name, kept)")
     sm.add_argument("--user", help="submit as this user (HADOOP_USER_NAME; on MRv1 the job client runs as U)")
     sm.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds")
     sm.add_argument("-q", "--quiet", action="store_true", help="do not echo the job client's output")
@@ -358,13 +359,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fail on warnings too (what YARN ignores or adjusts: unknown elements, values given twice...)")
     v.set_defaults(func=cmd_validate)
 
-    s = sub.add_parser("shares", help="what-if: fair shares for a capacity and per-pool demands")
+    s = sub.add_parser("shares", help="what-if: fair shares for a capacity and per-queue demands")
     s.add_argument("--allocations", required=True, metavar="FILE",
                    help="the allocation file: YARN's fair-scheduler.xml or an MRv1 pools file")
     s.add_argument("--capacity", required=True, type=_amount,
                    help='slots (a number; map slots for MRv1 files) or "X mb, Y vcores"')
-    s.add_argument("--demand", action="append", type=_demand, metavar="POOL=N",
-                   help="a pool's demand; repeat per pool")
+    s.add_argument("--demand", action="append", type=_demand, metavar="QUEUE=N",
+                   help="a queue's demand; repeat per queue")
     s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
     s.add_argument("--json", action="store_true", help="print a JSON list")
     s.set_defaults(func=cmd_shares)
@@ -383,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_dp_parsers(sub)
 
-    d = sub.add_parser("demo", help="a real YARN cluster scheduled by Python: jobs in several pools, then a summary")
+    d = sub.add_parser("demo", help="a real YARN cluster scheduled by Python: jobs in several queues, then a summary")
     d.add_argument("--dir", help="cluster directory (default: run/cluster in the checkout)")
     d.add_argument("--keep", action="store_true", help="leave the cluster running afterwards")
     d.add_argument("--mrv1", action="store_true",

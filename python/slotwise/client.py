@@ -57,7 +57,7 @@ def cmd_explain(args) -> int:
     if args.json:
         return _dump(out, 0)
     name = f" ({out['name']})" if out.get("name") else ""
-    print(f"{out['id']}{name}, user {out['user']}, pool {out['pool']}: {out['state']}; "
+    print(f"{out['id']}{name}, user {out['user']}, queue {out['queue']}: {out['state']}; "
           f"{out['running_containers']} running, {out['pending_containers']} asked for")
     if out["holds"]:
         print("held back by:")
@@ -99,9 +99,9 @@ def cmd_diff(args) -> int:
         return 1
     rule = "YARN's rule" if out.get("share_rule") == "yarn" else "the design document's rule"
     print(f"{args.file} against the live demands (fair shares by {rule}; memory MB):")
-    print(f"{'pool':<32} {'weight':>11} {'fair share':>21} {'steady fair share':>21}")
-    for p in out["pools"]:
-        print(f"{p['pool']:<32} {_change(p, 'weight', None):>11} {_change(p, 'fair_share', 'memory_mb'):>21} "
+    print(f"{'queue':<32} {'weight':>11} {'fair share':>21} {'steady fair share':>21}")
+    for p in out["queues"]:
+        print(f"{p['queue']:<32} {_change(p, 'weight', None):>11} {_change(p, 'fair_share', 'memory_mb'):>21} "
               f"{_change(p, 'steady_fair_share', 'memory_mb'):>21}" + ("" if p["status"] == "kept" else
                                                                          f"  ({p['status']})"))
     taken = out["newly_preemptable"]
@@ -109,7 +109,7 @@ def cmd_diff(args) -> int:
     if taken:
         print(f"would become preemptable: {len(taken)} container(s){off}")
         for c in taken:
-            print(f"  - {c['container']} of {c['app']} in {c['pool']} on {c['node']} "
+            print(f"  - {c['container']} of {c['app']} in {c['queue']} on {c['node']} "
                   f"({c['resource']['memory_mb']:.0f} MB)")
     else:
         print("no container would become preemptable")
@@ -141,7 +141,7 @@ def _change(row: dict, key: str, dim: str | None) -> str:
 def add_parsers(sub) -> None:
     e = sub.add_parser("explain", help="why a job runs no more than it does now (asks a running serve)")
     e.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0001")
-    d = sub.add_parser("diff", help="what saving NEW.xml would do to the running pools, changing nothing")
+    d = sub.add_parser("diff", help="what saving NEW.xml would do to the running queues, changing nothing")
     d.add_argument("file", metavar="NEW.xml", help="the allocation file you are about to save")
     d.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
                    help="serve's admin token (default ~/.config/slotwise/admin.token)")

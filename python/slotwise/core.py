@@ -8,7 +8,7 @@ touches the engine or the lock.
 A message (``slotwise.protocol``: the schema's Payload, PlaceRequest, ...)
 is checked whole before any of it is applied, so a bad one changes nothing.
 A full payload is reconciled with what the engine holds: what the RM no
-longer has goes, what it has comes, and everything else (pools' starvation
+longer has goes, what it has comes, and everything else (queues' starvation
 timers, apps' locality waits, runnability, the container sequence) stays.
 """
 
@@ -28,7 +28,7 @@ from .clock import Clock, ManualClock, SystemClock
 from .engine import LOCALITY_NAMES, Request
 from .config.model import AllocationConfig, QueueConfig
 from .engine.decisions import Assignment, Preemption
-from .engine import RECOVERY_POOL, Engine, PlacementRejected
+from .engine import RECOVERY_QUEUE, Engine, PlacementRejected
 from .eventlog import EventLog
 from .explain import explain_app
 from .placement import queue_path
@@ -117,15 +117,15 @@ class _CallClock:
             self._t = None
 
 
-#: Seconds between update answers that carry the whole pool table, so a shim
+#: Seconds between update answers that carry the whole queue table, so a shim
 #: that dropped an answer (one past its deadline) is whole again soon.
 TABLE_REFRESH = 30.0
 
 
 class TableDiff:
-    """What an update answer says of the pool table: the rows that changed
-    since the last answer and the pools gone since, or the whole table (at
-    first, after a full payload, every TABLE_REFRESH seconds).  10,000 pools
+    """What an update answer says of the queue table: the rows that changed
+    since the last answer and the queues gone since, or the whole table (at
+    first, after a full payload, every TABLE_REFRESH seconds).  10,000 queues
     that do not change cost nothing on the wire."""
 
     def __init__(self) -> None:
@@ -156,7 +156,7 @@ class UpdateResult:
 
 @dataclass
 class _PendingMove:
-    """An app the RM holds in a queue no pool can be: Python schedules it in
+    """An app the RM holds in a queue no queue can be: Python schedules it in
     ``target`` and asks the RM to move it there until it has."""
     source: str
     target: str
@@ -165,9 +165,9 @@ class _PendingMove:
 
 
 def _freeze(engine: Engine) -> tuple[bytes, dict]:
-    """A whole copy of an engine as bytes, without recursion along the pool
+    """A whole copy of an engine as bytes, without recursion along the queue
     tree or the allocation file's queue tree (any depth the file allows):
-    pools are linked by name in the copy, and the parsed file, which nothing
+    queues are linked by name in the copy, and the parsed file, which nothing
     changes at runtime, is shared by reference."""
     shared: dict[int, object] = {}
     out = io.BytesIO()
@@ -238,7 +238,7 @@ class PolicyCore:
             self._engine = Engine(config, self._clock, self.settings, services=self.services, stream=stream or "",
                                   kind=kind)
             if record_inputs:
-                # The file's text too: a replay must start from the same pools
+                # The file's text too: a replay must start from the same queues
                 # (and from the same market, where one is shared).
                 market = self.services.get("market")
                 hopper = self.services.get("hopper")
@@ -320,7 +320,7 @@ class PolicyCore:
                 stats.on_heartbeat(time.perf_counter() - started, len(assigned))
             if assigned and self.log_decisions:
                 for a in assigned:
-                    self.log.write("assign", stream=self.stream, app=a.app_id, pool=a.pool, node=a.node_id,
+                    self.log.write("assign", stream=self.stream, app=a.app_id, queue=a.queue, node=a.node_id,
                                    locality=a.locality, priority=a.priority, container=a.container_id,
                                    am=a.is_am, **a.resource.to_dict(self.dims))
             return assigned
@@ -338,9 +338,9 @@ class PolicyCore:
             for p in preempt:
                 c = containers.get(p.container_id)
                 self._preemptions.append({"time": wall, "container": p.container_id, "app": p.app_id,
-                                          "pool": p.pool, "node": p.node_id, "kill": p.kill, "reason": p.reason,
+                                          "queue": p.queue, "node": p.node_id, "kill": p.kill, "reason": p.reason,
                                           "why": c.preempt_why if c else None})
-                self.log.write("preempt", stream=self.stream, container=p.container_id, app=p.app_id, pool=p.pool,
+                self.log.write("preempt", stream=self.stream, container=p.container_id, app=p.app_id, queue=p.queue,
                                node=p.node_id, kill=p.kill, reason=p.reason)
             e = self._engine
             waiting = sorted(a.app_id for a in e.apps.values() if not a.runnable) if e.limits.waiting else []
@@ -350,12 +350,12 @@ class PolicyCore:
         with self._lock, self._clock:
             self._record("place", req)
             try:
-                pool = self._engine.place_app(req.user, req.queue, req.groups)
+                queue = self._engine.place_app(req.user, req.queue, req.groups)
             except PlacementRejected as e:
                 self.log.write("reject", app=req.app, user=req.user, reason=str(e))
                 return wire.PlaceAnswer(reject=str(e))
-            self.log.write("place", app=req.app, user=req.user, asked=req.queue, pool=pool)
-            return wire.PlaceAnswer(queue=pool)
+            self.log.write("place", app=req.app, user=req.user, asked=req.queue, queue=queue)
+            return wire.PlaceAnswer(queue=queue)
 
     def handle_move(self, req):
         """The RM's move (yarn application -movetoqueue, an admin move, or a
@@ -363,19 +363,19 @@ class PolicyCore:
         with self._lock, self._clock:
             self._record("move", req)
             if self.kind == "mrv1":
-                return wire.MoveAnswer(error="an MRv1 job stays in the pool it was submitted to")
+                return wire.MoveAnswer(error="an MRv1 job stays in the queue it was submitted to")
             if req.app not in self._engine.apps:
                 return wire.MoveAnswer(error=f"unknown application {req.app}")
             pending = self._moves.get(req.app)
             ordered = pending is not None and pending.target == queue_path(req.queue)
             try:
-                pool = self._engine.move_app(req.app, req.queue, may_create=ordered)
+                queue = self._engine.move_app(req.app, req.queue, may_create=ordered)
             except ValueError as e:
                 return wire.MoveAnswer(error=str(e))
-            if pending is not None and pending.target == pool:
+            if pending is not None and pending.target == queue:
                 pending.sent = self._clock.now()  # under way: no new order until the RM reports it
-            self.log.write("move", app=req.app, pool=pool)
-            return wire.MoveAnswer(queue=pool)
+            self.log.write("move", app=req.app, queue=queue)
+            return wire.MoveAnswer(queue=queue)
 
     # ----------------------------------------------------- runtime admin
     def set_config(self, config: AllocationConfig, text: str | None = None) -> None:
@@ -390,11 +390,11 @@ class PolicyCore:
                 self.log.write("input", call="config", stream=self.stream, t=self._clock.now(),
                                msg={"source": config.source, "text": text})
             self._engine.set_config(config)
-            self.log.write("reload", file=config.source, pools=sum(1 for _ in config.root.walk()) - 1)
+            self.log.write("reload", file=config.source, queues=sum(1 for _ in config.root.walk()) - 1)
 
     def take_resynced(self) -> bool:
         """Whether a full payload came since the last call (the next update
-        answer then carries the whole pool table)."""
+        answer then carries the whole queue table)."""
         was, self._resynced = self._resynced, False
         return was
 
@@ -414,25 +414,25 @@ class PolicyCore:
     def config_failed(self, errors: list[str]) -> None:
         self.log.write("reload_failed", errors=errors)
 
-    def admin_move(self, app_id: str, pool: str) -> str:
+    def admin_move(self, app_id: str, queue: str) -> str:
         """An operator's move with no ResourceManager to carry it out (with
         one, the RM's own move reaches ``move``).  Raises KeyError/ValueError."""
         with self._lock, self._clock:
             if app_id not in self._engine.apps:
                 raise KeyError(app_id)
             if self.kind == "mrv1":
-                raise ValueError("an MRv1 job stays in the pool it was submitted to (the JobTracker has no move)")
-            self._record("move", wire.MoveRequest(app=app_id, queue=pool))
-            target = self._engine.move_app(app_id, pool, may_create=False)
-            self.log.write("move", app=app_id, pool=target, by="admin")
+                raise ValueError("an MRv1 job stays in the queue it was submitted to (the JobTracker has no move)")
+            self._record("move", wire.MoveRequest(app=app_id, queue=queue))
+            target = self._engine.move_app(app_id, queue, may_create=False)
+            self.log.write("move", app=app_id, queue=target, by="admin")
             return target
 
-    def move_target_problem(self, pool: str) -> str | None:
-        """Why no job may be moved to ``pool`` now (YARN's rule), or None."""
+    def move_target_problem(self, queue: str) -> str | None:
+        """Why no job may be moved to ``queue`` now (YARN's rule), or None."""
         if self.kind == "mrv1":
-            return "the JobTracker cannot move jobs between pools"
+            return "the JobTracker cannot move jobs between queues"
         with self._lock:
-            return self._engine.move_target_problem(pool)
+            return self._engine.move_target_problem(queue)
 
     def admin_priority(self, app_id: str, priority: int) -> None:
         with self._lock, self._clock:
@@ -445,12 +445,12 @@ class PolicyCore:
             self.log.write("priority", app=app_id, priority=int(priority), by="admin")
 
     # -------------------------------------------------------- read views
-    def pools(self) -> list[dict]:
-        """One row per pool (``Engine.describe_pools``), for the UI, API and metrics."""
+    def queues(self) -> list[dict]:
+        """One row per queue (``Engine.describe_queues``), for the UI, API and metrics."""
         with self._lock:
-            rows = self._engine.describe_pools()
+            rows = self._engine.describe_queues()
         for r in rows:
-            r["recovery"] = r["pool"] == RECOVERY_POOL
+            r["recovery"] = r["queue"] == RECOVERY_QUEUE
         return rows
 
     def jobs(self) -> list[dict]:
@@ -461,16 +461,16 @@ class PolicyCore:
             r["moving_to"] = moves.get(r["id"])
         return rows
 
-    def job_pool(self, app_id: str) -> str | None:
+    def job_queue(self, app_id: str) -> str | None:
         with self._lock:
             app = self._engine.apps.get(app_id)
-            return app.pool.name if app else None
+            return app.queue.name if app else None
 
-    def leaf_pools(self) -> list[str]:
-        """Where a job can be moved: the file's leaf pools and any dynamic leaf."""
+    def leaf_queues(self) -> list[str]:
+        """Where a job can be moved: the file's leaf queues and any dynamic leaf."""
         with self._lock:
-            return sorted(p.name for p in self._engine.pools.values()
-                          if p.is_leaf and p.name != "root" and p.name != RECOVERY_POOL)
+            return sorted(p.name for p in self._engine.queues.values()
+                          if p.is_leaf and p.name != "root" and p.name != RECOVERY_QUEUE)
 
     def explain(self, app_id: str) -> dict | None:
         """Why a job runs no more than it does (slotwise.explain), with the
@@ -484,8 +484,8 @@ class PolicyCore:
 
     def dry_run(self, config: AllocationConfig) -> dict:
         """What ``config`` would do to the live demands, changing nothing:
-        each pool's fair and steady shares before and after, the containers
-        that would become preemptable (over their pool's new fair share), and
+        each queue's fair and steady shares before and after, the containers
+        that would become preemptable (over their queue's new fair share), and
         why the reload would be refused, if it would.  Runs on copies of the
         engine: the lock is held while one copy is made (heartbeats wait that
         long; docs/admin.md has the figures), the rest runs outside it."""
@@ -495,27 +495,27 @@ class PolicyCore:
         before, after = _thaw(state, now), _thaw(state, now)
         conflicts = before.config_conflicts(config)
         if conflicts:  # the reload would be refused: nothing would change
-            return {"pools": [], "conflicts": conflicts, "share_rule": before.share_rule,
+            return {"queues": [], "conflicts": conflicts, "share_rule": before.share_rule,
                     "preemption": self.settings.preemption, "newly_preemptable": []}
         after.set_config(config)
         rows, victims = {}, {}
         for when, engine in (("before", before), ("after", after)):
             engine.update()
-            rows[when] = {r["pool"]: r for r in engine.describe_pools()}
+            rows[when] = {r["queue"]: r for r in engine.describe_queues()}
             victims[when] = {c.container_id: c for c in engine.preemption.victims()}
-        pools = []
+        queues = []
         for name in sorted(set(rows["before"]) | set(rows["after"])):
             b, a = rows["before"].get(name), rows["after"].get(name)
-            row = {"pool": name, "status": "added" if b is None else "removed" if a is None else "kept"}
+            row = {"queue": name, "status": "added" if b is None else "removed" if a is None else "kept"}
             for key in ("fair_share", "steady_fair_share", "weight", "min_share", "max_share"):
                 row[f"{key}_before"] = b[key] if b else None
                 row[f"{key}_after"] = a[key] if a else None
-            pools.append(row)
+            queues.append(row)
         newly = [c for cid, c in victims["after"].items() if cid not in victims["before"]]
-        return {"pools": pools, "conflicts": conflicts, "share_rule": after.share_rule,
+        return {"queues": queues, "conflicts": conflicts, "share_rule": after.share_rule,
                 "preemption": self.settings.preemption,
                 "newly_preemptable": [{"container": c.container_id, "app": c.app_id,
-                                       "pool": after.apps[c.app_id].pool.name, "node": c.node_id,
+                                       "queue": after.apps[c.app_id].queue.name, "node": c.node_id,
                                        "resource": c.resource.to_dict(self.dims)} for c in newly]}
 
     def cluster(self) -> dict:
@@ -531,13 +531,13 @@ class PolicyCore:
         with self._lock:
             return list(reversed(self._preemptions))
 
-    def running_by_pool(self) -> dict[str, int]:
-        """Containers each leaf pool holds now."""
+    def running_by_queue(self) -> dict[str, int]:
+        """Containers each leaf queue holds now."""
         with self._lock:
             out: dict[str, int] = {}
             for app in self._engine.apps.values():
                 if app.containers:
-                    out[app.pool.name] = out.get(app.pool.name, 0) + len(app.containers)
+                    out[app.queue.name] = out.get(app.queue.name, 0) + len(app.containers)
             return out
 
     def share_rule(self) -> str:
@@ -546,9 +546,9 @@ class PolicyCore:
             return self._engine.share_rule
 
     def leaf_fair_shares(self) -> dict[str, Resource]:
-        """Fair shares of the leaf pools that hold jobs (the simulator's samples)."""
+        """Fair shares of the leaf queues that hold jobs (the simulator's samples)."""
         with self._lock:
-            return {name: p.fair_share for name, p in self._engine.pools.items() if p.apps and not p.children}
+            return {name: p.fair_share for name, p in self._engine.queues.items() if p.apps and not p.children}
 
     # Hints for drivers that may leave out calls that change nothing (the simulator).
     def idle_heartbeat_is_noop(self) -> bool:
@@ -611,8 +611,8 @@ class PolicyCore:
                 self._forget_what_the_rm_lost(msg)
             for n in msg.nodes:
                 e.add_node(n.id, n.host, n.rack, _res(n.capacity))
-            # Oldest first: when two apps want one pool in ways that exclude each
-            # other (a job and a sub-pool under it), the earlier one keeps it.
+            # Oldest first: when two apps want one queue in ways that exclude each
+            # other (a job and a sub-queue under it), the earlier one keeps it.
             for a in (sorted(msg.apps, key=_by_submit) if len(msg.apps) > 1 else msg.apps):
                 self._apply_app(a, msg.now_ms)
             for c in msg.launched:
@@ -708,27 +708,27 @@ class PolicyCore:
 
     def _apply_app(self, a, now_ms: int) -> None:
         e = self._engine
-        queue = queue_path(a.queue)
+        asked = queue_path(a.queue)
         known = e.apps.get(a.id)
         if known is None:
-            why = e.can_hold(queue)
-            pool = queue if why is None else self._recover(a, queue, why)
+            why = e.can_hold(asked)
+            queue = asked if why is None else self._recover(a, asked, why)
             submit = self._clock.now() - max(0, now_ms - a.submit_ms) / 1000.0
-            e.add_app(a.id, a.user, queue=pool, priority=a.priority, submit_time=submit, placed=True, name=a.name)
+            e.add_app(a.id, a.user, queue=queue, priority=a.priority, submit_time=submit, placed=True, name=a.name)
             if a.unmanaged:
                 e.mark_unmanaged(a.id)  # its AM runs outside the cluster: no AM container
         else:
             pending = self._moves.get(a.id)
-            if pending is not None and queue == pending.target:
+            if pending is not None and asked == pending.target:
                 del self._moves[a.id]  # the RM has moved it
-                self.log.write("recovered", app=a.id, pool=queue)
-            elif queue != known.pool.name and not (pending is not None and queue == pending.source):
-                why = e.can_hold(queue)
+                self.log.write("recovered", app=a.id, queue=asked)
+            elif asked != known.queue.name and not (pending is not None and asked == pending.source):
+                why = e.can_hold(asked)
                 if why is None:
                     self._moves.pop(a.id, None)
-                    e.move_app(a.id, queue, force=True)  # the RM moved it already: follow
+                    e.move_app(a.id, asked, force=True)  # the RM moved it already: follow
                 else:
-                    e.move_app(a.id, self._recover(a, queue, why), force=True)
+                    e.move_app(a.id, self._recover(a, asked, why), force=True)
             if a.priority != known.priority:
                 e.set_app_priority(a.id, a.priority)
             if a.unmanaged and not known.unmanaged:
@@ -737,18 +737,18 @@ class PolicyCore:
             e.update_requests(a.id, [Request(r.priority, _res(r.resource), r.count, r.hosts, r.racks,
                                              r.relax_locality, r.strict_racks) for r in a.requests])
 
-    def _recover(self, a, queue: str, why: str) -> str:
-        """An app the RM holds where no job can be: the pool the placement
-        rules give it, else the recovery pool; the RM is asked to move it."""
+    def _recover(self, a, asked: str, why: str) -> str:
+        """An app the RM holds where no job can be: the queue the placement
+        rules give it, else the recovery queue; the RM is asked to move it."""
         try:
-            target = self._engine.place_app(a.user, queue, recovering=True)
+            target = self._engine.place_app(a.user, asked, recovering=True)
         except PlacementRejected:
-            target = RECOVERY_POOL
-        self._moves[a.id] = _PendingMove(queue, target, f"{why}; placed in {target}")
+            target = RECOVERY_QUEUE
+        self._moves[a.id] = _PendingMove(asked, target, f"{why}; placed in {target}")
         self.counters["recoveries"] += 1
-        self.log.write("recover", app=a.id, queue=queue, pool=target, reason=why)
+        self.log.write("recover", app=a.id, asked=asked, queue=target, reason=why)
         log.warning("%s is in %s, where no job can be (%s): scheduling it in %s and asking the "
-                    "ResourceManager to move it there", a.id, queue, why, target)
+                    "ResourceManager to move it there", a.id, asked, why, target)
         return target
 
     def _due_moves(self) -> list:
@@ -832,7 +832,7 @@ class PolicyCore:
                 min=_amount(p.min_share, d), max=_limit(p.max_share, d), fair=_amount(p.fair_share, d),
                 steady=_amount(p.steady_fair_share, d), usage=_amount(p.usage, d), demand=_amount(p.demand, d),
                 running_apps=p.running_apps, apps=len(p.apps),
-                max_running_apps=None if mra == float("inf") else int(mra), recovery=p.name == RECOVERY_POOL,
+                max_running_apps=None if mra == float("inf") else int(mra), recovery=p.name == RECOVERY_QUEUE,
                 policy=p.policy.name, am_max=None if am_max is None else _amount(am_max, d),
                 preemptable=p.allow_preemption_from, is_parent=p.is_parent and not p.children))
         return rows

@@ -2,8 +2,8 @@
 
 Starts the local cluster with the shim as its scheduler, serves the policy
 from ``conf/allocations.xml`` in this process (so the table below can read
-the engine directly), runs MapReduce jobs in several pools at once, prints
-each pool's fair share and running containers while they run, then a
+the engine directly), runs MapReduce jobs in several queues at once, prints
+each queue's fair share and running containers while they run, then a
 summary, and takes everything down.
 """
 
@@ -25,14 +25,14 @@ from .eventlog import EventLog, read_events
 from .localcluster import SHIM_SCHEDULER, LocalCluster
 from .localcluster.paths import find_repo
 
-#: (pool, program, args): enough work that the pools compete for the cluster.
+#: (queue, program, args): enough work that the queues compete for the cluster.
 JOBS = [
     ("prod", "sleep", ["-m", "10", "-r", "1", "-mt", "4000", "-rt", "1000"]),
     ("research", "sleep", ["-m", "10", "-r", "1", "-mt", "4000", "-rt", "1000"]),
     ("adhoc", "pi", ["4", "1000"]),
 ]
 
-#: The MRv1 demo's jobs, in conf/mrv1-pools.xml's pools.
+#: The MRv1 demo's jobs, in conf/mrv1-pools.xml's queues.
 MRV1_JOBS = [
     ("production", "pi", ["10", "1000"]),
     ("research", "pi", ["10", "1000"]),
@@ -44,32 +44,32 @@ def _mb(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def pool_table(core: PolicyCore) -> str:
+def queue_table(core: PolicyCore) -> str:
     if core.kind == "mrv1":
-        return slot_pool_table(core)
-    running = core.running_by_pool()
-    rows = [p for p in core.pools() if p["parent"] is not None and (p["apps"] or not p["dynamic"])]
-    lines = [f"  {'pool':<18} {'weight':>6} {'fair share MB':>14} {'used MB':>9} {'containers':>10} {'apps':>5}"]
+        return slot_queue_table(core)
+    running = core.running_by_queue()
+    rows = [p for p in core.queues() if p["parent"] is not None and (p["apps"] or not p["dynamic"])]
+    lines = [f"  {'queue':<18} {'weight':>6} {'fair share MB':>14} {'used MB':>9} {'containers':>10} {'apps':>5}"]
     for p in rows:
-        lines.append(f"  {p['pool']:<18} {p['weight']:>6g} {_mb(p['fair_share']['memory_mb']):>14} "
-                     f"{_mb(p['usage']['memory_mb']):>9} {running.get(p['pool'], 0):>10} {p['apps']:>5}")
+        lines.append(f"  {p['queue']:<18} {p['weight']:>6g} {_mb(p['fair_share']['memory_mb']):>14} "
+                     f"{_mb(p['usage']['memory_mb']):>9} {running.get(p['queue'], 0):>10} {p['apps']:>5}")
     return "\n".join(lines)
 
 
-def slot_pool_table(core) -> str:
-    """An MRv1 JobTracker's pools: fair share and running tasks per slot kind."""
-    rows = [p for p in core.pools() if p["parent"] is not None and (p["apps"] or not p["dynamic"])]
-    lines = [f"  {'pool':<18} {'weight':>6} {'fair maps':>9} {'maps':>5} {'fair reduces':>12} {'reduces':>7} {'jobs':>5}"]
+def slot_queue_table(core) -> str:
+    """An MRv1 JobTracker's queues: fair share and running tasks per slot kind."""
+    rows = [p for p in core.queues() if p["parent"] is not None and (p["apps"] or not p["dynamic"])]
+    lines = [f"  {'queue':<18} {'weight':>6} {'fair maps':>9} {'maps':>5} {'fair reduces':>12} {'reduces':>7} {'jobs':>5}"]
     for p in rows:
         f, u = p["fair_share"], p["usage"]
-        lines.append(f"  {p['pool']:<18} {p['weight']:>6g} {f['map_slots']:>9.1f} {u['map_slots']:>5.0f} "
+        lines.append(f"  {p['queue']:<18} {p['weight']:>6g} {f['map_slots']:>9.1f} {u['map_slots']:>5.0f} "
                      f"{f['reduce_slots']:>12.1f} {u['reduce_slots']:>7.0f} {p['apps']:>5}")
     return "\n".join(lines)
 
 
 class PreemptionRecorder:
-    """Each container the policy takes back, from which pool, and for which:
-    the leaf pools below their min share or fair-share threshold at that
+    """Each container the policy takes back, from which queue, and for which:
+    the leaf queues below their min share or fair-share threshold at that
     moment (the engine preempts for those).  Wraps the core's periodic pass."""
 
     def __init__(self, core: PolicyCore) -> None:
@@ -84,14 +84,14 @@ class PreemptionRecorder:
         def handle_update(msg):
             result = inner(msg)
             if result.preempt:
-                pools = core.pools()
-                parents = {p["parent"] for p in pools}
-                below = [p["pool"] for p in pools if p["pool"] not in parents
+                queues = core.queues()
+                parents = {p["parent"] for p in queues}
+                below = [p["queue"] for p in queues if p["queue"] not in parents
                          and (p.get("below_min_share") or p.get("below_fair_share"))]
                 for p in result.preempt:
                     if p.container_id not in self._seen:
                         self._seen.add(p.container_id)
-                        self.rows.append({"container": p.container_id, "from": p.pool, "for": below,
+                        self.rows.append({"container": p.container_id, "from": p.queue, "for": below,
                                           "reason": p.reason})
             return result
 
@@ -99,12 +99,12 @@ class PreemptionRecorder:
 
 
 def preemption_summary(rows: list[dict]) -> list[str]:
-    """How many containers were preempted, from which pools for which."""
+    """How many containers were preempted, from which queues for which."""
     if not rows:
-        return ["containers preempted: none (no pool stayed below its min share or its fair-share "
+        return ["containers preempted: none (no queue stayed below its min share or its fair-share "
                 "threshold past its preemption timeout)"]
     words = {"min_share": "min share", "fair_share": "fair share"}
-    groups = Counter((r["from"], ", ".join(r["for"]) or "no pool below its share any more",
+    groups = Counter((r["from"], ", ".join(r["for"]) or "no queue below its share any more",
                       words.get(r["reason"], r["reason"])) for r in rows)
     out = [f"containers preempted: {len(rows)}"]
     for (src, dst, why), n in sorted(groups.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -173,7 +173,7 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
             app = create_app(SchedulerService(core, status, RMControl(server)),
                              AdminToken(secrets.token_urlsafe(32)), metrics)
             http = start_http(app, "127.0.0.1", ui_port)
-            print(f"== web UI on http://127.0.0.1:{ui_port}/ (pools, jobs, config; /metrics, /api/v1/...)")
+            print(f"== web UI on http://127.0.0.1:{ui_port}/ (queues, jobs, config; /metrics, /api/v1/...)")
         except OSError as e:
             print(f"== no web UI ({e})")
         _wait(lambda: any(e["event"] == "resync" for e in read_events(str(events_path))), 60,
@@ -182,32 +182,32 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
         print("   preemption is on for the demo (as serve --preemption on; Hadoop's default, and serve's "
               "without the flag or the master's setting, is off)")
         threads = []
-        for pool, program, args in jobs:
-            def go(pool=pool, program=program, args=args):
-                results[pool] = cluster.submit(program, args, pool=pool, user=f"{pool}-user")
+        for queue, program, args in jobs:
+            def go(queue=queue, program=program, args=args):
+                results[queue] = cluster.submit(program, args, queue=queue, user=f"{queue}-user")
             t = threading.Thread(target=go, daemon=True)
             t.start()
             threads.append(t)
-            print(f"   submitted {program} {' '.join(args)} to pool {pool}")
+            print(f"   submitted {program} {' '.join(args)} to queue {queue}")
         started = time.monotonic()
         while any(t.is_alive() for t in threads):
             time.sleep(3)
             print(f"-- t+{time.monotonic() - started:4.0f} s")
-            print(pool_table(core))
+            print(queue_table(core))
         print()
         print("== summary")
         events = read_events(str(events_path))
         assigned = Counter(e["app"] for e in events if e["event"] == "assign")
         locality = Counter(e["locality"] for e in events if e["event"] == "assign")
         ok = True
-        for pool, program, _ in jobs:
-            r = results.get(pool)
+        for queue, program, _ in jobs:
+            r = results.get(queue)
             if r is None:
                 ok = False
-                print(f"  {pool:<10} {program:<6} did not report")
+                print(f"  {queue:<10} {program:<6} did not report")
                 continue
             ok &= r.succeeded
-            print(f"  {pool:<10} {program:<6} {r.app_id} {'SUCCEEDED' if r.succeeded else 'FAILED':<9} "
+            print(f"  {queue:<10} {program:<6} {r.app_id} {'SUCCEEDED' if r.succeeded else 'FAILED':<9} "
                   f"in {r.seconds:5.1f} s, queue {r.queue}, {assigned.get(r.app_id, 0)} "
                   f"{'tasks' if mrv1 else 'containers'} placed by Python")
         link = server.status()

@@ -4,7 +4,7 @@ without changing anything, as a list of holds in words and fields
 
 Each hold is the check a heartbeat would fail for this app, in the order a
 heartbeat meets them: runnable at all (running-app limits), anything to ask
-for, the max shares of its pools, the AM limit, delay scheduling, a node with
+for, the max shares of its queues, the AM limit, delay scheduling, a node with
 room, and finally its turn among the others.
 """
 
@@ -21,7 +21,7 @@ LEVELS = {NODE_LOCAL: "node-local", RACK_LOCAL: "rack-local", OFF_SWITCH: "off-s
 def explain_app(engine, app_id: str) -> dict:
     """Raises KeyError for an app the engine does not know."""
     app: App = engine.apps[app_id]
-    pool = app.pool
+    queue = app.queue
     pending = [r for r in app.requests.values() if r.num_containers > 0]
     holds: list[dict] = []
 
@@ -51,18 +51,18 @@ def explain_app(engine, app_id: str) -> dict:
             if len(holds) == before:
                 _turn(engine, app, say, key)
     if app.runnable and pending:
-        # What the policies say of it: its pool's of the app (Hopper: its work
-        # left and allocation), those above of each pool (Dynamic Priority:
+        # What the policies say of it: its queue's of the app (Hopper: its work
+        # left and allocation), those above of each queue (Dynamic Priority:
         # the budget and rate).
-        chain = [(pool, app)] + [(p.parent, p) for p in pool.ancestors() if p.parent is not None]
+        chain = [(queue, app)] + [(p.parent, p) for p in queue.ancestors() if p.parent is not None]
         for parent, child in chain:
             note = parent.policy.explain_child(parent, child, engine.ctx)
             if note:
-                hold("policy", note, policy=parent.policy.name, pool=child.name if child is not app else pool.name)
+                hold("policy", note, policy=parent.policy.name, queue=child.name if child is not app else queue.name)
     state = ("waiting to run" if not app.runnable else "pending" if pending
              else "running" if app.containers else "idle")
     return {
-        "id": app.app_id, "name": app.label, "user": app.user, "pool": pool.name, "state": state,
+        "id": app.app_id, "name": app.label, "user": app.user, "queue": queue.name, "state": state,
         "running_containers": len(app.containers),
         "pending_containers": sum(r.num_containers for r in pending),
         "usage": app.usage.to_dict(engine.dims), "fair_share": app.fair_share.to_dict(engine.dims),
@@ -80,11 +80,11 @@ def _running_limits(engine, app: App, hold) -> None:
         full = True
         hold("user_max_running_apps", f"user {app.user} already runs {running} app(s), the most it may "
              f"(maxRunningApps {limit})", user=app.user, running=running, limit=limit)
-    for p in app.pool.ancestors():
+    for p in app.queue.ancestors():
         if p.running_apps >= p.max_running_apps:
             full = True
-            hold("pool_max_running_apps", f"pool {p.name} already runs {p.running_apps} app(s), the most it may "
-                 f"(maxRunningApps {p.max_running_apps:g})", pool=p.name, running=p.running_apps,
+            hold("queue_max_running_apps", f"queue {p.name} already runs {p.running_apps} app(s), the most it may "
+                 f"(maxRunningApps {p.max_running_apps:g})", queue=p.name, running=p.running_apps,
                  limit=p.max_running_apps)
     if not full:  # room opened since the last update pass, which admits it
         hold("admission", "it is admitted at the next update pass (a running-app limit had no room)")
@@ -92,25 +92,25 @@ def _running_limits(engine, app: App, hold) -> None:
 
 def _max_shares(engine, app: App, smallest: Resource, hold) -> None:
     d = engine.dims
-    for p in app.pool.ancestors():
+    for p in app.queue.ancestors():
         u, cap = p.usage, p.max_share
         if not (u + smallest).fits_in(cap):
-            hold("pool_at_max_share", f"pool {p.name} uses {_amount(u, d)} of its max share {_amount(cap, d)}: "
-                 f"no room for another {_amount(smallest, d)}", pool=p.name, usage=u.to_dict(d),
+            hold("queue_at_max_share", f"queue {p.name} uses {_amount(u, d)} of its max share {_amount(cap, d)}: "
+                 f"no room for another {_amount(smallest, d)}", queue=p.name, usage=u.to_dict(d),
                  max_share=_finite(cap, d), request=smallest.to_dict(d))
 
 
 def _am_limit(engine, app: App, smallest: Resource, hold) -> None:
     if app.has_am or app.containers or app.unmanaged:
         return
-    pool = app.pool
-    limit = pool.am_limit(smallest, engine.cluster)
+    queue = app.queue
+    limit = queue.am_limit(smallest, engine.cluster)
     if limit is None:
         return
-    hold("max_am_share", f"its AM would take pool {pool.name}'s AMs to "
-         f"{pool.am_usage.memory_mb + smallest.memory_mb:.0f} MB, over maxAMShare {pool.max_am_share:g} "
-         f"x its fair share = {limit.memory_mb:.0f} MB", pool=pool.name,
-         am_usage=pool.am_usage.to_dict(), limit=limit.to_dict())
+    hold("max_am_share", f"its AM would take queue {queue.name}'s AMs to "
+         f"{queue.am_usage.memory_mb + smallest.memory_mb:.0f} MB, over maxAMShare {queue.max_am_share:g} "
+         f"x its fair share = {limit.memory_mb:.0f} MB", queue=queue.name,
+         am_usage=queue.am_usage.to_dict(), limit=limit.to_dict())
 
 
 def _locality(engine, app: App, pending, hold) -> None:
@@ -147,19 +147,19 @@ def _room(engine, smallest: Resource, hold) -> None:
 
 
 def _turn(engine, app: App, hold, key: str = "memory_mb") -> None:
-    pool = app.pool
+    queue = app.queue
     d = engine.dims
-    _since_min, since_fair = engine.starvation(pool)
-    fields = dict(pool=pool.name, pool_usage=pool.usage.to_dict(d), pool_fair_share=pool.fair_share.to_dict(d),
+    _since_min, since_fair = engine.starvation(queue)
+    fields = dict(queue=queue.name, queue_usage=queue.usage.to_dict(d), queue_fair_share=queue.fair_share.to_dict(d),
                   app_usage=app.usage.to_dict(d), app_fair_share=app.fair_share.to_dict(d))
-    shares = f"pool {pool.name} uses {_amount(pool.usage, d)} of a fair share of {_amount(pool.fair_share, d)}"
-    if pool.usage.get(key) < pool.fair_share.get(key):
+    shares = f"queue {queue.name} uses {_amount(queue.usage, d)} of a fair share of {_amount(queue.fair_share, d)}"
+    if queue.usage.get(key) < queue.fair_share.get(key):
         hold("waiting_turn", f"it is among the first offered the next free container ({shares}); it waits for "
              "a node with room to report in", **fields)
         return
-    late = (f"; below its share for {since_fair:.0f} s, preemption after {pool.fair_share_timeout:g} s"
-            if 0 < since_fair and not math.isinf(pool.fair_share_timeout) else "")
-    hold("waiting_turn", f"it waits its turn ({shares}): free containers go first to pools further below "
+    late = (f"; below its share for {since_fair:.0f} s, preemption after {queue.fair_share_timeout:g} s"
+            if 0 < since_fair and not math.isinf(queue.fair_share_timeout) else "")
+    hold("waiting_turn", f"it waits its turn ({shares}): free containers go first to queues further below "
          f"their share{late}", **fields)
 
 

@@ -1,7 +1,7 @@
 """Prometheus metrics for ``slotwise serve``.
 
 PolicyCore reports each call here (``on_heartbeat``, fallback episodes,
-resyncs, divergences); the pools' shares and the link's state are read at
+resyncs, divergences); the queues' shares and the link's state are read at
 scrape time, so a scrape always sees the state of the moment and costs
 nothing between scrapes.
 """
@@ -105,21 +105,21 @@ class _Collector:
         yield rate
         core = self.m._core_ref()
         if core is not None:
-            fair = GaugeMetricFamily("slotwise_pool_fair_share", "A pool's instantaneous fair share",
-                                     labels=["pool", "resource"])
-            steady = GaugeMetricFamily("slotwise_pool_steady_fair_share", "A pool's steady fair share",
-                                       labels=["pool", "resource"])
-            usage = GaugeMetricFamily("slotwise_pool_usage", "What a pool's containers hold",
-                                      labels=["pool", "resource"])
-            demand = GaugeMetricFamily("slotwise_pool_demand", "What a pool's apps hold and ask for",
-                                       labels=["pool", "resource"])
-            running = GaugeMetricFamily("slotwise_pool_running_apps", "Runnable apps in a pool", labels=["pool"])
-            for r in core.pools():
+            fair = GaugeMetricFamily("slotwise_queue_fair_share", "A queue's instantaneous fair share",
+                                     labels=["queue", "resource"])
+            steady = GaugeMetricFamily("slotwise_queue_steady_fair_share", "A queue's steady fair share",
+                                       labels=["queue", "resource"])
+            usage = GaugeMetricFamily("slotwise_queue_usage", "What a queue's containers hold",
+                                      labels=["queue", "resource"])
+            demand = GaugeMetricFamily("slotwise_queue_demand", "What a queue's apps hold and ask for",
+                                       labels=["queue", "resource"])
+            running = GaugeMetricFamily("slotwise_queue_running_apps", "Runnable apps in a queue", labels=["queue"])
+            for r in core.queues():
                 for fam, key in ((fair, "fair_share"), (steady, "steady_fair_share"), (usage, "usage"),
                                  (demand, "demand")):
                     for dim, value in r[key].items():  # memory_mb and vcores, or map_slots and reduce_slots
-                        fam.add_metric([r["pool"], dim], float(value))
-                running.add_metric([r["pool"]], r["running_apps"])
+                        fam.add_metric([r["queue"], dim], float(value))
+                running.add_metric([r["queue"]], r["running_apps"])
             yield from (fair, steady, usage, demand, running)
             market = getattr(core, "services", {}).get("market")
             if market is not None and market.accounts:

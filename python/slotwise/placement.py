@@ -1,10 +1,10 @@
-"""queuePlacementPolicy: which pool an app lands in, decided as YARN 3.5's
+"""queuePlacementPolicy: which queue an app lands in, decided as YARN 3.5's
 FairScheduler decides it (its PlacementManager, then addApplication).
 
 Rules are tried in order.  A rule that names a queue it may not create and
 that the file does not declare yields nothing, and the next rule is tried.
 The first queue a rule yields is final: if no app can sit there (root, a
-parent, a pool under a leaf, a bad name) or its ACLs shut the user out, the
+parent, a queue under a leaf, a bad name) or its ACLs shut the user out, the
 app is rejected, not passed on to the next rule."""
 
 from __future__ import annotations
@@ -45,10 +45,10 @@ def place(
     may_submit: Callable[[str, str, Sequence[str]], bool],
     passing: bool = False,
 ) -> str:
-    """The full name of the leaf pool for an app, or PlacementRejected.
+    """The full name of the leaf queue for an app, or PlacementRejected.
 
     ``configured``: the file declares the queue (YARN's test for a rule that
-    may not create it; pools made at runtime do not count).  ``leaf``: the
+    may not create it; queues made at runtime do not count).  ``leaf``: the
     queue exists now as a leaf (a nested rule's parent may not be one).
     ``problem``: why no app can sit in the queue, or None.  ``passing``: a
     rule that would reject (a queue with a problem, closed ACLs) falls

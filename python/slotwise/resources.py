@@ -15,7 +15,7 @@ ALL_DIMS = ("memory_mb", "vcores", "map_slots", "reduce_slots")
 #: The dimensions of each kind of cluster (the shim's ``kind``).
 KIND_DIMS = {"yarn": ("memory_mb", "vcores"), "mrv1": ("map_slots", "reduce_slots")}
 #: What a node offers, by kind, one after the other: the dimension that
-#: orders pools and apps for the offer, and whether delay scheduling holds
+#: orders queues and apps for the offer, and whether delay scheduling holds
 #: it. A YARN node offers a container (memory and vcores together, ordered
 #: by memory, as the Fair Scheduler does); a TaskTracker offers map slots,
 #: then reduce slots, each shared on its own as the MRv1 Fair Scheduler

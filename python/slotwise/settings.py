@@ -1,5 +1,5 @@
 """Scheduler-wide settings (YARN's yarn.scheduler.fair.* properties), apart
-from the per-pool allocation file."""
+from the per-queue allocation file."""
 
 from __future__ import annotations
 

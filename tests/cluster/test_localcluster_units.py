@@ -199,9 +199,9 @@ def test_cli_parses_cluster_commands():
     assert (a.nodes, a.conf, a.dir, a.scheduler) == (3, ["a=b", "c=d"], "/x", "slotwise")
     a = p.parse_args(["cluster", "yarn", "--dir", "/x", "--", "queue", "-status", "root.prod"])
     assert (a.dir, a.args) == ("/x", ["--", "queue", "-status", "root.prod"])
-    a = p.parse_args(["cluster", "submit", "--pool", "prod", "--user", "ann", "--", "pi", "2", "10"])
-    assert (a.pool, a.user, a.program) == ("prod", "ann", ["--", "pi", "2", "10"])
-    a = p.parse_args(["cluster", "submit", "--pool", "prod", "--", "sleep", "-m", "2", "-mt", "500"])
+    a = p.parse_args(["cluster", "submit", "--queue", "prod", "--user", "ann", "--", "pi", "2", "10"])
+    assert (a.queue, a.user, a.program) == ("prod", "ann", ["--", "pi", "2", "10"])
+    a = p.parse_args(["cluster", "submit", "--queue", "prod", "--", "sleep", "-m", "2", "-mt", "500"])
     assert a.program == ["--", "sleep", "-m", "2", "-mt", "500"]
 
 
@@ -215,8 +215,8 @@ def test_cli_status_and_down_without_a_cluster(tmp_path, capsys):
 
 
 def test_cli_submit_needs_a_program_and_a_cluster(tmp_path, capsys):
-    assert main(["cluster", "submit", "--dir", str(tmp_path), "--pool", "p", "--"]) == 2
-    assert main(["cluster", "submit", "--dir", str(tmp_path), "--pool", "p", "--", "pi", "1", "1"]) == 1
+    assert main(["cluster", "submit", "--dir", str(tmp_path), "--queue", "p", "--"]) == 2
+    assert main(["cluster", "submit", "--dir", str(tmp_path), "--queue", "p", "--", "pi", "1", "1"]) == 1
     assert "no cluster in" in capsys.readouterr().err
 
 

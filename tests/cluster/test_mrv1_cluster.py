@@ -66,11 +66,11 @@ def _data_local(result) -> int:
     return int(m.group(1)) if m else 0
 
 
-def test_pi_in_pool_prod(mrv1):
-    result = mrv1.submit("pi", ["2", "100"], pool="prod", timeout=600)
+def test_pi_in_queue_prod(mrv1):
+    result = mrv1.submit("pi", ["2", "100"], queue="prod", timeout=600)
     assert result.succeeded, f"{result}\n{Path(result.log).read_text()[-3000:]}"
     assert re.fullmatch(r"job_\d+_\d{4}", result.job_id)
-    # The pool (pool.name) and user as the JobTracker has them; no --user: the OS user.
+    # The queue (queue.name) and user as the JobTracker has them; no --user: the OS user.
     assert (result.state, result.queue, result.app_user) == ("SUCCEEDED", "prod", getpass.getuser())
     assert _data_local(result) == 2  # slave.host.name=localhost: file:// splits are node-local
     assert "Estimated value of Pi is" in Path(result.log).read_text()
@@ -84,12 +84,12 @@ def test_two_jobs_of_one_user_at_once(mrv1):
     relative to it) and as user alice, twice (Hadoop 1's client refuses a
     staging directory its user does not own: the second job would fail with
     HADOOP_USER_NAME=alice). The JobTracker and Hadoop's job client see alice."""
-    jobs = [mrv1.submit("pi", ["2", "100"], pool=pool, user="alice", wait=False) for pool in ("prod", "research")]
+    jobs = [mrv1.submit("pi", ["2", "100"], queue=queue, user="alice", wait=False) for queue in ("prod", "research")]
     assert all(isinstance(j, Mrv1Job) for j in jobs)
     results = [j.wait(900) for j in jobs]
-    for r, pool in zip(results, ("prod", "research")):
+    for r, queue in zip(results, ("prod", "research")):
         assert r.succeeded, f"{r}\n{Path(r.log).read_text()[-3000:]}"
-        assert (r.app_user, r.queue) == ("alice", pool)
+        assert (r.app_user, r.queue) == ("alice", queue)
     assert len({r.job_dir for r in results}) == 2
     users = {j["id"]: j["user"] for j in mrv1.web.jobs()}
     assert [users[r.job_id] for r in results] == ["alice", "alice"]

@@ -1,7 +1,7 @@
 """A real Hadoop 1.2.1 JobTracker with SlotwiseTaskScheduler, decided by
-``slotwise serve`` as a separate process: jobs in two pools get their tasks
+``slotwise serve`` as a separate process: jobs in two queues get their tasks
 from Python, weights split the map slots, a hot reload changes the split, a
-pool starved of its min share gets slots by killing the other pool's newest
+queue starved of its min share gets slots by killing the other queue's newest
 tasks, and a killed ``serve`` leaves the jobs to the shim's FIFO until a new
 one registers. Then, on the same cluster, Dynamic Priority: two queues paying
 3:1 split a saturated cluster's map slots 3:1, and ``slotwise serve`` killed
@@ -78,14 +78,14 @@ def mrv1(tmp_path_factory):
         cluster.down()
 
 
-def sleep_job(cluster, pool: str, maps: int, map_ms: int):
-    return cluster.submit("sleep", ["-m", str(maps), "-r", "1", "-mt", str(map_ms), "-rt", "100"], pool=pool,
+def sleep_job(cluster, queue: str, maps: int, map_ms: int):
+    return cluster.submit("sleep", ["-m", str(maps), "-r", "1", "-mt", str(map_ms), "-rt", "100"], queue=queue,
                           wait=False)
 
 
 def map_usage(serve) -> dict[str, float]:
-    rows = requests.get(f"{serve.url}/api/v1/pools", timeout=30).json()  # a loaded serve answers late
-    return {r["pool"]: r["usage"]["map_slots"] for r in rows}
+    rows = requests.get(f"{serve.url}/api/v1/queues", timeout=30).json()  # a loaded serve answers late
+    return {r["queue"]: r["usage"]["map_slots"] for r in rows}
 
 
 def sample_split(serve, seconds: float) -> tuple[float, float, int]:
@@ -133,9 +133,9 @@ def check_split_and_reload(cluster, serve, allocations, mark, prod, research):
     assert n2 >= 5 and r2 > 1.5 * p2
 
     assigns = [e for e in serve.events()[mark:] if e["event"] == "assign"]
-    for job_id, pool in ((prod_id, "root.prod"), (research_id, "root.research")):
+    for job_id, queue in ((prod_id, "root.prod"), (research_id, "root.research")):
         mine = [e for e in assigns if e["app"] == job_id]
-        assert {e["pool"] for e in mine} == {pool}
+        assert {e["queue"] for e in mine} == {queue}
         assert sum(e.get("map_slots") == 1 for e in mine) >= 12  # its maps: Python's
     # The rest of their maps would take minutes: jobs completing under Python
     # are the next two tests' (prod's with preemption, research's after a restart).
@@ -157,7 +157,7 @@ def wait_until(pred, timeout: float) -> None:
         time.sleep(1)
 
 
-def test_a_pool_below_its_min_share_gets_slots_by_preemption(mrv1):
+def test_a_queue_below_its_min_share_gets_slots_by_preemption(mrv1):
     cluster, serve, allocations = mrv1
     mark = len(serve.events())
     save(allocations, pools_xml(1, 1, "<minMaps>4</minMaps><minSharePreemptionTimeout>3</minSharePreemptionTimeout>"))
@@ -172,7 +172,7 @@ def test_a_pool_below_its_min_share_gets_slots_by_preemption(mrv1):
     prod_id = prod.wait_for_id()
     registered = [e for e in serve.events() if e["event"] == "register"][-1]
     assert (registered["preemption"], registered["preemption_from"]) == (True, "mapred.fairscheduler.preemption")
-    preempt = serve.wait_for(lambda e: e["event"] == "preempt" and e["pool"] == "root.research", 60, since=mark)
+    preempt = serve.wait_for(lambda e: e["event"] == "preempt" and e["queue"] == "root.research", 60, since=mark)
     assert preempt["app"] == research_id and preempt["kill"]
     result = prod.wait(900)
     assert result.succeeded
@@ -181,7 +181,7 @@ def test_a_pool_below_its_min_share_gets_slots_by_preemption(mrv1):
     assert len(prod_maps) >= 4
     killed = [e for e in serve.events()[mark:] if e["event"] == "preempt"]
     print(f"\nmin share: {len(killed)} research task(s) killed for prod; prod finished in {result.seconds:.0f} s")
-    assert all(e["pool"] == "root.research" for e in killed)
+    assert all(e["queue"] == "root.research" for e in killed)
     stop_jobs(cluster, serve, research)
     save(allocations, pools_xml(3, 1))
 
@@ -214,11 +214,11 @@ def test_a_killed_serve_leaves_the_job_to_the_fifo_and_a_new_one_decides(mrv1):
     assert cluster.scheduler_status()["registered"]
 
 
-def test_a_job_over_its_pools_running_limit_stays_uninitialised_until_it_may_run(mrv1):
-    """maxRunningJobs 1: the second job of the pool stays in PREP (not
+def test_a_job_over_its_queues_running_limit_stays_uninitialised_until_it_may_run(mrv1):
+    """maxRunningJobs 1: the second job of the queue stays in PREP (not
     initialised, as in the original Fair Scheduler) while the first runs,
     then runs and succeeds. And a job that sets pool.name alone goes to its
-    user's pool: Hadoop 1 reads mapred.fairscheduler.pool, then the
+    user's queue: Hadoop 1 reads mapred.fairscheduler.pool, then the
     pool-name property (user.name)."""
     cluster, serve, allocations = mrv1
     mark = len(serve.events())
@@ -230,7 +230,7 @@ def test_a_job_over_its_pools_running_limit_stays_uninitialised_until_it_may_run
     serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == first_id, 300, since=mark)
     second = sleep_job(cluster, "research", 2, 500)
     second_id = second.wait_for_id()
-    named = cluster.submit("sleep", ["-Dpool.name=prod", "-m", "1", "-r", "0", "-mt", "100"], pool=None,
+    named = cluster.submit("sleep", ["-Dpool.name=prod", "-m", "1", "-r", "0", "-mt", "100"], queue=None,
                            user="carol", wait=False)
     named_id = named.wait_for_id()
     serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == named_id, 300, since=mark)
@@ -243,14 +243,14 @@ def test_a_job_over_its_pools_running_limit_stays_uninitialised_until_it_may_run
     assigns = [e for e in serve.events()[mark:] if e["event"] == "assign"]
     first_done = max(i for i, e in enumerate(assigns) if e["app"] == first_id)
     assert min(i for i, e in enumerate(assigns) if e["app"] == second_id) > first_done  # not one task before
-    assert {e["pool"] for e in assigns if e["app"] == named_id} == {"root.carol"}
+    assert {e["queue"] for e in assigns if e["app"] == named_id} == {"root.carol"}
     assert named.wait(900).succeeded
     print(f"\nmaxRunningJobs 1: {second_id} waited in PREP until {first_id} was done")
     save(allocations, pools_xml(3, 1))
 
 
 # ------------------------------------------- Dynamic Priority, same cluster
-DP_POOLS = """<?xml version="1.0"?>
+DP_QUEUES = """<?xml version="1.0"?>
 <allocations>
   <pool name="prod"/>
   <pool name="research"/>
@@ -279,13 +279,13 @@ class DpServe(Serve):
 
 @pytest.fixture(scope="module")
 def dp_mrv1(mrv1, tmp_path_factory):
-    """The module's cluster, its serve replaced by one whose root pool is
+    """The module's cluster, its serve replaced by one whose root queue is
     Dynamic Priority (the tests above have run: this module's tests run in
     file order)."""
     cluster, serve, _ = mrv1
     base = tmp_path_factory.mktemp("dp-mrv1")
     allocations = base / "pools.xml"
-    allocations.write_text(DP_POOLS)
+    allocations.write_text(DP_QUEUES)
     acl = base / "dp.acl"
     # The jobs' user (the OS user) may spend both budgets: the JobTracker asks
     # Python's place, which checks this ACL for MRv1 jobs as for YARN apps.
@@ -324,7 +324,7 @@ def assert_books_balance(path) -> list[int]:
 
 def test_spending_rates_3_to_1_split_the_slots_3_to_1_and_kill_9_keeps_the_books(dp_mrv1):
     cluster, serve = dp_mrv1
-    # The pools under the dynamic-priority root opened their accounts on the first update.
+    # The queues under the dynamic-priority root opened their accounts on the first update.
     serve.dp("add-budget", "prod", "100000")
     serve.dp("add-budget", "research", "100000")
     serve.dp("set-spending", "prod", "3")
@@ -366,11 +366,11 @@ def test_spending_rates_3_to_1_split_the_slots_3_to_1_and_kill_9_keeps_the_books
 
 
 def test_a_job_from_a_user_the_dp_acl_does_not_allow_fails_with_the_reason(dp_mrv1):
-    """Python's place decides an MRv1 job's pool, ACLs included: mallory may
+    """Python's place decides an MRv1 job's queue, ACLs included: mallory may
     not spend prod's budget, so her job fails at once, saying why."""
     cluster, serve = dp_mrv1
     mark = len(serve.events())
-    result = cluster.submit("sleep", ["-m", "1", "-r", "0", "-mt", "100"], pool="prod", user="mallory",
+    result = cluster.submit("sleep", ["-m", "1", "-r", "0", "-mt", "100"], queue="prod", user="mallory",
                             timeout=600)
     assert result.state == "FAILED", result
     status = cluster.job_command(["-status", result.job_id])

@@ -325,22 +325,22 @@ def test_trackers_job_details_and_conf():
 def test_slotwise_scheduler_page():
     st = scheduler_status(page("scheduler-running.html"))
     assert st["registered"] is False and st["fallback"] is True
-    assert st["heartbeats"] == st["fifo_heartbeats"] == 490 and st["jobs"] == 1 and st["pools"] == []
+    assert st["heartbeats"] == st["fifo_heartbeats"] == 490 and st["jobs"] == 1 and st["queues"] == []
     assert st["link"].startswith("Python policy: none registered")
-    with_pool = page("scheduler-running.html").replace(
+    with_queue = page("scheduler-running.html").replace(
         "</table>", "<tr><td>root.prod</td><td>1.0</td><td>0</td><td>0</td><td>2</td><td>1</td><td>2</td>"
                     "<td>1</td><td>4</td><td>1</td><td>1</td><td>1</td></tr></table>").replace(
         "none registered; FIFO fallback since 1795441371346 (heartbeat: no policy registered)",
         "pid 42 on vm; deciding")
-    st = scheduler_status(with_pool)
+    st = scheduler_status(with_queue)
     assert st["registered"] and not st["fallback"]
-    assert st["pools"] == [{"pool": "root.prod", "weight": "1.0", "min maps": "0", "min reduces": "0",
+    assert st["queues"] == [{"queue": "root.prod", "weight": "1.0", "min maps": "0", "min reduces": "0",
                             "running maps": "2", "running reduces": "1", "fair maps": "2", "fair reduces": "1",
                             "demand maps": "4", "demand reduces": "1", "running jobs": "1", "jobs": "1"}]
 
 
 def test_job_result_is_a_job_result():
-    r = Mrv1JobResult(program="pi", pool="prod", user=None, app_id="job_1_0001", returncode=0, state="SUCCEEDED",
+    r = Mrv1JobResult(program="pi", asked="prod", user=None, app_id="job_1_0001", returncode=0, state="SUCCEEDED",
                       final_status="SUCCEEDED", queue="prod", app_user="root", seconds=1.0, job_dir="/j",
                       log="/j/l")
     assert r.succeeded and r.job_id == "job_1_0001"
@@ -356,8 +356,8 @@ def test_cli_parses_mrv1_flags():
     assert (a.mrv1, a.nodes, a.scheduler, a.map_slots, a.reduce_slots, a.conf) == (True, 3, "fifo", 4, 0, ["a=b"])
     assert p.parse_args(["cluster", "status", "--mrv1"]).mrv1
     assert p.parse_args(["cluster", "down", "--mrv1"]).mrv1
-    a = p.parse_args(["cluster", "submit", "--mrv1", "--pool", "prod", "--user", "ann", "--", "pi", "2", "100"])
-    assert (a.mrv1, a.pool, a.user, a.program) == (True, "prod", "ann", ["--", "pi", "2", "100"])
+    a = p.parse_args(["cluster", "submit", "--mrv1", "--queue", "prod", "--user", "ann", "--", "pi", "2", "100"])
+    assert (a.mrv1, a.queue, a.user, a.program) == (True, "prod", "ann", ["--", "pi", "2", "100"])
 
 
 def test_cli_up_rejects_bad_mrv1_flags(tmp_path, capsys):
@@ -375,7 +375,7 @@ def test_cli_without_a_cluster(tmp_path, capsys):
     assert main(["cluster", "status", "--mrv1", "--dir", str(tmp_path)]) == 1
     assert "no cluster in" in capsys.readouterr().out
     assert main(["cluster", "down", "--mrv1", "--dir", str(tmp_path)]) == 0
-    assert main(["cluster", "submit", "--mrv1", "--dir", str(tmp_path), "--pool", "p", "--", "pi", "1", "1"]) == 1
+    assert main(["cluster", "submit", "--mrv1", "--dir", str(tmp_path), "--queue", "p", "--", "pi", "1", "1"]) == 1
     assert "slotwise cluster up --mrv1" in capsys.readouterr().err
 
 
@@ -386,7 +386,7 @@ def test_cli_on_a_stopped_mrv1_cluster(tmp_path, capsys):
     assert main(["cluster", "status", "--dir", str(tmp_path), "--json"]) == 1
     st = json.loads(capsys.readouterr().out)
     assert st["kind"] == "mrv1" and st["running"] is False and st["daemons"][0]["role"] == "jobtracker"
-    assert main(["cluster", "submit", "--dir", str(tmp_path), "--pool", "p", "--", "pi", "1", "1"]) == 1
+    assert main(["cluster", "submit", "--dir", str(tmp_path), "--queue", "p", "--", "pi", "1", "1"]) == 1
     assert "JobTracker of" in capsys.readouterr().err
     assert main(["cluster", "yarn", "--dir", str(tmp_path), "--", "node", "-list"]) == 1
     assert "is MRv1" in capsys.readouterr().err
@@ -396,5 +396,5 @@ def test_cli_on_a_stopped_mrv1_cluster(tmp_path, capsys):
 
 def test_cli_submit_mrv1_against_yarn_is_an_error(tmp_path, capsys):
     state(tmp_path).save(Layout(tmp_path).state_file)  # kind yarn
-    assert main(["cluster", "submit", "--mrv1", "--dir", str(tmp_path), "--pool", "p", "--", "pi", "1", "1"]) == 1
+    assert main(["cluster", "submit", "--mrv1", "--dir", str(tmp_path), "--queue", "p", "--", "pi", "1", "1"]) == 1
     assert "is a YARN cluster, not MRv1" in capsys.readouterr().err

@@ -197,11 +197,11 @@ def wait_running_app(cluster, queue: str, timeout: float = 600) -> str:
     raise AssertionError(f"no running app in {queue} within {timeout} s")
 
 
-def test_jobs_in_two_pools_are_scheduled_by_python(shim):
+def test_jobs_in_two_queues_are_scheduled_by_python(shim):
     cluster, serve = shim
     mark = len(serve.events())
-    t1, r1 = run_async(cluster, "pi", ["2", "10"], pool="prod")
-    t2, r2 = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "500", "-rt", "500"], pool="research")
+    t1, r1 = run_async(cluster, "pi", ["2", "10"], queue="prod")
+    t2, r2 = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "500", "-rt", "500"], queue="research")
     t1.join(900)
     t2.join(900)
     pi, sleep = r1["result"], r2["result"]
@@ -209,11 +209,11 @@ def test_jobs_in_two_pools_are_scheduled_by_python(shim):
     assert sleep.succeeded, sleep.log
     assert pi.queue == "root.prod" and sleep.queue == "root.research"
     events = serve.events()[mark:]
-    for result, pool in ((pi, "root.prod"), (sleep, "root.research")):
+    for result, queue in ((pi, "root.prod"), (sleep, "root.research")):
         mine = [e for e in events if e["event"] == "assign" and e["app"] == result.app_id]
         # The AM, two maps and one reduce: every container came from Python.
         assert len(mine) >= 4, mine
-        assert {e["pool"] for e in mine} == {pool}
+        assert {e["queue"] for e in mine} == {queue}
         assert sum(1 for e in mine if e["am"]) >= 1
         assert all(e["locality"] in ("node_local", "rack_local", "off_switch") for e in mine)
     # Python decided every heartbeat in the window (the episode before it registered is older).
@@ -267,10 +267,10 @@ def test_gateway_refuses_missing_or_wrong_token(shim):
         good.close()
 
 
-def test_pool_with_max_running_apps_one_holds_the_second_job(shim):
+def test_queue_with_max_running_apps_one_holds_the_second_job(shim):
     cluster, serve = shim
     mark = len(serve.events())
-    jobs = [run_async(cluster, "sleep", ["-m", "1", "-r", "0", "-mt", "3000"], pool="limited") for _ in range(2)]
+    jobs = [run_async(cluster, "sleep", ["-m", "1", "-r", "0", "-mt", "3000"], queue="limited") for _ in range(2)]
     for t, _ in jobs:
         t.join(900)
     results = [h["result"] for _, h in jobs]
@@ -284,26 +284,26 @@ def test_pool_with_max_running_apps_one_holds_the_second_job(shim):
     assert first_assign[second.app_id] >= finished - 0.5
 
 
-def test_movetoqueue_changes_the_pool_in_python(shim):
+def test_movetoqueue_changes_the_queue_in_python(shim):
     cluster, serve = shim
     mark = len(serve.events())
-    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], pool="research")
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], queue="research")
     app_id = wait_running_app(cluster, "root.research")
     # As YARN: no move to a queue that does not exist (no create rule here) or to a parent.
-    for target, why in (("root.nosuch", "no pool root.nosuch"), ("root.eng", "root.eng is a parent pool")):
+    for target, why in (("root.nosuch", "no queue root.nosuch"), ("root.eng", "root.eng is a parent queue")):
         refused = cluster.yarn(["application", "-movetoqueue", app_id, "-queue", target])
         assert refused.returncode != 0 and why in refused.stdout + refused.stderr, refused.stdout + refused.stderr
     assert cluster.rest.app(app_id)["queue"] == "root.research"
     r = cluster.yarn(["application", "-movetoqueue", app_id, "-queue", "root.other"])
     assert r.returncode == 0, r.stdout + r.stderr
-    serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app_id and e["pool"] == "root.other", 30,
+    serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app_id and e["queue"] == "root.other", 30,
                    since=mark)
     t.join(900)
     result = holder["result"]
     assert result.succeeded, result.log
     assert cluster.rest.app(app_id)["queue"] == "root.other"
     later = [e for e in serve.events()[mark:] if e["event"] == "assign" and e["app"] == app_id]
-    assert later[-1]["pool"] == "root.other"  # the reduce, placed after the move
+    assert later[-1]["queue"] == "root.other"  # the reduce, placed after the move
 
 
 def test_move_from_the_rest_api_moves_the_app_in_the_resourcemanager(shim):
@@ -313,33 +313,33 @@ def test_move_from_the_rest_api_moves_the_app_in_the_resourcemanager(shim):
     cluster, serve = shim
     mark = len(serve.events())
     assert httpx.get(f"{serve.url}/api/v1/config").json()["resource_manager_connected"] is True
-    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], pool="research")
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], queue="research")
     app_id = wait_running_app(cluster, "root.research")
     jobs = {j["id"]: j for j in httpx.get(f"{serve.url}/api/v1/jobs").json()}
-    assert jobs[app_id]["pool"] == "root.research"
-    refused = httpx.post(f"{serve.url}/api/v1/jobs/{app_id}/pool", json={"pool": "other"})
+    assert jobs[app_id]["queue"] == "root.research"
+    refused = httpx.post(f"{serve.url}/api/v1/jobs/{app_id}/queue", json={"queue": "other"})
     assert refused.status_code == 401
     token = serve.admin_token_file.read_text().strip()
-    r = httpx.post(f"{serve.url}/api/v1/jobs/{app_id}/pool", json={"pool": "other"},
+    r = httpx.post(f"{serve.url}/api/v1/jobs/{app_id}/queue", json={"queue": "other"},
                    headers={"Authorization": f"Bearer {token}"}, timeout=60)
     assert r.status_code == 200, r.text
-    assert r.json()["pool"] == "root.other"
+    assert r.json()["queue"] == "root.other"
     assert cluster.rest.app(app_id)["queue"] == "root.other"
-    serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app_id and e["pool"] == "root.other", 30,
+    serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app_id and e["queue"] == "root.other", 30,
                    since=mark)
     t.join(900)
     assert holder["result"].succeeded, holder["result"].log
     later = [e for e in serve.events()[mark:] if e["event"] == "assign" and e["app"] == app_id]
-    assert later[-1]["pool"] == "root.other"
+    assert later[-1]["queue"] == "root.other"
 
 
-def test_queue_status_shows_python_pools(shim):
+def test_queue_status_shows_python_queues(shim):
     cluster, _ = shim
     r = cluster.yarn(["queue", "-status", "root.prod"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "root.prod" in r.stdout
     # The limits are Python's: maxRunningApps 1 shows as YARN's "Maximum Parallel Apps".
-    deadline = time.monotonic() + 20  # the pool table comes with Python's next update
+    deadline = time.monotonic() + 20  # the queue table comes with Python's next update
     while True:
         limited = cluster.yarn(["queue", "-status", "root.limited"])
         if re.search(r"Maximum Parallel Apps\s*:\s*1\b", limited.stdout) or time.monotonic() > deadline:
@@ -357,10 +357,10 @@ def test_resourcemanager_web_ui_still_loads(shim):
         with urllib.request.urlopen(base + page, timeout=60) as r:
             assert r.status == 200
             body = r.read().decode("utf-8", "replace")
-    assert "root.prod" in body  # the scheduler page lists Python's pools
+    assert "root.prod" in body  # the scheduler page lists Python's queues
     title = re.search(r"<title>\s*(.*?)\s*</title>", body, re.S)
     assert title and title.group(1) == "Slotwise Scheduler", title and title.group(0)
-    assert "root.default" not in body  # only real pools
+    assert "root.default" not in body  # only real queues
 
 
 # ------------------------------------------ YARN's REST view of the scheduler
@@ -403,10 +403,10 @@ def key_paths(node, prefix: str = "") -> set[str]:
     return out
 
 
-def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_pools_shares_and_job_names(shim):
+def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_queues_shares_and_job_names(shim):
     """GET /ws/v1/cluster/scheduler, which YARN answers only for its own
     schedulers, answers in the FairScheduler's shape: the allocation file's
-    pools as childQueues, Python's fair shares, YARN's usage. The key sets of
+    queues as childQueues, Python's fair shares, YARN's usage. The key sets of
     root, a parent and a leaf are those of a real 3.5.0 FairScheduler RM, as
     recorded in tests/data/fairscheduler-3.5.0-ws-scheduler.json by
     ``slotwise cluster up --scheduler fair --nodes 1 --conf
@@ -417,17 +417,17 @@ def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_pools_shares
 
     cluster, serve = shim
     serve.ensure_running()
-    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "6000", "-rt", "500"], pool="prod")
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "6000", "-rt", "500"], queue="prod")
     app_id = wait_running_app(cluster, "root.prod")
     deadline = time.monotonic() + 30
     while True:  # the shim holds Python's table of its last update (every 500 ms): retry until both agree
         r = scheduler_rest(cluster)
         assert r.status_code == 200 and r.headers["content-type"].startswith("application/json"), r.text
         rest = rest_queues(r.json())
-        pools = {p["pool"]: p for p in httpx.get(f"{serve.url}/api/v1/pools", timeout=60).json()}
+        queues = {p["queue"]: p for p in httpx.get(f"{serve.url}/api/v1/queues", timeout=60).json()}
         differ = {name: (rest[name]["fairResources"], p["fair_share"], rest[name]["steadyFairResources"],
                          p["steady_fair_share"])
-                  for name, p in pools.items()
+                  for name, p in queues.items()
                   if name not in rest
                   or abs(rest[name]["fairResources"]["memory"] - p["fair_share"]["memory_mb"]) > 0.5
                   or abs(rest[name]["fairResources"]["vCores"] - p["fair_share"]["vcores"]) > 0.5
@@ -442,7 +442,7 @@ def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_pools_shares
     assert {q["queueName"] for q in root["childQueues"]["queue"]} >= {
         "root.prod", "root.research", "root.limited", "root.other", "root.sla", "root.eng"}
     prod, eng, sla = rest["root.prod"], rest["root.eng"], rest["root.sla"]
-    assert prod["fairResources"]["memory"] > 0  # the only pool with demand
+    assert prod["fairResources"]["memory"] > 0  # the only queue with demand
     assert prod["type"] == "fairSchedulerLeafQueueInfo" and "type" not in eng and "type" not in root
     assert [q["queueName"] for q in eng["childQueues"]["queue"]] == ["root.eng.web"]
     assert rest["root.limited"]["maxApps"] == 1 and prod["maxApps"] == 2 ** 31 - 1
@@ -480,7 +480,7 @@ def test_rm_rest_scheduler_answers_from_the_shim_while_python_is_away(shim):
     serve.ensure_running()
     serve.signal(signal.SIGTERM)
     try:
-        t, holder = run_async(cluster, "sleep", ["-m", "1", "-r", "0", "-mt", "5000"], pool="research")
+        t, holder = run_async(cluster, "sleep", ["-m", "1", "-r", "0", "-mt", "5000"], queue="research")
         app_id = wait_running_app(cluster, "root.research")
         deadline = time.monotonic() + 30
         while True:
@@ -506,7 +506,7 @@ def test_serve_stopped_mid_job_the_job_completes_and_a_new_serve_decides_again(s
     cluster, serve = shim
     serve.ensure_running()
     mark = time.time()
-    t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], pool="prod")
+    t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], queue="prod")
     app_id = wait_running_app(cluster, "root.prod")
     serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == app_id, 60)
     old_pid = serve.proc.pid
@@ -528,7 +528,7 @@ def test_serve_stopped_mid_job_the_job_completes_and_a_new_serve_decides_again(s
     episodes = [e for e in events if e["event"] == "fallback"]
     assert episodes and sum(e["count"] for e in episodes) > 0, events[-5:]
     # The new Python decides again: a new job's containers all come from it.
-    again = cluster.submit("pi", ["1", "10"], pool="prod")
+    again = cluster.submit("pi", ["1", "10"], queue="prod")
     assert again.succeeded, again.log
     assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == again.app_id]
 
@@ -541,7 +541,7 @@ def test_a_listener_on_the_dead_callback_port_gets_no_token_that_works(shim):
     serve.ensure_running()
     reg = [e for e in serve.events() if e["event"] == "register" and e.get("pid") == serve.proc.pid][-1]
     port = reg["callback_port"]
-    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "0", "-mt", "4000"], pool="prod")
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "0", "-mt", "4000"], queue="prod")
     wait_running_app(cluster, "root.prod")
     serve.kill()
     listener = socket.socket()
@@ -603,7 +603,7 @@ def test_a_second_serve_is_refused_unless_it_takes_over(shim, tmp_path):
         assert first.wait(30) == 3  # it learns it was replaced, and says by whom
         assert f"replaced by another policy server: slotwise serve pid {third.pid}" in \
             serve.event_log.with_suffix(".out").read_text()
-        done = cluster.submit("pi", ["1", "10"], pool="prod")
+        done = cluster.submit("pi", ["1", "10"], queue="prod")
         assert done.succeeded, done.log
         assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == done.app_id]
     finally:
@@ -617,7 +617,7 @@ def test_an_app_the_rm_accepted_where_no_job_can_be_is_moved_and_scheduled_by_py
     cluster, serve = shim
     serve.ensure_running()
     serve.signal(signal.SIGTERM)  # Python away: the RM takes the queue the client asked for
-    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "3000", "-rt", "500"], pool=queue)
+    t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "3000", "-rt", "500"], queue=queue)
     deadline = time.monotonic() + 60
     app = None
     while time.monotonic() < deadline and app is None:
@@ -627,21 +627,21 @@ def test_an_app_the_rm_accepted_where_no_job_can_be_is_moved_and_scheduled_by_py
     mark = time.time()
     serve.start()
     serve.wait_for(lambda e: e["event"] == "recover" and e["app"] == app["id"], 60)
-    serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app["id"] and e["pool"] == recovered, 60)
+    serve.wait_for(lambda e: e["event"] == "move" and e["app"] == app["id"] and e["queue"] == recovered, 60)
     t.join(900)
     result = holder["result"]
     assert result.succeeded, result.log
     assert cluster.rest.app(app["id"])["queue"] == recovered  # YARN agrees
     mine = [e for e in after(serve.events(), mark) if e["event"] == "assign" and e["app"] == app["id"]]
-    assert mine and {e["pool"] for e in mine} == {recovered}
+    assert mine and {e["queue"] for e in mine} == {recovered}
 
 
-def test_a_starved_pool_with_a_min_share_gets_its_job_running_through_preemption(shim):
+def test_a_starved_queue_with_a_min_share_gets_its_job_running_through_preemption(shim):
     cluster, serve = shim
     serve.ensure_running()
     mark = time.time()
     # research takes the whole cluster (AM + 15 maps of 512 MB on 2 x 4 GB) for minutes.
-    t1, hog = run_async(cluster, "sleep", ["-m", "30", "-r", "0", "-mt", "120000"], pool="research")
+    t1, hog = run_async(cluster, "sleep", ["-m", "30", "-r", "0", "-mt", "120000"], queue="research")
     hog_id = wait_running_app(cluster, "root.research")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and cluster.rest.metrics().get("availableMB", 1) > 0:
@@ -654,13 +654,13 @@ def test_a_starved_pool_with_a_min_share_gets_its_job_running_through_preemption
     def sample():
         while t2.is_alive():
             try:
-                pools = httpx.get(f"{serve.url}/api/v1/pools", timeout=30).json()
-                usage.append(next(p["usage"]["memory_mb"] for p in pools if p["pool"] == "root.sla"))
+                queues = httpx.get(f"{serve.url}/api/v1/queues", timeout=30).json()
+                usage.append(next(p["usage"]["memory_mb"] for p in queues if p["queue"] == "root.sla"))
             except Exception:
                 pass
             time.sleep(0.5)
 
-    t2, sla = run_async(cluster, "sleep", ["-m", "2", "-r", "0", "-mt", "4000"], pool="sla")
+    t2, sla = run_async(cluster, "sleep", ["-m", "2", "-r", "0", "-mt", "4000"], queue="sla")
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     sla_id = wait_running_app(cluster, "root.sla", timeout=600)
@@ -673,7 +673,7 @@ def test_a_starved_pool_with_a_min_share_gets_its_job_running_through_preemption
     registered = [e for e in serve.events() if e["event"] == "register"][-1]
     assert (registered["preemption"], registered["preemption_from"]) == (True, "yarn.scheduler.fair.preemption")
     preempted = [e for e in events if e["event"] == "preempt"]
-    assert preempted and {e["pool"] for e in preempted} == {"root.research"}
+    assert preempted and {e["queue"] for e in preempted} == {"root.research"}
     assert {e["reason"] for e in preempted} <= {"min_share", "fair_share", "warned"}
     placed = [e for e in events if e["event"] == "assign" and e["app"] == sla_id]
     assert sum(1 for e in placed if e["am"]) >= 1 and len(placed) >= 3  # its AM and both maps
@@ -688,7 +688,7 @@ def test_a_starved_pool_with_a_min_share_gets_its_job_running_through_preemption
 def test_a_paused_serve_falls_back_within_a_deadline_and_decides_again_when_resumed(shim):
     cluster, serve = shim
     serve.ensure_running()
-    t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], pool="prod")
+    t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], queue="prod")
     wait_running_app(cluster, "root.prod")
     before = gateway_status(cluster)["fallback_heartbeats"]
     serve.proc.send_signal(signal.SIGSTOP)
@@ -702,7 +702,7 @@ def test_a_paused_serve_falls_back_within_a_deadline_and_decides_again_when_resu
     serve.wait_for(lambda e: e["event"] == "register" and e["ts"] >= resumed - 1, 60)
     t.join(900)
     assert holder["result"].succeeded, holder["result"].log
-    again = cluster.submit("pi", ["1", "10"], pool="prod")
+    again = cluster.submit("pi", ["1", "10"], queue="prod")
     assert again.succeeded, again.log
     assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == again.app_id]
 
@@ -743,7 +743,7 @@ def test_speculative_attempts_go_through_hopper_and_jobs_finish(shim, tmp_path):
     results = {}
 
     def run(name, program, args):
-        results[name] = cluster.submit(program, args, pool="root.jobs", timeout=900)
+        results[name] = cluster.submit(program, args, queue="root.jobs", timeout=900)
 
     # A straggler job (6 maps of 3 s, the first attempt of map 0 takes 120 s)
     # beside a sleep job of 8 maps: both ask Hopper for containers.
@@ -769,7 +769,7 @@ def test_speculative_attempts_go_through_hopper_and_jobs_finish(shim, tmp_path):
     assigns = [e for e in events if e["event"] == "assign" and e.get("app") == strag.app_id]
     # The AM's container and all seven map attempts were Python's decisions, in root.jobs.
     assert len(assigns) >= 8, assigns
-    assert all(e["pool"] == "root.jobs" for e in assigns)
+    assert all(e["queue"] == "root.jobs" for e in assigns)
     # No FIFO episode began once the jobs were in (one that began earlier may
     # be reported after).
     assert not [e for e in serve.events() if e["event"] == "fallback" and e["started"] > started]
@@ -807,16 +807,16 @@ def test_yarn_rejects_a_job_from_a_user_the_acl_does_not_allow_and_runs_the_hold
     dp = YarnDpServe(cluster, allocations, tmp_path / "events.jsonl")
     try:
         dp.start()
-        refused = cluster.submit("pi", ["1", "10"], pool="root.market.alice", user="mallory", timeout=600)
+        refused = cluster.submit("pi", ["1", "10"], queue="root.market.alice", user="mallory", timeout=600)
         assert not refused.succeeded
         reason = "root.market.alice is a dynamic-priority queue and mallory may not spend its budget"
         client = open(refused.log, encoding="utf-8", errors="replace").read()
         assert "Rejected by the Slotwise policy: " + reason in client, client[-2000:]
         assert any(e["event"] == "reject" and e["user"] == "mallory" and reason in e["reason"]
                    for e in dp.events())
-        ran = cluster.submit("pi", ["1", "10"], pool="root.market.alice", user="alice", timeout=600)
+        ran = cluster.submit("pi", ["1", "10"], queue="root.market.alice", user="alice", timeout=600)
         assert ran.succeeded, ran.log
-        assert any(e["event"] == "assign" and e["pool"] == "root.market.alice" for e in dp.events())
+        assert any(e["event"] == "assign" and e["queue"] == "root.market.alice" for e in dp.events())
     finally:
         dp.stop()
         serve.start()
@@ -882,11 +882,11 @@ def test_daemon_ports_and_the_gateway_bind_to_loopback_only(shim):
 def test_submit_cli_prints_the_application_id_and_fails_for_a_failed_job(shim, tmp_path):
     cluster, _ = shim
     # pi writes its scratch directory into the working directory, as `hadoop jar` would.
-    ok = cluster_cli("submit", "--dir", str(cluster.dir), "--pool", "research", "--user", "alice", "-q",
+    ok = cluster_cli("submit", "--dir", str(cluster.dir), "--queue", "research", "--user", "alice", "-q",
                      "--", "pi", "1", "5", cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert re.search(r"application_\d+_\d+ SUCCEEDED", ok.stdout)
-    bad = cluster_cli("submit", "--dir", str(cluster.dir), "--pool", "research", "-q", "--", "no-such-program",
+    bad = cluster_cli("submit", "--dir", str(cluster.dir), "--queue", "research", "-q", "--", "no-such-program",
                       cwd=tmp_path)
     assert bad.returncode == 1
     assert "FAILED" in bad.stdout

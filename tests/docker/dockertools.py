@@ -81,7 +81,7 @@ def wait_until(what: str, check, timeout: float, interval: float = 0.5):
 class Job:
     """One MapReduce job client, run in the master's container (rm or jt)."""
 
-    pool: str
+    queue: str
     proc: subprocess.Popen
     log: Path
     cluster: "DockerCluster"
@@ -94,7 +94,7 @@ class Job:
         return self.app_id
 
     def wait_submitted(self, timeout: float = 120) -> str:
-        return wait_until(f"the {self.pool} job to be submitted ({self.log})", self.find_app_id, timeout)
+        return wait_until(f"the {self.queue} job to be submitted ({self.log})", self.find_app_id, timeout)
 
     def wait(self, timeout: float = 600) -> dict:
         """The RM's final report once the client exits."""
@@ -102,7 +102,7 @@ class Job:
             code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            raise AssertionError(f"the {self.pool} job did not finish in {timeout:.0f} s:\n{self.tail()}")
+            raise AssertionError(f"the {self.queue} job did not finish in {timeout:.0f} s:\n{self.tail()}")
         app = self.wait_submitted(5)
         report = wait_until(f"{app} in a final state", lambda: self.cluster.final_report(app), 60)
         report["client_exit"] = code
@@ -202,8 +202,8 @@ class DockerCluster:
     def rm_apps(self, states: str = "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING") -> list[dict]:
         return ((self.rm(f"/ws/v1/cluster/apps?states={states}") or {}).get("apps") or {}).get("app") or []
 
-    def pools(self) -> dict[str, dict]:
-        return {p["pool"]: p for p in self.api("/api/v1/pools")}
+    def queues(self) -> dict[str, dict]:
+        return {p["queue"]: p for p in self.api("/api/v1/queues")}
 
     def registered(self) -> bool:
         link = self.api("/api/v1/status")["resource_manager"]
@@ -303,14 +303,14 @@ class DockerCluster:
                                      f"Python's fallback episodes since then hold {logged}: {episodes}") from e
         return fifo
 
-    def submit(self, pool: str, user: str, program: str, *args: str) -> Job:
-        log = self.jobs_dir / f"{time.strftime('%H%M%S')}-{pool}-{program}-{os.urandom(2).hex()}.log"
+    def submit(self, queue: str, user: str, program: str, *args: str) -> Job:
+        log = self.jobs_dir / f"{time.strftime('%H%M%S')}-{queue}-{program}-{os.urandom(2).hex()}.log"
         with open(log, "wb") as out:
             proc = subprocess.Popen(self.compose_cmd("exec", "-T", self.MASTER, "slotwise-hadoop", *self.JOB,
-                                                     "--pool", pool, "--user", user, program, *args),
+                                                     "--queue", queue, "--user", user, program, *args),
                                     cwd=REPO / "docker", stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL)
-        return Job(pool, proc, log, self)
+        return Job(queue, proc, log, self)
 
     def write_allocations(self, text: str) -> None:
         """Save as editors do: a new file renamed over the old one."""

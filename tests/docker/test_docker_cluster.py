@@ -1,5 +1,5 @@
 """The dockerized cluster as its operators use it: MapReduce jobs in two
-pools, a job reading its input from HDFS data-local under delay scheduling,
+queues, a job reading its input from HDFS data-local under delay scheduling,
 the allocation file edited on the host while jobs run, the policy container
 killed and paused mid-job, a worker (NodeManager and DataNode) stopped.
 
@@ -25,7 +25,7 @@ from dockertools import ALLOCATIONS_IN_CONTAINER, wait_until, words
 
 pytestmark = pytest.mark.docker
 
-#: Enough maps that both pools want more than the cluster has (8 containers
+#: Enough maps that both queues want more than the cluster has (8 containers
 #: of 512 MB on two 2 GB NodeManagers) for longer than the test that runs them
 #: (200 maps of 2.5 s on 4-5 containers take minutes), so that the shares it
 #: checks are steady states, not a window to catch; the test kills them.
@@ -57,7 +57,7 @@ def weights(prod: float, research: float) -> str:
 
 def succeeded(job, report) -> None:
     assert report["finalStatus"] == "SUCCEEDED" and report["client_exit"] == 0, \
-        f"{job.app_id} in {job.pool}: {report['state']}/{report['finalStatus']}, client exit " \
+        f"{job.app_id} in {job.queue}: {report['state']}/{report['finalStatus']}, client exit " \
         f"{report['client_exit']}; diagnostics: {report.get('diagnostics')}\n{job.tail()}"
 
 
@@ -65,7 +65,7 @@ def python_assigned(cluster, job, since: float = 0.0) -> list[dict]:
     return cluster.assigns(job.app_id, since)
 
 
-def test_jobs_in_two_pools_complete_with_pythons_assignments(docker_cluster):
+def test_jobs_in_two_queues_complete_with_pythons_assignments(docker_cluster):
     c = docker_cluster
     c.wait_ready()
     submitted = time.time()
@@ -79,15 +79,15 @@ def test_jobs_in_two_pools_complete_with_pythons_assignments(docker_cluster):
     fifo_episodes = [e for e in c.events() if e["event"] == "fallback" and e["ended"] >= submitted]
     assert c.rm(f"/ws/v1/cluster/apps/{prod.app_id}")["app"]["queue"] == "root.prod"
     assert c.rm(f"/ws/v1/cluster/apps/{research.app_id}")["app"]["queue"] == "root.research"
-    for job, pool in ((prod, "root.prod"), (research, "root.research")):
+    for job, queue in ((prod, "root.prod"), (research, "root.research")):
         got = python_assigned(c, job)
-        assert {e["pool"] for e in got} == {pool}, got
+        assert {e["queue"] for e in got} == {queue}, got
         # The AM (unless a FIFO heartbeat took it) and task containers were
         # Python's decisions, on the cluster's nodes.
         assert any(e["am"] for e in got) or fifo_episodes, got
         assert any(not e["am"] for e in got), got
         assert {e["node"] for e in got} <= {c.node_id(1), c.node_id(2)}
-    places = {e["app"]: e["pool"] for e in c.events() if e["event"] == "place"}
+    places = {e["app"]: e["queue"] for e in c.events() if e["event"] == "place"}
     assert places[prod.app_id] == "root.prod" and places[research.app_id] == "root.research"
 
 
@@ -119,7 +119,7 @@ def test_hdfs_job_reads_its_blocks_data_local_under_delay_scheduling(docker_clus
 def test_allocation_file_edited_on_the_host_while_jobs_run(docker_cluster):
     c = docker_cluster
     c.wait_ready()
-    assert c.pools()["root.prod"]["weight"] == 2 and c.pools()["root.research"]["weight"] == 1
+    assert c.queues()["root.prod"]["weight"] == 2 and c.queues()["root.research"]["weight"] == 1
     prod = c.submit("prod", "alice", "sleep", *LONG)
     research = c.submit("research", "bob", "sleep", *LONG)
     try:
@@ -130,9 +130,9 @@ def test_allocation_file_edited_on_the_host_while_jobs_run(docker_cluster):
 
 
 def check_edits(c) -> None:
-    def used() -> tuple[float, float]:  # one snapshot of both pools
-        pools = c.pools()
-        return pools["root.prod"]["usage"]["memory_mb"], pools["root.research"]["usage"]["memory_mb"]
+    def used() -> tuple[float, float]:  # one snapshot of both queues
+        queues = c.queues()
+        return queues["root.prod"]["usage"]["memory_mb"], queues["root.research"]["usage"]["memory_mb"]
 
     # Under 2:1 prod runs more than research once both have started (both
     # want more than the cluster has for minutes: a steady state).
@@ -143,12 +143,12 @@ def check_edits(c) -> None:
     saved = time.time()
     c.write_allocations(weights(1, 3))
 
-    def in_force(pools: dict) -> bool:  # the weights, and the fair shares computed from them
-        prod, research = pools["root.prod"], pools["root.research"]
+    def in_force(queues: dict) -> bool:  # the weights, and the fair shares computed from them
+        prod, research = queues["root.prod"], queues["root.research"]
         return (prod["weight"] == 1 and research["weight"] == 3
                 and research["fair_share"]["memory_mb"] > 2 * prod["fair_share"]["memory_mb"])
 
-    wait_until("the new weights in force in the API", lambda: in_force(c.pools()), 60, interval=0.05)
+    wait_until("the new weights in force in the API", lambda: in_force(c.queues()), 60, interval=0.05)
     seen = time.time() - saved
     # The reload's own time (Python's `reload` event), not when our polling
     # over HTTP on a busy machine happened to see it.
@@ -167,7 +167,7 @@ def check_edits(c) -> None:
     # add up to; counting assignments in a window after the save instead
     # failed by chance on a loaded machine: 4 to research, 5 to prod, while
     # prod's running tasks were still being replaced as they ended).
-    assert any(e["pool"] == "root.research" for e in c.assigns(since=saved))
+    assert any(e["queue"] == "root.research" for e in c.assigns(since=saved))
 
     # A broken save: the last good file stays in force, the API names FILE:LINE.
     broken = weights(5, 5).replace("<weight>5</weight>", "<weight>heavy</weight>", 1)
@@ -176,12 +176,12 @@ def check_edits(c) -> None:
     errors = wait_until("the broken edit's error in the API", lambda: c.api("/api/v1/config")["errors"], 60,
                         interval=0.1)
     assert errors[0].startswith(f"{ALLOCATIONS_IN_CONTAINER}/{c.allocations_file.name}:{line}:"), errors
-    pools = c.pools()
-    assert pools["root.prod"]["weight"] == 1 and pools["root.research"]["weight"] == 3
+    queues = c.queues()
+    assert queues["root.prod"]["weight"] == 1 and queues["root.research"]["weight"] == 3
 
     c.write_allocations(weights(2, 1))
     wait_until("the fixed file in force", lambda: not c.api("/api/v1/config")["errors"]
-               and c.pools()["root.prod"]["weight"] == 2, 60)
+               and c.queues()["root.prod"]["weight"] == 2, 60)
 
 
 def _serve_pid(c) -> str:
@@ -201,10 +201,10 @@ def _started_at(c) -> float:
     return datetime.fromisoformat(text).timestamp()
 
 
-def _decides_again(c, pool: str, user: str, since: float) -> None:
+def _decides_again(c, queue: str, user: str, since: float) -> None:
     """A new job succeeds, and its task containers are Python's decisions
     (assignments logged after ``since``)."""
-    job = c.submit(pool, user, "sleep", *SHORT)
+    job = c.submit(queue, user, "sleep", *SHORT)
     succeeded(job, job.wait())
     got = python_assigned(c, job, since)
     assert got and any(not e["am"] for e in got), f"Python assigned nothing of {job.app_id} after it came back"

@@ -2,7 +2,7 @@
 use it: Hadoop 1.2.1's JobTracker with SlotwiseTaskScheduler, TaskTrackers
 beside DataNodes, the policy server in the JobTracker's network namespace.
 The same kinds of tests as the YARN cluster's (test_docker_cluster.py):
-jobs in two pools, a job reading HDFS data-local under delay scheduling, a
+jobs in two queues, a job reading HDFS data-local under delay scheduling, a
 pools file edited on the host, the policy killed and paused mid-job, a
 worker (TaskTracker and DataNode) stopped mid-job.
 
@@ -23,7 +23,7 @@ from test_docker_cluster import LONG, SHORT, _restarts, _serve_pid, _started_at
 pytestmark = pytest.mark.docker
 
 # LONG and SHORT as for YARN: with 4 map slots in all (two workers of 2),
-# LONG's 200 maps keep both pools wanting more for minutes.
+# LONG's 200 maps keep both queues wanting more for minutes.
 
 
 def pools_xml(prod: float, research: float) -> str:
@@ -41,15 +41,15 @@ def pools_xml(prod: float, research: float) -> str:
 
 def succeeded(job, report) -> None:
     assert report["finalStatus"] == "SUCCEEDED" and report["client_exit"] == 0, \
-        f"{job.app_id} in {job.pool}: {report['state']}, client exit {report['client_exit']}\n{job.tail()}"
+        f"{job.app_id} in {job.queue}: {report['state']}, client exit {report['client_exit']}\n{job.tail()}"
 
 
 def map_slots(c) -> tuple[float, float]:
-    pools = c.pools()
-    return pools["root.prod"]["usage"]["map_slots"], pools["root.research"]["usage"]["map_slots"]
+    queues = c.queues()
+    return queues["root.prod"]["usage"]["map_slots"], queues["root.research"]["usage"]["map_slots"]
 
 
-def test_mrv1_jobs_in_two_pools_complete_with_pythons_assignments(mrv1_cluster):
+def test_mrv1_jobs_in_two_queues_complete_with_pythons_assignments(mrv1_cluster):
     c = mrv1_cluster
     c.wait_ready()
     prod = c.submit("prod", "alice", "sleep", "-m", "4", "-r", "1", "-mt", "2000", "-rt", "500")
@@ -57,9 +57,9 @@ def test_mrv1_jobs_in_two_pools_complete_with_pythons_assignments(mrv1_cluster):
     for job in (prod, research):
         succeeded(job, job.wait())
     trackers = (c.node_id(1), c.node_id(2))
-    for job, pool in ((prod, "root.prod"), (research, "root.research")):
+    for job, queue in ((prod, "root.prod"), (research, "root.research")):
         got = c.assigns(job.app_id)
-        assert got and {e["pool"] for e in got} == {pool}, got  # the job's pool.name, as Python had it
+        assert got and {e["queue"] for e in got} == {queue}, got  # the job's pool.name, as Python had it
         assert any(e.get("map_slots") == 1 for e in got), got  # its maps were Python's decisions
         assert all(e["node"].startswith(trackers) for e in got), got
 
@@ -83,7 +83,7 @@ def test_mrv1_hdfs_job_reads_its_blocks_data_local_under_delay_scheduling(mrv1_c
     assert got.get("Data-local map tasks", 0) == got["Launched map tasks"], got
 
 
-def test_mrv1_pools_file_edited_on_the_host_while_jobs_run(mrv1_cluster):
+def test_mrv1_queues_file_edited_on_the_host_while_jobs_run(mrv1_cluster):
     c = mrv1_cluster
     c.wait_ready()
     prod = c.submit("prod", "alice", "sleep", *LONG)
@@ -110,18 +110,18 @@ def test_mrv1_pools_file_edited_on_the_host_while_jobs_run(mrv1_cluster):
         errors = wait_until("the broken edit's error in the API", lambda: c.api("/api/v1/config")["errors"], 60,
                             interval=0.1)
         assert errors[0].startswith(f"{ALLOCATIONS_IN_CONTAINER}/pools.xml:{line}:"), errors
-        pools = c.pools()
-        assert pools["root.prod"]["weight"] == 1 and pools["root.research"]["weight"] == 3
+        queues = c.queues()
+        assert queues["root.prod"]["weight"] == 1 and queues["root.research"]["weight"] == 3
     finally:
         for job in (prod, research):
             job.kill()
         c.write_allocations(pools_xml(2, 1))
-    wait_until("the original pools in force", lambda: not c.api("/api/v1/config")["errors"]
-               and c.pools()["root.prod"]["weight"] == 2, 60)
+    wait_until("the original queues in force", lambda: not c.api("/api/v1/config")["errors"]
+               and c.queues()["root.prod"]["weight"] == 2, 60)
 
 
-def _decides_again(c, pool: str, user: str, since: float) -> None:
-    job = c.submit(pool, user, "sleep", *SHORT)
+def _decides_again(c, queue: str, user: str, since: float) -> None:
+    job = c.submit(queue, user, "sleep", *SHORT)
     succeeded(job, job.wait())
     got = c.assigns(job.app_id, since)
     assert any(e.get("map_slots") == 1 for e in got), f"Python assigned no map of {job.app_id} after it came back"

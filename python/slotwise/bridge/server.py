@@ -547,7 +547,7 @@ def serve_main(args) -> int:
                 server.stop()
                 link.join(15)
                 return 1
-            log.info("serving %s (%s format, %d pools); web UI and API on http://%s:%d/ (admin token in %s); "
+            log.info("serving %s (%s format, %d queues); web UI and API on http://%s:%d/ (admin token in %s); "
                      "gateway file %s", args.allocations, config.format, sum(1 for _ in config.root.walk()) - 1,
                      host, port, args.admin_token_file, info_file)
         while not stopped.wait(0.5):
@@ -664,9 +664,9 @@ def add_serve_parser(sub) -> None:
                         "yarn.scheduler.fair.preemption or mapred.fairscheduler.preemption, off unless set, as in "
                         "Hadoop)")
     s.add_argument("--root-policy", metavar="NAME",
-                   help="the root pool's policy whatever the file says (e.g. dynamic-priority for an MRv1 "
+                   help="the root queue's policy whatever the file says (e.g. dynamic-priority for an MRv1 "
                         "pools file, whose root has no schedulingPolicy)")
-    dp = s.add_argument_group("Dynamic Priority (a dynamic-priority pool; docs/dynamic-priority.md)")
+    dp = s.add_argument_group("Dynamic Priority (a dynamic-priority queue; docs/dynamic-priority.md)")
     dp.add_argument("--dp-acl", metavar="FILE",
                     help="users, roles and keys for the signed API and for submitting to its queues "
                          "(lines USER ROLE KEY [QUEUE,...]; mode 0600; reloaded on change)")
@@ -681,7 +681,7 @@ def add_serve_parser(sub) -> None:
                     help="how long a queue may hold slots it does not pay for before they go (default 60)")
     dp.add_argument("--dp-window", type=float, default=300.0, metavar="S",
                     help="how far a signed request's timestamp may be from the server's clock (default 300)")
-    hp = s.add_argument_group("Hopper (a pool with schedulingPolicy hopper; docs/hopper.md)")
+    hp = s.add_argument_group("Hopper (a queue with schedulingPolicy hopper; docs/hopper.md)")
     hp.add_argument("--hopper-beta", type=float, metavar="B",
                     help="the Pareto tail index of task times (default: estimated online from finished tasks)")
     hp.add_argument("--hopper-epsilon", type=float, default=0.1, metavar="E",

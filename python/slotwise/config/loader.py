@@ -14,7 +14,7 @@ from .mrv1_xml import parse_mrv1
 from .yarn_xml import MRV1_ONLY_ELEMENTS, YARN_ONLY_ELEMENTS, parse_yarn
 
 
-#: The largest allocation file read: thousands of pools fit in a fraction of
+#: The largest allocation file read: thousands of queues fit in a fraction of
 #: it; a bigger file is a mistake that would cost seconds and gigabytes.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 

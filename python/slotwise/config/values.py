@@ -71,7 +71,7 @@ def app_count(text: str) -> int:
 
 
 def weight(text: str) -> float:
-    """A pool's weight: YARN takes any number; at 0 or below the pool gets
+    """A queue's weight: YARN takes any number; at 0 or below the queue gets
     exactly its min share."""
     t = text.strip()
     body = t[1:] if t[:1] in ("-", "+") else t
@@ -79,7 +79,7 @@ def weight(text: str) -> float:
     if f is None:
         raise BadValue("must be a number")
     if t.startswith("-") and f != 0:
-        raise Adjusted(-f, "is negative: YARN gives such a pool exactly its min share, as with 0")
+        raise Adjusted(-f, "is negative: YARN gives such a queue exactly its min share, as with 0")
     return f
 
 

@@ -223,9 +223,9 @@ class ConfigWatcher:
 
 # ------------------------------------------------- what a reload changed
 def _elements(fmt: str) -> tuple[dict[str, str], dict[str, str], str]:
-    """The file format's own element names for the queue (pool) fields, the
+    """The file format's own element names for the queue (queue) fields, the
     top-level fields and a user's limit, from its parser's tables; fields a
-    format derives (an MRv1 pool's min resources are its minMaps) have none."""
+    format derives (an MRv1 queue's min resources are its minMaps) have none."""
     if fmt == "mrv1":
         from . import mrv1_xml as parser
 
@@ -292,10 +292,10 @@ def _diff(before: dict[str, str], after: dict[str, str]) -> list[str]:
 
 
 def describe_changes(old: AllocationConfig, new: AllocationConfig) -> list[str]:
-    """What a reload changes, in the file's own words, one item per pool or
+    """What a reload changes, in the file's own words, one item per queue or
     setting: ``added root.x``, ``removed root.y``,
     ``root.prod weight 2 -> 3, maxRunningApps 4 -> 6``.  Comments, layout,
-    line numbers and the order of pools are no change."""
+    line numbers and the order of queues are no change."""
     out: list[str] = []
     if old.format != new.format:
         out.append(f"format {old.format} -> {new.format}")

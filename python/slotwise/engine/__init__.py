@@ -2,14 +2,14 @@
 threads, time only from the injected clock).
 
 Its parts, each about one object of the tree:
-  partition.py   the Engine: registries of nodes, apps and pools, the
+  partition.py   the Engine: registries of nodes, apps and queues, the
                  heartbeat walk from the root, the update pass, commit
-  pool.py        a pool (YARN: queue): its settings, usage and shares
+  queue.py        a queue (YARN: queue): its settings, usage and shares
   app.py         an app (a job): its asks, usage and delay-scheduling wait
   request.py     one priority's asks and where a container of it may run
   node.py        nodes and containers
   limits.py      running-job limits (maxRunningApps), a unit of their own
-  preemption.py  starvation, victims, and capacity held for starved pools
+  preemption.py  starvation, victims, and capacity held for starved queues
   locality.py    the locality levels and the delay-scheduling rules
   decisions.py   what the engine answers: assignments and preemptions
 """
@@ -18,10 +18,10 @@ from .app import REFUSAL_HOLD, App
 from .decisions import Assignment, Preemption
 from .locality import ANY, LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL
 from .node import Container, Node
-from .partition import MAX_ASSIGN_PER_HEARTBEAT, RECOVERY_POOL, Engine, PlacementRejected
-from .pool import Pool
+from .partition import MAX_ASSIGN_PER_HEARTBEAT, RECOVERY_QUEUE, Engine, PlacementRejected
+from .queue import Queue
 from .request import Request
 
 __all__ = ["ANY", "App", "Assignment", "Container", "Engine", "LEVELS", "LOCALITY_NAMES",
            "MAX_ASSIGN_PER_HEARTBEAT", "NODE_LOCAL", "Node", "OFF_SWITCH", "PlacementRejected",
-           "Pool", "Preemption", "RACK_LOCAL", "RECOVERY_POOL", "REFUSAL_HOLD", "Request"]
+           "Queue", "Preemption", "RACK_LOCAL", "RECOVERY_QUEUE", "REFUSAL_HOLD", "Request"]

@@ -1,5 +1,5 @@
 """An app (a job): a leaf of the scheduling tree with the same shape as a
-pool, its asks, and what the shim refused it."""
+queue, its asks, and what the shim refused it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ REFUSAL_HOLD = 30.0
 
 
 def _weight(priority: int) -> float:
-    """A job's weight in its pool: 2^priority, the exponent held within
+    """A job's weight in its queue: 2^priority, the exponent held within
     [-64, 64] so any priority YARN sends stays a finite, usable weight."""
     return 2.0 ** max(-64, min(64, priority))
 
@@ -29,9 +29,9 @@ def asks_key(requests) -> tuple:
 
 
 class App:
-    """A job: a leaf of the scheduling tree with the same shape as a pool."""
+    """A job: a leaf of the scheduling tree with the same shape as a queue."""
 
-    __slots__ = ("app_id", "name", "label", "user", "groups", "pool", "priority", "weight", "start_time",
+    __slots__ = ("app_id", "name", "label", "user", "groups", "queue", "priority", "weight", "start_time",
                  "requests", "containers", "usage", "pending", "demand", "fair_share",
                  "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
                  "want_anywhere",
@@ -45,7 +45,7 @@ class App:
         self.label: str | None = None  # what the user called it (YARN's application name)
         self.user = user
         self.groups = groups
-        self.pool = None  # the leaf Pool, set by the engine
+        self.queue = None  # the leaf Queue, set by the engine
         self.priority = priority
         self.weight = _weight(priority)
         self.start_time = start_time

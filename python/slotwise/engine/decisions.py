@@ -12,7 +12,7 @@ from ..resources import Resource
 class Assignment:
     container_id: str  # the engine's id; a driver may rename it to the real one
     app_id: str
-    pool: str
+    queue: str
     node_id: str
     priority: int  # the request priority (YARN scheduler key)
     locality: str  # node_local, rack_local or off_switch
@@ -24,7 +24,7 @@ class Assignment:
 class Preemption:
     container_id: str
     app_id: str
-    pool: str  # the victim's pool
+    queue: str  # the victim's queue
     node_id: str
     kill: bool  # False: a warning, the kill follows after the grace time
     reason: str  # min_share or fair_share

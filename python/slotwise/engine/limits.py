@@ -1,5 +1,5 @@
 """Running-job limits, a unit of their own (as YARN's
-MaxRunningAppsEnforcer): an app runs once its user and every pool above it
+MaxRunningAppsEnforcer): an app runs once its user and every queue above it
 have room under maxRunningApps; until then it waits and demands nothing.
 Waiting apps start in order of priority, then submit time."""
 
@@ -26,11 +26,11 @@ class MaxRunningApps:
         limit = self.config.user_max_apps(app.user)
         if limit is not None and self.user_running.get(app.user, 0) >= limit:
             return False
-        return all(p.running_apps < p.max_running_apps for p in app.pool.ancestors())
+        return all(p.running_apps < p.max_running_apps for p in app.queue.ancestors())
 
     def settle(self, apps):
         """The waiting apps that may run now, made runnable one by one (the
-        caller counts each in its pools before the next is looked at)."""
+        caller counts each in its queues before the next is looked at)."""
         waiting = sorted((a for a in apps if not a.runnable), key=lambda a: (-a.priority, a.start_time, a.app_id))
         for app in waiting:
             if not self.may_run(app):

@@ -15,8 +15,8 @@ class Node:
         self.capacity = capacity
         self.used = ZERO
         self.containers: set[str] = set()
-        #: Resources freed by preemption, held for the pool they were taken
-        #: for: pool name -> (amount, until) (engine/preemption.py).
+        #: Resources freed by preemption, held for the queue they were taken
+        #: for: queue name -> (amount, until) (engine/preemption.py).
         self.held: dict[str, tuple[Resource, float]] = {}
 
     @property
@@ -40,5 +40,5 @@ class Container:
         self.preempt_time: float | None = None  # when we first asked for it back
         self.kill_sent = False
         self.preempt_why: str | None = None  # in words, for explain and the UI
-        self.taken_for: str | None = None  # the starved pool it is taken back for
+        self.taken_for: str | None = None  # the starved queue it is taken back for
         self.level: int | None = None  # the locality Python placed it at (None: the RM's own)

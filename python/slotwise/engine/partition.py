@@ -4,8 +4,8 @@ Pure by design: no I/O, no threads, time only from the injected clock.  The
 Py4J bridge drives it from a real ResourceManager and the simulator drives
 it from a trace; both see the same decisions for the same events.
 
-One heartbeat: ``heartbeat(node_id)`` walks the pool tree from the root,
-each pool ordering its children with its policy's ``sort_key``, until an app
+One heartbeat: ``heartbeat(node_id)`` walks the queue tree from the root,
+each queue ordering its children with its policy's ``sort_key``, until an app
 with a request that fits the node, at a locality level delay scheduling
 allows, takes a container.  ``update()`` is the Fair Scheduler's update
 thread: runnability, demand, fair shares, starvation and preemption.
@@ -20,7 +20,7 @@ from ..clock import Clock, SystemClock
 from ..config.model import AllocationConfig, default_config
 from ..placement import PlacementRejected, may_submit, place, queue_path, valid_queue_name
 from ..policies import PolicyContext, get_policy
-from ..policies.base import SchedulingPolicy, takes_pool, takes_rule
+from ..policies.base import SchedulingPolicy, takes_queue, takes_rule
 from ..resources import KIND_DIMS, OFFERS, ZERO, Resource
 from ..settings import EngineSettings
 from .app import App
@@ -28,16 +28,16 @@ from .decisions import Assignment, Preemption
 from .locality import LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, TimeDelay, delay_rule
 from .node import Container, Node
 from .limits import MaxRunningApps
-from .pool import Pool
+from .queue import Queue
 from .preemption import Preemptor, at_least as _at_least, compared
 from .request import Request
 
-__all__ = ["Engine", "PlacementRejected", "RECOVERY_POOL"]
+__all__ = ["Engine", "PlacementRejected", "RECOVERY_QUEUE"]
 
-#: Where an app goes that the RM holds in a queue no pool can be (root, a
+#: Where an app goes that the RM holds in a queue no queue can be (root, a
 #: parent) and no placement rule places: scheduled like any leaf, shown in
 #: the UI (YuniKorn's name; a config file cannot declare it).
-RECOVERY_POOL = "root.@recovery@"
+RECOVERY_QUEUE = "root.@recovery@"
 
 #: The most containers one node is given in one heartbeat, whatever the
 #: settings: the node's room caps it first, but a driver's node of absurd
@@ -67,11 +67,11 @@ class Engine:
         self.apps: dict[str, App] = {}
         self.containers: dict[str, Container] = {}
         self.cluster = ZERO
-        self.pools: dict[str, Pool] = {}
-        self.root: Pool = Pool("root", None, self.clock.now())
+        self.queues: dict[str, Queue] = {}
+        self.root: Queue = Queue("root", None, self.clock.now())
         self._skipped: dict[str, App] = {}
         self._order_version = 0  # bumped when the set, priority or activity of apps changes
-        self._orders: dict[tuple, tuple[int, list[App]]] = {}  # stable-order pools' cached orders, per offer
+        self._orders: dict[tuple, tuple[int, list[App]]] = {}  # stable-order queues' cached orders, per offer
         self._refused_apps: set[str] = set()  # apps holding refusals the shim gave
         self._without_am = 0  # apps whose AM container has not started
         self._last_heartbeat: float | None = None
@@ -84,31 +84,31 @@ class Engine:
         self.set_config(self.config)
 
     def __setstate__(self, state) -> None:
-        """A copied engine: its pools' links come by name (``Pool.__getstate__``)."""
+        """A copied engine: its queues' links come by name (``Queue.__getstate__``)."""
         self.__dict__.update(state)
-        pools = self.pools
-        for pool in pools.values():
-            if isinstance(pool.parent, str):
-                pool.parent = pools[pool.parent]
-            pool.children = [pools[c] if isinstance(c, str) else c for c in pool.children]
+        queues = self.queues
+        for queue in queues.values():
+            if isinstance(queue.parent, str):
+                queue.parent = queues[queue.parent]
+            queue.children = [queues[c] if isinstance(c, str) else c for c in queue.children]
 
     # ----------------------------------------------------------------- config
     def config_conflicts(self, config: AllocationConfig) -> list[str]:
-        """Why ``config`` cannot replace the running one: a pool holding jobs
+        """Why ``config`` cannot replace the running one: a queue holding jobs
         would become a parent (its jobs would never be offered a container
         again).  FILE:LINE: message, like a parse error."""
         out = []
         for qc in config.root.walk():
-            pool = self.pools.get(qc.name)
-            if pool is not None and pool.apps and (qc.children or qc.is_parent):
-                out.append(f"{config.source}:{qc.line}: {qc.name} holds {len(pool.apps)} running job(s) "
-                           "and cannot become a parent pool; move or finish them first")
+            queue = self.queues.get(qc.name)
+            if queue is not None and queue.apps and (qc.children or qc.is_parent):
+                out.append(f"{config.source}:{qc.line}: {qc.name} holds {len(queue.apps)} running job(s) "
+                           "and cannot become a parent queue; move or finish them first")
         return out
 
     def set_config(self, config: AllocationConfig) -> None:
-        """Swap in a new allocation file.  Pools keep their runtime state by
-        name; pools that vanished from the file but still hold apps stay on as
-        dynamic pools, so a reload never loses a running job.  Raises
+        """Swap in a new allocation file.  Queues keep their runtime state by
+        name; queues that vanished from the file but still hold apps stay on as
+        dynamic queues, so a reload never loses a running job.  Raises
         ValueError (and changes nothing) on ``config_conflicts``."""
         conflicts = self.config_conflicts(config)
         if conflicts:
@@ -117,42 +117,42 @@ class Engine:
         self.config = config
         self.limits.config = config
         self.share_rule = self.settings.rule_for(config.format)
-        old = self.pools
-        self.pools = {}
+        old = self.queues
+        self.queues = {}
 
         def build(qc, parent):
-            pool = old.get(qc.name) or Pool(qc.name, parent, now)
-            pool.parent = parent
-            pool.children = []
+            queue = old.get(qc.name) or Queue(qc.name, parent, now)
+            queue.parent = parent
+            queue.children = []
             if parent is not None:
-                parent.children.append(pool)
-            self.pools[qc.name] = pool
-            pool.apply_config(qc, config, self.cluster, self.share_rule)
+                parent.children.append(queue)
+            self.queues[qc.name] = queue
+            queue.apply_config(qc, config, self.cluster, self.share_rule)
             for child in qc.children:
-                build(child, pool)
+                build(child, queue)
 
         build(config.root, None)
-        for pool in self.pools.values():
-            pool.children.sort(key=_by_name)
-        self.root = self.pools["root"]
+        for queue in self.queues.values():
+            queue.children.sort(key=_by_name)
+        self.root = self.queues["root"]
         if self.settings.root_policy:
             self.root.policy = get_policy(self.settings.root_policy)
-        for name, pool in old.items():
-            if name not in self.pools and pool.apps:
-                leaf = self._ensure_pool(name, force=True)
-                leaf.apps = pool.apps  # already in (start_time, app_id) order
+        for name, queue in old.items():
+            if name not in self.queues and queue.apps:
+                leaf = self._ensure_queue(name, force=True)
+                leaf.apps = queue.apps  # already in (start_time, app_id) order
                 for app in leaf.apps:
-                    app.pool = leaf
-        self._has_min_shares = any(p.min_share.any_positive() for p in self.pools.values())
+                    app.queue = leaf
+        self._has_min_shares = any(p.min_share.any_positive() for p in self.queues.values())
         #: A policy that acts on the update pass (a market charging, weights moving).
         self._policy_hooks = any(type(p.policy).on_update is not SchedulingPolicy.on_update
-                                 for p in self.pools.values())
+                                 for p in self.queues.values())
         self._order_version += 1
         self._rebuild_aggregates()
         self._update_runnability()
 
     def _rebuild_aggregates(self) -> None:
-        for p in self.pools.values():
+        for p in self.queues.values():
             p.usage = ZERO
             p.am_usage = ZERO
             p.running_apps = 0
@@ -160,14 +160,14 @@ class Engine:
             p.wanting = {}
         self.limits.user_running = {}
         for app in self.apps.values():
-            self._attach(app, app.pool, +1)
+            self._attach(app, app.queue, +1)
 
-    def _attach(self, app: App, pool: Pool, sign: int) -> None:
-        """Add (sign=+1) or remove (-1) an app's weight in its pool chain."""
+    def _attach(self, app: App, queue: Queue, sign: int) -> None:
+        """Add (sign=+1) or remove (-1) an app's weight in its queue chain."""
         am = sum((c.resource for c in app.containers.values() if c.is_am), ZERO)
         usage = app.usage * sign
         am = am * sign
-        for p in pool.ancestors():
+        for p in queue.ancestors():
             p.usage = p.usage + usage
             p.am_usage = p.am_usage + am
             if app.runnable:
@@ -178,75 +178,75 @@ class Engine:
                 p.wanting[k] = p.wanting.get(k, 0) + sign
         self.limits.count(app, sign)
 
-    # ------------------------------------------------------------------ pools
+    # ------------------------------------------------------------------ queues
     def _can_create(self, name: str) -> bool:
         parts = name.split(".")
         if parts[0] != "root" or not valid_queue_name(name):
             return False
         for i in range(len(parts) - 1, 0, -1):
-            anc = self.pools.get(".".join(parts[:i]))
+            anc = self.queues.get(".".join(parts[:i]))
             if anc is not None:
                 return anc is self.root or anc.is_parent
         return False
 
     def can_hold(self, name: str) -> str | None:
-        """Why a job cannot sit in pool ``name`` (a full name), or None if it
-        can: root and parent pools hold no jobs, and a pool holding jobs
+        """Why a job cannot sit in queue ``name`` (a full name), or None if it
+        can: root and parent queues hold no jobs, and a queue holding jobs
         never becomes a parent, whoever asks."""
         parts = name.split(".")
         if parts[0] != "root" or not valid_queue_name(name):
-            return f"{name!r} is not a valid pool name"
+            return f"{name!r} is not a valid queue name"
         if name == "root":
-            return "root is the parent of every pool; jobs go in leaf pools"
-        pool = self.pools.get(name)
-        if pool is not None:
-            return f"{name} is a parent pool; jobs go in leaf pools" if not pool.is_leaf else None
+            return "root is the parent of every queue; jobs go in leaf queues"
+        queue = self.queues.get(name)
+        if queue is not None:
+            return f"{name} is a parent queue; jobs go in leaf queues" if not queue.is_leaf else None
         for i in range(len(parts) - 1, 0, -1):
-            anc = self.pools.get(".".join(parts[:i]))
+            anc = self.queues.get(".".join(parts[:i]))
             if anc is not None:
                 if anc.apps:
                     return f"{anc.name} holds jobs and cannot become the parent of {name}"
                 return None
         return None
 
-    def _ensure_pool(self, name: str, force: bool = False) -> Pool:
-        """The pool of this name, made (with missing parents) if the rules
-        allow it, or whatever they say when ``force``; never under a pool
+    def _ensure_queue(self, name: str, force: bool = False) -> Queue:
+        """The queue of this name, made (with missing parents) if the rules
+        allow it, or whatever they say when ``force``; never under a queue
         that holds jobs."""
-        pool = self.pools.get(name)
-        if pool is not None:
-            return pool
+        queue = self.queues.get(name)
+        if queue is not None:
+            return queue
         if not force and not self._can_create(name):
-            raise PlacementRejected(f"cannot create pool {name}")
+            raise PlacementRejected(f"cannot create queue {name}")
         parent_name = name.rsplit(".", 1)[0]
-        parent = self._ensure_pool(parent_name, force=True)
+        parent = self._ensure_queue(parent_name, force=True)
         if parent.apps:
             raise PlacementRejected(f"{parent_name} holds jobs and cannot become the parent of {name}")
-        pool = Pool(name, parent, self.clock.now())
-        bisect.insort(parent.children, pool, key=_by_name)
+        queue = Queue(name, parent, self.clock.now())
+        bisect.insort(parent.children, queue, key=_by_name)
         parent.is_parent = True
-        self.pools[name] = pool
-        pool.apply_config(None, self.config, self.cluster, self.share_rule)
-        return pool
+        self.queues[name] = queue
+        queue.apply_config(None, self.config, self.cluster, self.share_rule)
+        return queue
 
-    def _prune(self, pool: Pool | None) -> None:
-        """Forget a dynamic pool once its last app has left, and each empty
-        dynamic pool above it, as YARN's FairScheduler removes empty dynamic
-        queues: a pool per user must not outlive the user's jobs (10,000
-        users would leave 10,000 pools in every table and every pass)."""
-        while (pool is not None and pool.dynamic and pool.parent is not None and not pool.apps
-               and not pool.children and pool.name in self.pools):
-            parent = pool.parent
-            parent.children.remove(pool)
-            del self.pools[pool.name]
+    def _prune(self, queue: Queue | None) -> None:
+        """Forget a dynamic queue once its last app has left, and each empty
+        dynamic queue above it, as YARN's FairScheduler removes empty dynamic
+        queues: a queue per user must not outlive the user's jobs (10,000
+        users would leave 10,000 queues in every table and every pass)."""
+        while (queue is not None and queue.dynamic and queue.parent is not None and not queue.apps
+               and not queue.children and queue.name in self.queues):
+            parent = queue.parent
+            parent.children.remove(queue)
+            del self.queues[queue.name]
             for key, _local in self.offers:
-                self._orders.pop((pool.name, key), None)
-            pool = parent
+                self._orders.pop((queue.name, key), None)
+            queue = parent
 
     def _may_submit(self, name: str, user: str, groups: Sequence[str]) -> bool:
         def acls(n: str) -> tuple[str | None, str | None]:
-            pool = self.pools.get(n)
-            return (pool.acl_submit, pool.acl_administer) if pool is not None else (None, None)
+            queue = self.queues.get(n)
+            return (queue.acl_submit, queue.acl_administer) if queue is not None else (None, None)
 
         return may_submit(name, user, groups, acls)
 
@@ -282,7 +282,7 @@ class Engine:
 
     def _set_cluster(self, total: Resource) -> None:
         self.cluster = total
-        for p in self.pools.values():  # percentages in maxResources follow the cluster
+        for p in self.queues.values():  # percentages in maxResources follow the cluster
             if p.max_share_spec is not None:
                 p.resolve_max_share(total)
 
@@ -291,13 +291,13 @@ class Engine:
                   recovering: bool = False) -> str:
         """Where the placement policy would put a new app (raises
         PlacementRejected); nothing changes until ``add_app``.  When
-        ``recovering`` an app the RM already holds in a pool no job can be
-        in, rules that name such a pool (or one its ACLs close to the user)
+        ``recovering`` an app the RM already holds in a queue no job can be
+        in, rules that name such a queue (or one its ACLs close to the user)
         fall through to the next."""
-        pools = self.pools
+        queues = self.queues
         name = place(self.config.placement_rules, queue, user, tuple(groups),
-                     configured=lambda n: n in pools and not pools[n].dynamic,
-                     leaf=lambda n: n in pools and pools[n].is_leaf, problem=self._placement_problem,
+                     configured=lambda n: n in queues and not queues[n].dynamic,
+                     leaf=lambda n: n in queues and queues[n].is_leaf, problem=self._placement_problem,
                      may_submit=self._may_submit, passing=recovering)
         if not recovering:
             why = self._vetoed(name, user)
@@ -306,11 +306,11 @@ class Engine:
         return name
 
     def _vetoed(self, name: str, user: str) -> str | None:
-        """A policy above pool ``name`` refusing ``user`` there (Dynamic
+        """A policy above queue ``name`` refusing ``user`` there (Dynamic
         Priority: only the queue's holders may spend its budget)."""
         parts = name.split(".")
         for i in range(len(parts) - 1, 0, -1):
-            above = self.pools.get(".".join(parts[:i]))
+            above = self.queues.get(".".join(parts[:i]))
             if above is not None:
                 why = above.policy.admits(above, name, user, self.ctx)
                 if why:
@@ -318,40 +318,40 @@ class Engine:
         return None
 
     def _placement_problem(self, name: str) -> str | None:
-        """Why a new app cannot go to pool ``name``: as can_hold, and a new
-        pool only under root or a parent pool (YARN never turns a leaf into
+        """Why a new app cannot go to queue ``name``: as can_hold, and a new
+        queue only under root or a parent queue (YARN never turns a leaf into
         a parent for an app)."""
         why = self.can_hold(name)
-        if why is None and name not in self.pools and not self._can_create(name):
-            return f"no pool {name}, and it cannot be made under a leaf pool"
+        if why is None and name not in self.queues and not self._can_create(name):
+            return f"no queue {name}, and it cannot be made under a leaf queue"
         return why
 
     def add_app(self, app_id: str, user: str, queue: str | None = None, priority: int = 0,
                 groups: Sequence[str] = (), submit_time: float | None = None,
                 placed: bool = False, name: str | None = None) -> str:
-        """Admit an app; returns its pool's full name.  ``placed=True`` takes
+        """Admit an app; returns its queue's full name.  ``placed=True`` takes
         ``queue`` as final (a driver restoring state), else the placement
         policy decides.  Raises PlacementRejected."""
         if app_id in self.apps:
-            return self.apps[app_id].pool.name
+            return self.apps[app_id].queue.name
         groups = tuple(groups)
-        pool_name = queue_path(queue or "default") if placed else self.place_app(user, queue, groups)
-        pool = self._ensure_pool(pool_name, force=placed)
-        if pool.children:
-            raise PlacementRejected(f"{pool_name} is a parent pool; apps go in leaf pools")
+        leaf_name = queue_path(queue or "default") if placed else self.place_app(user, queue, groups)
+        leaf = self._ensure_queue(leaf_name, force=placed)
+        if leaf.children:
+            raise PlacementRejected(f"{leaf_name} is a parent queue; apps go in leaf queues")
         now = self.clock.now()
         app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
         app.delay = self.delay
         if name:
             app.label = name
-        app.pool = pool
-        bisect.insort(pool.apps, app, key=_by_submit)
+        app.queue = leaf
+        bisect.insort(leaf.apps, app, key=_by_submit)
         self.apps[app_id] = app
         self._order_version += 1
         self.limits.waiting += 1
         self._without_am += 1
         self._update_runnability()
-        return pool.name
+        return leaf.name
 
     def mark_unmanaged(self, app_id: str) -> None:
         """The app's AM runs outside the cluster (an unmanaged AM, or an MRv1
@@ -368,8 +368,8 @@ class Engine:
             return
         for cid in list(app.containers):
             self.container_finished(cid)
-        self._attach(app, app.pool, -1)
-        app.pool.apps.remove(app)
+        self._attach(app, app.queue, -1)
+        app.queue.apps.remove(app)
         del self.apps[app_id]
         self._refused_apps.discard(app_id)
         self._order_version += 1
@@ -378,24 +378,24 @@ class Engine:
         if not app.has_am:
             self._without_am -= 1
         self._skipped.pop(app_id, None)
-        self._prune(app.pool)
+        self._prune(app.queue)
         self._update_runnability()
 
     def move_target_problem(self, queue: str, may_create: bool = False) -> str | None:
         """Why an app cannot be moved to ``queue``, or None. As YARN: the
-        target is an existing leaf pool; a new one only where the placement
-        policy's specified rule may create pools (or ``may_create``: a move
+        target is an existing leaf queue; a new one only where the placement
+        policy's specified rule may create queues (or ``may_create``: a move
         Python itself ordered to where its placement put the app)."""
         name = queue_path(queue)
-        pool = self.pools.get(name)
-        if pool is None:
+        target = self.queues.get(name)
+        if target is None:
             creating = may_create or any(r.name == "specified" and r.create for r in self.config.placement_rules)
             if not (creating and self._can_create(name)):
-                return (f"no pool {name}: moves go to an existing leaf pool (or a new one only where the "
+                return (f"no queue {name}: moves go to an existing leaf queue (or a new one only where the "
                         f"placement policy's specified rule may create it)")
             return None
-        if not pool.is_leaf:
-            return f"{name} is a parent pool; apps go in leaf pools"
+        if not target.is_leaf:
+            return f"{name} is a parent queue; apps go in leaf queues"
         return None
 
     def move_app(self, app_id: str, queue: str, force: bool = False, may_create: bool = False) -> str:
@@ -408,22 +408,22 @@ class Engine:
         if problem:
             raise ValueError(problem)
         try:
-            target = self._ensure_pool(name, force=force)
+            target = self._ensure_queue(name, force=force)
         except PlacementRejected as e:
             raise ValueError(str(e)) from None
         if not target.is_leaf:
-            raise ValueError(f"{name} is a parent pool; apps go in leaf pools")
-        if target is app.pool:
+            raise ValueError(f"{name} is a parent queue; apps go in leaf queues")
+        if target is app.queue:
             return name
         if app.runnable and not force:
             for p in target.ancestors():
-                if p not in set(app.pool.ancestors()) and p.running_apps + 1 > p.max_running_apps:
+                if p not in set(app.queue.ancestors()) and p.running_apps + 1 > p.max_running_apps:
                     self._prune(target)  # made for this move only
                     raise ValueError(f"moving {app_id} to {name} would exceed maxRunningApps of {p.name}")
-        source = app.pool
+        source = app.queue
         self._attach(app, source, -1)
         source.apps.remove(app)
-        app.pool = target
+        app.queue = target
         bisect.insort(target.apps, app, key=_by_submit)
         self._attach(app, target, +1)
         self._order_version += 1
@@ -451,7 +451,7 @@ class Engine:
             if kinds != app.kinds:
                 for k in kinds ^ app.kinds:
                     d = 1 if k in kinds else -1
-                    for p in app.pool.ancestors():
+                    for p in app.queue.ancestors():
                         p.wanting[k] = p.wanting.get(k, 0) + d
                 app.kinds = kinds
                 self._order_version += 1
@@ -459,7 +459,7 @@ class Engine:
             app.active = active
             self._order_version += 1
             d = 1 if active else -1
-            for p in app.pool.ancestors():
+            for p in app.queue.ancestors():
                 p.active_apps += d
 
     def batch(self) -> "_Batch":
@@ -470,7 +470,7 @@ class Engine:
 
     def _update_runnability(self) -> None:
         """Running-job limits: waiting apps become runnable in order of
-        priority and submit time while their user and every pool above them
+        priority and submit time while their user and every queue above them
         have room.  A runnable app stays runnable."""
         if not self.limits.waiting:
             return
@@ -478,7 +478,7 @@ class Engine:
             self._batch_dirty = True
             return
         for app in self.limits.settle(self.apps.values()):
-            for p in app.pool.ancestors():
+            for p in app.queue.ancestors():
                 p.running_apps += 1
             self._refresh_active(app)
 
@@ -508,7 +508,7 @@ class Engine:
         if c.is_am and not app.has_am:
             app.has_am = True
             self._without_am -= 1
-        for p in app.pool.ancestors():
+        for p in app.queue.ancestors():
             p.usage = p.usage + c.resource
             if c.is_am:
                 p.am_usage = p.am_usage + c.resource
@@ -528,7 +528,7 @@ class Engine:
             return
         app.containers.pop(container_id, None)
         app.usage = app.usage - c.resource
-        for p in app.pool.ancestors():
+        for p in app.queue.ancestors():
             p.usage = p.usage - c.resource
             if c.is_am:
                 p.am_usage = p.am_usage - c.resource
@@ -573,7 +573,7 @@ class Engine:
         if c.is_am != is_am:
             app = self.apps[c.app_id]
             delta = c.resource if is_am else c.resource * -1
-            for p in app.pool.ancestors():
+            for p in app.queue.ancestors():
                 p.am_usage = p.am_usage + delta
             c.is_am = is_am
             self._sync_has_am(app)
@@ -646,7 +646,7 @@ class Engine:
                 if (free.memory_mb <= 0 or free.vcores <= 0) if yarn else getattr(free, key) <= 0:
                     break
                 a = None
-                if node.held:  # what preemption freed here goes to the pool it was taken for first
+                if node.held:  # what preemption freed here goes to the queue it was taken for first
                     a = self.preemption.assign_held(node, free, now, key)
                     if a is None:
                         free = free - self.preemption.held_on(node, now)
@@ -661,31 +661,31 @@ class Engine:
                 self._skipped = saved
         return out
 
-    def assign_in(self, pool: Pool, node: Node, free: Resource, now: float,
+    def assign_in(self, queue: Queue, node: Node, free: Resource, now: float,
                   anywhere: bool = False, key: str = "memory_mb") -> Assignment | None:
-        """One container (or slot) on ``node`` for an app under ``pool``, or
+        """One container (or slot) on ``node`` for an app under ``queue``, or
         None. ``anywhere``: at any level the asks allow, delay scheduling
-        aside (capacity preemption took back for this pool; an offer that
+        aside (capacity preemption took back for this queue; an offer that
         waits for no locality). ``key``: the dimension on offer, which
-        orders the pools and apps (resources.OFFERS)."""
-        if pool.active_apps == 0:
+        orders the queues and apps (resources.OFFERS)."""
+        if queue.active_apps == 0:
             return None
-        u, cap = pool.usage, pool.max_share
+        u, cap = queue.usage, queue.max_share
         if key == "memory_mb":
             if u.memory_mb >= cap.memory_mb or u.vcores >= cap.vcores:
                 return None
-        elif not pool.wanting.get(key) or getattr(u, key) >= getattr(cap, key):
+        elif not queue.wanting.get(key) or getattr(u, key) >= getattr(cap, key):
             return None
-        policy = pool.policy
+        policy = queue.policy
         cluster = self.cluster
-        if policy.flatten or not pool.children:
-            return self._assign_among_apps(pool, node, free, now, anywhere, key)
+        if policy.flatten or not queue.children:
+            return self._assign_among_apps(queue, node, free, now, anywhere, key)
         if key == "memory_mb":
-            kids = [c for c in pool.children if c.active_apps]
+            kids = [c for c in queue.children if c.active_apps]
             if len(kids) > 1:
                 kids = policy.order(kids, cluster)
         else:
-            kids = [c for c in pool.children if c.wanting.get(key)]
+            kids = [c for c in queue.children if c.wanting.get(key)]
             if len(kids) > 1:
                 kids = policy.order(kids, cluster, key)
         for child in kids:
@@ -694,14 +694,14 @@ class Engine:
                 return a
         return None
 
-    def _assign_among_apps(self, pool: Pool, node: Node, free: Resource,
+    def _assign_among_apps(self, queue: Queue, node: Node, free: Resource,
                            now: float, anywhere: bool = False, key: str = "memory_mb") -> Assignment | None:
-        """Offer the node to a pool's apps in policy order.  An app with
+        """Offer the node to a queue's apps in policy order.  An app with
         nothing it may run here yet (delay scheduling) is passed over and
         counted as skipped; the order is only needed once some app can run."""
-        if pool.policy.stable_order:
-            return self._assign_in_stable_order(pool, node, free, now, anywhere, key)
-        apps = _active_apps(pool) if key == "memory_mb" else [a for a in _active_apps(pool) if key in a.kinds]
+        if queue.policy.stable_order:
+            return self._assign_in_stable_order(queue, node, free, now, anywhere, key)
+        apps = _active_apps(queue) if key == "memory_mb" else [a for a in _active_apps(queue) if key in a.kinds]
         host, rack = node.host, node.rack
         levels = {}
         skipped = self._skipped
@@ -731,8 +731,8 @@ class Engine:
         if not levels:
             return None
         if len(apps) > 1:
-            apps = (pool.policy.order(apps, self.cluster) if key == "memory_mb"
-                    else pool.policy.order(apps, self.cluster, key))
+            apps = (queue.policy.order(apps, self.cluster) if key == "memory_mb"
+                    else queue.policy.order(apps, self.cluster, key))
         for i, app in enumerate(apps):
             level = levels.get(app.app_id)
             if level is None:
@@ -745,19 +745,19 @@ class Engine:
                 return a
         return None
 
-    def _assign_in_stable_order(self, pool: Pool, node: Node, free: Resource,
+    def _assign_in_stable_order(self, queue: Queue, node: Node, free: Resource,
                                 now: float, anywhere: bool = False, key: str = "memory_mb") -> Assignment | None:
         """As ``_assign_among_apps`` for a policy whose order does not move
         with usage (FIFO): the order is kept between heartbeats and walked
         only as far as the first app that launches.  The apps walked past
         are the skipped ones, as before."""
-        cached = self._orders.get((pool.name, key))
+        cached = self._orders.get((queue.name, key))
         if cached is None or cached[0] != self._order_version:
-            apps = _active_apps(pool) if key == "memory_mb" else [a for a in _active_apps(pool) if key in a.kinds]
+            apps = _active_apps(queue) if key == "memory_mb" else [a for a in _active_apps(queue) if key in a.kinds]
             if len(apps) > 1:
-                apps = (pool.policy.order(apps, self.cluster) if key == "memory_mb"
-                        else pool.policy.order(apps, self.cluster, key))
-            cached = self._orders[(pool.name, key)] = (self._order_version, apps)
+                apps = (queue.policy.order(apps, self.cluster) if key == "memory_mb"
+                        else queue.policy.order(apps, self.cluster, key))
+            cached = self._orders[(queue.name, key)] = (self._order_version, apps)
         host, rack = node.host, node.rack
         skipped = self._skipped
         offered = _anywhere if anywhere else self.delay.offered  # the delay rule, once per walk
@@ -795,7 +795,7 @@ class Engine:
             if level is None or (level > allowed and req.has_locality and req.relax_locality):
                 continue
             is_am = not app.has_am and not app.containers
-            if not app.pool.fits(r, is_am, self.cluster):
+            if not app.queue.fits(r, is_am, self.cluster):
                 continue
             return self._commit(app, req, node, level, is_am, now, key)
         return None
@@ -813,7 +813,7 @@ class Engine:
             app.launched(level, req.has_locality)
         self._skipped.pop(app.app_id, None)
         self._refresh_active(app)
-        return Assignment(cid, app.app_id, app.pool.name, node.node_id, req.priority,
+        return Assignment(cid, app.app_id, app.queue.name, node.node_id, req.priority,
                           LOCALITY_NAMES[level], r, is_am)
 
     # ----------------------------------------------------------------- update
@@ -840,68 +840,68 @@ class Engine:
         self._update_demand(self.root)
         ctx = self.ctx
         ctx.cluster = self.cluster
-        for pool in self.pools.values():
-            pool.policy.on_update(pool, now, ctx)
+        for queue in self.queues.values():
+            queue.policy.on_update(queue, now, ctx)
         self.root.fair_share = self.cluster
         self.root.steady_fair_share = self.cluster
         self._update_shares(self.root)
         if self.settings.preemption:
             return self.preemption.plan(now)
-        # A policy may preempt among its own pool's children all the same.
-        under = {p.name for p in self.pools.values() if p.children and p.policy.preempts(p, ctx)}
+        # A policy may preempt among its own queue's children all the same.
+        under = {p.name for p in self.queues.values() if p.children and p.policy.preempts(p, ctx)}
         if not under:
             return []
-        return self.preemption.plan(now, lambda pool: pool.parent is not None and pool.parent.name in under)
+        return self.preemption.plan(now, lambda queue: queue.parent is not None and queue.parent.name in under)
 
-    def _update_demand(self, pool: Pool) -> Resource:
+    def _update_demand(self, queue: Queue) -> Resource:
         total = ZERO
-        for child in pool.children:
+        for child in queue.children:
             total = total + self._update_demand(child)
-        for app in pool.apps:
+        for app in queue.apps:
             app.demand = app.usage + app.pending if app.runnable else app.usage
             total = total + app.demand
-        pool.demand = total.min(pool.max_share)
+        queue.demand = total.min(queue.max_share)
         return total
 
-    def _shares(self, pool: Pool, children: list, total: Resource, steady: bool) -> list[Resource]:
-        """The pool's policy splits ``total`` among ``children``: once on a
+    def _shares(self, queue: Queue, children: list, total: Resource, steady: bool) -> list[Resource]:
+        """The queue's policy splits ``total`` among ``children``: once on a
         YARN cluster, once per kind of slot on an MRv1 one."""
-        policy, rule = pool.policy, self.share_rule
+        policy, rule = queue.policy, self.share_rule
         if self.kind == "yarn":
-            return _compute_shares(policy, children, total, steady, rule, pool, self.ctx)
+            return _compute_shares(policy, children, total, steady, rule, queue, self.ctx)
         out = None
         for key, _local in self.offers:
-            part = _compute_shares(policy, children, total, steady, rule, pool, self.ctx, key)
+            part = _compute_shares(policy, children, total, steady, rule, queue, self.ctx, key)
             out = part if out is None else [a + b for a, b in zip(out, part)]
         return out
 
-    def _update_shares(self, pool: Pool) -> None:
-        if pool.children:
-            active = [c for c in pool.children if c.running_apps > 0]
-            shares = self._shares(pool, active, pool.fair_share, False) if active else []
-            for c in pool.children:
+    def _update_shares(self, queue: Queue) -> None:
+        if queue.children:
+            active = [c for c in queue.children if c.running_apps > 0]
+            shares = self._shares(queue, active, queue.fair_share, False) if active else []
+            for c in queue.children:
                 c.fair_share = ZERO
             for c, share in zip(active, shares):
                 c.fair_share = share
-            steady = self._shares(pool, pool.children, pool.steady_fair_share, True)
-            for c, share in zip(pool.children, steady):
+            steady = self._shares(queue, queue.children, queue.steady_fair_share, True)
+            for c, share in zip(queue.children, steady):
                 c.steady_fair_share = share
-            for c in pool.children:
+            for c in queue.children:
                 self._update_shares(c)
-        if pool.apps:
-            runnable = [a for a in pool.apps if a.runnable]
-            shares = self._shares(pool, runnable, pool.fair_share, False) if runnable else []
-            for a in pool.apps:
+        if queue.apps:
+            runnable = [a for a in queue.apps if a.runnable]
+            shares = self._shares(queue, runnable, queue.fair_share, False) if runnable else []
+            for a in queue.apps:
                 a.fair_share = ZERO
             for a, share in zip(runnable, shares):
                 a.fair_share = share
 
-    def starvation(self, pool: Pool, now: float | None = None) -> tuple[float, float]:
-        """Seconds since the pool was last at its min share and its fair share threshold."""
-        return self.preemption.starvation(pool, self.clock.now() if now is None else now)
+    def starvation(self, queue: Queue, now: float | None = None) -> tuple[float, float]:
+        """Seconds since the queue was last at its min share and its fair share threshold."""
+        return self.preemption.starvation(queue, self.clock.now() if now is None else now)
 
     # ------------------------------------------------------------- read side
-    def describe_pools(self) -> list[dict]:
+    def describe_queues(self) -> list[dict]:
         """Plain rows for the CLI, web UI and metrics."""
         now = self.clock.now()
         rows = []
@@ -910,7 +910,7 @@ class Engine:
             dims = compared(self, p)  # as preemption compares
             shown = self.dims
             rows.append({
-                "pool": p.name,
+                "queue": p.name,
                 "parent": p.parent.name if p.parent else None,
                 "policy": p.policy.name,
                 "weight": p.weight,
@@ -939,7 +939,7 @@ class Engine:
         rows = []
         for app in sorted(self.apps.values(), key=_by_submit):
             rows.append({
-                "id": app.app_id, "name": app.label, "user": app.user, "pool": app.pool.name,
+                "id": app.app_id, "name": app.label, "user": app.user, "queue": app.queue.name,
                 "priority": app.priority,
                 "weight": app.weight, "submit_time": app.start_time, "runnable": app.runnable,
                 "running_containers": len(app.containers), "usage": app.usage.to_dict(dims),
@@ -967,41 +967,41 @@ class _Batch:
             e._update_runnability()
 
 
-def _compute_shares(policy, children, total: Resource, steady: bool, rule: str, pool=None,
+def _compute_shares(policy, children, total: Resource, steady: bool, rule: str, queue=None,
                     ctx=None, key: str | None = None) -> list[Resource]:
     """A policy's shares under the rule in force; a plugin written before
     the rule existed (no ``rule`` parameter) is called as it was. ``key``:
     the kind of slot being shared (MRv1); None for a YARN container."""
     if key is not None:
-        if takes_pool(policy):
-            return policy.compute_shares(children, total, steady=steady, rule=rule, pool=pool, ctx=ctx, key=key)
+        if takes_queue(policy):
+            return policy.compute_shares(children, total, steady=steady, rule=rule, queue=queue, ctx=ctx, key=key)
         return policy.compute_shares(children, total, steady=steady, rule=rule, key=key)
-    if takes_pool(policy):
-        return policy.compute_shares(children, total, steady=steady, rule=rule, pool=pool, ctx=ctx)
+    if takes_queue(policy):
+        return policy.compute_shares(children, total, steady=steady, rule=rule, queue=queue, ctx=ctx)
     if takes_rule(policy):
         return policy.compute_shares(children, total, steady=steady, rule=rule)
     return policy.compute_shares(children, total, steady=steady)
 
 
-def _active_apps(pool: Pool) -> list[App]:
-    """Apps with something to run under ``pool``, skipping idle subtrees
+def _active_apps(queue: Queue) -> list[App]:
+    """Apps with something to run under ``queue``, skipping idle subtrees
     (a flattening policy such as FIFO walks the whole tree per heartbeat)."""
-    if not pool.children:
-        return [a for a in pool.apps if a.active]
+    if not queue.children:
+        return [a for a in queue.apps if a.active]
     out: list[App] = []
-    for child in pool.children:
+    for child in queue.children:
         if child.active_apps:
             out += _active_apps(child)
     return out
 
 
 def _anywhere(app: App, host: str, rack: str) -> int:
-    """Capacity preemption took back for the app's pool: any level its asks allow."""
+    """Capacity preemption took back for the app's queue: any level its asks allow."""
     return OFF_SWITCH
 
 
-def _by_name(pool: Pool) -> str:
-    return pool.name
+def _by_name(queue: Queue) -> str:
+    return queue.name
 
 
 def _by_submit(app: App) -> tuple:

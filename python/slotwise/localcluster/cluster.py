@@ -1,7 +1,7 @@
 """``LocalCluster``: one ResourceManager and N NodeManagers, each its own JVM.
 
     with LocalCluster(tmp_dir, nodes=2) as cluster:      # up() ... down()
-        result = cluster.submit("pi", ["2", "10"], pool="research")
+        result = cluster.submit("pi", ["2", "10"], queue="research")
         assert result.succeeded
 
 A ``LocalCluster`` made for an existing directory (``LocalCluster(dir)``)
@@ -214,16 +214,16 @@ class LocalCluster(ClusterBase):
 
     # -- submit ----------------------------------------------------------------
 
-    def submit(self, program: str, args: list[str] | tuple[str, ...] = (), *, pool: str = "default",
+    def submit(self, program: str, args: list[str] | tuple[str, ...] = (), *, queue: str = "default",
                user: str | None = None, cwd: str | os.PathLike | None = None,
                timeout: float | None = None, echo: bool = False) -> JobResult:
         """Run a MapReduce program (``pi``, ``sleep``, ``wordcount``... or a
-        jar) in pool ``pool`` as ``user`` and wait for it."""
+        jar) in queue ``queue`` as ``user`` and wait for it."""
         state = self._require_state()
         rm = self.master(state)
         if not self.alive(rm):
             raise ClusterError(f"the ResourceManager of {self.dir} is not running (read {rm.log})")
-        return submit(state, program, list(args), pool=pool, user=user,
+        return submit(state, program, list(args), queue=queue, user=user,
                       cwd=Path(cwd) if cwd else None, timeout=timeout, echo=echo, log=self.log)
 
     def yarn(self, args: list[str], *, user: str | None = None,

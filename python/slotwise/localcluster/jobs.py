@@ -1,7 +1,7 @@
 """Submitting MapReduce jobs to the local cluster as a real client would.
 
 ``submit`` runs the job client in its own JVM, ``java ... RunJar <jar>
-PROGRAM -Dmapreduce.job.queuename=POOL ARGS`` (what ``hadoop jar`` does),
+PROGRAM -Dmapreduce.job.queuename=QUEUE ARGS`` (what ``hadoop jar`` does),
 with a client configuration pointing at the cluster, as user ``U`` through
 ``HADOOP_USER_NAME``. Programs:
 
@@ -10,7 +10,7 @@ with a client configuration pointing at the cluster, as user ``U`` through
 - ``sleep`` (``-m MAPS -r REDUCES -mt MS -rt MS``), which Hadoop ships in the
   tests jar of ``hadoop-mapreduce-client-jobclient``; its class is run
   directly;
-- any ``PATH.jar`` of your own: ``submit --pool x -- my.jar [MainClass] ARGS``.
+- any ``PATH.jar`` of your own: ``submit --queue x -- my.jar [MainClass] ARGS``.
 
 Each submission gets ``DIR/jobs/<time>-<program>-<random>/`` with its client
 configuration, its own staging directory (the job client insists that the
@@ -46,7 +46,7 @@ FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 @dataclass
 class JobResult:
     program: str
-    pool: str
+    asked: str | None           # the queue (MRv1: the queue) the job was submitted to
     user: str | None
     app_id: str | None
     returncode: int
@@ -63,9 +63,9 @@ class JobResult:
         return self.returncode == 0 and self.final_status == "SUCCEEDED"
 
 
-def _client_argv(state: ClusterState, program: str, args: list[str], pool: str) -> tuple[list[str], str, list[str]]:
+def _client_argv(state: ClusterState, program: str, args: list[str], queue: str) -> tuple[list[str], str, list[str]]:
     """(extra classpath, main class, arguments) for one program."""
-    queue = f"-Dmapreduce.job.queuename={pool}"
+    queue_arg = f"-Dmapreduce.job.queuename={queue}"
     if program.endswith(".jar"):
         if not os.path.isfile(program):
             raise ClusterError(f"no such jar: {program}")
@@ -75,13 +75,13 @@ def _client_argv(state: ClusterState, program: str, args: list[str], pool: str) 
         if not state.tests_jar:
             raise ClusterError(f"'{program}' needs the hadoop-mapreduce-client-jobclient tests jar, "
                                "which Maven could not fetch when the cluster came up (see the warning of up)")
-        return [state.tests_jar], TEST_PROGRAMS[program], [queue, *args]
+        return [state.tests_jar], TEST_PROGRAMS[program], [queue_arg, *args]
     if not state.examples_jar:
         raise ClusterError("no hadoop-mapreduce-examples jar: add it to java-shim/pom.xml and run up again")
-    return [], RUNJAR, [state.examples_jar, program, queue, *args]
+    return [], RUNJAR, [state.examples_jar, program, queue_arg, *args]
 
 
-def submit(state: ClusterState, program: str, args: list[str], *, pool: str, user: str | None = None,
+def submit(state: ClusterState, program: str, args: list[str], *, queue: str, user: str | None = None,
            cwd: Path | None = None, timeout: float | None = None, echo: bool = True,
            log: Callable[[str], None] = print) -> JobResult:
     cluster_dir = Path(state.dir)
@@ -92,11 +92,11 @@ def submit(state: ClusterState, program: str, args: list[str], *, pool: str, use
     conf = job_dir / "conf"
     mapred = {**state.mapred_site,
               "yarn.app.mapreduce.am.staging-dir": str(job_dir / "staging"),
-              "mapreduce.job.queuename": pool}
+              "mapreduce.job.queuename": queue}
     write_conf_dir(conf, core={"fs.defaultFS": "file:///", "hadoop.tmp.dir": str(job_dir / "tmp"),
                                "hadoop.security.authentication": "simple"},
                    yarn=state.yarn_site, mapred=mapred, log_file=None)
-    extra_cp, main, argv = _client_argv(state, program, args, pool)
+    extra_cp, main, argv = _client_argv(state, program, args, queue)
     (job_dir / "tmp").mkdir()
     cmd = [str(Path(state.java_home) / "bin" / "java"), *state.jvm_flags, "-Xmx512m",
            marker(cluster_dir), "-Dslotwise.daemon=client",
@@ -131,7 +131,7 @@ def submit(state: ClusterState, program: str, args: list[str], *, pool: str, use
                     m = APP_ID.search(line)
                     if m and "ubmitted application" in line:
                         found.append(m.group(1))
-                        log(f"submitted {m.group(1)} to pool {pool}" + (f" as {user}" if user else ""))
+                        log(f"submitted {m.group(1)} to queue {queue}" + (f" as {user}" if user else ""))
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
@@ -153,7 +153,7 @@ def submit(state: ClusterState, program: str, args: list[str], *, pool: str, use
     app_id = found[0] if found else None
     report = _final_report(RMRest(state.rm_web), app_id) if app_id else {}
     return JobResult(
-        program=program, pool=pool, user=user, app_id=app_id, returncode=returncode,
+        program=program, asked=queue, user=user, app_id=app_id, returncode=returncode,
         state=report.get("state"), final_status=report.get("finalStatus"),
         queue=report.get("queue"), app_user=report.get("user"),
         seconds=round(time.monotonic() - started, 1), job_dir=str(job_dir), log=str(client_log))

@@ -2,7 +2,7 @@
 TaskTrackers, each its own JVM.
 
     with Mrv1Cluster(tmp_dir, nodes=2, scheduler="fifo") as cluster:   # up() ... down()
-        result = cluster.submit("pi", ["2", "100"], pool="prod")
+        result = cluster.submit("pi", ["2", "100"], queue="prod")
         assert result.succeeded, result.log
 
 The jars are those of ``mrv1-shim/pom.xml`` (hadoop-core and hadoop-examples
@@ -37,7 +37,7 @@ small launcher, ``SUBMIT_AS_JAVA`` below, compiled into ``DIR/cache`` by the
 JDK's ``javac`` the first time it is needed; the user's staging directory,
 owned by the OS user, then passes as the "real" user's). The JobTracker then sees user U
 (its job pages, ``user.name`` in the job's configuration, the fair
-scheduler's default pool).
+scheduler's default queue).
 """
 
 from __future__ import annotations
@@ -271,12 +271,12 @@ class Mrv1Cluster(ClusterBase):
 
     # -- submit ----------------------------------------------------------------------
 
-    def submit(self, program: str, args: list[str] | tuple[str, ...] = (), *, pool: str | None = "default",
+    def submit(self, program: str, args: list[str] | tuple[str, ...] = (), *, queue: str | None = "default",
                user: str | None = None, wait: bool = True, timeout: float | None = None,
                cwd: str | os.PathLike | None = None, echo: bool = False) -> Mrv1JobResult | Mrv1Job:
         """Run a MapReduce program of hadoop-examples 1.2.1 (``pi``, ``sleep``,
         ``wordcount``, ``randomwriter``...) or a jar (``my.jar [Main] ARGS``)
-        in pool ``pool`` (``mapred.fairscheduler.pool``; None: none set, the
+        in queue ``queue`` (``mapred.fairscheduler.pool``; None: none set, the
         scheduler's pool-name property decides) as ``user`` (default:
         $HADOOP_USER_NAME, else the OS user).
 
@@ -289,11 +289,11 @@ class Mrv1Cluster(ClusterBase):
         if not self.alive(jt):
             raise ClusterError(f"the JobTracker of {self.dir} is not running (read {jt.log})")
         user = user or os.environ.get("HADOOP_USER_NAME") or None
-        job = self._launch(state, program, list(args), pool=pool, user=user,
+        job = self._launch(state, program, list(args), queue=queue, user=user,
                            cwd=Path(cwd) if cwd else None, echo=echo)
         return job.wait(timeout) if wait else job
 
-    def _launch(self, state: ClusterState, program: str, args: list[str], *, pool: str | None, user: str | None,
+    def _launch(self, state: ClusterState, program: str, args: list[str], *, queue: str | None, user: str | None,
                 cwd: Path | None, echo: bool) -> Mrv1Job:
         jobs = self.layout.jobs
         jobs.mkdir(parents=True, exist_ok=True)
@@ -301,7 +301,7 @@ class Mrv1Cluster(ClusterBase):
         job_dir = Path(tempfile.mkdtemp(prefix=f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-", dir=jobs))
         conf = job_dir / "conf"
         (job_dir / "tmp").mkdir()
-        mapred = {**state.mapred_site, **({"mapred.fairscheduler.pool": pool} if pool is not None else {})}
+        mapred = {**state.mapred_site, **({"mapred.fairscheduler.pool": queue} if queue is not None else {})}
         write_mrv1_conf_dir(conf, core={"fs.default.name": "file:///", "hadoop.tmp.dir": str(job_dir / "tmp"),
                                         "hadoop.security.authentication": "simple",
                                         **_core_extra(self.conf)},
@@ -309,11 +309,11 @@ class Mrv1Cluster(ClusterBase):
         if program.endswith(".jar"):
             if not os.path.isfile(program):
                 raise ClusterError(f"no such jar: {program}")
-            run = [os.path.abspath(program), *args]  # the pool comes from the job's mapred-site
+            run = [os.path.abspath(program), *args]  # the queue comes from the job's mapred-site
         else:
             if not state.examples_jar:
                 raise ClusterError("no hadoop-examples jar in mrv1-shim/pom.xml's classpath")
-            run = [state.examples_jar, program, *([f"-Dmapred.fairscheduler.pool={pool}"] if pool is not None else []),
+            run = [state.examples_jar, program, *([f"-Dmapred.fairscheduler.pool={queue}"] if queue is not None else []),
                    *args]
         webapps, *jars = state.classpath
         cp = daemon_classpath(jars, webapps, conf_dir=conf)
@@ -332,7 +332,7 @@ class Mrv1Cluster(ClusterBase):
         (job_dir / "command.txt").write_text(" ".join(cmd) + "\n")
         proc = subprocess.Popen(cmd, cwd=cwd or job_dir, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        return Mrv1Job(proc, program=program, pool=pool, user=user, job_dir=job_dir,
+        return Mrv1Job(proc, program=program, queue=queue, user=user, job_dir=job_dir,
                        log_file=job_dir / "client.log", web=JTWeb(state.rm_web), echo=echo, log=self.log)
 
     def job_command(self, args: list[str] | tuple[str, ...], *, user: str | None = None,

@@ -68,7 +68,7 @@ def scheduler_status(page: str) -> dict:
     return {"link": link, "registered": bool(link) and "none registered" not in link,
             "fallback": "FIFO fallback" in link, "heartbeats": number(r"Heartbeats: (\d+)"),
             "fifo_heartbeats": number(r"by the FIFO: (\d+)"), "jobs": number(r"Jobs: (\d+)"),
-            "pools": _records(page, "pool")}
+            "queues": _records(page, "queue")}
 
 
 #: jobtracker.jsp's job tables (``<h2 id=...>``) and the state each stands for.
@@ -149,14 +149,14 @@ class JTWeb:
         return conf
 
     def scheduler_page(self) -> str:
-        """The Slotwise shim's /scheduler page (its link to Python, its pool table)."""
+        """The Slotwise shim's /scheduler page (its link to Python, its queue table)."""
         return self.get("/scheduler")
 
     def scheduler(self) -> dict:
         """The /scheduler page as a dict: ``link`` (its sentence on Python),
         ``registered``, ``fallback`` (the FIFO schedules), ``heartbeats``,
-        ``fifo_heartbeats``, ``jobs`` and ``pools`` (rows keyed by the table's
-        headers: pool, weight, min maps, running maps, fair maps...)."""
+        ``fifo_heartbeats``, ``jobs`` and ``queues`` (rows keyed by the table's
+        headers: queue, weight, min maps, running maps, fair maps...)."""
         return scheduler_status(self.scheduler_page())
 
 
@@ -177,9 +177,9 @@ class Mrv1JobResult(JobResult):
 class Mrv1Job:
     """A running job client (``submit(..., wait=False)``)."""
 
-    def __init__(self, proc: subprocess.Popen, *, program: str, pool: str, user: str | None, job_dir: Path,
+    def __init__(self, proc: subprocess.Popen, *, program: str, queue: str, user: str | None, job_dir: Path,
                  log_file: Path, web: JTWeb, echo: bool, log: Log):
-        self.proc, self.program, self.pool, self.user = proc, program, pool, user
+        self.proc, self.program, self.asked, self.user = proc, program, queue, user
         self.job_dir, self.log_file, self.web = job_dir, log_file, web
         self.started = time.monotonic()
         self._job_id: str | None = None
@@ -203,7 +203,7 @@ class Mrv1Job:
                     if m and "Running job" in line:
                         self._job_id = m.group(1)
                         self._seen.set()
-                        self._log(f"submitted {self._job_id} ({self.program}) to pool {self.pool}"
+                        self._log(f"submitted {self._job_id} ({self.program}) to queue {self.asked}"
                                   + (f" as {self.user}" if self.user else ""))
         self._seen.set()
 
@@ -258,7 +258,7 @@ class Mrv1Job:
                 conf = {}
         status = (report.get("Status") or "").split()[0].upper() if report.get("Status") else None
         self._result = Mrv1JobResult(
-            program=self.program, pool=self.pool, user=self.user, app_id=self._job_id, returncode=returncode,
+            program=self.program, asked=self.asked, user=self.user, app_id=self._job_id, returncode=returncode,
             state=status, final_status=status, queue=conf.get("mapred.fairscheduler.pool"),
             app_user=report.get("User") or conf.get("user.name"),
             seconds=round(time.monotonic() - self.started, 1), job_dir=str(self.job_dir), log=str(self.log_file))

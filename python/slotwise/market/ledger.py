@@ -60,7 +60,7 @@ class MarketSettings:
     #: these units.  On MRv1 (a slot is Resource(1, 1)) the vcores count it.
     slot_memory_mb: float = 1024.0
     slot_vcores: float = 1.0
-    #: What a queue the market first sees (a new child pool) starts with.
+    #: What a queue the market first sees (a new child queue) starts with.
     initial_budget: float = 0.0
     initial_spending: float = 1.0
 
@@ -87,7 +87,7 @@ class MarketSettings:
 
 @dataclass
 class _Source:
-    """One engine's view of one dynamic-priority pool: the usage it last
+    """One engine's view of one dynamic-priority queue: the usage it last
     reported per queue and when."""
     at: float
     used: dict[str, float] = field(default_factory=dict)
@@ -171,7 +171,7 @@ class Market:
 
     # ------------------------------------------------------------- queries
     def resolve(self, queue: str) -> str:
-        """The account a request names: its full pool path, or a short name
+        """The account a request names: its full queue path, or a short name
         that only one account ends with.  MarketError if none."""
         with self._lock:
             q = queue.strip()
@@ -325,13 +325,13 @@ class Market:
     # ------------------------------------------------- the allocation file
     def follow_config(self, config, root_policy: str | None = None) -> tuple[list[str], list[str]]:
         """Accounts for the queues the allocation file declares under a
-        ``dynamic-priority`` pool (``root_policy``: ``serve --root-policy``),
+        ``dynamic-priority`` queue (``root_policy``: ``serve --root-policy``),
         at start-up and on each reload: (opened, closed).  A queue that left
         the file since the last call keeps its account while it holds budget
         or has work (money is never dropped by an edit; an admin's
         ``removeQueue`` drops it) and is closed otherwise, at this call or a
         later one.  Accounts opened some other way (``addQueue``, a child
-        pool made at run time) are left alone.  Never raises: a store
+        queue made at run time) are left alone.  Never raises: a store
         failure is logged and counted."""
         from ..policies.dynamic_priority import declared_accounts
 
@@ -382,7 +382,7 @@ class Market:
 
     # ---------------------------------------------------- the engines' side
     def ensure(self, queues) -> None:
-        """Open an account for each queue of a dynamic-priority pool that has none."""
+        """Open an account for each queue of a dynamic-priority queue that has none."""
         with self._lock:
             s = self.settings
             new = [Account(q, s.initial_budget, s.initial_spending, s.initial_spending)
@@ -393,7 +393,7 @@ class Market:
                     self.accounts[a.queue] = a
 
     def observe(self, source: str, now: float, used: dict[str, float], pending: dict[str, float]) -> None:
-        """One engine reports, for the queues of one dynamic-priority pool,
+        """One engine reports, for the queues of one dynamic-priority queue,
         the slots they use and want more of now.  Usage counts as constant
         since the source's last report; intervals that ended meanwhile are
         charged and committed, one transaction each."""

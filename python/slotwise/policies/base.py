@@ -36,11 +36,11 @@ class SchedulingPolicy:
     Extension points (implement only what you need):
       sort_key        -- order children for the next container (ascending)
       compute_shares  -- split a share among children (pure; may take
-                         ``pool`` and ``ctx`` keywords to read its state)
+                         ``queue`` and ``ctx`` keywords to read its state)
       on_update       -- periodic hook, before shares: e.g. to set weights
-      preempts        -- take back containers for this pool's children even
+      preempts        -- take back containers for this queue's children even
                          when the scheduler's own preemption is off
-      admits          -- veto a new app in a pool beneath this one
+      admits          -- veto a new app in a queue beneath this one
       explain_child   -- a child's standing, in words, for `explain`
     """
 
@@ -80,20 +80,20 @@ class SchedulingPolicy:
         hold that dimension only (the engine adds the kinds up)."""
         raise NotImplementedError
 
-    def on_update(self, pool, now: float, ctx: PolicyContext) -> None:
-        """Called on every update pass for each pool with this policy, after
+    def on_update(self, queue, now: float, ctx: PolicyContext) -> None:
+        """Called on every update pass for each queue with this policy, after
         demands and before fair shares are computed."""
         return None
 
-    def preempts(self, pool, ctx: PolicyContext) -> bool:
+    def preempts(self, queue, ctx: PolicyContext) -> bool:
         return False
 
-    def explain_child(self, pool, child, ctx: PolicyContext) -> str | None:
+    def explain_child(self, queue, child, ctx: PolicyContext) -> str | None:
         return None
 
-    def admits(self, pool, target: str, user: str, ctx: PolicyContext) -> str | None:
-        """Why ``user`` may not run an app in pool ``target`` (beneath
-        ``pool``), or None."""
+    def admits(self, queue, target: str, user: str, ctx: PolicyContext) -> str | None:
+        """Why ``user`` may not run an app in queue ``target`` (beneath
+        ``queue``), or None."""
         return None
 
 
@@ -111,11 +111,11 @@ def takes_rule(policy: SchedulingPolicy) -> bool:
     return "rule" in _share_params(type(policy))
 
 
-def takes_pool(policy: SchedulingPolicy) -> bool:
-    """Whether ``policy.compute_shares`` wants the pool being split and the
-    PolicyContext (``pool=``, ``ctx=``): for a policy whose shares read what
+def takes_queue(policy: SchedulingPolicy) -> bool:
+    """Whether ``policy.compute_shares`` wants the queue being split and the
+    PolicyContext (``queue=``, ``ctx=``): for a policy whose shares read what
     its ``on_update`` learnt (Hopper's tail index)."""
-    return "pool" in _share_params(type(policy))
+    return "queue" in _share_params(type(policy))
 
 
 _REGISTRY: dict[str, Callable[[], SchedulingPolicy]] = {}

@@ -1,7 +1,7 @@
-"""Dynamic Priority (Sandholm and Lai): a parent pool's capacity divided among
+"""Dynamic Priority (Sandholm and Lai): a parent queue's capacity divided among
 its children by what they pay.
 
-Set as the ``schedulingPolicy`` of a parent pool (or the root).  On each
+Set as the ``schedulingPolicy`` of a parent queue (or the root).  On each
 update pass the children report their slots used and wanted to the market
 (``slotwise.market.Market``, shared as the "market" service; an in-memory one
 with default settings if the driver gave none), and each child's weight
@@ -12,7 +12,7 @@ Shares are then weighted fair shares capped at demand, which is the paper's
 market's preemption on, a child over its paid share past the grace time
 loses its newest containers to children below theirs.
 
-The children the allocation file declares under such a pool are the
+The children the allocation file declares under such a queue are the
 market's accounts as soon as the file loads (``declared_accounts``, read by
 ``Market.follow_config`` at ``serve`` start-up and on each reload); a child
 made at run time opens its account on the first update pass.
@@ -41,7 +41,7 @@ def market_of(ctx: PolicyContext):
 
 
 def declared_accounts(config, root_policy: str | None = None) -> list[str]:
-    """The pools ``config`` declares as direct children of a pool whose policy
+    """The queues ``config`` declares as direct children of a queue whose policy
     is dynamic-priority (its own ``schedulingPolicy``, else the file's
     default; the root's may be set by ``root_policy``), in file order."""
     out: list[str] = []
@@ -100,8 +100,8 @@ class DynamicPriorityPolicy(SchedulingPolicy):
         # queue does not use goes to the others in proportion to their rates.
         return shares_by_weight(children, total, steady, DESIGN, OFFERED[key])
 
-    def on_update(self, pool, now: float, ctx: PolicyContext) -> None:
-        kids = pool.children
+    def on_update(self, queue, now: float, ctx: PolicyContext) -> None:
+        kids = queue.children
         if not kids:
             return
         market = market_of(ctx)
@@ -109,7 +109,7 @@ class DynamicPriorityPolicy(SchedulingPolicy):
         s = market.settings
         used = {c.name: s.slots(c.usage) for c in kids}
         pending = {c.name: s.slots((c.demand - c.usage).clamp_zero()) for c in kids}
-        market.observe(f"{ctx.stream}:{pool.name}", now, used, pending)
+        market.observe(f"{ctx.stream}:{queue.name}", now, used, pending)
         tau = 3 * s.interval
         keys = _keys(ctx.cluster)
         for c in kids:
@@ -129,26 +129,26 @@ class DynamicPriorityPolicy(SchedulingPolicy):
             c.fair_share_timeout = s.grace if s.preemption else math.inf
             c.fair_share_threshold = 1.0
 
-    def explain_child(self, pool, child, ctx: PolicyContext) -> str | None:
+    def explain_child(self, queue, child, ctx: PolicyContext) -> str | None:
         market = market_of(ctx)
         a = market.accounts.get(child.name)
         if a is None:
             return None
         if a.budget <= 0:
-            return (f"{child.name} is out of budget in {pool.name}'s market: it runs only on what the paying "
+            return (f"{child.name} is out of budget in {queue.name}'s market: it runs only on what the paying "
                     "queues leave (an admin can add budget)")
         return (f"{child.name} pays {a.rate:g} per slot per {market.settings.interval:g} s interval at a price "
-                f"of {market.price():g}: granted {market.share(child.name):.0%} of {pool.name}")
+                f"of {market.price():g}: granted {market.share(child.name):.0%} of {queue.name}")
 
-    def preempts(self, pool, ctx: PolicyContext) -> bool:
+    def preempts(self, queue, ctx: PolicyContext) -> bool:
         return market_of(ctx).settings.preemption
 
-    def admits(self, pool, target: str, user: str, ctx: PolicyContext) -> str | None:
+    def admits(self, queue, target: str, user: str, ctx: PolicyContext) -> str | None:
         acl = ctx.services.get("dp_acl")
         if acl is None:
             return None
         market = market_of(ctx)
-        child = f"{pool.name}.{target[len(pool.name) + 1:].split('.')[0]}"  # the account it pays from
+        child = f"{queue.name}.{target[len(queue.name) + 1:].split('.')[0]}"  # the account it pays from
         if acl.may_use(user, child, market.holder(child)):
             return None
         return (f"{child} is a dynamic-priority queue and {user} may not spend its budget "

@@ -46,7 +46,7 @@ def compute_shares(
         return []
     if total <= 0:
         return [0.0] * n
-    if n == 1:  # the search's answer, directly (a pool with one app: common)
+    if n == 1:  # the search's answer, directly (a queue with one app: common)
         w, m, c = weights[0], min_shares[0], caps[0]
         return [float(min(c, total) if w > 0 else min(m, c, total))]
     if n >= _NUMPY_THRESHOLD:

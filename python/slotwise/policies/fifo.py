@@ -1,6 +1,6 @@
 """FIFO: the Hadoop default scheduler's order, priority then submit time.
 
-Inside a pool it is the design document's FIFO mode; at the root it is the
+Inside a queue it is the design document's FIFO mode; at the root it is the
 baseline scheduler, ordering every app in the cluster as one queue.
 """
 
@@ -30,14 +30,14 @@ class FifoPolicy(SchedulingPolicy):
         dims = OFFERED[key]
         mine = total.only(dims)
         if rule == YARN and not steady:
-            # YARN's FifoPolicy: the earliest app's share is the whole pool's.
+            # YARN's FifoPolicy: the earliest app's share is the whole queue's.
             out = [ZERO] * len(children)
             if children:
                 first = min(range(len(children)), key=lambda i: (children[i].start_time, children[i].name))
                 out[first] = mine
             return out
         n = len(children)
-        if steady:  # a steady share is a pool concept; FIFO has no opinion
+        if steady:  # a steady share is a queue concept; FIFO has no opinion
             return [mine * (1.0 / n)] * n if n else []
         order = sorted(range(n), key=lambda i: self.sort_key(children[i], total))
         caps = [children[i] for i in order]

@@ -1,10 +1,10 @@
-"""Hopper (Ren et al., "Speculation-aware Cluster Scheduling"): a pool's
+"""Hopper (Ren et al., "Speculation-aware Cluster Scheduling"): a queue's
 capacity divided among its jobs knowing that jobs speculate.
 
 A job with T remaining tasks whose durations have a Pareto tail of index
 beta gains most from its first (2/beta) T slots (its virtual size V; the
 slots beyond T hold speculative copies) and little from more.  So when the
-pool is short, the smallest virtual sizes are filled first; when it is
+queue is short, the smallest virtual sizes are filled first; when it is
 ample, it is shared in proportion to T (Algorithm 1).  Each free container
 goes to the job furthest below its allocation (argmax H_i - S_i).
 Algorithm 2 keeps every job at least (1 - epsilon) S / N; Algorithm 3
@@ -12,7 +12,7 @@ weights a job by alpha, its downstream (reduce) work over its current
 (map) work.
 
 Units: a job's tasks are counted in memory (its containers' sizes), so jobs
-with different container sizes share one scale; the pool's share S is its
+with different container sizes share one scale; the queue's share S is its
 fair share of memory.  A job's speculative attempts are ordinary requests to
 the ResourceManager (MapReduce asks for them at the map or reduce priority),
 so T counts a phase's outstanding plus running containers, copies included.
@@ -90,9 +90,9 @@ def algorithm2(virtual: Sequence[float], slots: float, epsilon: float) -> list[f
         return out
     for m2 in range(n):  # the first m2 jobs get the floor, the rest share in proportion
         rest = sum(virtual[m2:])
-        pool = slots - m2 * floor
-        if rest > 0 and virtual[m2] / rest * pool >= max(floor, virtual[m2]):
-            return [floor] * m2 + [v / rest * pool for v in virtual[m2:]]
+        queue = slots - m2 * floor
+        if rest > 0 and virtual[m2] / rest * queue >= max(floor, virtual[m2]):
+            return [floor] * m2 + [v / rest * queue for v in virtual[m2:]]
     return [slots / n] * n  # unreachable: m2 = m1 always qualifies
 
 
@@ -248,8 +248,8 @@ class _Tail:
 
 
 @dataclass
-class _PoolState:
-    """Per pool: the containers seen running (to time them) and the
+class _QueueState:
+    """Per queue: the containers seen running (to time them) and the
     finished tasks' times by job, for the online beta (``estimate_beta``
     kept as running sums over the last HISTORY_JOBS jobs)."""
 
@@ -284,9 +284,9 @@ class _PoolState:
         self.terms -= n
         self.total -= total
 
-    def observe(self, pool, now: float) -> None:
+    def observe(self, queue, now: float) -> None:
         seen = {}
-        for app in pool.apps:
+        for app in queue.apps:
             for c in app.containers.values():
                 if not c.is_am:
                     seen[c.container_id] = (app.app_id, c.launch_time)
@@ -341,7 +341,7 @@ def job_of(app) -> Job:
 
 class HopperPolicy(SchedulingPolicy):
     name = "hopper"
-    leaf_only = True  # it divides a pool among jobs
+    leaf_only = True  # it divides a queue among jobs
 
     def sort_key(self, s: Schedulable, cluster: Resource, key: str = "memory_mb"):
         # argmax(H_i - S_i): the job furthest below its allocation first.
@@ -352,33 +352,33 @@ class HopperPolicy(SchedulingPolicy):
         idx = sorted(range(len(children)), key=keys.__getitem__)  # stable: (start_time, name) on ties
         return [children[i] for i in idx]
 
-    def on_update(self, pool, now: float, ctx: PolicyContext) -> None:
-        if not pool.apps and pool.policy_state is None:
+    def on_update(self, queue, now: float, ctx: PolicyContext) -> None:
+        if not queue.apps and queue.policy_state is None:
             return
-        state = pool.policy_state
-        if not isinstance(state, _PoolState):
-            state = pool.policy_state = _PoolState()
-        state.observe(pool, now)
+        state = queue.policy_state
+        if not isinstance(state, _QueueState):
+            state = queue.policy_state = _QueueState()
+        state.observe(queue, now)
         fixed = settings_of(ctx).beta
         if fixed is not None:
             state.beta = fixed
         # Published for the driver's read views (the simulator's report).
-        ctx.services.setdefault("hopper_beta", {})[f"{ctx.stream}:{pool.name}".lstrip(":")] = {
+        ctx.services.setdefault("hopper_beta", {})[f"{ctx.stream}:{queue.name}".lstrip(":")] = {
             "beta": state.beta, "source": "configured" if fixed is not None else
             "estimated" if state.estimated else "default", "finished_tasks": state.samples}
 
     def compute_shares(self, children: Sequence[Schedulable], total: Resource, steady: bool = False,
-                       rule: str = DESIGN, pool=None, ctx: PolicyContext | None = None,
+                       rule: str = DESIGN, queue=None, ctx: PolicyContext | None = None,
                        key: str = "memory_mb") -> list[Resource]:
         if not children:
             return []
         if key != "memory_mb":  # MRv1: each kind of slot is a phase of its own
-            return self._slot_shares(children, total, steady, pool, ctx, key)
+            return self._slot_shares(children, total, steady, queue, ctx, key)
         if total.memory_mb <= 0:
             return [Resource(0, 0) for _ in children]
         settings = settings_of(ctx)
-        state = pool.policy_state if pool is not None else None
-        beta = settings.beta or (state.beta if isinstance(state, _PoolState) else DEFAULT_BETA)
+        state = queue.policy_state if queue is not None else None
+        beta = settings.beta or (state.beta if isinstance(state, _QueueState) else DEFAULT_BETA)
         jobs = [job_of(a) if hasattr(a, "containers") else Job(a.demand.memory_mb, 0.0, a.demand.memory_mb)
                 for a in children]
         if steady:  # no work to weigh: equal shares
@@ -391,21 +391,21 @@ class HopperPolicy(SchedulingPolicy):
             out.append(Resource(h, f * total.vcores))
         return out
 
-    def _slot_shares(self, children, total: Resource, steady: bool, pool, ctx, key: str) -> list[Resource]:
+    def _slot_shares(self, children, total: Resource, steady: bool, queue, ctx, key: str) -> list[Resource]:
         whole = getattr(total, key)
         if whole <= 0 or steady:
             return [Resource.of({key: whole / len(children)}) for _ in children]
-        state = pool.policy_state if pool is not None else None
+        state = queue.policy_state if queue is not None else None
         settings = settings_of(ctx)
-        beta = settings.beta or (state.beta if isinstance(state, _PoolState) else DEFAULT_BETA)
+        beta = settings.beta or (state.beta if isinstance(state, _QueueState) else DEFAULT_BETA)
         jobs = [Job(getattr(a.demand, key), 0.0, getattr(a.demand, key), 1.0) for a in children]
         return [Resource.of({key: g}) for g in allocate(jobs, whole, beta, settings.epsilon)]
 
-    def explain_child(self, pool, child, ctx: PolicyContext) -> str | None:
-        state = pool.policy_state
-        beta = settings_of(ctx).beta or (state.beta if isinstance(state, _PoolState) else DEFAULT_BETA)
+    def explain_child(self, queue, child, ctx: PolicyContext) -> str | None:
+        state = queue.policy_state
+        beta = settings_of(ctx).beta or (state.beta if isinstance(state, _QueueState) else DEFAULT_BETA)
         how = "configured" if settings_of(ctx).beta else (
-            "estimated from finished tasks" if isinstance(state, _PoolState) and state.estimated else "default")
+            "estimated from finished tasks" if isinstance(state, _QueueState) and state.estimated else "default")
         if not hasattr(child, "containers"):
             return None
         j = job_of(child)

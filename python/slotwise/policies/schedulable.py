@@ -1,6 +1,6 @@
-"""The one shape shared by pools and apps, as in the Fair Scheduler's
-``Schedulable``: the same sharing algorithm works between pools and inside a
-pool because both answer the same questions."""
+"""The one shape shared by queues and apps, as in the Fair Scheduler's
+``Schedulable``: the same sharing algorithm works between queues and inside a
+queue because both answer the same questions."""
 
 from __future__ import annotations
 
@@ -17,6 +17,6 @@ class Schedulable(Protocol):
     demand: Resource  # usage + outstanding requests (zero if not runnable)
     usage: Resource
     fair_share: Resource  # instantaneous: among active schedulables
-    steady_fair_share: Resource  # among all configured pools, active or not
-    priority: int  # apps: higher runs first / weighs more; pools: 0
+    steady_fair_share: Resource  # among all configured queues, active or not
+    priority: int  # apps: higher runs first / weighs more; queues: 0
     start_time: float

@@ -1,5 +1,5 @@
 """Smallest remaining work first: the shortest-remaining-processing-time
-baseline Hopper is compared with.  Among a pool's jobs, the one with the
+baseline Hopper is compared with.  Among a queue's jobs, the one with the
 least work left (outstanding plus running containers, in memory) gets every
 container it asks for before the next; speculative copies, being requests,
 count as work like any other."""

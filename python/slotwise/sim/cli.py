@@ -163,7 +163,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--scale", type=float, default=1.0,
                    help="shrink the scenario (fewer jobs, shorter) for a quick look; default 1.0")
     s.add_argument("--delay", type=float, metavar="S", help="locality wait per level for +delay (default 5)")
-    s.add_argument("--allocations", metavar="FILE", help="an allocation file (default: one pool per user)")
+    s.add_argument("--allocations", metavar="FILE", help="an allocation file (default: one queue per user)")
     s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
     s.add_argument("--trace", metavar="FILE", help="with 'trace': the workload file")
     s.add_argument("--format", choices=("sls", "jsonl"), help="trace format (default: by extension)")

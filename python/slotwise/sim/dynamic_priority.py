@@ -42,7 +42,7 @@ def pi_job(job_id: str, user: str, submit: float, rng: random.Random, map_time: 
     """As many CPU-bound maps as the cluster has map slots (no input to
     read, so no locality), and one short reduce."""
     maps = [map_time * rng.uniform(0.9, 1.1) for _ in range(MAP_SLOTS)]
-    return JobSpec(job_id, submit, maps, [max(1.0, map_time / 12)], user=user, pool=f"root.{user}", io=0.0,
+    return JobSpec(job_id, submit, maps, [max(1.0, map_time / 12)], user=user, queue=f"root.{user}", io=0.0,
                    map_hosts=[()] * MAP_SLOTS, label=user)
 
 

@@ -2,7 +2,7 @@
 Cluster Scheduling"): jobs with Facebook-like sizes (most jobs a few tasks,
 a few jobs hundreds) and Pareto task times, Poisson arrivals at a load that
 leaves the cluster short part of the time, every job speculating LATE-style.
-The policies differ only in how the pool's slots are divided among jobs:
+The policies differ only in how the queue's slots are divided among jobs:
 
   fair+late      fair sharing, copies asked for like any task (best effort)
   srpt+late      smallest remaining work first, same speculation
@@ -55,7 +55,7 @@ class Setup:
 @dataclass(frozen=True)
 class Policy:
     name: str
-    pool_policy: str
+    queue_policy: str
     speculation: str
     epsilon: float = 1.0
 
@@ -112,7 +112,7 @@ def workload(setup: Setup) -> Workload:
             if rng.random() * peak <= arrival_rate(t, base):
                 break
         maps = [pareto_draw(rng, XM, setup.beta, UPPER) for _ in range(size)]
-        jobs.append(JobSpec(f"job{n:04d}", round(t, 3), maps, [], user="u", pool="root.jobs", io=0.0,
+        jobs.append(JobSpec(f"job{n:04d}", round(t, 3), maps, [], user="u", queue="root.jobs", io=0.0,
                             map_hosts=[()] * size, label=bin_of(size), tail=(XM, setup.beta, UPPER)))
     return Workload(CLUSTER, jobs, name=f"hopper-beta{setup.beta}-load{setup.load}")
 
@@ -124,10 +124,10 @@ def bin_of(size: int) -> str:
     return BINS[-1][2]
 
 
-def config_for(pool_policy: str) -> AllocationConfig:
+def config_for(queue_policy: str) -> AllocationConfig:
     cfg = AllocationConfig()
     cfg.placement_rules = default_placement_rules()
-    cfg.root.children.append(QueueConfig("root.jobs", scheduling_policy=pool_policy))
+    cfg.root.children.append(QueueConfig("root.jobs", scheduling_policy=queue_policy))
     return cfg
 
 
@@ -136,7 +136,7 @@ def run(setup: Setup, policy: Policy, beta_known: bool = False) -> Result:
     services = {"hopper": HopperSettings(beta=setup.beta if beta_known else None, epsilon=policy.epsilon)}
     settings = EngineSettings(heartbeat_interval=HEARTBEAT, preemption=False, update_interval=1.0,
                               node_locality_delay=0, rack_locality_delay=0)
-    sim = Simulation(workload(setup), settings, config_for(policy.pool_policy),
+    sim = Simulation(workload(setup), settings, config_for(policy.queue_policy),
                      SimSettings(heartbeat_interval=HEARTBEAT, seed=setup.seed, sample_interval=30.0,
                                  speculation=policy.speculation, speculative_cap=1.0),
                      label=policy.name, services=services)

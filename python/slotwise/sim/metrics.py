@@ -56,25 +56,25 @@ def speedups(rows: list[dict], baseline: list[dict]) -> list[dict]:
 
 
 def time_to_fair_share(result: Result, within: float = 0.9) -> list[dict]:
-    """For each pool: seconds from its first job's submission until its
+    """For each queue: seconds from its first job's submission until its
     usage first reached ``within`` of its fair share (None: never sampled
     there).  How quickly a newcomer gets its due."""
     first_submit: dict[str, float] = {}
     for j in result.jobs.values():
-        first_submit[j.pool] = min(j.submit, first_submit.get(j.pool, j.submit))
+        first_submit[j.queue] = min(j.submit, first_submit.get(j.queue, j.submit))
     reached: dict[str, float] = {}
-    for t, pools, _busy in result.samples:
-        for name, (used, fair) in pools.items():
+    for t, queues, _busy in result.samples:
+        for name, (used, fair) in queues.items():
             if name in reached or name not in first_submit or t < first_submit[name]:
                 continue
             if fair > 0 and used >= within * fair:
                 reached[name] = t - first_submit[name]
-    return [{"pool": p, "submit": first_submit[p], "seconds": reached.get(p)} for p in sorted(first_submit)]
+    return [{"queue": p, "submit": first_submit[p], "seconds": reached.get(p)} for p in sorted(first_submit)]
 
 
 def utilization(result: Result) -> list[tuple[float, float]]:
     cap = result.total_slots or 1
-    return [(t, busy / cap) for t, _pools, busy in result.samples]
+    return [(t, busy / cap) for t, _queues, busy in result.samples]
 
 
 def mean_utilization(result: Result) -> float:

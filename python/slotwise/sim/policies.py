@@ -1,7 +1,7 @@
 """Scheduler variants a simulation compares, by name.
 
 ``fifo``, ``fair`` and ``drf`` are the registered policy plugins (the root
-pool's policy; ``fifo`` at the root is Hadoop's FIFO baseline), and a
+queue's policy; ``fifo`` at the root is Hadoop's FIFO baseline), and a
 ``+delay`` suffix turns delay scheduling on.  Without it the locality
 delays are zero: a job takes the best slot it is offered, as the default
 schedulers did."""

@@ -50,7 +50,7 @@ def _natural(k) -> tuple:
 
 def _trace_tables(report: dict) -> list[str]:
     """A trace run: response times per group (a job's label, else its
-    pool) beside FIFO's, and map locality by job size."""
+    queue) beside FIFO's, and map locality by job size."""
     order = {p: i for i, p in enumerate(report["policies"])}
     speedup = {(r["policy"], r["group"]): r["speedup"] for r in report.get("speedup", [])}
     fifo = "fifo" in order
@@ -59,11 +59,11 @@ def _trace_tables(report: dict) -> list[str]:
                if fifo else [])
             for r in sorted(report["response_times"],
                             key=lambda r: (_natural(r["group"]), order.get(r["policy"], len(order))))]
-    out = ["## Response time by pool or label\n",
+    out = ["## Response time by queue or label\n",
            "Submit to finish, for the jobs that finished, grouped by the trace's label of each job (its "
-           "pool when it has none)."
+           "queue when it has none)."
            + (" Speed-up over FIFO: FIFO's mean over this policy's (above 1: faster).\n" if fifo else "\n"),
-           _table(["pool or label", "policy", "jobs", "mean response s"]
+           _table(["queue or label", "policy", "jobs", "mean response s"]
                   + (["speed-up over FIFO"] if fifo else []), rows)]
     rows = [[r["job_maps"], r["policy"], _pct(r["node_local"]), _pct(r["rack_local"])]
             for r in sorted(report["locality"],
@@ -125,7 +125,7 @@ def markdown(report: dict, plots: list[str]) -> str:
                      "-" if r["mean_response"] is None else f"{r['mean_response']:.1f}",
                      _pct(loc["node_local"]), _pct(r["mean_utilization"]),
                      "-" if r["time_to_fair_share_median"] is None else f"{r['time_to_fair_share_median']:.1f}"])
-    lines += ["## Runs\n", "Time to fair share: median over pools of the time from a pool's first job "
+    lines += ["## Runs\n", "Time to fair share: median over queues of the time from a queue's first job "
               "to its usage reaching 90% of its fair share (5 s samples).\n",
               _table(["experiment", "policy", "jobs done", "makespan s", "mean response s", "node-local",
                       "utilization", "to fair share s"], rows)]
@@ -213,20 +213,20 @@ def _plots(out_dir: str, report: dict, runs) -> list[str]:
     if len(runs) <= 12:
         ax.legend(fontsize="x-small")
     save(fig, "utilization.png")
-    # Pools' shares over time: the last run's busiest pools.
+    # Queues' shares over time: the last run's busiest queues.
     exp, res = runs[-1]
     fig, ax = plt.subplots(figsize=(7, 3.5))
     totals: dict[str, float] = {}
-    for _t, pools, _b in res.samples:
-        for name, (used, _fair) in pools.items():
+    for _t, queues, _b in res.samples:
+        for name, (used, _fair) in queues.items():
             totals[name] = totals.get(name, 0.0) + used
     top = sorted(totals, key=totals.get, reverse=True)[:8]
     times = [t for t, _p, _b in res.samples]
     for name in top:
-        ax.plot(times, [pools.get(name, (0, 0))[0] / 1024 for _t, pools, _b in res.samples], lw=0.8, label=name)
+        ax.plot(times, [queues.get(name, (0, 0))[0] / 1024 for _t, queues, _b in res.samples], lw=0.8, label=name)
     ax.set_xlabel("simulated time (s)")
     ax.set_ylabel("memory in use (GB)")
-    ax.set_title(f"pools' shares over time ({res.label}, {','.join(map(str, exp.key.values()))})")
+    ax.set_title(f"queues' shares over time ({res.label}, {','.join(map(str, exp.key.values()))})")
     if top:
         ax.legend(fontsize="x-small")
     save(fig, "shares.png")

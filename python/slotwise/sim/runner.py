@@ -124,11 +124,11 @@ def run_trace(workload: Workload, policies: list[str], seed: int = 0, delay: flo
             report["locality"].append({"policy": r.label, "job_maps": row["group"],
                                        "node_local": round(row["node_local"], 4),
                                        "rack_local": round(row["rack_local"], 4)})
-        rt = metrics.response_times(r, key=lambda j: j.label or j.pool)
+        rt = metrics.response_times(r, key=lambda j: j.label or j.queue)
         report["response_times"] += [{"policy": r.label, "group": x["group"], "jobs": x["jobs"],
                                       "mean": round(x["mean"], 2)} for x in rt]
         if base is not None and r.label != "fifo":
-            base_g = metrics.response_times(by_label["fifo"], key=lambda j: j.label or j.pool)
+            base_g = metrics.response_times(by_label["fifo"], key=lambda j: j.label or j.queue)
             report["speedup"] += [{"policy": r.label, **x} for x in metrics.speedups(rt, base_g)]
     return report, runs
 

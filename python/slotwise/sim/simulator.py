@@ -59,7 +59,7 @@ class SimSettings:
     node_failures: int = 0
     failure_window: tuple[float, float] = (60.0, 600.0)
     repair_time: float | None = 300.0
-    #: How often pools' shares and cluster use are sampled for the report.
+    #: How often queues' shares and cluster use are sampled for the report.
     sample_interval: float = 5.0
     #: Speculative execution inside jobs (the job's AM, not the scheduler):
     #: "none", or "late": LATE-style, a job with no task of a kind waiting asks
@@ -90,7 +90,7 @@ class TaskRecord:
 @dataclass
 class JobRecord:
     job: str
-    pool: str
+    queue: str
     label: str
     kind: str
     maps: int
@@ -106,7 +106,7 @@ class Result:
     label: str
     tasks: list[TaskRecord] = field(default_factory=list)
     jobs: dict[str, JobRecord] = field(default_factory=dict)
-    #: (time, {pool: (memory_mb in use, fair share of memory_mb; map slots on MRv1)}, busy_slots)
+    #: (time, {queue: (memory_mb in use, fair share of memory_mb; map slots on MRv1)}, busy_slots)
     samples: list[tuple[float, dict[str, tuple[float, float]], float]] = field(default_factory=list)
     total_slots: float = 0.0
     end_time: float = 0.0
@@ -234,7 +234,7 @@ class _Job:
 
     def __init__(self, spec: JobSpec, blocks: list[tuple[str, ...]], rack_of: dict[str, str]) -> None:
         self.spec = spec
-        self.pool = ""
+        self.queue = ""
         # The asks' container sizes, as the wire carries them (whole MB and vcores).
         self.map_resource = wire.Resource(memory_mb=int(spec.map_resource.memory_mb),
                                           vcores=int(spec.map_resource.vcores))
@@ -474,17 +474,17 @@ class Simulation:
     def _on_arrive(self, job: _Job) -> None:
         s = job.spec
         core = self.feeds[0].core
-        answer = core.handle_place(wire.PlaceRequest(app=s.job_id, user=s.user, queue=s.pool or "default",
+        answer = core.handle_place(wire.PlaceRequest(app=s.job_id, user=s.user, queue=s.queue or "default",
                                                      priority=s.priority))
         if answer.reject is not None:
             self.result.rejected.append(s.job_id)
             self._unfinished -= 1
             return
-        job.pool = answer.queue
-        self.result.jobs[s.job_id] = JobRecord(s.job_id, job.pool, s.label, s.kind, len(s.maps),
+        job.queue = answer.queue
+        self.result.jobs[s.job_id] = JobRecord(s.job_id, job.queue, s.label, s.kind, len(s.maps),
                                                len(s.reduces), self.clock.now())
         feed = self.feed
-        feed.apps[s.job_id] = {"id": s.job_id, "user": s.user, "queue": job.pool, "priority": s.priority,
+        feed.apps[s.job_id] = {"id": s.job_id, "user": s.user, "queue": job.queue, "priority": s.priority,
                                "submit_ms": round(self.clock.now() * 1000), "unmanaged": True, "requests": []}
         feed.changed_apps.add(s.job_id)
         self._refresh(job)
@@ -753,7 +753,7 @@ class Simulation:
     def _on_sample(self, _) -> None:
         now = self.clock.now()
         self._on_update(sampling=True)
-        pools: dict[str, list[float]] = {}
+        queues: dict[str, list[float]] = {}
         busy = 0.0
         # Shares in memory (the one resource both rules share: YARN's fair
         # policy leaves vcores at 0), or in map slots.
@@ -761,12 +761,12 @@ class Simulation:
         for run in self.containers.values():
             busy += run.size[0] + run.size[1] if self.slot_mode else run.size[1]
             if run.size[0]:
-                row = pools.setdefault(run.job.pool, [0.0, 0.0])
+                row = queues.setdefault(run.job.queue, [0.0, 0.0])
                 row[0] += run.size[0]
         for name, share in self.feed.core.leaf_fair_shares().items():
-            row = pools.setdefault(name, [0.0, 0.0])
+            row = queues.setdefault(name, [0.0, 0.0])
             row[1] = share.get(first)
-        self.result.samples.append((now, {k: (v[0], v[1]) for k, v in pools.items()}, busy))
+        self.result.samples.append((now, {k: (v[0], v[1]) for k, v in queues.items()}, busy))
         self._push(now + self.sim.sample_interval, _SAMPLE, None)
 
 

@@ -11,7 +11,7 @@ lines starting with ``#`` are skipped.  At most one cluster record, e.g.::
 ``node_memory_mb`` + ``node_vcores`` make a YARN cluster; without a cluster
 record the default :class:`ClusterSpec` is used.  Every other line is a job::
 
-    {"job": "j1", "submit": 12.5, "user": "alice", "pool": "research", "priority": 0,
+    {"job": "j1", "submit": 12.5, "user": "alice", "queue": "research", "priority": 0,
      "maps": [12.0, 13.1], "reduces": 2, "reduce_time": 30, "io": 0.8,
      "inputs": [["node0001", "node0030"], ["node0002"]], "label": "bin3", "kind": "io",
      "map_memory_mb": 1024, "map_vcores": 1, "reduce_memory_mb": 2048, "reduce_vcores": 1}
@@ -112,7 +112,7 @@ def _positive(v: Any) -> bool:
 
 _CLUSTER_KEYS = {"racks", "nodes_per_rack", "map_slots", "reduce_slots", "hosts",
                  "node_memory_mb", "node_vcores"}
-_JOB_KEYS = {"job", "submit", "user", "pool", "priority", "maps", "map_time", "reduces",
+_JOB_KEYS = {"job", "submit", "user", "queue", "priority", "maps", "map_time", "reduces",
              "reduce_time", "io", "inputs", "label", "kind", "map_memory_mb", "map_vcores",
              "reduce_memory_mb", "reduce_vcores"}
 
@@ -242,7 +242,7 @@ def _jsonl_job(rec: dict, at: _At) -> JobSpec:
     return JobSpec(
         job_id=job_id, submit=float(submit), maps=maps, reduces=reduces,
         user=_get(rec, "user", at, lambda v: string(v) and v, "a non-empty string", "user"),
-        pool=_get(rec, "pool", at, lambda v: v is None or string(v) and v, "a queue name or null"),
+        queue=_get(rec, "queue", at, lambda v: v is None or string(v) and v, "a queue name or null"),
         priority=_get(rec, "priority", at, _is_int, "an integer", 0),
         io=float(_get(rec, "io", at, lambda v: _is_num(v) and 0 <= v <= 1,
                       "a number from 0 to 1", 0.5)),
@@ -276,7 +276,7 @@ def _job_record(j: JobSpec) -> dict:
             rec[key + "s"], rec[key + "_time"] = len(tasks), tasks[0]
         elif tasks or key == "map":
             rec[key + "s"] = list(tasks)
-    optional = {"user": (j.user, "user"), "pool": (j.pool, None), "priority": (j.priority, 0),
+    optional = {"user": (j.user, "user"), "queue": (j.queue, None), "priority": (j.priority, 0),
                 "io": (j.io, 0.5), "label": (j.label, ""), "kind": (j.kind, "")}
     rec.update({k: v for k, (v, default) in optional.items() if v != default})
     if j.map_hosts is not None:
@@ -440,7 +440,7 @@ def _sls_job(rec: dict, at: _At, ordinal: int) -> tuple[_SlsJob, bool]:
                          f"a job has one {kind} size", "job.tasks")
     spec = dict(maps=maps, reduces=reduces, map_hosts=map_hosts if maps else None,
                 user=_get(rec, "job.user", at, string, "a non-empty string", "default"),
-                pool=_get(rec, "job.queue.name", at, string, "a queue name"),
+                queue=_get(rec, "job.queue.name", at, string, "a queue name"),
                 map_resource=next(iter(sizes["map"]), DEFAULT_TASK),
                 reduce_resource=next(iter(sizes["reduce"]), DEFAULT_TASK))
     start = _get(rec, "job.start.ms", at, _is_num, "a time in ms", 0)

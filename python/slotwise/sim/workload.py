@@ -48,7 +48,7 @@ class JobSpec:
     maps: list[float]
     reduces: list[float] = field(default_factory=list)
     user: str = "user"
-    pool: str | None = None  # the queue asked for; None: the placement rules decide
+    queue: str | None = None  # the queue asked for; None: the placement rules decide
     priority: int = 0
     io: float = 0.5
     #: Hosts holding each map's input block; None: placed HDFS-style.

@@ -148,7 +148,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
     """``dp``: the Dynamic Priority API (slotwise.market.api.DpApi), served
     at /scheduler (XML, the paper's) and /api/v1/dp (JSON); None: 404."""
     app = FastAPI(title="Slotwise", version=__version__,
-                  description="Pools, jobs and the allocation file of a running Slotwise scheduler. "
+                  description="Queues, jobs and the allocation file of a running Slotwise scheduler. "
                               "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
     dry_runs = threading.Lock()  # one at a time: each copies the engine
@@ -183,10 +183,10 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         return JSONResponse({"detail": e.message}, status_code=e.status, headers=headers)
 
     # ------------------------------------------------------------------- API
-    @app.get("/api/v1/pools", response_model=list[schemas.PoolOut], tags=["read"])
-    def get_pools():
-        """Every pool: weight, min share, fair shares, usage, demand, starvation."""
-        return _finite(service.pools())
+    @app.get("/api/v1/queues", response_model=list[schemas.QueueOut], tags=["read"])
+    def get_queues():
+        """Every queue: weight, min share, fair shares, usage, demand, starvation."""
+        return _finite(service.queues())
 
     @app.get("/api/v1/jobs", response_model=list[schemas.JobOut], tags=["read"])
     def get_jobs():
@@ -235,17 +235,17 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         finally:
             dry_runs.release()
 
-    @app.post("/api/v1/jobs/{job_id}/pool", response_model=schemas.MoveOut, tags=["admin"],
+    @app.post("/api/v1/jobs/{job_id}/queue", response_model=schemas.MoveOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
                          409: {"model": schemas.ErrorOut}, 413: {"model": schemas.ErrorOut},
                          422: {"model": schemas.ErrorOut}},
               dependencies=[Depends(admin)], openapi_extra=_json_request_body(schemas.MoveIn))
     def move_job(job_id: str, body: schemas.MoveIn = Depends(json_body(schemas.MoveIn))):
-        """Move a job to another pool (as the Fair Scheduler's UI does). The JSON
+        """Move a job to another queue (as the Fair Scheduler's UI does). The JSON
         body is read after the admin check, 64 KiB at most (413). 422 for
-        a pool no job can go to: a parent, or a missing one the placement
+        a queue no job can go to: a parent, or a missing one the placement
         policy may not create (as YARN refuses such moves)."""
-        return {"id": job_id, "pool": service.move_job(job_id, body.pool)}
+        return {"id": job_id, "queue": service.move_job(job_id, body.queue)}
 
     @app.post("/api/v1/jobs/{job_id}/priority", response_model=schemas.PriorityOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
@@ -253,7 +253,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
                          422: {"model": schemas.ErrorOut}},
               dependencies=[Depends(admin)], openapi_extra=_json_request_body(schemas.PriorityIn))
     def set_priority(job_id: str, body: schemas.PriorityIn = Depends(json_body(schemas.PriorityIn))):
-        """Change a job's priority (its weight inside its pool is 2^priority).
+        """Change a job's priority (its weight inside its queue is 2^priority).
         The JSON body is read after the admin check, 64 KiB at most (413)."""
         return {"id": job_id, "priority": service.set_priority(job_id, body.priority)}
 
@@ -330,9 +330,9 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         return {
             "link": link, "link_since": views.when(link.get("since")),
             "request": request, "version": __version__, "refresh": refresh_seconds,
-            "pools": views.pool_rows(service.pools()), "jobs": views.job_rows(service.jobs()),
+            "queues": views.queue_rows(service.queues()), "jobs": views.job_rows(service.jobs()),
             "cluster": views.cluster_line(service.cluster()),
-            "targets": service.leaf_pools(), "config": service.config(),
+            "targets": service.leaf_queues(), "config": service.config(),
             "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),
             "preemptions": views.preemption_rows(service.preemptions()[:20]),
             "admin": sessions.valid(request.cookies.get(COOKIE)),

@@ -14,7 +14,7 @@ class ResourceAmount(BaseModel):
 
 
 class SlotAmount(BaseModel):
-    """An MRv1 JobTracker's pools and jobs count slots; null: unlimited."""
+    """An MRv1 JobTracker's queues and jobs count slots; null: unlimited."""
 
     model_config = ConfigDict(extra="forbid")
     map_slots: float | None
@@ -24,8 +24,8 @@ class SlotAmount(BaseModel):
 Amount = ResourceAmount | SlotAmount
 
 
-class PoolOut(BaseModel):
-    pool: str
+class QueueOut(BaseModel):
+    queue: str
     parent: str | None
     policy: str
     weight: float
@@ -42,10 +42,10 @@ class PoolOut(BaseModel):
     below_fair_share: bool = Field(description="usage is below min(threshold x fair share, demand) now")
     min_share_starved_for: float | None = Field(description="seconds it has been below min(min share, demand): "
                                                 "0 when it is not below; null when below but not timed "
-                                                "(preemption off, or a parent pool)")
+                                                "(preemption off, or a parent queue)")
     fair_share_starved_for: float | None = Field(description="seconds it has been below min(threshold x fair "
                                                  "share, demand): 0 when it is not below; null when below but "
-                                                 "not timed (preemption off, or a parent pool)")
+                                                 "not timed (preemption off, or a parent queue)")
 
 
 class ClusterOut(BaseModel):
@@ -59,7 +59,7 @@ class JobOut(BaseModel):
     id: str
     name: str | None = Field(default=None, description="the application's name, as submitted")
     user: str
-    pool: str
+    queue: str
     priority: int
     weight: float
     submit_time: float
@@ -125,7 +125,7 @@ class StatusOut(BaseModel):
 
 
 class MoveIn(BaseModel):
-    pool: StrictStr = Field(description="target pool, e.g. root.research or research")
+    queue: StrictStr = Field(description="target queue, e.g. root.research or research")
 
 
 class PriorityIn(BaseModel):
@@ -137,7 +137,7 @@ class PriorityIn(BaseModel):
 
 class MoveOut(BaseModel):
     id: str
-    pool: str
+    queue: str
 
 
 class PriorityOut(BaseModel):
@@ -153,9 +153,9 @@ class HoldOut(BaseModel):
     """One reason a job runs no more than it does, with the figures behind it."""
 
     model_config = ConfigDict(extra="allow")
-    code: str = Field(description="user_max_running_apps, pool_max_running_apps, admission, nothing_asked, "
-                      "pool_at_max_share, max_am_share, locality_wait, no_node_with_room, no_nodes, "
-                      "waiting_turn, python_away, or policy (what a parent pool's policy says of the job's pool, e.g. "
+    code: str = Field(description="user_max_running_apps, queue_max_running_apps, admission, nothing_asked, "
+                      "queue_at_max_share, max_am_share, locality_wait, no_node_with_room, no_nodes, "
+                      "waiting_turn, python_away, or policy (what a parent queue's policy says of the job's queue, e.g. "
                       "its Dynamic Priority budget and rate)")
     message: str
 
@@ -164,7 +164,7 @@ class ExplainOut(BaseModel):
     id: str
     name: str | None
     user: str
-    pool: str
+    queue: str
     state: str = Field(description="waiting to run (a running-app limit), pending (asks for containers), "
                        "running or idle")
     running_containers: int
@@ -176,9 +176,9 @@ class ExplainOut(BaseModel):
     preempted_recently: list[dict] = Field(description="the last preemptions of its containers, with why")
 
 
-class DryRunPool(BaseModel):
+class DryRunQueue(BaseModel):
     model_config = ConfigDict(extra="allow")
-    pool: str
+    queue: str
     status: str = Field(description="added, removed or kept")
 
 
@@ -186,12 +186,12 @@ class DryRunOut(BaseModel):
     valid: bool = Field(description="false: the file has errors, or a reload would be refused (conflicts)")
     errors: list[str]
     warnings: list[str]
-    conflicts: list[str] = Field(description="why a reload would be refused: a pool holding jobs would become a parent")
+    conflicts: list[str] = Field(description="why a reload would be refused: a queue holding jobs would become a parent")
     share_rule: str | None = None
     preemption: bool | None = Field(None, description="whether this server preempts at all")
-    pools: list[DryRunPool] = Field(description="each pool's fair_share, steady_fair_share, weight, min_share and "
+    queues: list[DryRunQueue] = Field(description="each queue's fair_share, steady_fair_share, weight, min_share and "
                                     "max_share, _before and _after, against the live demands")
-    newly_preemptable: list[dict] = Field(description="containers over their pool's new fair share that are not now")
+    newly_preemptable: list[dict] = Field(description="containers over their queue's new fair share that are not now")
 
 
 class DpQueueOut(BaseModel):

@@ -12,7 +12,7 @@ NBSP = "\u00a0"  # inside "123 MB": a narrow column breaks an amount only after 
 def amount(r: dict | None, slots: bool = False) -> str:
     if not r:
         return "-"
-    if "map_slots" in r:  # an MRv1 JobTracker's pools and jobs
+    if "map_slots" in r:  # an MRv1 JobTracker's queues and jobs
         m, red = r.get("map_slots", 0), r.get("reduce_slots", 0)
         if m == float("inf") or red == float("inf"):
             return "unlimited"
@@ -36,7 +36,7 @@ def when(ts: float | None) -> str:
 
 
 def below(row: dict, flag: str, since: str) -> str:
-    """A pool's "below its share" cell: "-" unless it is below now; then
+    """A queue's "below its share" cell: "-" unless it is below now; then
     for how long when that is timed, else "yes"."""
     if not row.get(flag):
         return "-"
@@ -44,16 +44,16 @@ def below(row: dict, flag: str, since: str) -> str:
     return "yes" if x is None else seconds(x)
 
 
-def pool_rows(pools: list[dict]) -> list[dict]:
+def queue_rows(queues: list[dict]) -> list[dict]:
     return [{
-        "name": p["pool"], "depth": p["pool"].count("."), "policy": p["policy"], "weight": f"{p['weight']:g}",
+        "name": p["queue"], "depth": p["queue"].count("."), "policy": p["policy"], "weight": f"{p['weight']:g}",
         "min_share": amount(p["min_share"]), "fair_share": amount(p["fair_share"]),
         "steady_fair_share": amount(p["steady_fair_share"]), "usage": amount(p["usage"]),
         "demand": amount(p["demand"]), "running_apps": p["running_apps"], "apps": p["apps"],
         "min_starved": below(p, "below_min_share", "min_share_starved_for"),
         "fair_starved": below(p, "below_fair_share", "fair_share_starved_for"),
         "recovery": p.get("recovery", False),
-    } for p in pools if p["pool"] != "root"]
+    } for p in queues if p["queue"] != "root"]
 
 
 def cluster_line(c: dict) -> dict:
@@ -67,7 +67,7 @@ def cluster_line(c: dict) -> dict:
 def job_rows(jobs: list[dict]) -> list[dict]:
     return [{
         "id": j["id"], "name": j.get("name") or j["id"], "named": bool(j.get("name")), "user": j["user"],
-        "pool": j["pool"], "priority": j["priority"],
+        "queue": j["queue"], "priority": j["priority"],
         "running": j["running_containers"], "usage": amount(j["usage"]), "demand": amount(j["demand"]),
         "fair_share": amount(j["fair_share"]), "locality": j["locality_level"].replace("_", "-"),
         "wait": seconds(j["locality_wait"]), "runnable": j["runnable"], "moving_to": j.get("moving_to"),

@@ -28,7 +28,7 @@
   }
 
   async function refresh() {
-    if (editing()) return;  // not while the operator is choosing a pool or typing a priority
+    if (editing()) return;  // not while the operator is choosing a queue or typing a priority
     try {
       const r = await fetch("/ui/state", {credentials: "same-origin"});
       if (!r.ok) return;
@@ -65,9 +65,9 @@
     const job = b.dataset.job;
     try {
       if (b.classList.contains("move")) {
-        const pool = row.querySelector(".move-target").value;
-        const out = await post(`/api/v1/jobs/${encodeURIComponent(job)}/pool`, {pool});
-        status.textContent = `Moved ${job} to ${out.pool}.`;
+        const queue = row.querySelector(".move-target").value;
+        const out = await post(`/api/v1/jobs/${encodeURIComponent(job)}/queue`, {queue});
+        status.textContent = `Moved ${job} to ${out.queue}.`;
       } else if (b.classList.contains("set-priority")) {
         const priority = parseInt(row.querySelector(".priority-value").value, 10);
         const out = await post(`/api/v1/jobs/${encodeURIComponent(job)}/priority`, {priority});

@@ -33,7 +33,7 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  * shim adds this initializer to {@code hadoop.http.filter.initializers}, after
  * the configured ones, so authentication runs first): it answers that one GET
  * on an active RM and passes everything else on. The numbers are Python's last
- * pool table (shares, min, max, demand, apps, policy) and YARN's queue metrics
+ * queue table (shares, min, max, demand, apps, policy) and YARN's queue metrics
  * (used, containers); no scheduler lock is taken. JSON only (406 otherwise); a
  * failure answers 503, never reaching the RM.
  */

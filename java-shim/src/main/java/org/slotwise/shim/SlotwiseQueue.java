@@ -14,8 +14,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Queue;
 
 /**
- * One of Python's pools, as a YARN queue, by full name (root.x.y). Queues are
- * made on demand; the numbers come from the pool table of Python's last
+ * One of Python's queues, as a YARN queue, by full name (root.x.y). Queues are
+ * made on demand; the numbers come from the queue table of Python's last
  * update answer, the usage from YARN's own queue metrics.
  *
  * <p>Nothing here takes the scheduler's lock: getQueueInfo is called under
@@ -31,7 +31,7 @@ final class SlotwiseQueue implements Queue {
   private final ActiveUsersManager users;
   private final Supplier<Resource> cluster;
   private final Map<String, SlotwiseQueue> children = new ConcurrentSkipListMap<>();
-  private volatile Messages.QueueRow row; // null until Python describes the pool
+  private volatile Messages.QueueRow row; // null until Python describes the queue
 
   SlotwiseQueue(String name, SlotwiseQueue parent, Configuration conf,
       Supplier<Resource> cluster) {
@@ -46,7 +46,7 @@ final class SlotwiseQueue implements Queue {
 
   /**
    * The full name for what a client or Python wrote: "prod" and "root.prod"
-   * are the same pool; null if the name is not usable.
+   * are the same queue; null if the name is not usable.
    */
   static String qualify(String queue) {
     if (queue == null) {
@@ -60,7 +60,7 @@ final class SlotwiseQueue implements Queue {
       q = ROOT + "." + q;
     }
     if (q.length() > Messages.NAME_MAX && q.codePointCount(0, q.length()) > Messages.NAME_MAX) {
-      return null; // no pool can have it: the protocol's bound, and validate's
+      return null; // no queue can have it: the protocol's bound, and validate's
     }
     for (String part : q.split("\\.", -1)) {
       if (part.isEmpty() || !part.trim().equals(part)) {
@@ -88,12 +88,12 @@ final class SlotwiseQueue implements Queue {
     this.row = r;
   }
 
-  /** Python's last row for this pool; null until it sent one. */
+  /** Python's last row for this queue; null until it sent one. */
   Messages.QueueRow row() {
     return row;
   }
 
-  /** A child Python no longer has (an empty dynamic pool it removed). */
+  /** A child Python no longer has (an empty dynamic queue it removed). */
   void forgetChild(String childName) {
     children.remove(childName);
   }
@@ -163,7 +163,7 @@ final class SlotwiseQueue implements Queue {
     return info;
   }
 
-  /** Pools' access rules live in Python (place/move); YARN sees open queues. */
+  /** Queues' access rules live in Python (place/move); YARN sees open queues. */
   @Override
   public boolean hasAccess(QueueACL acl, UserGroupInformation user) {
     return true;

@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * A YARN ResourceScheduler whose policy runs in Python (docs/shim.md,
  * docs/protocol.md). YARN's bookkeeping (apps, attempts, nodes, containers,
  * metrics) is done here the way FifoScheduler does it; the decisions (which
- * container goes where, which pool an app joins, what to preempt, which app
+ * container goes where, which queue an app joins, what to preempt, which app
  * to move) come from Python over Py4J, one call per node heartbeat. When
  * Python cannot answer in time, a built-in FIFO schedules the heartbeat.
  *
@@ -117,7 +117,7 @@ public class SlotwiseScheduler
     usePortForNodeName = conf.getBoolean(
         YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
-    root = queue(SlotwiseQueue.ROOT); // others come with Python's pool table or an app
+    root = queue(SlotwiseQueue.ROOT); // others come with Python's queue table or an app
     Class<? extends PolicyLink.CallObserver> observer =
         conf.getClass(CALL_OBSERVER, null, PolicyLink.CallObserver.class);
     runtime = new ShimRuntime(conf::get, Messages.Kind.YARN, List.of("memory_mb", "vcores"),
@@ -453,8 +453,8 @@ public class SlotwiseScheduler
           listed.add(name);
         }
       }
-      // The answer carries only the rows that changed; pools Python dropped
-      // (an empty dynamic pool) go, unless the RM still holds an app there.
+      // The answer carries only the rows that changed; queues Python dropped
+      // (an empty dynamic queue) go, unless the RM still holds an app there.
       List<String> gone = new ArrayList<>();
       for (String name : answer.queuesRemoved()) {
         String full = SlotwiseQueue.qualify(name);
@@ -497,7 +497,7 @@ public class SlotwiseScheduler
     String target = SlotwiseQueue.qualify(requested);
     String tooLong = SlotwiseQueue.tooLong(requested);
     if (tooLong != null && !e.getIsAppRecovering()) {
-      // No pool can have that name (the protocol's and validate's bound): refused here, as
+      // No queue can have that name (the protocol's and validate's bound): refused here, as
       // Python would, whether or not it answers.
       String why = "Rejected by Slotwise: " + tooLong;
       LOG.info("Slotwise: {}: {}", id, why);
@@ -698,7 +698,7 @@ public class SlotwiseScheduler
     return id;
   }
 
-  /** Python decides (and may rename) the target pool; then the app moves. */
+  /** Python decides (and may rename) the target queue; then the app moves. */
   @Override
   public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
     if (!applications.containsKey(appId)) {
@@ -954,7 +954,7 @@ public class SlotwiseScheduler
     }
   }
 
-  /** Drops pools Python no longer has, deepest first; a pool that holds an
+  /** Drops queues Python no longer has, deepest first; a queue that holds an
    * app in the RM, has children, or is root stays. */
   private void forgetQueues(List<String> names) {
     if (names.isEmpty()) {
@@ -1015,7 +1015,7 @@ public class SlotwiseScheduler
     return root.getMetrics();
   }
 
-  /** Access to pools is Python's business (place, move); YARN lets everyone in. */
+  /** Access to queues is Python's business (place, move); YARN lets everyone in. */
   @Override
   public boolean checkAccess(UserGroupInformation callerUGI, QueueACL acl, String queueName) {
     return true;
@@ -1062,7 +1062,7 @@ public class SlotwiseScheduler
     return link.lastRefusal();
   }
 
-  /** For the scheduler page and tests: the pools YARN currently knows, by full name. */
+  /** For the scheduler page and tests: the queues YARN currently knows, by full name. */
   Map<String, SlotwiseQueue> getQueues() {
     return new HashMap<>(queues);
   }

@@ -33,15 +33,15 @@ public class SlotwiseSchedulerPage extends RmView {
 
   @Override
   protected Class<? extends SubView> content() {
-    return PoolsBlock.class;
+    return QueuesBlock.class;
   }
 
-  /** The cluster metrics, the policy's state and one row per pool. */
-  public static class PoolsBlock extends HtmlBlock {
+  /** The cluster metrics, the policy's state and one row per queue. */
+  public static class QueuesBlock extends HtmlBlock {
     private final ResourceManager rm;
 
     @Inject
-    public PoolsBlock(ViewContext ctx, ResourceManager rm) {
+    public QueuesBlock(ViewContext ctx, ResourceManager rm) {
       super(ctx);
       this.rm = rm;
     }
@@ -62,8 +62,8 @@ public class SlotwiseSchedulerPage extends RmView {
           + link.heartbeats() + "; failed calls to Python: " + link.failures()
           + "; answers refused for breaking the protocol's limits: " + s.refusedAnswers()
           + (s.lastRefusal() == null ? "" : " (last: " + s.lastRefusal() + ")")).__();
-      TBODY<TABLE<Hamlet>> rows = html.table("#pools").thead().tr()
-          .th("Pool").th("Weight").th("Fair share").th("Steady share").th("Max")
+      TBODY<TABLE<Hamlet>> rows = html.table("#queues").thead().tr()
+          .th("Queue").th("Weight").th("Fair share").th("Steady share").th("Max")
           .th("Used MB").th("Used vcores").th("Pending MB").th("Apps running").th("Apps pending")
           .__().__().tbody();
       Map<String, SlotwiseQueue> queues = new TreeMap<>(s.getQueues());

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The FairScheduler-shaped tree the filter answers GET /ws/v1/cluster/scheduler
- * with, built from Python's pool rows; its keys against the answer of a real
+ * with, built from Python's queue rows; its keys against the answer of a real
  * YARN 3.5 FairScheduler recorded in tests/data (see the file for how).
  */
 class SchedulerInfoFilterTest {
@@ -86,7 +86,7 @@ class SchedulerInfoFilterTest {
   }
 
   @Test
-  void poolsBecomeFairSchedulerQueuesWithPythonsNumbers() {
+  void queuesBecomeFairSchedulerQueuesWithPythonsNumbers() {
     JsonNode root = tree();
     assertEquals("root", root.path("queueName").asText());
     assertFalse(root.has("type"), "YARN marks only leaves");
@@ -127,7 +127,7 @@ class SchedulerInfoFilterTest {
   }
 
   @Test
-  void aPoolPythonHasNotDescribedShowsWhatYarnKnows() {
+  void aQueuePythonHasNotDescribedShowsWhatYarnKnows() {
     Configuration conf = new Configuration(false);
     SlotwiseQueue root = new SlotwiseQueue("root", null, conf, () -> CLUSTER);
     new SlotwiseQueue("root.default", root, conf, () -> CLUSTER);

@@ -9,10 +9,10 @@ public interface PolicyServer {
   /** Payload to HeartbeatAnswer: decisions for the node(s) that heartbeated. */
   String heartbeat(String payload);
 
-  /** Payload (with the RM's truth) to UpdateAnswer: preemptions, the pool table, moves. */
+  /** Payload (with the RM's truth) to UpdateAnswer: preemptions, the queue table, moves. */
   String update(String payload);
 
-  /** PlaceRequest to PlaceAnswer: the pool for a new app. */
+  /** PlaceRequest to PlaceAnswer: the queue for a new app. */
   String place(String request);
 
   /** MoveRequest to MoveAnswer: where a moved app goes. */

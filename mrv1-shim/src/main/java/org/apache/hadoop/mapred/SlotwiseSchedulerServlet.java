@@ -11,7 +11,7 @@ import javax.servlet.http.HttpServletResponse;
 import org.slotwise.shim.Messages;
 
 /**
- * The JobTracker's /scheduler page: the link to Python and the pool table of
+ * The JobTracker's /scheduler page: the link to Python and the queue table of
  * Python's last update answer (read only; the policy's own UI is on
  * {@code slotwise serve}'s HTTP port).
  */
@@ -39,8 +39,8 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
         + st.failures() + "; answers refused for breaking the protocol's limits: "
         + s.refusedAnswers() + (s.lastRefusal() == null ? ""
             : " (last: " + esc(s.lastRefusal()) + ")") + ".</p>");
-    List<Messages.QueueRow> rows = s.poolTable();
-    out.println("<table border=\"1\" id=\"pools\"><tr><th>pool</th><th>weight</th>"
+    List<Messages.QueueRow> rows = s.queueTable();
+    out.println("<table border=\"1\" id=\"queues\"><tr><th>queue</th><th>weight</th>"
         + "<th>min maps</th><th>min reduces</th><th>running maps</th><th>running reduces</th>"
         + "<th>fair maps</th><th>fair reduces</th><th>demand maps</th><th>demand reduces</th>"
         + "<th>running jobs</th><th>jobs</th></tr>");
@@ -52,7 +52,7 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
           + num(r.demand().mapSlots()) + "</td><td>" + num(r.demand().reduceSlots()) + "</td><td>"
           + r.runningApps() + "</td><td>" + r.apps() + "</td></tr>");
     }
-    out.println("</table><p>Pool table of " + (s.lastUpdateMs() == 0 ? "no update yet"
+    out.println("</table><p>Queue table of " + (s.lastUpdateMs() == 0 ? "no update yet"
         : "the update at " + new java.util.Date(s.lastUpdateMs())) + ".</p></body></html>");
   }
 

@@ -77,7 +77,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private final Map<JobID, JobState> jobs = new LinkedHashMap<>(); // guarded by this
   private final Map<TaskAttemptID, Launch> live = new HashMap<>(); // guarded by this
   private final Map<String, Messages.Node> trackers = new HashMap<>(); // guarded by this
-  private volatile List<Messages.QueueRow> poolTable = List.of();
+  private volatile List<Messages.QueueRow> queueTable = List.of();
   private volatile long lastUpdateMs;
   private java.util.concurrent.ExecutorService initializer;
   private final Listener listener = new Listener();
@@ -526,7 +526,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     long deadline = link.isCold() ? PolicyLink.WARMUP_MS : link.getTimeoutMs();
     Messages.UpdateAnswer a = link.call("update", deadline, () -> payload(List.of(), nodes, null),
         PolicyServer::update, SlotwiseTaskScheduler::updateAnswer, u -> {
-          poolTable = mergeTable(poolTable, u);
+          queueTable = mergeTable(queueTable, u);
           lastUpdateMs = System.currentTimeMillis();
           if (u.resync()) {
             deltas.requireFull();
@@ -652,8 +652,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     return List.copyOf(byName.values());
   }
 
-  List<Messages.QueueRow> poolTable() {
-    return poolTable;
+  List<Messages.QueueRow> queueTable() {
+    return queueTable;
   }
 
   long lastUpdateMs() {

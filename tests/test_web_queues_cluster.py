@@ -1,4 +1,4 @@
-"""What the pools table says about shares ("below" only for pools that are
+"""What the queues table says about shares ("below" only for queues that are
 below), the cluster line, and jobs' names: the service, the API and the rows
 the UI renders."""
 
@@ -17,7 +17,7 @@ from slotwise.web import views
 from webtools import app_entry, web  # noqa: F401 (the fixture)
 from wiretools import node, payload
 
-POOLS = """<?xml version="1.0"?>
+QUEUES = """<?xml version="1.0"?>
 <allocations>
   <queue name="prod"><weight>2</weight><minResources>2048 mb, 2 vcores</minResources></queue>
   <queue name="research"/>
@@ -31,7 +31,7 @@ def service_after_ten_seconds(preemption: bool) -> SchedulerService:
     """research's job fills the one node; then prod's job (min share 2048 MB)
     arrives and waits 10 s.  Timeouts are infinite: nothing is preempted."""
     clock = ManualClock(100.0)
-    core = PolicyCore(parse_allocations(POOLS, "pools.xml"),
+    core = PolicyCore(parse_allocations(QUEUES, "pools.xml"),
                       EngineSettings(preemption=preemption, node_locality_delay=0, rack_locality_delay=0), clock)
     core.handle_heartbeat(payload(nodes=[node("n1", "h1", "/r1", 4096, 4)],
                                   apps=[app_entry("r1", "ann", "root.research", 4)], node="n1"))
@@ -44,10 +44,10 @@ def service_after_ten_seconds(preemption: bool) -> SchedulerService:
 
 
 @pytest.mark.parametrize("preemption", [True, False])
-def test_below_is_only_for_pools_below_their_share_now(preemption):
+def test_below_is_only_for_queues_below_their_share_now(preemption):
     service = service_after_ten_seconds(preemption)
-    pools = {p["pool"]: p for p in service.pools()}
-    prod, research, other, team, a = (pools[f"root.{n}"] for n in ("prod", "research", "other", "team", "team.a"))
+    queues = {p["queue"]: p for p in service.queues()}
+    prod, research, other, team, a = (queues[f"root.{n}"] for n in ("prod", "research", "other", "team", "team.a"))
     assert prod["usage"]["memory_mb"] == 0 and research["usage"]["memory_mb"] == 4096
     # prod: no usage, demand 2048 MB = its min share; below both, for 10 s (timed with preemption on).
     assert prod["below_min_share"] is True and prod["below_fair_share"] is True
@@ -57,11 +57,11 @@ def test_below_is_only_for_pools_below_their_share_now(preemption):
     for fine in (research, other):
         assert fine["below_min_share"] is False and fine["below_fair_share"] is False
         assert fine["min_share_starved_for"] == 0.0 and fine["fair_share_starved_for"] == 0.0
-    # A parent below its min share: below, never timed (the engine times leaf pools).
+    # A parent below its min share: below, never timed (the engine times leaf queues).
     assert team["below_min_share"] is True and team["min_share_starved_for"] is None
     assert a["below_fair_share"] is True
     # What the UI's "Below min share" / "Below fair share" columns show.
-    rows = {r["name"]: r for r in views.pool_rows(service.pools())}
+    rows = {r["name"]: r for r in views.queue_rows(service.queues())}
     shown = "10.0\u00a0s" if preemption else "yes"
     assert (rows["root.prod"]["min_starved"], rows["root.prod"]["fair_starved"]) == (shown, shown)
     for fine in ("root.research", "root.other"):
@@ -75,9 +75,9 @@ def test_at_the_share_exactly_is_not_below():
     parent's min share of 1024 MB, exactly)."""
     service = service_after_ten_seconds(preemption=True)
     given = service.core.handle_heartbeat(payload(node="n1", finished=["r1#1", "r1#2"]))
-    assert sorted(a.pool for a in given) == ["root.prod", "root.team.a"]
-    pools = {p["pool"]: p for p in service.pools()}
-    prod, team = pools["root.prod"], pools["root.team"]
+    assert sorted(a.queue for a in given) == ["root.prod", "root.team.a"]
+    queues = {p["queue"]: p for p in service.queues()}
+    prod, team = queues["root.prod"], queues["root.team"]
     assert (prod["usage"]["memory_mb"], prod["fair_share"]["memory_mb"]) == (1024, 2048)
     assert prod["below_min_share"] is True and prod["below_fair_share"] is False
     assert prod["fair_share_starved_for"] == 0.0
@@ -85,15 +85,15 @@ def test_at_the_share_exactly_is_not_below():
     assert team["min_share_starved_for"] == 0.0
 
 
-def test_api_pools_carry_below_flags(web):
-    pools = {p["pool"]: p for p in httpx.get(f"{web.url}/api/v1/pools").json()}
+def test_api_queues_carry_below_flags(web):
+    queues = {p["queue"]: p for p in httpx.get(f"{web.url}/api/v1/queues").json()}
     # The fixture: research holds 1024 MB of a 2731 MB fair share (threshold 0.5): below it, untimed
     # (preemption is off); prod holds 3072 MB, over its min share of 2048 MB and half its fair share.
-    assert pools["root.research"]["below_fair_share"] is True
-    assert pools["root.research"]["fair_share_starved_for"] is None
-    assert pools["root.prod"]["below_min_share"] is False and pools["root.prod"]["below_fair_share"] is False
-    assert pools["root.prod"]["min_share_starved_for"] == 0.0 and pools["root.prod"]["fair_share_starved_for"] == 0.0
-    assert pools["root.other"]["below_fair_share"] is False  # asks for nothing
+    assert queues["root.research"]["below_fair_share"] is True
+    assert queues["root.research"]["fair_share_starved_for"] is None
+    assert queues["root.prod"]["below_min_share"] is False and queues["root.prod"]["below_fair_share"] is False
+    assert queues["root.prod"]["min_share_starved_for"] == 0.0 and queues["root.prod"]["fair_share_starved_for"] == 0.0
+    assert queues["root.other"]["below_fair_share"] is False  # asks for nothing
 
 
 def test_api_cluster_gives_capacity_nodes_and_usage(web):

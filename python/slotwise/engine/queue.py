@@ -1,4 +1,4 @@
-"""A pool (YARN: queue) at runtime: a node of the scheduling tree with the
+"""A queue (YARN: queue) at runtime: a node of the scheduling tree with the
 same Schedulable shape as an app, plus the settings resolved from the
 allocation file (inheriting from parents and the file's defaults)."""
 
@@ -15,7 +15,7 @@ from ..policies.fairshare import YARN
 INF_RESOURCE = Resource(math.inf, math.inf, math.inf, math.inf)
 
 
-class Pool:
+class Queue:
     __slots__ = ("name", "parent", "children", "apps", "config", "policy", "dynamic", "weight",
                  "min_share", "max_share", "max_share_spec", "raise_max_to_min", "max_child_spec", "usage",
                  "demand",
@@ -25,10 +25,10 @@ class Pool:
                  "active_apps", "wanting", "last_at_min_share", "last_at_fair_share", "acl_submit",
                  "acl_administer", "to_preempt", "policy_state")
 
-    def __init__(self, name: str, parent: "Pool | None", now: float) -> None:
+    def __init__(self, name: str, parent: "Queue | None", now: float) -> None:
         self.name = name
         self.parent = parent
-        self.children: list[Pool] = []
+        self.children: list[Queue] = []
         self.apps: list[App] = []
         self.config: QueueConfig | None = None
         self.policy: SchedulingPolicy = get_policy("fair")
@@ -53,7 +53,7 @@ class Pool:
         self.fair_share_timeout = math.inf
         self.fair_share_threshold = 0.5
         self.allow_preemption_from = True
-        self.running_apps = 0  # runnable apps beneath this pool
+        self.running_apps = 0  # runnable apps beneath this queue
         self.active_apps = 0  # runnable apps beneath with outstanding requests
         #: On a slot cluster: of those, how many ask for each kind of slot.
         self.wanting: dict[str, int] = {}
@@ -62,7 +62,7 @@ class Pool:
         self.acl_submit: str | None = None
         self.acl_administer: str | None = None
         self.to_preempt = ZERO
-        #: What the parent's policy keeps about this pool between updates
+        #: What the parent's policy keeps about this queue between updates
         #: (Dynamic Priority: its recent share of the cluster).
         self.policy_state = None
 
@@ -87,7 +87,7 @@ class Pool:
         return self.name.rsplit(".", 1)[-1]
 
     def ancestors(self):
-        """This pool and every pool above it, up to root."""
+        """This queue and every queue above it, up to root."""
         p = self
         while p is not None:
             yield p
@@ -95,8 +95,8 @@ class Pool:
 
     def fits(self, r: Resource, is_am: bool, cluster: Resource) -> bool:
         """One more container of size ``r`` (an AM when ``is_am``) stays
-        within this pool's and every ancestor's max share, and an AM within
-        this pool's AM limit."""
+        within this queue's and every ancestor's max share, and an AM within
+        this queue's AM limit."""
         for p in self.ancestors():
             u, cap = p.usage, p.max_share
             if (u.memory_mb + r.memory_mb > cap.memory_mb or u.vcores + r.vcores > cap.vcores
@@ -138,7 +138,7 @@ class Pool:
 
     def apply_config(self, qc: QueueConfig | None, alloc: AllocationConfig, cluster: Resource,
                      rule: str = YARN) -> None:
-        """Resolve this pool's settings: its own element, else the parent's
+        """Resolve this queue's settings: its own element, else the parent's
         value (timeouts, thresholds, preemptability), else the file's defaults."""
         parent = self.parent
         self.config = qc
