@@ -120,7 +120,7 @@ def test_launched_and_finished_tasks_are_counted_by_kind():
     assert core.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 1}
     call(core, "heartbeat", finished=["attempt_202611230000_0001_r_000000_0"])
     assert core.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 0}
-    assert core.jobs()[0]["running_containers"] == 1
+    assert core.apps()[0]["running_containers"] == 1
 
 
 def test_a_request_for_no_kind_of_slot_changes_nothing():
@@ -129,7 +129,7 @@ def test_a_request_for_no_kind_of_slot_changes_nothing():
     bad["requests"][0]["resource"] = {"memory_mb": 1024, "vcores": 1}
     ans = call(core, "heartbeat", full=True, nodes=[tracker(0)], apps=[bad])
     assert "map slots or reduce slots" in ans["error"]
-    assert core.cluster()["nodes"] == 0 and core.jobs() == []
+    assert core.cluster()["nodes"] == 0 and core.apps() == []
 
 
 def test_a_message_refused_for_a_reduce_changes_nothing_of_its_maps():
@@ -140,13 +140,13 @@ def test_a_message_refused_for_a_reduce_changes_nothing_of_its_maps():
     for method in ("heartbeat", "update"):
         core, _ = make()
         call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 0)])
-        before = (core.jobs(), core.cluster(), core.queues())
+        before = (core.apps(), core.cluster(), core.queues())
         ans = call(core, method, apps=[job(2, "research", 2)], beats=[beat(t, 2, 0)], launched=[
             {"id": "attempt_202611230000_0001_r_000000_0", "app": "job_202611230000_0001",
              "node": "tracker_nobody:localhost/127.0.0.1:1", "resource": {"reduce_slots": 1}, "priority": 1}])
         assert "tracker_nobody" in ans["error"], ans
         assert not ans.get("assign")
-        assert (core.jobs(), core.cluster(), core.queues()) == before, method
+        assert (core.apps(), core.cluster(), core.queues()) == before, method
         # and the next good message is decided as if the bad one never came
         good = call(core, "heartbeat", apps=[job(2, "research", 2)], beats=[beat(t, 2, 0)])
         assert [a["app"] for a in good["assign"]] == ["job_202611230000_0002"] * 2

@@ -167,6 +167,15 @@ def test_jsonl_count_form_comments_and_default_cluster(tmp_path):
     assert w.cluster == ClusterSpec() and (j.user, j.queue, j.io) == ("user", None, 0.5)
 
 
+def test_a_trace_written_with_the_old_key_pool_still_loads(tmp_path):
+    p = write(tmp_path, "old.jsonl", '{"job": "j1", "submit": 0, "maps": 1, "map_time": 1, "pool": "research"}\n')
+    assert load_jsonl(p).jobs[0].queue == "research"
+    both = write(tmp_path, "both.jsonl",
+                 '{"job": "j1", "submit": 0, "maps": 1, "map_time": 1, "pool": "a", "queue": "b"}\n')
+    with pytest.raises(TraceError, match="pool"):
+        load_jsonl(both)
+
+
 def test_load_trace_by_content_and_format(tmp_path):
     p = write(tmp_path, "trace.txt", SLS)
     assert [j.job_id for j in load_trace(p).jobs] == ["job_1", "job_2"]

@@ -27,7 +27,7 @@ def test_reads_queues_jobs_and_config(web):
     assert queues["root.prod"]["min_share"] == {"memory_mb": 2048.0, "vcores": 2.0}
     assert queues["root"]["max_share"] == {"memory_mb": None, "vcores": None}  # unlimited
     assert queues["root"]["fair_share"]["memory_mb"] == 8192
-    jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}
+    jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/apps").json()}
     assert set(jobs) == {"app_1", "app_2", "app_3"}
     assert jobs["app_1"]["queue"] == "root.research" and jobs["app_1"]["user"] == "alice"
     assert sum(j["running_containers"] for j in jobs.values()) == 4  # n1 is full
@@ -38,52 +38,68 @@ def test_reads_queues_jobs_and_config(web):
 
 
 def test_mutations_without_the_token_are_refused_and_change_nothing(web):
-    before = httpx.get(f"{web.url}/api/v1/jobs").json()
+    before = httpx.get(f"{web.url}/api/v1/apps").json()
     for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}, {"Authorization": TOKEN},
                     {"X-Slotwise-CSRF": "1"}):
-        r = httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "other"}, headers=headers)
+        r = httpx.post(f"{web.url}/api/v1/apps/app_1/queue", json={"queue": "other"}, headers=headers)
         assert r.status_code == 401, (headers, r.text)
         assert r.headers["www-authenticate"] == "Bearer"
-        r = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": 5}, headers=headers)
+        r = httpx.post(f"{web.url}/api/v1/apps/app_1/priority", json={"priority": 5}, headers=headers)
         assert r.status_code == 401
     # A session cookie alone (a cross-site form could send it) is not enough either.
-    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "other"},
+    r = httpx.post(f"{web.url}/api/v1/apps/app_1/queue", json={"queue": "other"},
                    cookies={"slotwise_session": "forged"}, headers={"X-Slotwise-CSRF": "1"})
     assert r.status_code == 401
-    assert httpx.get(f"{web.url}/api/v1/jobs").json() == before
+    assert httpx.get(f"{web.url}/api/v1/apps").json() == before
 
 
 def test_move_with_the_token_changes_the_next_decisions(web):
-    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "other"}, headers=AUTH)
+    r = httpx.post(f"{web.url}/api/v1/apps/app_1/queue", json={"queue": "other"}, headers=AUTH)
     assert r.status_code == 200 and r.json() == {"id": "app_1", "queue": "root.other"}
-    jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}
+    jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/apps").json()}
     assert jobs["app_1"]["queue"] == "root.other"
     assigned = web.heartbeat("n2")
     assert {a.queue for a in assigned if a.app_id == "app_1"} == {"root.other"}
     assert any(a.app_id == "app_1" for a in assigned)
-    assert httpx.post(f"{web.url}/api/v1/jobs/nope/queue", json={"queue": "other"}, headers=AUTH).status_code == 404
-    bad = httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "root"}, headers=AUTH)
+    assert httpx.post(f"{web.url}/api/v1/apps/nope/queue", json={"queue": "other"}, headers=AUTH).status_code == 404
+    bad = httpx.post(f"{web.url}/api/v1/apps/app_1/queue", json={"queue": "root"}, headers=AUTH)
     assert bad.status_code == 422 and "parent" in bad.json()["detail"]
-    assert httpx.post(f"{web.url}/api/v1/jobs/app_1/queue", json={}, headers=AUTH).status_code == 422
+    assert httpx.post(f"{web.url}/api/v1/apps/app_1/queue", json={}, headers=AUTH).status_code == 422
 
 
 def test_priority_with_the_token_reorders_a_queue(web):
     # app_1 and app_3 share root.research; app_3 is younger.  Raise it.
-    r = httpx.post(f"{web.url}/api/v1/jobs/app_3/priority", json={"priority": 4}, headers=AUTH)
+    r = httpx.post(f"{web.url}/api/v1/apps/app_3/priority", json={"priority": 4}, headers=AUTH)
     assert r.status_code == 200 and r.json() == {"id": "app_3", "priority": 4}
-    jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}
+    jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/apps").json()}
     assert jobs["app_3"]["priority"] == 4 and jobs["app_3"]["weight"] == 16.0
     for bad in ("high", "3", 3.0, True, -1, 65, None):
-        r = httpx.post(f"{web.url}/api/v1/jobs/app_3/priority", json={"priority": bad}, headers=AUTH)
+        r = httpx.post(f"{web.url}/api/v1/apps/app_3/priority", json={"priority": bad}, headers=AUTH)
         assert r.status_code == 422, (bad, r.text)
-    assert {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/jobs").json()}["app_3"]["priority"] == 4
+    assert {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/apps").json()}["app_3"]["priority"] == 4
 
 
 def test_openapi_describes_the_api(web):
     doc = httpx.get(f"{web.url}/openapi.json").json()
-    assert set(doc["paths"]) >= {"/api/v1/queues", "/api/v1/jobs", "/api/v1/config",
-                                 "/api/v1/jobs/{job_id}/queue", "/api/v1/jobs/{job_id}/priority"}
-    assert "401" in doc["paths"]["/api/v1/jobs/{job_id}/queue"]["post"]["responses"]
+    assert set(doc["paths"]) >= {"/api/v1/queues", "/api/v1/apps", "/api/v1/config",
+                                 "/api/v1/apps/{app_id}/queue", "/api/v1/apps/{app_id}/priority"}
+    assert "401" in doc["paths"]["/api/v1/apps/{app_id}/queue"]["post"]["responses"]
+
+
+def test_the_paths_before_one_vocabulary_answer_as_the_new_ones(web):
+    """/pools and /jobs (and a move's "pool" field) stay as aliases; the new
+    names alone are in the OpenAPI document."""
+    assert httpx.get(f"{web.url}/api/v1/pools").json() == httpx.get(f"{web.url}/api/v1/queues").json()
+    assert httpx.get(f"{web.url}/api/v1/jobs").json() == httpx.get(f"{web.url}/api/v1/apps").json()
+    assert (httpx.get(f"{web.url}/api/v1/jobs/app_1/explain").json()["id"]
+            == httpx.get(f"{web.url}/api/v1/apps/app_1/explain").json()["id"] == "app_1")
+    assert httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"}).status_code == 401
+    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"}, headers=AUTH)
+    assert r.status_code == 200 and r.json() == {"id": "app_1", "queue": "root.other"}
+    r = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": 3}, headers=AUTH)
+    assert r.status_code == 200 and r.json() == {"id": "app_1", "priority": 3}
+    paths = set(httpx.get(f"{web.url}/openapi.json").json()["paths"])
+    assert not {p for p in paths if "/pools" in p or "/jobs" in p}, paths
 
 
 def test_config_errors_show_in_the_api_until_fixed(web):
@@ -134,12 +150,12 @@ def test_the_ui_session_needs_the_csrf_header_and_ends_at_logout(web):
         cookie = c.cookies["slotwise_session"]
         assert TOKEN not in cookie
         # The cookie alone (what a cross-site form would send) is refused.
-        assert c.post("/api/v1/jobs/app_1/priority", json={"priority": 1}).status_code == 401
-        ok = c.post("/api/v1/jobs/app_1/priority", json={"priority": 1}, headers={"X-Slotwise-CSRF": "1"})
+        assert c.post("/api/v1/apps/app_1/priority", json={"priority": 1}).status_code == 401
+        ok = c.post("/api/v1/apps/app_1/priority", json={"priority": 1}, headers={"X-Slotwise-CSRF": "1"})
         assert ok.status_code == 200
         c.post("/ui/logout")
     # Logging out ends the session on the server, not just in the browser.
-    again = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": 2},
+    again = httpx.post(f"{web.url}/api/v1/apps/app_1/priority", json={"priority": 2},
                        cookies={"slotwise_session": cookie}, headers={"X-Slotwise-CSRF": "1"})
     assert again.status_code == 401
     assert job(web.core, "app_1")["priority"] == 1
@@ -147,7 +163,7 @@ def test_the_ui_session_needs_the_csrf_header_and_ends_at_logout(web):
 
 def test_priority_out_of_range_is_refused_whole(web):
     for bad in (2000, -1):
-        r = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": bad}, headers=AUTH)
+        r = httpx.post(f"{web.url}/api/v1/apps/app_1/priority", json={"priority": bad}, headers=AUTH)
         assert r.status_code == 422
     app = job(web.core, "app_1")
     assert (app["priority"], app["weight"]) == (0, 1.0)
@@ -161,7 +177,7 @@ def test_a_reload_that_would_strand_running_jobs_is_refused(web):
     while time.monotonic() < deadline and not httpx.get(f"{web.url}/api/v1/config").json()["errors"]:
         time.sleep(0.05)
     errors = httpx.get(f"{web.url}/api/v1/config").json()["errors"]
-    assert errors and errors[0].startswith(f"{web.path}:4: root.research holds 2 running job(s)")
+    assert errors and errors[0].startswith(f"{web.path}:4: root.research holds 2 running app(s)")
     assert "root.research.x" not in {p["queue"] for p in web.core.queues()}
     assigned = web.heartbeat("n2")
     assert {a.app_id for a in assigned} & {"app_1", "app_3"}  # still offered containers
@@ -177,18 +193,18 @@ def test_admin_changes_wait_for_a_resourcemanager_that_is_away(tmp_path):
     try:
         server = PolicyServer(running.core, str(tmp_path / "gw.json"), str(tmp_path / "gw.token"))
         service = SchedulerService(running.core, running.service.status, RMControl(server))
-        assert service.move_job("app_1", "other") == "root.other"  # never connected: local
+        assert service.move_app("app_1", "other") == "root.other"  # never connected: local
         server.registrations = 1  # it had registered, and is gone now
         with pytest.raises(AdminError) as e:
-            service.move_job("app_1", "research")
+            service.move_app("app_1", "research")
         assert e.value.status == 503
-        assert running.core.job_queue("app_1") == "root.other"
+        assert running.core.app_queue("app_1") == "root.other"
     finally:
         running.stop()
 
 
 def job(core, app_id: str) -> dict:
-    return next(j for j in core.jobs() if j["id"] == app_id)
+    return next(j for j in core.apps() if j["id"] == app_id)
 
 
 def test_status_reports_the_link_and_the_policy_counts(web):

@@ -36,7 +36,7 @@ get = functools.partial(httpx.get, timeout=60)
 post = functools.partial(httpx.post, timeout=60)
 MB = 1 << 20
 BIG = 100 * MB
-JSON_ENDPOINTS = ("/api/v1/jobs/app_1/priority", "/api/v1/jobs/app_1/queue")
+JSON_ENDPOINTS = ("/api/v1/apps/app_1/priority", "/api/v1/apps/app_1/queue")
 
 
 def head_only(url: str, path: str, length: int, headers: dict | None = None, timeout: float = 30.0):
@@ -110,24 +110,24 @@ def test_a_body_over_its_cap_is_refused_at_once_with_a_valid_token(web):
 
 
 def test_a_chunked_body_is_cut_off_once_it_passes_the_cap(web):
-    before = get(f"{web.url}/api/v1/jobs").json()
+    before = get(f"{web.url}/api/v1/apps").json()
     huge_name = b'{"queue": "' + b"a" * MAX_JSON_BYTES + b'"}'  # valid JSON, one byte-run over the cap
-    for path, body in (("/api/v1/jobs/app_1/queue", huge_name),
-                       ("/api/v1/jobs/app_1/priority", b'{"priority": 3' + b" " * MAX_JSON_BYTES + b"}")):
+    for path, body in (("/api/v1/apps/app_1/queue", huge_name),
+                       ("/api/v1/apps/app_1/priority", b'{"priority": 3' + b" " * MAX_JSON_BYTES + b"}")):
         r = post(f"{web.url}{path}", content=iter([body[i:i + 4096] for i in range(0, len(body), 4096)]),
                        headers={**AUTH, "Content-Type": "application/json"}, timeout=60)
         assert r.status_code == 413, (path, r.status_code, r.text[:200])
         assert r.json()["detail"] == f"the body is over {MAX_JSON_BYTES} bytes"
-    r = post(f"{web.url}/api/v1/jobs/app_1/priority", content=iter([b" " * MB] * 100),
+    r = post(f"{web.url}/api/v1/apps/app_1/priority", content=iter([b" " * MB] * 100),
                    headers={**AUTH, "Content-Type": "application/json"}, timeout=60)
     assert r.status_code == 413
-    assert get(f"{web.url}/api/v1/jobs").json() == before
+    assert get(f"{web.url}/api/v1/apps").json() == before
 
 
 def test_a_body_at_the_cap_is_still_read(web):
     body = b'{"priority": 3' + b" " * (MAX_JSON_BYTES - 15) + b"}"
     assert len(body) == MAX_JSON_BYTES
-    r = post(f"{web.url}/api/v1/jobs/app_3/priority", content=body,
+    r = post(f"{web.url}/api/v1/apps/app_3/priority", content=body,
              headers={**AUTH, "Content-Type": "application/json"})
     assert r.status_code == 200 and r.json() == {"id": "app_3", "priority": 3}
 
@@ -139,28 +139,28 @@ def test_no_route_has_fastapi_read_its_body(web):
     from fastapi.routing import APIRoute
 
     routes = [r for r in web.server.config.app.routes if isinstance(r, APIRoute)]
-    assert any(r.path == "/api/v1/jobs/{job_id}/priority" for r in routes)
+    assert any(r.path == "/api/v1/apps/{app_id}/priority" for r in routes)
     assert [r.path for r in routes if r.body_field is not None] == []
 
 
 # ----------------------------------------------------------- NaN, Infinity
 @pytest.mark.parametrize("path,body,field", [
-    ("/api/v1/jobs/app_1/priority", '{"priority": NaN}', "priority"),
-    ("/api/v1/jobs/app_1/priority", '{"priority": Infinity}', "priority"),
-    ("/api/v1/jobs/app_1/priority", '{"priority": -Infinity}', "priority"),
-    ("/api/v1/jobs/app_1/priority", '{"priority": 1e999}', "priority"),
-    ("/api/v1/jobs/app_1/queue", '{"queue": NaN}', "queue"),
-    ("/api/v1/jobs/app_1/queue", '{"queue": "other", "note": [1, {"x": Infinity}]}', "note[1].x"),
+    ("/api/v1/apps/app_1/priority", '{"priority": NaN}', "priority"),
+    ("/api/v1/apps/app_1/priority", '{"priority": Infinity}', "priority"),
+    ("/api/v1/apps/app_1/priority", '{"priority": -Infinity}', "priority"),
+    ("/api/v1/apps/app_1/priority", '{"priority": 1e999}', "priority"),
+    ("/api/v1/apps/app_1/queue", '{"queue": NaN}', "queue"),
+    ("/api/v1/apps/app_1/queue", '{"queue": "other", "note": [1, {"x": Infinity}]}', "note[1].x"),
 ])
 def test_nan_and_infinity_answer_422_naming_the_field(web, path, body, field):
     """Today: 500 (the validation error echoes the NaN, which JSON cannot carry)."""
-    before = get(f"{web.url}/api/v1/jobs").json()
+    before = get(f"{web.url}/api/v1/apps").json()
     r = post(f"{web.url}{path}", content=body, headers={**AUTH, "Content-Type": "application/json"})
     assert r.status_code == 422, (body, r.status_code, r.text)
     detail = r.json()["detail"]
     assert isinstance(detail, str) and "\n" not in detail
     assert detail.startswith(f"field '{field}': ") and "not a finite number" in detail, detail
-    assert get(f"{web.url}/api/v1/jobs").json() == before
+    assert get(f"{web.url}/api/v1/apps").json() == before
 
 
 def test_bad_json_bodies_answer_one_line_422s(web):
@@ -169,28 +169,28 @@ def test_bad_json_bodies_answer_one_line_422s(web):
              (b'{"priority": 65}', "field 'priority': "), (b'{"priority": ' + b"9" * 5000 + b"}", "the body is not JSON"),
              (b"[" * 60000, "the body is not JSON")]  # nested past Python's recursion limit, under the cap
     for body, start in cases:
-        r = post(f"{web.url}/api/v1/jobs/app_1/priority", content=body, headers=AUTH)
+        r = post(f"{web.url}/api/v1/apps/app_1/priority", content=body, headers=AUTH)
         assert r.status_code == 422, (body[:40], r.status_code, r.text[:200])
         detail = r.json()["detail"]
         assert isinstance(detail, str) and "\n" not in detail and detail.startswith(start), (body[:40], detail)
-    r = post(f"{web.url}/api/v1/jobs/app_1/queue", json={}, headers=AUTH)
+    r = post(f"{web.url}/api/v1/apps/app_1/queue", json={}, headers=AUTH)
     assert r.status_code == 422 and r.json()["detail"] == "field 'queue': Field required"
 
 
 def test_normal_requests_still_work(web):
-    r = post(f"{web.url}/api/v1/jobs/app_3/priority", json={"priority": 4}, headers=AUTH)
+    r = post(f"{web.url}/api/v1/apps/app_3/priority", json={"priority": 4}, headers=AUTH)
     assert r.status_code == 200 and r.json() == {"id": "app_3", "priority": 4}
-    r = post(f"{web.url}/api/v1/jobs/app_1/queue", json={"queue": "other"}, headers=AUTH)
+    r = post(f"{web.url}/api/v1/apps/app_1/queue", json={"queue": "other"}, headers=AUTH)
     assert r.status_code == 200 and r.json() == {"id": "app_1", "queue": "root.other"}
     r = post(f"{web.url}/api/v1/config/dry-run", content=ALLOCATIONS, headers=AUTH)
     assert r.status_code == 200 and r.json()["valid"]
     with httpx.Client(base_url=web.url, timeout=60) as c:
         assert c.post("/ui/login", data={"admin_token": TOKEN}).status_code == 303
-        r = c.post("/api/v1/jobs/app_3/priority", json={"priority": 2}, headers={"X-Slotwise-CSRF": "1"})
+        r = c.post("/api/v1/apps/app_3/priority", json={"priority": 2}, headers={"X-Slotwise-CSRF": "1"})
         assert r.status_code == 200 and r.json()["priority"] == 2
     doc = get(f"{web.url}/openapi.json").json()
-    assert "application/json" in doc["paths"]["/api/v1/jobs/{job_id}/priority"]["post"]["requestBody"]["content"]
-    assert "413" in doc["paths"]["/api/v1/jobs/{job_id}/queue"]["post"]["responses"]
+    assert "application/json" in doc["paths"]["/api/v1/apps/{app_id}/priority"]["post"]["requestBody"]["content"]
+    assert "413" in doc["paths"]["/api/v1/apps/{app_id}/queue"]["post"]["responses"]
 
 
 # ------------------------------------------------ memory of a real `serve`
@@ -246,11 +246,11 @@ def test_a_100_mb_body_without_a_token_does_not_grow_serve(serve):
     proc, url = serve
     # Warm up: the first requests import and build what every later one uses.
     for _ in range(2):
-        assert post(f"{url}/api/v1/jobs/app_1/priority", json={"priority": 1}).status_code == 401
-        assert post(f"{url}/api/v1/jobs/nosuch/priority", json={"priority": 1},
+        assert post(f"{url}/api/v1/apps/app_1/priority", json={"priority": 1}).status_code == 401
+        assert post(f"{url}/api/v1/apps/nosuch/priority", json={"priority": 1},
                     headers=AUTH).status_code == 404  # read, parsed, checked: a normal request
     growth, kept, statuses = {}, {}, {}
-    for path in ("/api/v1/jobs/app_1/priority", "/api/v1/config/dry-run"):
+    for path in ("/api/v1/apps/app_1/priority", "/api/v1/config/dry-run"):
         rss, _ = _mem_mb(proc.pid)
         _reset_peak(proc.pid)
         # Valid JSON (a priority and 100 MB of white space): today it is read and parsed, then refused.

@@ -11,14 +11,14 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def test_explain_a_pending_job_and_python_away(web):
-    r = httpx.get(f"{web.url}/api/v1/jobs/app_1/explain")
+    r = httpx.get(f"{web.url}/api/v1/apps/app_1/explain")
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["id"] == "app_1" and out["queue"] == "root.research" and out["state"] == "pending"
     assert out["holds"] and all(h["message"] for h in out["holds"])
-    assert httpx.get(f"{web.url}/api/v1/jobs/nosuch/explain").status_code == 404
+    assert httpx.get(f"{web.url}/api/v1/apps/nosuch/explain").status_code == 404
     web.rm.state.update(in_fallback=True, reason="policy call timed out", since=1.0)
-    first = httpx.get(f"{web.url}/api/v1/jobs/app_1/explain").json()["holds"][0]
+    first = httpx.get(f"{web.url}/api/v1/apps/app_1/explain").json()["holds"][0]
     assert first["code"] == "python_away" and "timed out" in first["message"]
 
 
@@ -74,7 +74,7 @@ def test_explain_and_diff_commands_ask_the_running_server(web, tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("app_1, user alice, queue root.research: pending") and "held back by:" in r.stdout
     r = slotwise("explain", "nosuch", "--server", server)
-    assert r.returncode == 1 and r.stderr.strip() == "slotwise explain: unknown job nosuch"
+    assert r.returncode == 1 and r.stderr.strip() == "slotwise explain: unknown app nosuch"
     new = tmp_path / "new.xml"
     new.write_text(ALLOCATIONS.replace('<queue name="other"/>', '<queue name="other"/><queue name="fresh"/>')
                    .replace('<queue name="research"/>', '<queue name="research"><weight>6</weight></queue>'))
@@ -123,7 +123,7 @@ def test_the_ui_says_why_each_preempted_container_was_chosen(tmp_path):
         page = httpx.get(f"http://127.0.0.1:{port}/").text
         assert "Why this container" in page
         assert "for root.b below its min share for 6 s (timeout 5 s): root.a uses" in page
-        why = httpx.get(f"http://127.0.0.1:{port}/api/v1/jobs/hog/explain").json()["preempting"]
+        why = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/hog/explain").json()["preempting"]
         assert why and why[0]["why"].startswith("for root.b below its min share")
     finally:
         server.should_exit = True

@@ -36,8 +36,8 @@ def test_queues_and_jobs_are_shown_and_refresh_themselves(browser, web):
     page = browser.new_page()
     page.goto(web.url)
     assert page.locator("#queues tr[data-queue='root.prod'] td.queue").inner_text() == "root.prod"
-    assert page.locator("#jobs tr[data-job]").count() == 3
-    assert page.locator("#jobs tr[data-job='app_1'] .job-queue").inner_text() == "root.research"
+    assert page.locator("#apps tr[data-app]").count() == 3
+    assert page.locator("#apps tr[data-app='app_1'] .app-queue").inner_text() == "root.research"
     assert page.locator("#config-ok").is_visible()
     # No admin controls before logging in.
     assert page.locator("button.move").count() == 0
@@ -45,7 +45,7 @@ def test_queues_and_jobs_are_shown_and_refresh_themselves(browser, web):
     from webtools import app_entry
     from wiretools import payload
     web.core.handle_heartbeat(payload(apps=[app_entry("app_4", "dave", "root.other", 1)]))
-    page.locator("#jobs tr[data-job='app_4']").wait_for(timeout=30000)
+    page.locator("#apps tr[data-app='app_4']").wait_for(timeout=30000)
     page.close()
 
 
@@ -57,7 +57,7 @@ def test_move_job_click_moves_it_and_the_next_decision_follows(browser, web):
     assert "wrong admin token" in page.locator("#login-error").inner_text()
     page.fill("#login input[name=admin_token]", TOKEN)
     page.click("#login button")
-    row = page.locator("#jobs tr[data-job='app_1']")
+    row = page.locator("#apps tr[data-app='app_1']")
     row.locator("select.move-target").select_option("root.other")
     # The page redraws its rows when the state changes; a redraw between the
     # choice and the click keeps the choice (it once put the old queue back).
@@ -65,18 +65,18 @@ def test_move_job_click_moves_it_and_the_next_decision_follows(browser, web):
     from webtools import app_entry
     from wiretools import payload
     web.core.handle_heartbeat(payload(apps=[app_entry("app_5", "erin", "root.other", 0)]))  # asks for nothing
-    page.locator("#jobs tr[data-job='app_5']").wait_for(timeout=30000)
+    page.locator("#apps tr[data-app='app_5']").wait_for(timeout=30000)
     row.locator("button.move").click()
     page.locator("#action-status", has_text="Moved app_1 to root.other").wait_for(timeout=30000)
-    page.locator("#jobs tr[data-job='app_1'] .job-queue", has_text="root.other").wait_for(timeout=30000)
-    assert web.core.job_queue("app_1") == "root.other"
+    page.locator("#apps tr[data-app='app_1'] .app-queue", has_text="root.other").wait_for(timeout=30000)
+    assert web.core.app_queue("app_1") == "root.other"
     assigned = web.heartbeat("n2")
     assert {a.queue for a in assigned if a.app_id == "app_1"} == {"root.other"}
     # Priority, the other admin action.
-    row = page.locator("#jobs tr[data-job='app_3']")
+    row = page.locator("#apps tr[data-app='app_3']")
     row.locator("input.priority-value").fill("3")
     row.locator("button.set-priority").click()
-    page.locator("#jobs tr[data-job='app_3'] .job-priority", has_text="3").wait_for(timeout=30000)
+    page.locator("#apps tr[data-app='app_3'] .app-priority", has_text="3").wait_for(timeout=30000)
     assert job(web.core, "app_3")["priority"] == 3
     page.close()
 
@@ -97,7 +97,7 @@ def test_a_broken_file_shows_its_error_then_clears(browser, web):
 
 
 def job(core, app_id: str) -> dict:
-    return next(j for j in core.jobs() if j["id"] == app_id)
+    return next(j for j in core.apps() if j["id"] == app_id)
 
 
 def test_a_banner_shows_while_the_resourcemanager_schedules_without_python(browser, web):
@@ -120,7 +120,7 @@ def test_a_banner_shows_while_the_resourcemanager_schedules_without_python(brows
 
 
 def test_the_cluster_and_the_jobs_names_are_shown(browser, web):
-    web.core._engine.apps["app_1"].label = "word count"  # what the shim's name field sets
+    web.core._engine.apps["app_1"].app_name = "word count"  # what the shim's name field sets
     page = browser.new_page()
     page.goto(web.url)
     assert page.locator("#cluster-nodes").inner_text() == "2 nodes"
@@ -134,11 +134,11 @@ def test_the_cluster_and_the_jobs_names_are_shown(browser, web):
         const a = document.querySelector('#cluster'), b = document.querySelector('#config');
         return a && b ? [a.getBoundingClientRect().top < b.getBoundingClientRect().top] : null;
     }""", timeout=30000).json_value() == [True]
-    named = page.locator("#jobs tr[data-job='app_1']")
-    assert named.locator(".job-name").inner_text() == "word count"
-    assert named.locator(".job-id").inner_text() == "app_1"
-    plain = page.locator("#jobs tr[data-job='app_2']")
-    assert plain.locator(".job-name").inner_text() == "app_2" and plain.locator(".job-id").count() == 0
+    named = page.locator("#apps tr[data-app='app_1']")
+    assert named.locator(".app-name").inner_text() == "word count"
+    assert named.locator(".app-id").inner_text() == "app_1"
+    plain = page.locator("#apps tr[data-app='app_2']")
+    assert plain.locator(".app-name").inner_text() == "app_2" and plain.locator(".app-id").count() == 0
     web.heartbeat("n2")  # the usage follows without a reload
     page.locator("#cluster-usage", has_text="8192").wait_for(timeout=30000)
     page.close()
@@ -232,11 +232,11 @@ def test_the_queues_table_fits_a_1400px_window_with_nothing_cut_off(browser, wid
     assert row.locator("td.queue").inner_text().replace("\n", "") == "root.research.machine-learning.feature-engineering"
     assert " ".join(row.locator("td").nth(7).inner_text().split()) == "3686400 MB, 900 vcores"  # demand
     # The jobs table too, also with the admin controls.
-    assert page.evaluate(MEASURE, "#jobs")["overflowing"] == []
+    assert page.evaluate(MEASURE, "#apps")["overflowing"] == []
     page.fill("#login input[name=admin_token]", TOKEN)
     page.click("#login button")
     page.locator("button.move").first.wait_for(timeout=30000)
-    for table in ("#queues", "#jobs"):
+    for table in ("#queues", "#apps"):
         m = page.evaluate(MEASURE, table)
         assert m["right"] <= m["window"] and m["page"] <= m["window"] and m["overflowing"] == [], (table, m)
     page.close()

@@ -31,7 +31,7 @@ class AdminError(Exception):
         self.message = message
 
 
-#: YARN priorities are non-negative; a job's weight is 2^priority, so keep
+#: YARN priorities are non-negative; an app's weight is 2^priority, so keep
 #: it where floats and the fair-share search stay exact.
 MAX_PRIORITY = 64
 
@@ -69,8 +69,8 @@ class SchedulerService:
                     r[since] = None
         return rows
 
-    def jobs(self) -> list[dict]:
-        return self.core.jobs()
+    def apps(self) -> list[dict]:
+        return self.core.apps()
 
     def leaf_queues(self) -> list[str]:
         return self.core.leaf_queues()
@@ -100,12 +100,12 @@ class SchedulerService:
     def preemptions(self) -> list[dict]:
         return self.core.recent_preemptions()
 
-    def explain_job(self, app_id: str) -> dict:
-        """Why a job runs no more than it does now (slotwise.explain); the
+    def explain_app(self, app_id: str) -> dict:
+        """Why an app runs no more than it does now (slotwise.explain); the
         ResourceManager scheduling without Python comes first when it is so."""
         out = self.core.explain(app_id)
         if out is None:
-            raise AdminError(404, f"unknown job {app_id}")
+            raise AdminError(404, f"unknown app {app_id}")
         link = self.link_status()["resource_manager"]
         if link.get("in_fallback"):
             out["holds"].insert(0, {"code": "python_away", "message": "the ResourceManager is scheduling without "
@@ -138,7 +138,7 @@ class SchedulerService:
             raise AdminError(503, "the ResourceManager is not connected; try again when it is back")
         return False
 
-    def move_job(self, app_id: str, queue: str) -> str:
+    def move_app(self, app_id: str, queue: str) -> str:
         queue = (queue or "").strip()
         if not queue:
             raise AdminError(400, "field 'queue': a queue name is required")
@@ -153,7 +153,7 @@ class SchedulerService:
         try:
             return self.core.admin_move(app_id, target)
         except KeyError:
-            raise AdminError(404, f"unknown job {app_id}") from None
+            raise AdminError(404, f"unknown app {app_id}") from None
         except ValueError as e:
             raise AdminError(409, str(e)) from None
 
@@ -169,15 +169,15 @@ class SchedulerService:
         try:
             self.core.admin_priority(app_id, priority)
         except KeyError:
-            raise AdminError(404, f"unknown job {app_id}") from None
+            raise AdminError(404, f"unknown app {app_id}") from None
         return priority
 
     def _known(self, app_id: str) -> None:
-        if self.core.job_queue(app_id) is None:
-            raise AdminError(404, f"unknown job {app_id}")
+        if self.core.app_queue(app_id) is None:
+            raise AdminError(404, f"unknown app {app_id}")
 
     def _queue_of(self, app_id: str) -> str:
-        return self.core.job_queue(app_id) or ""
+        return self.core.app_queue(app_id) or ""
 
 
 def _granted(answer: dict, what: str) -> dict:

@@ -50,7 +50,7 @@ def _dump(out: dict, status: int) -> int:
 
 def cmd_explain(args) -> int:
     try:
-        out = _call(args.server, f"/api/v1/jobs/{urllib.parse.quote(args.app, safe='')}/explain")
+        out = _call(args.server, f"/api/v1/apps/{urllib.parse.quote(args.app, safe='')}/explain")
     except ServerError as e:
         print(f"slotwise explain: {e}", file=sys.stderr)
         return 1
@@ -139,7 +139,7 @@ def _change(row: dict, key: str, dim: str | None) -> str:
 
 
 def add_parsers(sub) -> None:
-    e = sub.add_parser("explain", help="why a job runs no more than it does now (asks a running serve)")
+    e = sub.add_parser("explain", help="why an app runs no more than it does now (asks a running serve)")
     e.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0001")
     d = sub.add_parser("diff", help="what saving NEW.xml would do to the running queues, changing nothing")
     d.add_argument("file", metavar="NEW.xml", help="the allocation file you are about to save")

@@ -381,7 +381,7 @@ class PolicyCore:
     def set_config(self, config: AllocationConfig, text: str | None = None) -> None:
         """Swap in a reloaded allocation file, between two calls.  Raises
         ValueError (FILE:LINE: message lines) and changes nothing if the file
-        would strand running jobs."""
+        would strand running apps."""
         with self._lock, self._clock:
             conflicts = self._engine.config_conflicts(config)
             if conflicts:
@@ -428,7 +428,7 @@ class PolicyCore:
             return target
 
     def move_target_problem(self, queue: str) -> str | None:
-        """Why no job may be moved to ``queue`` now (YARN's rule), or None."""
+        """Why no app may be moved to ``queue`` now (YARN's rule), or None."""
         if self.kind == "mrv1":
             return "the JobTracker cannot move jobs between queues"
         with self._lock:
@@ -453,7 +453,7 @@ class PolicyCore:
             r["recovery"] = r["queue"] == RECOVERY_QUEUE
         return rows
 
-    def jobs(self) -> list[dict]:
+    def apps(self) -> list[dict]:
         with self._lock:
             rows = self._engine.describe_apps()
             moves = {k: v.target for k, v in self._moves.items()}
@@ -461,19 +461,19 @@ class PolicyCore:
             r["moving_to"] = moves.get(r["id"])
         return rows
 
-    def job_queue(self, app_id: str) -> str | None:
+    def app_queue(self, app_id: str) -> str | None:
         with self._lock:
             app = self._engine.apps.get(app_id)
             return app.queue.name if app else None
 
     def leaf_queues(self) -> list[str]:
-        """Where a job can be moved: the file's leaf queues and any dynamic leaf."""
+        """Where an app can be moved: the file's leaf queues and any dynamic leaf."""
         with self._lock:
             return sorted(p.name for p in self._engine.queues.values()
                           if p.is_leaf and p.name != "root" and p.name != RECOVERY_QUEUE)
 
     def explain(self, app_id: str) -> dict | None:
-        """Why a job runs no more than it does (slotwise.explain), with the
+        """Why an app runs no more than it does (slotwise.explain), with the
         preemptions of its containers still remembered; None if unknown."""
         with self._lock:
             if app_id not in self._engine.apps:
@@ -546,7 +546,7 @@ class PolicyCore:
             return self._engine.share_rule
 
     def leaf_fair_shares(self) -> dict[str, Resource]:
-        """Fair shares of the leaf queues that hold jobs (the simulator's samples)."""
+        """Fair shares of the leaf queues that hold apps (the simulator's samples)."""
         with self._lock:
             return {name: p.fair_share for name, p in self._engine.queues.items() if p.apps and not p.children}
 
@@ -612,7 +612,7 @@ class PolicyCore:
             for n in msg.nodes:
                 e.add_node(n.id, n.host, n.rack, _res(n.capacity))
             # Oldest first: when two apps want one queue in ways that exclude each
-            # other (a job and a sub-queue under it), the earlier one keeps it.
+            # other (an app and a sub-queue under it), the earlier one keeps it.
             for a in (sorted(msg.apps, key=_by_submit) if len(msg.apps) > 1 else msg.apps):
                 self._apply_app(a, msg.now_ms)
             for c in msg.launched:
@@ -738,7 +738,7 @@ class PolicyCore:
                                              r.relax_locality, r.strict_racks) for r in a.requests])
 
     def _recover(self, a, asked: str, why: str) -> str:
-        """An app the RM holds where no job can be: the queue the placement
+        """An app the RM holds where no app can be: the queue the placement
         rules give it, else the recovery queue; the RM is asked to move it."""
         try:
             target = self._engine.place_app(a.user, asked, recovering=True)
@@ -747,7 +747,7 @@ class PolicyCore:
         self._moves[a.id] = _PendingMove(asked, target, f"{why}; placed in {target}")
         self.counters["recoveries"] += 1
         self.log.write("recover", app=a.id, asked=asked, queue=target, reason=why)
-        log.warning("%s is in %s, where no job can be (%s): scheduling it in %s and asking the "
+        log.warning("%s is in %s, where no app can be (%s): scheduling it in %s and asking the "
                     "ResourceManager to move it there", a.id, asked, why, target)
         return target
 

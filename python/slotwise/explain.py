@@ -1,6 +1,6 @@
 """Why an app runs no more than it does now: the engine's own checks, read
 without changing anything, as a list of holds in words and fields
-(``GET /api/v1/jobs/{id}/explain``, ``slotwise explain APP``).
+(``GET /api/v1/apps/{id}/explain``, ``slotwise explain APP``).
 
 Each hold is the check a heartbeat would fail for this app, in the order a
 heartbeat meets them: runnable at all (running-app limits), anything to ask
@@ -62,7 +62,7 @@ def explain_app(engine, app_id: str) -> dict:
     state = ("waiting to run" if not app.runnable else "pending" if pending
              else "running" if app.containers else "idle")
     return {
-        "id": app.app_id, "name": app.label, "user": app.user, "queue": queue.name, "state": state,
+        "id": app.app_id, "name": app.app_name, "user": app.user, "queue": queue.name, "state": state,
         "running_containers": len(app.containers),
         "pending_containers": sum(r.num_containers for r in pending),
         "usage": app.usage.to_dict(engine.dims), "fair_share": app.fair_share.to_dict(engine.dims),

@@ -315,12 +315,12 @@ def test_move_from_the_rest_api_moves_the_app_in_the_resourcemanager(shim):
     assert httpx.get(f"{serve.url}/api/v1/config").json()["resource_manager_connected"] is True
     t, holder = run_async(cluster, "sleep", ["-m", "2", "-r", "1", "-mt", "8000", "-rt", "500"], queue="research")
     app_id = wait_running_app(cluster, "root.research")
-    jobs = {j["id"]: j for j in httpx.get(f"{serve.url}/api/v1/jobs").json()}
+    jobs = {j["id"]: j for j in httpx.get(f"{serve.url}/api/v1/apps").json()}
     assert jobs[app_id]["queue"] == "root.research"
-    refused = httpx.post(f"{serve.url}/api/v1/jobs/{app_id}/queue", json={"queue": "other"})
+    refused = httpx.post(f"{serve.url}/api/v1/apps/{app_id}/queue", json={"queue": "other"})
     assert refused.status_code == 401
     token = serve.admin_token_file.read_text().strip()
-    r = httpx.post(f"{serve.url}/api/v1/jobs/{app_id}/queue", json={"queue": "other"},
+    r = httpx.post(f"{serve.url}/api/v1/apps/{app_id}/queue", json={"queue": "other"},
                    headers={"Authorization": f"Bearer {token}"}, timeout=60)
     assert r.status_code == 200, r.text
     assert r.json()["queue"] == "root.other"
@@ -467,7 +467,7 @@ def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_queues_share
     who = httpx.get(cluster.state.rm_web.rstrip("/") + "/ws/v1/cluster/info?user.name=alice", timeout=60)
     assert "hadoop.auth=" in who.headers.get("set-cookie", "") and "u=alice" in who.headers["set-cookie"]
     # The job's name, from the RM to Python's job rows.
-    jobs = {j["id"]: j for j in httpx.get(f"{serve.url}/api/v1/jobs", timeout=60).json()}
+    jobs = {j["id"]: j for j in httpx.get(f"{serve.url}/api/v1/apps", timeout=60).json()}
     assert jobs[app_id]["name"] == cluster.rest.app(app_id)["name"] == "Sleep job"
     t.join(900)
     assert holder["result"].succeeded, holder["result"].log

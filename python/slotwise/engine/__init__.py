@@ -5,10 +5,10 @@ Its parts, each about one object of the tree:
   partition.py   the Engine: registries of nodes, apps and queues, the
                  heartbeat walk from the root, the update pass, commit
   queue.py        a queue (YARN: queue): its settings, usage and shares
-  app.py         an app (a job): its asks, usage and delay-scheduling wait
+  app.py         an app (an MRv1 job or a YARN application): its asks, usage and delay-scheduling wait
   request.py     one priority's asks and where a container of it may run
   node.py        nodes and containers
-  limits.py      running-job limits (maxRunningApps), a unit of their own
+  limits.py      running-app limits (maxRunningApps), a unit of their own
   preemption.py  starvation, victims, and capacity held for starved queues
   locality.py    the locality levels and the delay-scheduling rules
   decisions.py   what the engine answers: assignments and preemptions

@@ -1,4 +1,4 @@
-"""An app (a job): a leaf of the scheduling tree with the same shape as a
+"""An app (a YARN application or an MRv1 job): a leaf of the scheduling tree with the same shape as a
 queue, its asks, and what the shim refused it."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ REFUSAL_HOLD = 30.0
 
 
 def _weight(priority: int) -> float:
-    """A job's weight in its queue: 2^priority, the exponent held within
+    """An app's weight in its queue: 2^priority, the exponent held within
     [-64, 64] so any priority YARN sends stays a finite, usable weight."""
     return 2.0 ** max(-64, min(64, priority))
 
@@ -29,9 +29,9 @@ def asks_key(requests) -> tuple:
 
 
 class App:
-    """A job: a leaf of the scheduling tree with the same shape as a queue."""
+    """An app: a leaf of the scheduling tree with the same shape as a queue."""
 
-    __slots__ = ("app_id", "name", "label", "user", "groups", "queue", "priority", "weight", "start_time",
+    __slots__ = ("app_id", "name", "app_name", "user", "groups", "queue", "priority", "weight", "start_time",
                  "requests", "containers", "usage", "pending", "demand", "fair_share",
                  "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
                  "want_anywhere",
@@ -41,8 +41,8 @@ class App:
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
                  groups: tuple[str, ...] = ()) -> None:
         self.app_id = app_id
-        self.name = app_id  # the Schedulable's name: ties in a policy's order
-        self.label: str | None = None  # what the user called it (YARN's application name)
+        self.name = app_id  # its name as a schedulable (ties in a policy's order): the id, as YARN's FSAppAttempt.getName()
+        self.app_name: str | None = None  # what the user called it (YARN's application name), for the UI
         self.user = user
         self.groups = groups
         self.queue = None  # the leaf Queue, set by the engine

@@ -1,4 +1,4 @@
-"""Running-job limits, a unit of their own (as YARN's
+"""Running-app limits, a unit of their own (as YARN's
 MaxRunningAppsEnforcer): an app runs once its user and every queue above it
 have room under maxRunningApps; until then it waits and demands nothing.
 Waiting apps start in order of priority, then submit time."""

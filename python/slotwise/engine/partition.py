@@ -94,21 +94,21 @@ class Engine:
 
     # ----------------------------------------------------------------- config
     def config_conflicts(self, config: AllocationConfig) -> list[str]:
-        """Why ``config`` cannot replace the running one: a queue holding jobs
-        would become a parent (its jobs would never be offered a container
+        """Why ``config`` cannot replace the running one: a queue holding apps
+        would become a parent (its apps would never be offered a container
         again).  FILE:LINE: message, like a parse error."""
         out = []
         for qc in config.root.walk():
             queue = self.queues.get(qc.name)
             if queue is not None and queue.apps and (qc.children or qc.is_parent):
-                out.append(f"{config.source}:{qc.line}: {qc.name} holds {len(queue.apps)} running job(s) "
+                out.append(f"{config.source}:{qc.line}: {qc.name} holds {len(queue.apps)} running app(s) "
                            "and cannot become a parent queue; move or finish them first")
         return out
 
     def set_config(self, config: AllocationConfig) -> None:
         """Swap in a new allocation file.  Queues keep their runtime state by
         name; queues that vanished from the file but still hold apps stay on as
-        dynamic queues, so a reload never loses a running job.  Raises
+        dynamic queues, so a reload never loses a running app.  Raises
         ValueError (and changes nothing) on ``config_conflicts``."""
         conflicts = self.config_conflicts(config)
         if conflicts:
@@ -190,29 +190,29 @@ class Engine:
         return False
 
     def can_hold(self, name: str) -> str | None:
-        """Why a job cannot sit in queue ``name`` (a full name), or None if it
-        can: root and parent queues hold no jobs, and a queue holding jobs
+        """Why an app cannot sit in queue ``name`` (a full name), or None if it
+        can: root and parent queues hold no apps, and a queue holding apps
         never becomes a parent, whoever asks."""
         parts = name.split(".")
         if parts[0] != "root" or not valid_queue_name(name):
             return f"{name!r} is not a valid queue name"
         if name == "root":
-            return "root is the parent of every queue; jobs go in leaf queues"
+            return "root is the parent of every queue; apps go in leaf queues"
         queue = self.queues.get(name)
         if queue is not None:
-            return f"{name} is a parent queue; jobs go in leaf queues" if not queue.is_leaf else None
+            return f"{name} is a parent queue; apps go in leaf queues" if not queue.is_leaf else None
         for i in range(len(parts) - 1, 0, -1):
             anc = self.queues.get(".".join(parts[:i]))
             if anc is not None:
                 if anc.apps:
-                    return f"{anc.name} holds jobs and cannot become the parent of {name}"
+                    return f"{anc.name} holds apps and cannot become the parent of {name}"
                 return None
         return None
 
     def _ensure_queue(self, name: str, force: bool = False) -> Queue:
         """The queue of this name, made (with missing parents) if the rules
         allow it, or whatever they say when ``force``; never under a queue
-        that holds jobs."""
+        that holds apps."""
         queue = self.queues.get(name)
         if queue is not None:
             return queue
@@ -221,7 +221,7 @@ class Engine:
         parent_name = name.rsplit(".", 1)[0]
         parent = self._ensure_queue(parent_name, force=True)
         if parent.apps:
-            raise PlacementRejected(f"{parent_name} holds jobs and cannot become the parent of {name}")
+            raise PlacementRejected(f"{parent_name} holds apps and cannot become the parent of {name}")
         queue = Queue(name, parent, self.clock.now())
         bisect.insort(parent.children, queue, key=_by_name)
         parent.is_parent = True
@@ -232,7 +232,7 @@ class Engine:
     def _prune(self, queue: Queue | None) -> None:
         """Forget a dynamic queue once its last app has left, and each empty
         dynamic queue above it, as YARN's FairScheduler removes empty dynamic
-        queues: a queue per user must not outlive the user's jobs (10,000
+        queues: a queue per user must not outlive the user's apps (10,000
         users would leave 10,000 queues in every table and every pass)."""
         while (queue is not None and queue.dynamic and queue.parent is not None and not queue.apps
                and not queue.children and queue.name in self.queues):
@@ -291,7 +291,7 @@ class Engine:
                   recovering: bool = False) -> str:
         """Where the placement policy would put a new app (raises
         PlacementRejected); nothing changes until ``add_app``.  When
-        ``recovering`` an app the RM already holds in a queue no job can be
+        ``recovering`` an app the RM already holds in a queue no app can be
         in, rules that name such a queue (or one its ACLs close to the user)
         fall through to the next."""
         queues = self.queues
@@ -343,7 +343,7 @@ class Engine:
         app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
         app.delay = self.delay
         if name:
-            app.label = name
+            app.app_name = name
         app.queue = leaf
         bisect.insort(leaf.apps, app, key=_by_submit)
         self.apps[app_id] = app
@@ -355,7 +355,7 @@ class Engine:
 
     def mark_unmanaged(self, app_id: str) -> None:
         """The app's AM runs outside the cluster (an unmanaged AM, or an MRv1
-        job): none of its containers is an AM."""
+        app): none of its containers is an AM."""
         app = self.apps[app_id]
         app.unmanaged = True
         if not app.has_am:
@@ -464,12 +464,12 @@ class Engine:
 
     def batch(self) -> "_Batch":
         """``with engine.batch():`` applies many events and settles the
-        running-job limits once at the end (a resync of thousands of apps
+        running-app limits once at the end (a resync of thousands of apps
         stays linear)."""
         return self._batch_ctx
 
     def _update_runnability(self) -> None:
-        """Running-job limits: waiting apps become runnable in order of
+        """Running-app limits: waiting apps become runnable in order of
         priority and submit time while their user and every queue above them
         have room.  A runnable app stays runnable."""
         if not self.limits.waiting:
@@ -484,7 +484,7 @@ class Engine:
 
     @property
     def user_running(self) -> dict[str, int]:
-        """Runnable apps per user (the running-job limits' count)."""
+        """Runnable apps per user (the running-app limits' count)."""
         return self.limits.user_running
 
     # ------------------------------------------------------------- containers
@@ -603,7 +603,7 @@ class Engine:
     @property
     def idle_heartbeat_is_noop(self) -> bool:
         """True when a heartbeat from a node with no room, or with nothing
-        pending anywhere, would change nothing: no job is waiting to be
+        pending anywhere, would change nothing: no app is waiting to be
         credited for a skipped opportunity.  Drivers may then leave it out."""
         return not self._skipped
 
@@ -619,7 +619,7 @@ class Engine:
         now = self.clock.now()
         last = self._last_heartbeat
         if last is not None and self._skipped:
-            # Jobs passed over on the last heartbeat waited until this one.
+            # Apps passed over on the last heartbeat waited until this one.
             dt = now - last
             for app in self._skipped.values():
                 app.locality_wait += dt
@@ -933,13 +933,13 @@ class Engine:
         return rows
 
     def describe_apps(self) -> list[dict]:
-        """Plain rows per job for the web UI and API."""
+        """Plain rows per app for the web UI and API."""
         names = ("node_local", "rack_local", "off_switch")
         dims = self.dims
         rows = []
         for app in sorted(self.apps.values(), key=_by_submit):
             rows.append({
-                "id": app.app_id, "name": app.label, "user": app.user, "queue": app.queue.name,
+                "id": app.app_id, "name": app.app_name, "user": app.user, "queue": app.queue.name,
                 "priority": app.priority,
                 "weight": app.weight, "submit_time": app.start_time, "runnable": app.runnable,
                 "running_containers": len(app.containers), "usage": app.usage.to_dict(dims),

@@ -212,6 +212,10 @@ def _jsonl_job(rec: dict, at: _At) -> JobSpec:
         raise at.err("missing; expected the job id" if job_id is None
                      else f"expected a non-empty string, got {json.dumps(job_id)}", "job")
     at = at.of(job_id)
+    if "pool" in rec:  # the key's old name, still read
+        if "queue" in rec:
+            raise at.err("both queue and its old name pool are given", "pool")
+        rec = {("queue" if k == "pool" else k): v for k, v in rec.items()}
     for k in rec:
         if k not in _JOB_KEYS:
             raise at.err("unknown key", k)

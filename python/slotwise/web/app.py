@@ -148,7 +148,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
     """``dp``: the Dynamic Priority API (slotwise.market.api.DpApi), served
     at /scheduler (XML, the paper's) and /api/v1/dp (JSON); None: 404."""
     app = FastAPI(title="Slotwise", version=__version__,
-                  description="Queues, jobs and the allocation file of a running Slotwise scheduler. "
+                  description="Queues, apps and the allocation file of a running Slotwise scheduler. "
                               "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
     dry_runs = threading.Lock()  # one at a time: each copies the engine
@@ -188,10 +188,10 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         """Every queue: weight, min share, fair shares, usage, demand, starvation."""
         return _finite(service.queues())
 
-    @app.get("/api/v1/jobs", response_model=list[schemas.JobOut], tags=["read"])
-    def get_jobs():
-        """Every job the scheduler knows, oldest first."""
-        return _finite(service.jobs())
+    @app.get("/api/v1/apps", response_model=list[schemas.AppOut], tags=["read"])
+    def get_apps():
+        """Every app the scheduler knows, oldest first."""
+        return _finite(service.apps())
 
     @app.get("/api/v1/cluster", response_model=schemas.ClusterOut, tags=["read"])
     def get_cluster():
@@ -210,13 +210,13 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         scheduling without Python right now (since when, why), and counts."""
         return service.link_status()
 
-    @app.get("/api/v1/jobs/{job_id}/explain", response_model=schemas.ExplainOut, tags=["read"],
+    @app.get("/api/v1/apps/{app_id}/explain", response_model=schemas.ExplainOut, tags=["read"],
              responses={404: {"model": schemas.ErrorOut}})
-    def explain_job(job_id: str):
-        """Why a job runs no more than it does now, in words and figures: a
+    def explain_app(app_id: str):
+        """Why an app runs no more than it does now, in words and figures: a
         running-app limit, a max share, maxAMShare, delay scheduling, no node
         with room, its turn, Python away; and why its containers were preempted."""
-        return _finite(service.explain_job(job_id))
+        return _finite(service.explain_app(app_id))
 
     @app.post("/api/v1/config/dry-run", response_model=schemas.DryRunOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 409: {"model": schemas.ErrorOut},
@@ -235,27 +235,38 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         finally:
             dry_runs.release()
 
-    @app.post("/api/v1/jobs/{job_id}/queue", response_model=schemas.MoveOut, tags=["admin"],
+    @app.post("/api/v1/apps/{app_id}/queue", response_model=schemas.MoveOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
                          409: {"model": schemas.ErrorOut}, 413: {"model": schemas.ErrorOut},
                          422: {"model": schemas.ErrorOut}},
               dependencies=[Depends(admin)], openapi_extra=_json_request_body(schemas.MoveIn))
-    def move_job(job_id: str, body: schemas.MoveIn = Depends(json_body(schemas.MoveIn))):
-        """Move a job to another queue (as the Fair Scheduler's UI does). The JSON
+    def move_app(app_id: str, body: schemas.MoveIn = Depends(json_body(schemas.MoveIn))):
+        """Move an app to another queue (as the Fair Scheduler's UI does). The JSON
         body is read after the admin check, 64 KiB at most (413). 422 for
-        a queue no job can go to: a parent, or a missing one the placement
+        a queue no app can go to: a parent, or a missing one the placement
         policy may not create (as YARN refuses such moves)."""
-        return {"id": job_id, "queue": service.move_job(job_id, body.queue)}
+        return {"id": app_id, "queue": service.move_app(app_id, body.queue)}
 
-    @app.post("/api/v1/jobs/{job_id}/priority", response_model=schemas.PriorityOut, tags=["admin"],
+    @app.post("/api/v1/apps/{app_id}/priority", response_model=schemas.PriorityOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
                          409: {"model": schemas.ErrorOut}, 413: {"model": schemas.ErrorOut},
                          422: {"model": schemas.ErrorOut}},
               dependencies=[Depends(admin)], openapi_extra=_json_request_body(schemas.PriorityIn))
-    def set_priority(job_id: str, body: schemas.PriorityIn = Depends(json_body(schemas.PriorityIn))):
-        """Change a job's priority (its weight inside its queue is 2^priority).
+    def set_priority(app_id: str, body: schemas.PriorityIn = Depends(json_body(schemas.PriorityIn))):
+        """Change an app's priority (its weight inside its queue is 2^priority).
         The JSON body is read after the admin check, 64 KiB at most (413)."""
-        return {"id": job_id, "priority": service.set_priority(job_id, body.priority)}
+        return {"id": app_id, "priority": service.set_priority(app_id, body.priority)}
+
+    # The paths of before one vocabulary (queue and app, wire to UI), kept as
+    # aliases with the same answers (docs/admin.md); not in the OpenAPI document.
+    for old, route, model in (("/api/v1/pools", get_queues, list[schemas.QueueOut]),
+                              ("/api/v1/jobs", get_apps, list[schemas.AppOut]),
+                              ("/api/v1/jobs/{app_id}/explain", explain_app, schemas.ExplainOut)):
+        app.add_api_route(old, route, methods=["GET"], response_model=model, include_in_schema=False)
+    for old, route, model in (("/api/v1/jobs/{app_id}/pool", move_app, schemas.MoveOut),
+                              ("/api/v1/jobs/{app_id}/priority", set_priority, schemas.PriorityOut)):
+        app.add_api_route(old, route, methods=["POST"], response_model=model, include_in_schema=False,
+                          dependencies=[Depends(admin)])
 
     # ------------------------------------------------------ Dynamic Priority
     async def dp_query(request: Request, authorization: str | None = Header(default=None)) -> str | Answer:
@@ -330,7 +341,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         return {
             "link": link, "link_since": views.when(link.get("since")),
             "request": request, "version": __version__, "refresh": refresh_seconds,
-            "queues": views.queue_rows(service.queues()), "jobs": views.job_rows(service.jobs()),
+            "queues": views.queue_rows(service.queues()), "apps": views.app_rows(service.apps()),
             "cluster": views.cluster_line(service.cluster()),
             "targets": service.leaf_queues(), "config": service.config(),
             "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 
 class ResourceAmount(BaseModel):
@@ -14,7 +14,7 @@ class ResourceAmount(BaseModel):
 
 
 class SlotAmount(BaseModel):
-    """An MRv1 JobTracker's queues and jobs count slots; null: unlimited."""
+    """An MRv1 JobTracker's queues and apps count slots; null: unlimited."""
 
     model_config = ConfigDict(extra="forbid")
     map_slots: float | None
@@ -55,7 +55,7 @@ class ClusterOut(BaseModel):
     share_rule: str = Field(description='fair shares by "yarn" or "design" (see /api/v1/config)')
 
 
-class JobOut(BaseModel):
+class AppOut(BaseModel):
     id: str
     name: str | None = Field(default=None, description="the application's name, as submitted")
     user: str
@@ -111,7 +111,7 @@ class PolicyCounts(BaseModel):
     resyncs: int = Field(0, description="full payloads reconciled")
     rejected_messages: int = Field(0, description="payloads refused as inconsistent (nothing applied)")
     divergences: int = Field(0, description="checks that found Python's view different from the RM's")
-    recoveries: int = Field(0, description="apps the RM held where no job can be, placed and moved")
+    recoveries: int = Field(0, description="apps the RM held where no app can be, placed and moved")
     fallback_episodes: int = Field(0, description="fallback episodes the shim reported after they ended")
     fallback_heartbeats: int = Field(0, description="heartbeats in those episodes")
     refused: int = Field(0, description="Python's assignments the shim did not carry out")
@@ -125,7 +125,8 @@ class StatusOut(BaseModel):
 
 
 class MoveIn(BaseModel):
-    queue: StrictStr = Field(description="target queue, e.g. root.research or research")
+    queue: StrictStr = Field(validation_alias=AliasChoices("queue", "pool"),
+                             description="target queue, e.g. root.research or research (\"pool\": its old name)")
 
 
 class PriorityIn(BaseModel):
@@ -150,12 +151,12 @@ class ErrorOut(BaseModel):
 
 
 class HoldOut(BaseModel):
-    """One reason a job runs no more than it does, with the figures behind it."""
+    """One reason an app runs no more than it does, with the figures behind it."""
 
     model_config = ConfigDict(extra="allow")
     code: str = Field(description="user_max_running_apps, queue_max_running_apps, admission, nothing_asked, "
                       "queue_at_max_share, max_am_share, locality_wait, no_node_with_room, no_nodes, "
-                      "waiting_turn, python_away, or policy (what a parent queue's policy says of the job's queue, e.g. "
+                      "waiting_turn, python_away, or policy (what a parent queue's policy says of the app's queue, e.g. "
                       "its Dynamic Priority budget and rate)")
     message: str
 
@@ -186,7 +187,7 @@ class DryRunOut(BaseModel):
     valid: bool = Field(description="false: the file has errors, or a reload would be refused (conflicts)")
     errors: list[str]
     warnings: list[str]
-    conflicts: list[str] = Field(description="why a reload would be refused: a queue holding jobs would become a parent")
+    conflicts: list[str] = Field(description="why a reload would be refused: a queue holding apps would become a parent")
     share_rule: str | None = None
     preemption: bool | None = Field(None, description="whether this server preempts at all")
     queues: list[DryRunQueue] = Field(description="each queue's fair_share, steady_fair_share, weight, min_share and "

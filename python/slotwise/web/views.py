@@ -12,7 +12,7 @@ NBSP = "\u00a0"  # inside "123 MB": a narrow column breaks an amount only after 
 def amount(r: dict | None, slots: bool = False) -> str:
     if not r:
         return "-"
-    if "map_slots" in r:  # an MRv1 JobTracker's queues and jobs
+    if "map_slots" in r:  # an MRv1 JobTracker's queues and apps
         m, red = r.get("map_slots", 0), r.get("reduce_slots", 0)
         if m == float("inf") or red == float("inf"):
             return "unlimited"
@@ -64,14 +64,14 @@ def cluster_line(c: dict) -> dict:
             "used_pct": f"{100 * use.get(key, 0) / total:.0f}%" if total else "-"}
 
 
-def job_rows(jobs: list[dict]) -> list[dict]:
+def app_rows(apps: list[dict]) -> list[dict]:
     return [{
         "id": j["id"], "name": j.get("name") or j["id"], "named": bool(j.get("name")), "user": j["user"],
         "queue": j["queue"], "priority": j["priority"],
         "running": j["running_containers"], "usage": amount(j["usage"]), "demand": amount(j["demand"]),
         "fair_share": amount(j["fair_share"]), "locality": j["locality_level"].replace("_", "-"),
         "wait": seconds(j["locality_wait"]), "runnable": j["runnable"], "moving_to": j.get("moving_to"),
-    } for j in jobs]
+    } for j in apps]
 
 
 def preemption_rows(rows: list[dict]) -> list[dict]:

@@ -4,14 +4,14 @@
   const status = document.getElementById("action-status");
   const every = 1000 * parseFloat(document.body.dataset.refresh || "2");
 
-  // What the operator chose in a row and has not sent yet, by job and control:
+  // What the operator chose in a row and has not sent yet, by app and control:
   // a refresh redraws the rows and must not put the old value back.
   const chosen = new Map();
   const CONTROLS = [".move-target", ".priority-value"];
   const key = (el) => {
-    const row = el.closest("tr[data-job]");
+    const row = el.closest("tr[data-app]");
     const control = CONTROLS.find((c) => el.matches(c));
-    return row && control ? `${row.dataset.job}\n${control}` : null;
+    return row && control ? `${row.dataset.app}\n${control}` : null;
   };
   const remember = (ev) => {
     const k = key(ev.target);
@@ -62,20 +62,20 @@
     const b = ev.target;
     if (!(b instanceof HTMLButtonElement)) return;
     const row = b.closest("tr");
-    const job = b.dataset.job;
+    const app = b.dataset.app;
     try {
       if (b.classList.contains("move")) {
         const queue = row.querySelector(".move-target").value;
-        const out = await post(`/api/v1/jobs/${encodeURIComponent(job)}/queue`, {queue});
-        status.textContent = `Moved ${job} to ${out.queue}.`;
+        const out = await post(`/api/v1/apps/${encodeURIComponent(app)}/queue`, {queue});
+        status.textContent = `Moved ${app} to ${out.queue}.`;
       } else if (b.classList.contains("set-priority")) {
         const priority = parseInt(row.querySelector(".priority-value").value, 10);
-        const out = await post(`/api/v1/jobs/${encodeURIComponent(job)}/priority`, {priority});
-        status.textContent = `Priority of ${job} is now ${out.priority}.`;
+        const out = await post(`/api/v1/apps/${encodeURIComponent(app)}/priority`, {priority});
+        status.textContent = `Priority of ${app} is now ${out.priority}.`;
       } else {
         return;
       }
-      for (const c of CONTROLS) chosen.delete(`${job}\n${c}`);  // sent: the page shows the outcome
+      for (const c of CONTROLS) chosen.delete(`${app}\n${c}`);  // sent: the page shows the outcome
       b.blur();
       await refresh();
     } catch (e) {
