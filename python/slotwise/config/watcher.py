@@ -223,7 +223,7 @@ class ConfigWatcher:
 
 # ------------------------------------------------- what a reload changed
 def _elements(fmt: str) -> tuple[dict[str, str], dict[str, str], str]:
-    """The file format's own element names for the queue (queue) fields, the
+    """The file format's own element names for the queue (MRv1: pool) fields, the
     top-level fields and a user's limit, from its parser's tables; fields a
     format derives (an MRv1 queue's min resources are its minMaps) have none."""
     if fmt == "mrv1":

@@ -4,7 +4,7 @@ threads, time only from the injected clock).
 Its parts, each about one object of the tree:
   partition.py   the Engine: registries of nodes, apps and queues, the
                  heartbeat walk from the root, the update pass, commit
-  queue.py        a queue (YARN: queue): its settings, usage and shares
+  queue.py       a queue (an MRv1 pool): its settings, usage and shares
   app.py         an app (an MRv1 job or a YARN application): its asks, usage and delay-scheduling wait
   request.py     one priority's asks and where a container of it may run
   node.py        nodes and containers

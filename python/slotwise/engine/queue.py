@@ -1,4 +1,4 @@
-"""A queue (YARN: queue) at runtime: a node of the scheduling tree with the
+"""A queue (an MRv1 pools file's pool) at runtime: a node of the scheduling tree with the
 same Schedulable shape as an app, plus the settings resolved from the
 allocation file (inheriting from parents and the file's defaults)."""
 
