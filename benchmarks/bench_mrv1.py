@@ -37,7 +37,7 @@ from slotwise.localcluster.mrv1_hadoop import (FIFO_TASK_SCHEDULER, SLOTWISE_TAS
 from slotwise.localcluster.paths import find_repo
 
 TIMED = "org.apache.hadoop.mapred.TimedTaskScheduler"
-QUEUES = """<allocations>
+POOLS_XML = """<allocations>
   <pool name="a"><weight>2</weight></pool>
   <pool name="b"/>
   <pool name="c"/>
@@ -72,7 +72,7 @@ def run(name: str, delegate: str, repo: Path, work: Path, timer: Path, shim: Pat
         cluster.up()
         if delegate == SLOTWISE_TASK_SCHEDULER:
             allocations = work / "pools.xml"
-            allocations.write_text(QUEUES)
+            allocations.write_text(POOLS_XML)
             core = PolicyCore(load_allocations(str(allocations)), event_log=EventLog(str(work / "events.jsonl")),
                               kind="mrv1")
             info = Path(cluster.gateway_info_file)

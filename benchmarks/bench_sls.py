@@ -128,9 +128,9 @@ def write_run_dir(d: Path, synth: dict, scheduler: str, gateway: Path | None, as
     queues = "\n".join(f'  <queue name="{q}"><weight>{w}</weight></queue>' for q, w in QUEUES.items())
     (d / "fair-scheduler.xml").write_text(ALLOCATIONS.format(queues=queues))
     nodes = synth["num_nodes"]
-    queue = max(20, min(200, nodes // 25))
+    runner_threads = max(20, min(200, nodes // 25))
     runner = {
-        "yarn.sls.runner.queue.size": queue, "yarn.sls.nm.heartbeat.interval.ms": 1000,
+        "yarn.sls.runner.pool.size": runner_threads, "yarn.sls.nm.heartbeat.interval.ms": 1000,
         "yarn.sls.am.heartbeat.interval.ms": 1000, "yarn.sls.nm.memory.mb": NODE_MB,
         "yarn.sls.nm.vcores": NODE_VCORES, "yarn.sls.container.memory.mb": TASK_MB,
         "yarn.sls.container.vcores": 1, "yarn.sls.am.container.memory": TASK_MB, "yarn.sls.am.container.vcores": 1,

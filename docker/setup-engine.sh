@@ -82,13 +82,13 @@ start_dockerd() {
     fi
     grep -E 'level=(error|fatal)|^panic:' "$STATE/dockerd.log" | tail -n 5 >&2 || true
     # A dockerd killed while it changed a network (a session ended, SIGKILL)
-    # can leave a network without its address queue in its store; every later
-    # start then panics in libnetwork's reserveQueues. The store holds only
+    # can leave a network without its address pool in its store; every later
+    # start then panics in libnetwork's reservePools. The store holds only
     # network definitions (compose makes its network again; images and
     # volumes live elsewhere): set it aside and start afresh.
     local kv=/var/lib/docker/network/files/local-kv.db
-    if grep -q 'reserveQueues' "$STATE/dockerd.log" && [ -f "$kv" ]; then
-      say "dockerd's network store is damaged (a panic in reserveQueues): moving $kv to $kv.damaged"
+    if grep -q 'reservePools' "$STATE/dockerd.log" && [ -f "$kv" ]; then
+      say "dockerd's network store is damaged (a panic in reservePools): moving $kv to $kv.damaged"
       mv -f "$kv" "$kv.damaged"
     fi
   done

@@ -241,7 +241,7 @@ def test_comments_processing_instructions_and_whitespace_are_ignored():
     assert cfg.queues()["root.a"].weight == 2.5
 
 
-def test_nested_queues_and_queue_alias():
+def test_nested_queues_and_pool_alias():
     cfg = parse("""
         <pool name="a">
           <queue name="b">

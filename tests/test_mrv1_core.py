@@ -8,7 +8,7 @@ from slotwise.clock import ManualClock
 from slotwise.config.loader import parse_allocations
 from slotwise.core import PolicyCore
 
-QUEUES = """<allocations>
+POOLS_XML = """<allocations>
   <pool name="prod"><weight>3</weight><minMaps>0</minMaps></pool>
   <pool name="research"><weight>1</weight></pool>
 </allocations>"""
@@ -34,7 +34,7 @@ def beat(node, maps, reduces):
     return {"node": node["id"], "free": {"map_slots": maps, "reduce_slots": reduces}}
 
 
-def make(text=QUEUES):
+def make(text=POOLS_XML):
     clock = ManualClock(1000.0)
     return PolicyCore(parse_allocations(text, "pools.xml"), clock=clock, kind="mrv1"), clock
 
@@ -157,7 +157,7 @@ def test_reload_changes_both_kinds():
     nodes = [tracker(i, maps=2, reduces=2) for i in range(2)]
     call(core, "heartbeat", full=True, nodes=nodes, apps=[job(1, "prod", 50, 50), job(2, "research", 50, 50)])
     call(core, "update")
-    core.set_config(parse_allocations(QUEUES.replace("<weight>3</weight>", "<weight>1</weight>"), "pools.xml"))
+    core.set_config(parse_allocations(POOLS_XML.replace("<weight>3</weight>", "<weight>1</weight>"), "pools.xml"))
     call(core, "update")
     rows = {r["queue"]: r for r in core.queues()}
     assert rows["root.prod"]["fair_share"] == {"map_slots": 2.0, "reduce_slots": 2.0}
@@ -175,7 +175,7 @@ def test_each_kind_is_shared_by_its_own_usage():
     """A queue holding every reduce slot is still first for map slots while
     it holds fewer maps: the order on a map offer reads map slots only (with
     the order read from all slots, research would win both)."""
-    core, _ = make(QUEUES.replace("<weight>3</weight>", "<weight>1</weight>"))
+    core, _ = make(POOLS_XML.replace("<weight>3</weight>", "<weight>1</weight>"))
     t = tracker(0, maps=2, reduces=2)
     prod, research = "job_202611230000_0001", "job_202611230000_0002"
     call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 0, reduces=2)], beats=[beat(t, 0, 2)])
@@ -194,7 +194,7 @@ def test_a_reduce_launch_does_not_restart_the_maps_locality_wait():
     reduce launching on a far node leaves its maps' wait where it was."""
     from slotwise.settings import EngineSettings
     clock = ManualClock(1000.0)
-    core = PolicyCore(parse_allocations(QUEUES, "pools.xml"), EngineSettings(node_locality_delay=5.0, rack_locality_delay=5.0), clock=clock,
+    core = PolicyCore(parse_allocations(POOLS_XML, "pools.xml"), EngineSettings(node_locality_delay=5.0, rack_locality_delay=5.0), clock=clock,
                       kind="mrv1")
     near = tracker(0)
     far = {**tracker(1), "host": "elsewhere", "rack": "/other"}

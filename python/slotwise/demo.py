@@ -173,7 +173,7 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
             app = create_app(SchedulerService(core, status, RMControl(server)),
                              AdminToken(secrets.token_urlsafe(32)), metrics)
             http = start_http(app, "127.0.0.1", ui_port)
-            print(f"== web UI on http://127.0.0.1:{ui_port}/ (queues, jobs, config; /metrics, /api/v1/...)")
+            print(f"== web UI on http://127.0.0.1:{ui_port}/ (queues, apps, config; /metrics, /api/v1/...)")
         except OSError as e:
             print(f"== no web UI ({e})")
         _wait(lambda: any(e["event"] == "resync" for e in read_events(str(events_path))), 60,

@@ -70,7 +70,7 @@ def test_pi_in_queue_prod(mrv1):
     result = mrv1.submit("pi", ["2", "100"], queue="prod", timeout=600)
     assert result.succeeded, f"{result}\n{Path(result.log).read_text()[-3000:]}"
     assert re.fullmatch(r"job_\d+_\d{4}", result.job_id)
-    # The queue (queue.name) and user as the JobTracker has them; no --user: the OS user.
+    # The queue (mapred.fairscheduler.pool) and user as the JobTracker has them; no --user: the OS user.
     assert (result.state, result.queue, result.app_user) == ("SUCCEEDED", "prod", getpass.getuser())
     assert _data_local(result) == 2  # slave.host.name=localhost: file:// splits are node-local
     assert "Estimated value of Pi is" in Path(result.log).read_text()

@@ -250,7 +250,7 @@ def test_a_job_over_its_queues_running_limit_stays_uninitialised_until_it_may_ru
 
 
 # ------------------------------------------- Dynamic Priority, same cluster
-DP_QUEUES = """<?xml version="1.0"?>
+DP_POOLS_XML = """<?xml version="1.0"?>
 <allocations>
   <pool name="prod"/>
   <pool name="research"/>
@@ -285,7 +285,7 @@ def dp_mrv1(mrv1, tmp_path_factory):
     cluster, serve, _ = mrv1
     base = tmp_path_factory.mktemp("dp-mrv1")
     allocations = base / "pools.xml"
-    allocations.write_text(DP_QUEUES)
+    allocations.write_text(DP_POOLS_XML)
     acl = base / "dp.acl"
     # The jobs' user (the OS user) may spend both budgets: the JobTracker asks
     # Python's place, which checks this ACL for MRv1 jobs as for YARN apps.

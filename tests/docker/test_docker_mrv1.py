@@ -83,7 +83,7 @@ def test_mrv1_hdfs_job_reads_its_blocks_data_local_under_delay_scheduling(mrv1_c
     assert got.get("Data-local map tasks", 0) == got["Launched map tasks"], got
 
 
-def test_mrv1_queues_file_edited_on_the_host_while_jobs_run(mrv1_cluster):
+def test_mrv1_pools_file_edited_on_the_host_while_jobs_run(mrv1_cluster):
     c = mrv1_cluster
     c.wait_ready()
     prod = c.submit("prod", "alice", "sleep", *LONG)

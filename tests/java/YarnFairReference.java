@@ -50,7 +50,7 @@ import org.apache.log4j.spi.LoggingEvent;
  * shares (tests/test_yarn_reference.py).
  *
  * <p>One JSON request per line on stdin: {"file": PATH, "memory_mb": N,
- * "vcores": N, "active": [leaf pools with one runnable app each]}. One JSON
+ * "vcores": N, "active": [leaf queues with one runnable app each]}. One JSON
  * answer per line on stdout: the verdict of a real FairScheduler
  * initialised with that allocation file (the exception chain, or the queues
  * as YARN holds them: weights, limits, policies, fair and steady shares after

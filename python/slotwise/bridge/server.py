@@ -653,7 +653,7 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--heartbeat-interval", type=float, default=1.0,
                    help="NodeManager heartbeat interval, seconds (sets the default locality delays)")
     s.add_argument("--node-locality-delay", type=float, metavar="S",
-                   help="delay scheduling: how long a job waits for a node-local container before it takes "
+                   help="delay scheduling: how long an app waits for a node-local container before it takes "
                         "a rack-local one (default 1.5x the heartbeat interval; 0: no wait, as YARN's "
                         "FairScheduler by default)")
     s.add_argument("--rack-locality-delay", type=float, metavar="S",
@@ -685,6 +685,6 @@ def add_serve_parser(sub) -> None:
     hp.add_argument("--hopper-beta", type=float, metavar="B",
                     help="the Pareto tail index of task times (default: estimated online from finished tasks)")
     hp.add_argument("--hopper-epsilon", type=float, default=0.1, metavar="E",
-                    help="fairness: every job at least (1-E) x its equal share; 0 fair, 1 performance only "
+                    help="fairness: every app at least (1-E) x its equal share; 0 fair, 1 performance only "
                          "(default 0.1)")
     s.set_defaults(func=serve_main)

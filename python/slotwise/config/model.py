@@ -1,5 +1,5 @@
 """The parsed allocation file: plain data, both formats mapped onto YARN's
-vocabulary (queue == queue).  Values left as None inherit from the parent
+vocabulary (an MRv1 pool is a YARN queue).  Values left as None inherit from the parent
 queue or the file's defaults; ``Queue.apply_config`` applies that rule."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ MAX_QUEUE_NAME = 1024
 class ResourceSpec:
     """An absolute resource or a percentage of the cluster (maxResources may be either).
 
-    Each dimension is absolute (``memory_mb``/``vcores``; an MRv1 queue's
+    Each dimension is absolute (``memory_mb``/``vcores``; an MRv1 pool's
     ``maxMaps``/``maxReduces`` as ``map_slots``/``reduce_slots``) or a
     percentage (``memory_pct``/``vcores_pct``); a missing dimension means
     unlimited.
@@ -125,7 +125,7 @@ class AllocationConfig:
     default_fair_share_preemption_timeout: float = INFINITE
     default_fair_share_preemption_threshold: float = 0.5
     placement_rules: list[PlacementRule] = field(default_factory=list)
-    # MRv1: the job property naming the queue; one queue per user by default.
+    # MRv1: the job property naming the pool (the pool-name property); one pool per user by default.
     pool_name_property: str = "mapreduce.job.user.name"
     #: FILE:LINE: warning: ... for what YARN ignores or adjusts; the file loads.
     warnings: list[str] = field(default_factory=list, compare=False)

@@ -225,7 +225,7 @@ class ConfigWatcher:
 def _elements(fmt: str) -> tuple[dict[str, str], dict[str, str], str]:
     """The file format's own element names for the queue (MRv1: pool) fields, the
     top-level fields and a user's limit, from its parser's tables; fields a
-    format derives (an MRv1 queue's min resources are its minMaps) have none."""
+    format derives (an MRv1 pool's min resources are its minMaps) have none."""
     if fmt == "mrv1":
         from . import mrv1_xml as parser
 

@@ -46,7 +46,7 @@ FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 @dataclass
 class JobResult:
     program: str
-    asked: str | None           # the queue (MRv1: the queue) the job was submitted to
+    asked: str | None           # the queue (MRv1: the pool, mapred.fairscheduler.pool) it was submitted to
     user: str | None
     app_id: str | None
     returncode: int

@@ -37,7 +37,7 @@ small launcher, ``SUBMIT_AS_JAVA`` below, compiled into ``DIR/cache`` by the
 JDK's ``javac`` the first time it is needed; the user's staging directory,
 owned by the OS user, then passes as the "real" user's). The JobTracker then sees user U
 (its job pages, ``user.name`` in the job's configuration, the fair
-scheduler's default queue).
+scheduler's default pool).
 """
 
 from __future__ import annotations

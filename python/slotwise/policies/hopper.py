@@ -90,9 +90,9 @@ def algorithm2(virtual: Sequence[float], slots: float, epsilon: float) -> list[f
         return out
     for m2 in range(n):  # the first m2 jobs get the floor, the rest share in proportion
         rest = sum(virtual[m2:])
-        queue = slots - m2 * floor
-        if rest > 0 and virtual[m2] / rest * queue >= max(floor, virtual[m2]):
-            return [floor] * m2 + [v / rest * queue for v in virtual[m2:]]
+        left = slots - m2 * floor
+        if rest > 0 and virtual[m2] / rest * left >= max(floor, virtual[m2]):
+            return [floor] * m2 + [v / rest * left for v in virtual[m2:]]
     return [slots / n] * n  # unreachable: m2 = m1 always qualifies
 
 

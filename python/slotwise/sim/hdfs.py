@@ -22,11 +22,11 @@ def place_blocks(n_blocks: int, racks: dict[str, list[str]], replication: int,
         others = [r for r in rack_names if r != rack_of[first]]
         if k >= 2 and others:
             remote = rng.choice(others)
-            queue = racks[remote]
-            second = rng.choice(queue)
+            hosts = racks[remote]
+            second = rng.choice(hosts)
             chosen.append(second)
-            if k >= 3 and len(queue) > 1:
-                chosen.append(rng.choice([h for h in queue if h != second]))
+            if k >= 3 and len(hosts) > 1:
+                chosen.append(rng.choice([h for h in hosts if h != second]))
         while len(chosen) < k:
             h = rng.choice(hosts)
             if h not in chosen:

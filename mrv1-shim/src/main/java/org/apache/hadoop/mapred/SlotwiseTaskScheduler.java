@@ -619,7 +619,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
 
   @Override
   public Messages.MoveAnswer adminMove(String app, String queue) {
-    return new Messages.MoveAnswer(null, "MRv1 has no move: a job stays in the pool it was submitted to");
+    return new Messages.MoveAnswer(null, "MRv1 has no move: a job stays in the queue (its pool) it was submitted to");
   }
 
   @Override
