@@ -378,7 +378,7 @@ public class SlotwiseScheduler
     Messages.HeartbeatAnswer answer = null;
     if (!(link.hasPolicy() && link.isCold())) {
       answer = link.call("heartbeat", () -> payload(nodes, false), PolicyServer::heartbeat,
-          SlotwiseScheduler::heartbeatAnswer, this::applyHeartbeat);
+          ShimRuntime::heartbeatAnswer, this::applyHeartbeat);
     }
     if (answer == null) {
       locked(() -> {
@@ -391,23 +391,6 @@ public class SlotwiseScheduler
         updateRootQueueMetrics();
       });
     }
-  }
-
-  /**
-   * Python's answer to a heartbeat, checked whole against the schema's limits
-   * (and at most Wire.MAX_ASSIGN_PER_NODE assignments per node) before
-   * any of it is carried out: throwing refuses it (a failed call; that
-   * heartbeat goes to the FIFO).
-   */
-  static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
-    Messages.HeartbeatAnswer a = Wire.read(json, Messages.HeartbeatAnswer.class);
-    return ShimRuntime.accepted(a.error(), a);
-  }
-
-  /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
-  static Messages.UpdateAnswer updateAnswer(String json) {
-    Messages.UpdateAnswer a = Wire.read(json, Messages.UpdateAnswer.class);
-    return ShimRuntime.accepted(a.error(), a);
   }
 
   private void applyHeartbeat(Messages.HeartbeatAnswer answer) {
@@ -436,7 +419,7 @@ public class SlotwiseScheduler
         lastCheck = now;
       }
       link.call("update", deadline, () -> payload(null, check), PolicyServer::update,
-          SlotwiseScheduler::updateAnswer, this::applyUpdate);
+          ShimRuntime::updateAnswer, this::applyUpdate);
     } catch (Throwable t) {
       LOG.error("Slotwise: periodic update failed", t);
     }

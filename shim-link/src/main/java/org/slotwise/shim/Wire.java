@@ -1,8 +1,6 @@
 package org.slotwise.shim;
 
 import java.io.IOException;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -25,9 +23,6 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 public final class Wire {
   private Wire() {
   }
-
-  /** The most assignments Java carries out for one node from one answer; more refuse the answer. */
-  public static final int MAX_ASSIGN_PER_NODE = 1024; // Python: engine.MAX_ASSIGN_PER_HEARTBEAT
 
   /** Strict: no unknown fields, no coerced types; nulls left out when writing. */
   static final ObjectMapper MAPPER = JsonMapper.builder()
@@ -61,11 +56,7 @@ public final class Wire {
       if (Messages.DEFINITIONS.contains(name)) {
         Messages.check(name, tree);
       }
-      T message = READERS.computeIfAbsent(type, MAPPER::readerFor).readValue(tree);
-      if (message instanceof Messages.HeartbeatAnswer a) {
-        perNode(a.assign());
-      }
-      return message;
+      return READERS.computeIfAbsent(type, MAPPER::readerFor).readValue(tree);
     } catch (BadMessage e) {
       throw e;
     } catch (IOException | RuntimeException e) {
@@ -80,21 +71,6 @@ public final class Wire {
             ? ((JsonProcessingException) e).getOriginalMessage() : String.valueOf(e.getMessage());
       }
       throw new BadMessage(name + ": " + why.replaceAll("\\s+", " "));
-    }
-  }
-
-  /** Beyond the schema: an answer with more than MAX_ASSIGN_PER_NODE assignments for one node is refused. */
-  private static void perNode(List<Messages.Assignment> assign) {
-    if (assign.size() <= MAX_ASSIGN_PER_NODE) {
-      return;
-    }
-    Map<String, Integer> perNode = new HashMap<>();
-    for (Messages.Assignment a : assign) {
-      if (perNode.merge(a.node(), 1, Integer::sum) > MAX_ASSIGN_PER_NODE) {
-        throw new BadMessage("HeartbeatAnswer: $.assign: more than " + String.format("%,d",
-            MAX_ASSIGN_PER_NODE) + " assignments for node " + Messages.cut(a.node(), 64)
-            + " in one answer (" + String.format("%,d", assign.size()) + " in all)");
-      }
     }
   }
 

@@ -297,19 +297,19 @@ class SchemaLimitsTest {
 
   @Test
   void atMostMaxAssignPerNodeAssignmentsForOneNodeInOneAnswer() {
-    int max = Wire.MAX_ASSIGN_PER_NODE;
+    int max = ShimRuntime.MAX_ASSIGN_PER_NODE;
     assertEquals(1024, max, "Python's engine.MAX_ASSIGN_PER_HEARTBEAT");
     StringBuilder many = new StringBuilder("{\"assign\": [");
     for (int i = 0; i < max; i++) {
       many.append(i == 0 ? "" : ",").append(assignment("h:1", "1"));
     }
     String atMax = many + "]}";
-    assertEquals(max, Wire.read(atMax, Messages.HeartbeatAnswer.class).assign().size());
+    assertEquals(max, ShimRuntime.heartbeatAnswer(atMax).assign().size());
     String twoNodes = many + "," + assignment("h:2", "1") + "]}";
-    assertEquals(max + 1, Wire.read(twoNodes, Messages.HeartbeatAnswer.class).assign().size());
+    assertEquals(max + 1, ShimRuntime.heartbeatAnswer(twoNodes).assign().size());
     String past = many + "," + assignment("h:1", "1") + "]}";
     Wire.BadMessage e = assertThrows(Wire.BadMessage.class,
-        () -> Wire.read(past, Messages.HeartbeatAnswer.class));
+        () -> ShimRuntime.heartbeatAnswer(past));
     assertEquals("HeartbeatAnswer: $.assign: more than 1,024 assignments for node h:1 in one "
         + "answer (1,025 in all)", e.getMessage());
   }

@@ -223,15 +223,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     return out;
   }
 
-  /**
-   * Python's answer, checked whole against the schema's limits (and at most
-   * Wire.MAX_ASSIGN_PER_NODE assignments per tracker) before any of it is
-   * carried out: throwing refuses it (a failed call, counted; the FIFO
-   * schedules the heartbeat).
-   */
+  /** ShimRuntime's check of a heartbeat answer; a resync the JobTracker has no use for refuses it too. */
   static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
-    Messages.HeartbeatAnswer a = Wire.read(json, Messages.HeartbeatAnswer.class);
-    ShimRuntime.accepted(a.error(), a);
+    Messages.HeartbeatAnswer a = ShimRuntime.heartbeatAnswer(json);
     if (a.resync()) {
       throw new IllegalArgumentException("Python asked for a full payload");
     }
@@ -525,7 +519,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     }
     long deadline = link.isCold() ? PolicyLink.WARMUP_MS : link.getTimeoutMs();
     Messages.UpdateAnswer a = link.call("update", deadline, () -> payload(List.of(), nodes, null),
-        PolicyServer::update, SlotwiseTaskScheduler::updateAnswer, u -> {
+        PolicyServer::update, ShimRuntime::updateAnswer, u -> {
           queueTable = mergeTable(queueTable, u);
           lastUpdateMs = System.currentTimeMillis();
           if (u.resync()) {
@@ -568,12 +562,6 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         initializer.execute(() -> taskTrackerManager.initJob(job));
       }
     }
-  }
-
-  /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
-  static Messages.UpdateAnswer updateAnswer(String json) {
-    Messages.UpdateAnswer u = Wire.read(json, Messages.UpdateAnswer.class);
-    return ShimRuntime.accepted(u.error(), u);
   }
 
   /** Kills the tasks Python names (a warning-only preemption has no MRv1 meaning: skipped). */

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.slotwise.shim.Gateway;
 import org.slotwise.shim.Messages;
+import org.slotwise.shim.ShimRuntime;
 import org.slotwise.shim.Wire;
 import org.slotwise.shim.PolicyLink;
 import org.slotwise.shim.PolicyServer;
@@ -65,7 +66,7 @@ class SlotwiseTaskSchedulerLimitsTest {
     assertEquals(1, link.status(null).failures());
 
     StringBuilder many = new StringBuilder();
-    for (int i = 0; i <= Wire.MAX_ASSIGN_PER_NODE; i++) {
+    for (int i = 0; i <= ShimRuntime.MAX_ASSIGN_PER_NODE; i++) {
       many.append(i == 0 ? "" : ",").append(assign(tracker, "0"));
     }
     answer("{\"assign\": [" + many + "]}");
@@ -84,7 +85,7 @@ class SlotwiseTaskSchedulerLimitsTest {
     answer("{\"preempt\": [{\"container\": \"attempt_202401010000_0001_m_000001_0\", \"kill\": true}],"
         + " \"queues\": [{\"name\": \"production\", \"weight\": -1, \"min\": {}, \"fair\": {},"
         + " \"steady\": {}, \"usage\": {}, \"demand\": {}, \"running_apps\": 0, \"apps\": 0}]}");
-    assertNull(call(SlotwiseTaskScheduler::updateAnswer, applied));
+    assertNull(call(ShimRuntime::updateAnswer, applied));
     assertTrue(applied.isEmpty(), "the preemption is not carried out either");
     assertEquals(1, link.refusedAnswers());
     assertTrue(link.lastRefusal().startsWith("UpdateAnswer: $.queues[0].weight: -1 is below"),
