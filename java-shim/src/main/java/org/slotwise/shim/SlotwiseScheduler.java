@@ -120,7 +120,7 @@ public class SlotwiseScheduler
     root = queue(SlotwiseQueue.ROOT); // others come with Python's queue table or an app
     Class<? extends PolicyLink.CallObserver> observer =
         conf.getClass(CALL_OBSERVER, null, PolicyLink.CallObserver.class);
-    runtime = new ShimRuntime(conf::get, Messages.Kind.YARN, List.of("memory_mb", "vcores"),
+    runtime = new ShimRuntime(conf::get, Messages.Kind.YARN,
         () -> conf.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull,
         observer == null ? null : observer.getDeclaredConstructor().newInstance(), this);
     link = runtime.link();

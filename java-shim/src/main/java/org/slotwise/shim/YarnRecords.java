@@ -70,7 +70,7 @@ final class YarnRecords {
       byPriority.computeIfAbsent(r.getPriority().getPriority(), p -> new ArrayList<>()).add(r);
     }
     for (Map.Entry<Integer, List<ResourceRequest>> e : byPriority.entrySet()) {
-      long total = 0; // Request's constructor clamps it to the schema's Int32
+      long total = 0;
       boolean relax = true;
       Resource size = Resources.none();
       Map<String, Integer> hosts = new LinkedHashMap<>();
@@ -95,8 +95,7 @@ final class YarnRecords {
       }
       if (total > 0) {
         out.add(new Messages.Request(e.getKey(), res(size),
-            (int) Math.min(Integer.MAX_VALUE, total), hosts, racks, relax,
-            strictRacks.isEmpty() ? null : strictRacks));
+            (int) Math.min(Integer.MAX_VALUE, total), hosts, racks, relax, strictRacks));
       }
     }
     return out;

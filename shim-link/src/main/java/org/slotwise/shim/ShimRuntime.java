@@ -50,16 +50,17 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
 
   /**
    * @param conf the master's configuration ({@code conf::get})
-   * @param kind YARN or MRV1, with its {@code resourceTypes}
+   * @param kind YARN (memory and vcores) or MRV1 (map and reduce slots)
    * @param preemption what the master's configuration says of preemption (read at each registration)
    */
-  public ShimRuntime(Function<String, String> conf, Messages.Kind kind, List<String> resourceTypes,
+  public ShimRuntime(Function<String, String> conf, Messages.Kind kind,
       java.util.function.BooleanSupplier preemption,
       long defaultTimeoutMs, Runnable onResync, PolicyLink.CallObserver observer, Master master) {
     this.conf = conf;
     this.master = master;
     this.kind = kind;
-    this.resourceTypes = resourceTypes;
+    this.resourceTypes = kind == Messages.Kind.YARN ? List.of("memory_mb", "vcores")
+        : List.of("map_slots", "reduce_slots");
     this.preemption = preemption;
     this.callbacks = new Gateway.Callbacks((int) number(READ_TIMEOUT_MS, 5000));
     this.link = new PolicyLink(number(TIMEOUT_MS, defaultTimeoutMs), onResync, callbacks, observer);

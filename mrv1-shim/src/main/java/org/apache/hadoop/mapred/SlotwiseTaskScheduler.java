@@ -99,7 +99,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       return t;
     });
     taskTrackerManager.addJobInProgressListener(listener);
-    runtime = new ShimRuntime(c::get, Messages.Kind.MRV1, List.of("map_slots", "reduce_slots"),
+    runtime = new ShimRuntime(c::get, Messages.Kind.MRV1,
         () -> c.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull, null, this);
     link = runtime.link();
     updateInterval = runtime.updateInterval();
