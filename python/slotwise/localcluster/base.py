@@ -263,13 +263,26 @@ class ClusterBase:
 
     # -- status ----------------------------------------------------------------
 
-    def _daemon_rows(self, state: ClusterState) -> list[dict]:
-        return [{"name": d.name, "role": d.role, "pid": d.pid, "alive": self.alive(d), "log": d.log,
-                 "ports": d.ports, "node_id": d.node_id} for d in state.daemons]
+    def _status_head(self, state: ClusterState | None, **empty) -> dict:
+        """What both clusters' status() say of the directory and its daemons;
+        ``empty`` holds the master's own fields before they are read."""
+        out = {"dir": str(self.dir), "running": False, "daemons": [], "error": None, **empty}
+        if state is not None:
+            daemons = [{"name": d.name, "role": d.role, "pid": d.pid, "alive": self.alive(d), "log": d.log,
+                        "ports": d.ports, "node_id": d.node_id} for d in state.daemons]
+            out.update(running=all(d["alive"] for d in daemons) and bool(daemons), ready=state.ready,
+                       hadoop_version=state.hadoop_version, daemons=daemons)
+        return out
 
     @staticmethod
-    def _daemon_lines(st: dict) -> list[str]:
-        lines = ["daemons:"]
+    def _format_head(st: dict, title: str, up: str, master: str) -> list[str] | str:
+        """The first lines of both clusters' format_status (a string when there is
+        no cluster); ``master`` is formatted with the status' fields."""
+        if not st["daemons"]:
+            return f"no cluster in {st['dir']} (start one with: slotwise cluster up{up})"
+        word = "running" if st["running"] else "NOT running (some daemons are dead)"
+        lines = [f"{title} {st['dir']}: {word}",
+                 f"  Hadoop {st['hadoop_version']}, scheduler {st['scheduler']}", "  " + master.format(**st), "daemons:"]
         for d in st["daemons"]:
             ports = " ".join(f"{k}={v}" for k, v in d["ports"].items())
             lines.append(f"  {d['name']:<5} pid {d['pid']:<8} {'alive' if d['alive'] else 'DEAD':<6} "

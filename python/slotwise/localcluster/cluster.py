@@ -167,14 +167,10 @@ class LocalCluster(ClusterBase):
     def status(self) -> dict:
         """Daemons (alive or not), and from the RM: cluster info, nodes, apps."""
         state = self.state
+        out = self._status_head(state, nodes=[], apps=[], cluster=None)
         if state is None:
-            return {"dir": str(self.dir), "running": False, "daemons": [], "nodes": [], "apps": [],
-                    "cluster": None, "error": None}
-        daemons = self._daemon_rows(state)
-        out = {"dir": str(self.dir), "running": all(d["alive"] for d in daemons) and bool(daemons),
-               "ready": state.ready, "hadoop_version": state.hadoop_version, "scheduler": state.scheduler,
-               "rm_web": state.rm_web, "rm_address": state.rm_address, "daemons": daemons,
-               "nodes": [], "apps": [], "cluster": None, "error": None}
+            return out
+        out.update(scheduler=state.scheduler, rm_web=state.rm_web, rm_address=state.rm_address)
         rest = RMRest(state.rm_web, timeout=3)
         try:
             out["cluster"] = rest.info()
@@ -191,13 +187,10 @@ class LocalCluster(ClusterBase):
 
     @staticmethod
     def format_status(st: dict) -> str:
-        if not st["daemons"]:
-            return f"no cluster in {st['dir']} (start one with: slotwise cluster up)"
-        word = "running" if st["running"] else "NOT running (some daemons are dead)"
-        lines = [f"cluster {st['dir']}: {word}",
-                 f"  Hadoop {st['hadoop_version']}, scheduler {st['scheduler']}",
-                 f"  ResourceManager web {st['rm_web']}, rpc {st['rm_address']}",
-                 *LocalCluster._daemon_lines(st)]
+        lines = LocalCluster._format_head(st, "cluster", "", "ResourceManager web {rm_web}, "
+                                          "rpc {rm_address}")
+        if isinstance(lines, str):
+            return lines
         if st["error"]:
             lines.append(f"ResourceManager REST API unreachable: {st['error']}")
             return "\n".join(lines)

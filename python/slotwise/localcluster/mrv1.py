@@ -223,16 +223,12 @@ class Mrv1Cluster(ClusterBase):
     def status(self) -> dict:
         """Daemons (alive or not), and from the JobTracker: trackers and jobs."""
         state = self.state
+        out = self._status_head(state, kind=KIND, trackers=[], jobs=[])
         if state is None:
-            return {"dir": str(self.dir), "kind": KIND, "running": False, "daemons": [], "trackers": [],
-                    "jobs": [], "error": None}
-        daemons = self._daemon_rows(state)
-        out = {"dir": str(self.dir), "kind": KIND, "running": all(d["alive"] for d in daemons) and bool(daemons),
-               "ready": state.ready, "hadoop_version": state.hadoop_version,
-               "scheduler": mrv1_scheduler_name(state.scheduler), "jt_web": state.rm_web,
-               "jt_address": state.rm_address, "daemons": daemons, "trackers": [], "jobs": [], "error": None,
-               "slotwise": None}
-        if not any(d["alive"] for d in daemons if d["role"] == "jobtracker"):
+            return out
+        out.update(scheduler=mrv1_scheduler_name(state.scheduler), jt_web=state.rm_web,
+                   jt_address=state.rm_address, slotwise=None)
+        if not any(d["alive"] for d in out["daemons"] if d["role"] == "jobtracker"):
             out["error"] = "the JobTracker is not running"
             return out
         web = JTWeb(state.rm_web, timeout=3)
@@ -247,13 +243,10 @@ class Mrv1Cluster(ClusterBase):
 
     @staticmethod
     def format_status(st: dict) -> str:
-        if not st["daemons"]:
-            return f"no cluster in {st['dir']} (start one with: slotwise cluster up --mrv1)"
-        word = "running" if st["running"] else "NOT running (some daemons are dead)"
-        lines = [f"MRv1 cluster {st['dir']}: {word}",
-                 f"  Hadoop {st['hadoop_version']}, scheduler {st['scheduler']}",
-                 f"  JobTracker web {st['jt_web']}, rpc {st['jt_address']}",
-                 *Mrv1Cluster._daemon_lines(st)]
+        lines = Mrv1Cluster._format_head(st, "MRv1 cluster", " --mrv1", "JobTracker web {jt_web}, "
+                                         "rpc {jt_address}")
+        if isinstance(lines, str):
+            return lines
         if st["error"]:
             lines.append(f"JobTracker web UI unreachable: {st['error']}")
             return "\n".join(lines)
