@@ -134,9 +134,10 @@ class Serve:
         raise AssertionError(f"no matching event within {timeout} s in {self.event_log}")
 
 
-#: The shim's deadline for Python's answer, and its socket read timeout.
+#: The shim's deadline for Python's answer, its socket read timeout, and a holder's lease.
 CALL_DEADLINE_MS = 10_000
 READ_TIMEOUT_MS = 30_000
+LEASE_MS = 20_000
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +152,7 @@ def shim(tmp_path_factory):
     cluster = LocalCluster(base / "cluster", nodes=2, scheduler=SHIM_SCHEDULER, start_timeout=CLUSTER_START_TIMEOUT,
                            conf={"slotwise.policy.timeout-ms": str(CALL_DEADLINE_MS),
                                  "slotwise.policy.read-timeout-ms": str(READ_TIMEOUT_MS),
+                                 "slotwise.policy.lease-ms": str(LEASE_MS),
                                  "yarn.cluster.max-application-priority": "10",
                                  # Off by default, as in Hadoop; the shim tells Python at registration.
                                  "yarn.scheduler.fair.preemption": "true"})
@@ -685,26 +687,65 @@ def test_a_starved_queue_with_a_min_share_gets_its_job_running_through_preemptio
     t1.join(900)
 
 
-def test_a_paused_serve_falls_back_within_a_deadline_and_decides_again_when_resumed(shim):
+def test_a_paused_serve_keeps_the_rm_falls_back_and_decides_again_when_resumed(shim):
+    """A busy Python is not a dead one: paused past the call deadline (FIFO
+    heartbeats) and past one socket read timeout, it keeps its registration;
+    a second serve started within its lease is refused; resumed, it decides
+    again without registering anew."""
     cluster, serve = shim
     serve.ensure_running()
     t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "3000", "-rt", "500"], queue="prod")
     wait_running_app(cluster, "root.prod")
+    registrations = len([e for e in serve.events() if e["event"] == "register"])
     before = gateway_status(cluster)["fallback_heartbeats"]
     serve.proc.send_signal(signal.SIGSTOP)
+    paused = time.monotonic()
     try:
-        time.sleep((CALL_DEADLINE_MS + READ_TIMEOUT_MS) / 1000 + 5)  # past the call deadline and the read timeout
-        status = gateway_status(cluster)
-        assert status["fallback_heartbeats"] > before and (status["in_fallback"] or not status["registered"]), status
+        second = serve.spawn(http_port=free_ports(1)[0])
+        try:
+            assert second.wait(60) == 3
+        finally:
+            if second.poll() is None:
+                second.kill()
+        out = serve.event_log.with_suffix(".out").read_text()
+        assert f"already has a live policy server: pid {serve.proc.pid}" in out and "lease" in out
+        deadline = time.monotonic() + CALL_DEADLINE_MS / 1000 + 60
+        while gateway_status(cluster)["fallback_heartbeats"] <= before and time.monotonic() < deadline:
+            time.sleep(1)
+        assert gateway_status(cluster)["fallback_heartbeats"] > before, "the FIFO never stood in"
+        time.sleep(max(0.0, READ_TIMEOUT_MS / 1000 + 3 - (time.monotonic() - paused)))
     finally:
         serve.proc.send_signal(signal.SIGCONT)
-    resumed = time.time()
-    serve.wait_for(lambda e: e["event"] == "register" and e["ts"] >= resumed - 1, 60)
     t.join(900)
     assert holder["result"].succeeded, holder["result"].log
     again = cluster.submit("pi", ["1", "10"], queue="prod")
     assert again.succeeded, again.log
     assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == again.app_id]
+    assert len([e for e in serve.events() if e["event"] == "register"]) == registrations, "it was dropped"
+    assert gateway_status(cluster)["holder"]["pid"] == serve.proc.pid
+
+
+def test_a_serve_paused_past_its_lease_is_taken_over_without_takeover(shim):
+    cluster, serve = shim
+    serve.ensure_running()
+    first = serve.proc
+    first.send_signal(signal.SIGSTOP)
+    second = None
+    try:
+        time.sleep(LEASE_MS / 1000 + 2)  # no status call renews its lease meanwhile
+        second = serve.spawn(http_port=free_ports(1)[0])
+        serve.wait_for(lambda e: e["event"] == "register" and e.get("pid") == second.pid, 60)
+    finally:
+        first.send_signal(signal.SIGCONT)
+    try:
+        assert first.wait(30) == 3  # resumed, it learns it was replaced
+        done = cluster.submit("pi", ["1", "10"], queue="prod")
+        assert done.succeeded, done.log
+        assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == done.app_id]
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(30)
+    serve.start()
 
 
 # ------------------------------------------------ Hopper's speculative copies

@@ -4,11 +4,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.*;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,15 +27,20 @@ import py4j.Py4JNetworkException;
  * payload). If its payload was built, its deltas may be lost: the next call
  * sends the full state ({@code onResync}). A call whose connection to Python
  * breaks drops the policy and its callback client at once: that Python must
- * register again, with a fresh token, and nothing goes to its old port.
+ * register again, with a fresh token, and nothing goes to its old port. A
+ * busy Python is not a dead one: a call that finds no answer within the
+ * socket's read timeout is a failed call, and only {@code maxTimeouts} of
+ * them in a row drop the policy.
  *
  * <p>An answer that breaks the protocol's limits ({@link Wire.BadMessage}
  * from {@code parse}) is refused whole: not applied, counted as a failed call
  * and as a refused answer ({@link #refusedAnswers}), logged with the field it
  * breaks (WARN, again when the reason changes or a minute later).
  *
- * <p>One policy at a time: a new one is refused while the current one answers
- * a ping, unless it takes over.
+ * <p>One policy at a time, holding a lease that its status calls renew: a
+ * new one is refused while the lease runs (unless the holder's connection is
+ * refused: it is dead) and takes over once it lapses, or at once with
+ * takeover.
  *
  * <p>Locking: {@link #call} holds {@code callLock} while it builds the
  * payload, waits for the answer and applies it, so each answer is applied
@@ -48,6 +55,10 @@ public final class PolicyLink {
   public static final long WARMUP_MS = 2000;
   /** How long a registered policy has to answer a ping when another one registers. */
   static final long PROBE_MS = 500;
+  /** Read timeouts in a row that drop a policy (slotwise.policy.max-timeouts). */
+  public static final int MAX_TIMEOUTS = 3;
+  /** How long a holder's lease runs without a status call (slotwise.policy.lease-ms). */
+  public static final long LEASE_MS = 10_000;
 
   /** Benchmarks time calls through this (slotwise.call-observer.class); null otherwise. */
   public interface CallObserver {
@@ -56,6 +67,9 @@ public final class PolicyLink {
   }
 
   private final long timeoutMs;
+  private final int maxTimeouts;
+  private final long leaseMs;
+  private final LongSupplier clock;
   private final Runnable onResync;
   private final Gateway.Callbacks callbacks;
   private final CallObserver observer;
@@ -67,6 +81,7 @@ public final class PolicyLink {
   private PolicyServer policy; // guarded by this, as are the fields below
   private String session;
   private Messages.ServerInfo holder;
+  private long renewedMs; // the holder's lease, renewed by its status calls
   private boolean cold = true; // no call has reached this policy yet
   private boolean inEpisode;
   private long episodeStartMs;
@@ -79,11 +94,21 @@ public final class PolicyLink {
   private final AtomicLong totalFallbacks = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
   private final AtomicLong refused = new AtomicLong();
+  private final AtomicInteger timeoutsInARow = new AtomicInteger();
   private volatile String lastRefusal; // guarded by this for writes
   private long lastRefusalLogMs;
 
   public PolicyLink(long timeoutMs, Runnable onResync, Gateway.Callbacks callbacks, CallObserver observer) {
+    this(timeoutMs, MAX_TIMEOUTS, LEASE_MS, System::currentTimeMillis, onResync, callbacks, observer);
+  }
+
+  /** @param clock the lease's clock (ms) */
+  public PolicyLink(long timeoutMs, int maxTimeouts, long leaseMs, LongSupplier clock, Runnable onResync,
+      Gateway.Callbacks callbacks, CallObserver observer) {
     this.timeoutMs = Math.max(1, timeoutMs);
+    this.maxTimeouts = Math.max(1, maxTimeouts);
+    this.leaseMs = Math.max(1, leaseMs);
+    this.clock = clock;
     this.onResync = onResync;
     this.callbacks = callbacks;
     this.observer = observer;
@@ -99,7 +124,7 @@ public final class PolicyLink {
 
   // ------------------------------------------------------------ registration
 
-  /** A policy offers itself; it replaces a current one that is dead, or any with takeover. */
+  /** A policy offers itself; it replaces a current one whose lease lapsed or that is dead, or any with takeover. */
   public Messages.Registered register(PolicyServer p, Messages.Register r, Messages.ShimInfo shim) {
     synchronized (registration) {
       if (r.protocol() != Messages.PROTOCOL) {
@@ -108,14 +133,17 @@ public final class PolicyLink {
       }
       PolicyServer old;
       Messages.ServerInfo oldHolder;
+      long leaseAge;
       synchronized (this) {
         old = policy;
         oldHolder = holder;
+        leaseAge = clock.getAsLong() - renewedMs;
       }
-      if (old != null && !r.takeover() && answersPing(old)) {
+      if (old != null && !r.takeover() && leaseAge < leaseMs && !isDead(old)) {
         return new Messages.Registered(null, "the ResourceManager already has a live policy server: "
-            + describe(oldHolder) + "; stop it first, or start this one with --takeover", oldHolder,
-            shim);
+            + describe(oldHolder) + ", whose lease it renewed " + leaseAge + " ms ago (it lapses after "
+            + leaseMs + " ms without renewal); stop it first, or start this one with --takeover",
+            oldHolder, shim);
       }
       callLock.lock();
       try {
@@ -130,8 +158,10 @@ public final class PolicyLink {
           policy = p;
           session = id;
           holder = r.server();
+          renewedMs = clock.getAsLong();
           cold = true;
         }
+        timeoutsInARow.set(0);
         onResync.run();
         LOG.info("Slotwise: Python policy registered: {}{}", describe(r.server()),
             old == null ? "" : " (replacing " + describe(oldHolder) + ")");
@@ -157,14 +187,17 @@ public final class PolicyLink {
     }
   }
 
-  private boolean answersPing(PolicyServer p) {
+  /** Whether a ping finds the policy's connection broken (a slow or paused one is not dead). */
+  private boolean isDead(PolicyServer p) {
     FutureTask<String> ping = new FutureTask<>(() -> p.ping(Wire.write(new Messages.Ping())));
     Thread t = new Thread(ping, "slotwise-ping");
     t.setDaemon(true);
     t.start();
     try {
-      Wire.read(ping.get(PROBE_MS, TimeUnit.MILLISECONDS), Messages.Pong.class);
-      return true;
+      ping.get(PROBE_MS, TimeUnit.MILLISECONDS);
+      return false;
+    } catch (ExecutionException e) {
+      return isLinkFailure(e.getCause()) && !isTimeout(e.getCause());
     } catch (Exception e) {
       ping.cancel(true);
       return false;
@@ -204,8 +237,11 @@ public final class PolicyLink {
     return timeoutMs;
   }
 
-  /** The link as {@code status} answers it to the policy server with this session. */
+  /** The link as {@code status} answers it to the policy server with this session, whose lease it renews. */
   public synchronized Messages.ShimStatus status(String s) {
+    if (s != null && s.equals(session)) {
+      renewedMs = clock.getAsLong();
+    }
     return new Messages.ShimStatus(s != null && s.equals(session), holder, inEpisode,
         inEpisode ? lastReason : null, inEpisode ? episodeStartMs : null,
         inEpisode ? episodeFallbacks : 0, heartbeats.get(), totalFallbacks.get(), failures.get(),
@@ -257,9 +293,16 @@ public final class PolicyLink {
       Future<String> f = executor.submit(() -> {
         long start = System.nanoTime();
         try {
-          return invoke.apply(target, arg);
+          String answer = invoke.apply(target, arg);
+          timeoutsInARow.set(0);
+          return answer;
         } catch (RuntimeException e) {
-          if (isLinkFailure(e)) {
+          if (isTimeout(e)) {
+            int n = timeoutsInARow.incrementAndGet();
+            if (n >= maxTimeouts) {
+              drop(target, n + " calls in a row got no answer within the read timeout");
+            }
+          } else if (isLinkFailure(e)) {
             drop(target, "the call '" + what + "' could not reach it: " + e);
           }
           throw e;
@@ -313,7 +356,17 @@ public final class PolicyLink {
     }
   }
 
-  /** The callback connection itself broke (as opposed to Python raising, or being slow). */
+  /** The socket's read timeout ran out: Python is slow or paused, its connection may be whole. */
+  static boolean isTimeout(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.net.SocketTimeoutException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The callback connection failed (as opposed to Python raising); a timeout is one too, see isTimeout. */
   static boolean isLinkFailure(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof Py4JNetworkException || t instanceof java.io.IOException

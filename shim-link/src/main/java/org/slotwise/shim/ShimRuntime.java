@@ -23,6 +23,8 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
   public static final String INFO_FILE = "slotwise.gateway.info-file";
   public static final String TIMEOUT_MS = "slotwise.policy.timeout-ms";
   public static final String READ_TIMEOUT_MS = "slotwise.policy.read-timeout-ms";
+  public static final String MAX_TIMEOUTS = "slotwise.policy.max-timeouts";
+  public static final String LEASE_MS = "slotwise.policy.lease-ms";
   public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
 
   private static final Logger LOG = LoggerFactory.getLogger(ShimRuntime.class);
@@ -63,7 +65,9 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
         : List.of("map_slots", "reduce_slots");
     this.preemption = preemption;
     this.callbacks = new Gateway.Callbacks((int) number(READ_TIMEOUT_MS, 5000));
-    this.link = new PolicyLink(number(TIMEOUT_MS, defaultTimeoutMs), onResync, callbacks, observer);
+    this.link = new PolicyLink(number(TIMEOUT_MS, defaultTimeoutMs),
+        (int) number(MAX_TIMEOUTS, PolicyLink.MAX_TIMEOUTS), number(LEASE_MS, PolicyLink.LEASE_MS),
+        System::currentTimeMillis, onResync, callbacks, observer);
     this.updateInterval = Math.max(10, number(UPDATE_INTERVAL_MS, 500));
   }
 

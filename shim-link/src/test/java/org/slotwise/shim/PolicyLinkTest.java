@@ -6,10 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
@@ -216,8 +219,43 @@ class PolicyLinkTest {
     assertEquals(2, link.status(first).holder().pid(), "the first one learns who replaced it");
   }
 
+  /** A call whose socket read timed out, as Py4J's CallbackClient throws it. */
+  private static Py4JException readTimeout() {
+    return new Py4JException("Error while sending a command.", new Py4JNetworkException(
+        "Error while receiving a command", new SocketTimeoutException("Read timed out"),
+        Py4JNetworkException.ErrorTime.ERROR_ON_RECEIVE));
+  }
+
   @Test
-  void aPolicyThatNoLongerAnswersIsReplacedWithoutTakeover() {
+  void aBusyPythonIsNotDroppedUntilItsReadTimeoutsComeThreeInARow() {
+    AtomicInteger slow = new AtomicInteger(2);
+    String session = register(policy(p -> {
+      if (slow.getAndDecrement() > 0) {
+        throw readTimeout();
+      }
+      return "{}";
+    }));
+    assertNull(answered());
+    assertNull(answered());
+    assertTrue(link.hasPolicy(), "two read timeouts are two failed calls, not a dead Python");
+    assertTrue(callbacks.isConnected());
+    assertNotNull(answered(), "it answers again, still registered");
+    assertTrue(link.status(session).registered());
+
+    slow.set(PolicyLink.MAX_TIMEOUTS);
+    for (int i = 1; i < PolicyLink.MAX_TIMEOUTS; i++) {
+      assertNull(answered());
+      assertTrue(link.hasPolicy(), "an answer in between starts the count again");
+    }
+    assertNull(answered());
+    assertFalse(link.hasPolicy(), PolicyLink.MAX_TIMEOUTS + " read timeouts in a row drop it");
+    assertFalse(callbacks.isConnected());
+  }
+
+  @Test
+  void aPausedHolderKeepsItsLeaseUntilItLapsesThenAnotherTakesOver() {
+    AtomicLong now = new AtomicLong(1_000_000);
+    PolicyLink leased = new PolicyLink(TIMEOUT_MS, 3, 10_000, now::get, () -> { }, callbacks, null);
     CountDownLatch never = new CountDownLatch(1);
     Function<String, String> hang = p -> {
       try {
@@ -227,14 +265,39 @@ class PolicyLinkTest {
       }
       return "{}";
     };
-    PolicyServer paused = policy(hang, hang);
-    register(paused, 1, false);
-    assertNull(heartbeat()); // hangs past the deadline
-    // The old holder is still stuck (the latch is released only at the end),
-    // so this registration can only succeed by the probe giving up on it.
+    try {
+      String first = leased.register(policy(hang, hang), registration(1, false), SHIM).session();
+      assertNotNull(first);
+      now.addAndGet(9_000);
+      leased.status(first); // its poll renews the lease
+      now.addAndGet(9_999);
+      Messages.Registered refused = leased.register(policy(p -> "{}"), registration(2, false), SHIM);
+      assertNull(refused.session(), "a holder that misses a ping keeps the RM while its lease runs");
+      assertTrue(refused.refused().contains("lease"), refused.refused());
+      assertTrue(leased.status(null).holder().pid() == 1);
+      now.addAndGet(1);
+      assertNotNull(leased.register(policy(p -> "{}"), registration(2, false), SHIM).session(),
+          "once the lease lapsed");
+      assertFalse(leased.status(first).registered());
+    } finally {
+      never.countDown();
+      leased.stop();
+    }
+  }
+
+  @Test
+  void aDeadHolderIsReplacedAtOnceWhileItsLeaseRuns() {
+    PolicyServer dead = policy(p -> "{}", p -> {
+      throw new Py4JException("Error while obtaining a new communication channel",
+          new ConnectException("Connection refused"));
+    });
+    register(dead, 1, false);
     assertNotNull(register(policy(p -> "{}"), 2, false));
-    assertNotNull(answered());
-    never.countDown();
+    PolicyServer paused = policy(p -> "{}", p -> {
+      throw readTimeout();
+    });
+    register(paused, 3, true);
+    assertNull(register(policy(p -> "{}"), 4, false), "a ping that times out is no proof of death");
   }
 
   @Test
