@@ -212,3 +212,18 @@ def test_serve_preemption_flag_is_checked(tmp_path):
     out = subprocess.run([sys.executable, "-m", "slotwise.cli", "serve", "--allocations", "x.xml", "--preemption",
                           "maybe"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "--preemption" in out.stderr and "'on', 'off'" in out.stderr
+
+
+def test_py4j_records_are_kept_out_of_serves_log_even_on_the_root_logger():
+    """Py4J logs a lost connection's traceback on the root logger at INFO
+    (java_gateway.py calls logging.info); serve says what it means itself."""
+    import logging
+
+    from slotwise.bridge.server import _not_py4j
+
+    def record(path: str) -> logging.LogRecord:
+        return logging.LogRecord("root", logging.INFO, path, 1056, "Exception while sending command.", None, None)
+
+    assert not _not_py4j(record("/usr/lib/python3/dist-packages/py4j/java_gateway.py"))
+    assert not _not_py4j(record("/x/.venv/lib/python3.11/site-packages/py4j/clientserver.py"))
+    assert _not_py4j(record("/work/python/slotwise/bridge/server.py"))

@@ -198,6 +198,12 @@ def cmd_cluster_down(args) -> int:
     return 0
 
 
+def cmd_cluster_restart_master(args) -> int:
+    cluster = _cluster(args)
+    cluster.restart_master(kill=args.kill)
+    return 0
+
+
 def cmd_cluster_submit(args) -> int:
     program = list(args.program)
     if program[:1] == ["--"]:
@@ -264,7 +270,7 @@ def _positive_int(text: str) -> int:
 def _add_cluster_parser(sub) -> None:
     from .localcluster.config import SCHEDULERS, START_TIMEOUT
 
-    c = sub.add_parser("cluster", help="a real local YARN (or MRv1) cluster: up, status, submit, yarn, down",
+    c = sub.add_parser("cluster", help="a real local YARN (or MRv1) cluster: up, status, submit, yarn, restart-rm, down",
                        description="An embedded Hadoop YARN cluster (one ResourceManager, N NodeManagers, "
                                    "each its own JVM) built from the jars of java-shim/pom.xml; or with "
                                    "`up --mrv1` a Hadoop 1.2.1 one (a JobTracker, N TaskTrackers) from "
@@ -311,6 +317,17 @@ def _add_cluster_parser(sub) -> None:
     dn.add_argument("--timeout", type=float, default=30.0, metavar="S",
                     help="seconds between SIGTERM and SIGKILL (default 30)")
     dn.set_defaults(func=cmd_cluster_down)
+
+    for name in ("restart-rm", "restart-jt"):
+        rs = with_dir(csub.add_parser(
+            name, help="restart the ResourceManager (restart-jt: the JobTracker) as it was; its running "
+                       "containers keep running and it recovers its apps from its state store",
+            description="Stops the master (SIGTERM; --kill: SIGKILL, as a crash) and starts it again with the "
+                        "same ports, configuration and state store; returns once every worker has joined it "
+                        "again. A `slotwise serve` that was registered registers with the new one by itself. "
+                        "Both names work on either kind of cluster. See docs/local-cluster.md."))
+        rs.add_argument("--kill", action="store_true", help="SIGKILL instead of SIGTERM: a crash")
+        rs.set_defaults(func=cmd_cluster_restart_master)
 
     sm = with_dir(csub.add_parser(
         "submit", help="run a MapReduce example (pi, sleep, wordcount...) and wait; exit 0 if it succeeded",

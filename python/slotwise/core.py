@@ -816,8 +816,8 @@ class PolicyCore:
         self.counters["fallback_heartbeats"] += ep.heartbeats
         self.log.write("fallback", count=ep.heartbeats, seconds=seconds, reason=ep.reason,
                        started=ep.started_ms / 1000.0, ended=ep.ended_ms / 1000.0)
-        log.warning("the ResourceManager scheduled %d heartbeat(s) by its FIFO over %.1f s without Python (%s)",
-                    ep.heartbeats, seconds, ep.reason)
+        log.warning("the %s scheduled %d heartbeat(s) by its FIFO over %.1f s without Python (%s)",
+                    "JobTracker" if self.kind == "mrv1" else "ResourceManager", ep.heartbeats, seconds, ep.reason)
         if self.stats is not None:
             self.stats.on_fallback_episode(ep.heartbeats, seconds)
 

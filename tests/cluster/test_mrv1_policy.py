@@ -214,6 +214,24 @@ def test_a_killed_serve_leaves_the_job_to_the_fifo_and_a_new_one_decides(mrv1):
     assert cluster.scheduler_status()["registered"]
 
 
+def test_a_restarted_jobtracker_has_the_same_serve_registered_again_and_deciding(mrv1):
+    """Hadoop 1.2.1's JobTracker does not keep running jobs across a restart
+    (docs/mrv1.md); what it must do is get its policy back: `serve`, never
+    restarted, registers with the new JobTracker by itself and decides."""
+    cluster, serve, _ = mrv1
+    serve.ensure_running()
+    pid = serve.proc.pid
+    mark = len(serve.events())
+    cluster.restart_master(kill=True)
+    serve.wait_for(lambda e: e["event"] == "register", 120, since=mark)
+    job = sleep_job(cluster, "research", 4, 1000)
+    job_id = job.wait_for_id()
+    serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == job_id, 300, since=mark)
+    assert job.wait(900).succeeded
+    assert serve.proc.pid == pid and serve.proc.poll() is None, "serve was never restarted"
+    assert cluster.scheduler_status()["registered"]
+
+
 def test_a_job_over_its_queues_running_limit_stays_uninitialised_until_it_may_run(mrv1):
     """maxRunningJobs 1: the second job of the queue stays in PREP (not
     initialised, as in the original Fair Scheduler) while the first runs,

@@ -748,6 +748,63 @@ def test_a_serve_paused_past_its_lease_is_taken_over_without_takeover(shim):
     serve.start()
 
 
+# ------------------------------------------------ a restarted ResourceManager
+def rm_figures(cluster, queue: str) -> dict:
+    """What TestWorkPreservingRMRestart compares across a restart, from the
+    RM's REST API: the cluster's and the queue's allocations, each node's
+    used and available resources and containers."""
+    m = cluster.rest.metrics()
+    q = rest_queues(scheduler_rest(cluster).json())[queue]
+    return {"cluster": {k: m.get(k) for k in ("allocatedMB", "allocatedVirtualCores", "containersAllocated",
+                                               "availableMB", "availableVirtualCores", "appsRunning")},
+            "queue": {k: q.get(k) for k in ("usedResources", "numActiveApps", "numPendingApps")},
+            "nodes": sorted((n["id"], n.get("usedMemoryMB"), n.get("availMemoryMB"), n.get("usedVirtualCores"),
+                             n.get("availableVirtualCores"), n.get("numContainers")) for n in cluster.rest.nodes())}
+
+
+def wait_steady(cluster, app_id: str, containers: int, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while cluster.rest.app(app_id).get("runningContainers", 0) < containers:
+        assert time.monotonic() < deadline, f"{app_id} never ran {containers} containers"
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["sigterm", "sigkill"])
+def test_a_restarted_rm_keeps_its_work_and_the_same_serve_decides_again(shim, kill):
+    """Work-preserving RM restart: the maps keep running through it, the RM
+    recovers its apps and containers and its figures match what they were;
+    `serve`, never restarted, registers with the new RM, is sent what it
+    recovered, agrees with it, and places the job's reduce."""
+    import httpx
+
+    cluster, serve = shim
+    serve.ensure_running()
+    pid = serve.proc.pid
+    t, holder = run_async(cluster, "sleep", ["-m", "4", "-r", "1", "-mt", "60000", "-rt", "1000"], queue="prod")
+    app_id = wait_running_app(cluster, "root.prod")
+    wait_steady(cluster, app_id, 5)  # its AM and 4 maps of 60 s
+    before = rm_figures(cluster, "root.prod")
+    mark = time.time()
+    took = cluster.restart_master(kill=kill)
+    gateway_at = cluster.gateway_info_file.stat().st_mtime
+    registered = serve.wait_for(lambda e: e["event"] == "register" and e["ts"] >= mark, 60)
+    resync = serve.wait_for(lambda e: e["event"] == "resync" and e["ts"] >= registered["ts"], 60)
+    print(f"\nRM restart ({'SIGKILL' if kill else 'SIGTERM'}): every NodeManager back in {took:.1f} s; "
+          f"serve registered {registered['ts'] - gateway_at:.2f} s after the new gateway file")
+    assert rm_figures(cluster, "root.prod") == before
+    assert resync["apps"] >= 1 and resync["containers"] == before["cluster"]["containersAllocated"]
+    python_prod = next(q for q in httpx.get(f"{serve.url}/api/v1/queues", timeout=30).json()
+                       if q["queue"] == "root.prod")
+    assert python_prod["usage"]["memory_mb"] == before["queue"]["usedResources"]["memory"]
+    t.join(900)
+    assert holder["result"].succeeded, holder["result"].log
+    assert serve.proc.pid == pid and serve.proc.poll() is None, "serve was never restarted"
+    events = after(serve.events(), mark)
+    assert [e for e in events if e["event"] == "assign" and e["app"] == app_id], "Python placed the reduce"
+    assert not [e for e in events if e["event"] in ("divergence", "recover")]
+    assert cluster.rest.app(app_id)["queue"] == "root.prod"
+
+
 # ------------------------------------------------ Hopper's speculative copies
 STRAGGLER_SRC = Path(__file__).resolve().parent / "java" / "StragglerJob.java"
 

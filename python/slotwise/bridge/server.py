@@ -140,6 +140,11 @@ class PolicyServer:
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
+    @property
+    def master(self) -> str:
+        """The master's name in messages."""
+        return "JobTracker" if self.core.kind == "mrv1" else "ResourceManager"
+
     # ----------------------------------------------------------- the link
     def connect(self) -> None:
         """Open the gateway and register; RegistrationRefused if another
@@ -218,7 +223,7 @@ class PolicyServer:
                                fallback_heartbeats=st.fallback_heartbeats, failures=st.failures,
                                holder=None if st.holder is None else wire.to_builtins(st.holder))
         if st.in_fallback and not before:
-            log.warning("the ResourceManager schedules without Python (its FIFO) since %s: %s",
+            log.warning("the %s schedules without Python (its FIFO) since %s: %s", self.master,
                         time.strftime("%H:%M:%S", time.localtime((st.since_ms or 0) / 1000)), st.reason)
         elif before and not st.in_fallback:
             log.info("Python decides again")
@@ -237,7 +242,7 @@ class PolicyServer:
             try:
                 self.gateway.entry_point.unregister(wire.encode(wire.Unregister(session=self.session)))
                 self.core.log.write("unregister", session=self.session)
-                log.info("unregistered from the ResourceManager")
+                log.info("unregistered from the %s", self.master)
             except Exception as e:  # the RM is gone already
                 log.debug("unregister failed: %s", e)
         self.session = None
@@ -266,7 +271,7 @@ class PolicyServer:
                     except Exception as e:
                         why = self.why_waiting(e)
                         if why != waiting_logged:  # again whenever the reason changes
-                            log.warning("waiting for the ResourceManager's gateway: %s", why)
+                            log.warning("waiting for the %s's gateway: %s", self.master, why)
                             waiting_logged = why
                         self._stop.wait(retry_seconds)
                         continue
@@ -286,9 +291,9 @@ class PolicyServer:
                     raise RegistrationRefused(f"replaced by another policy server: "
                                               f"{describe(wire.convert('ServerInfo', holder) if holder else None)}")
                 if state == "dropped":
-                    log.warning("the ResourceManager let this server go (a call to Python failed); registering again")
+                    log.warning("the %s let this server go (calls to Python failed); registering again", self.master)
                 else:
-                    log.warning("lost the gateway; will register again when the ResourceManager is back")
+                    log.warning("lost the gateway; will register again when the %s is back", self.master)
                 self.core.log.write("disconnect", why=state)
                 self.close()
         finally:
@@ -409,6 +414,12 @@ class RMControl:
 DEFAULT_HTTP = "127.0.0.1:9797"
 
 
+def _not_py4j(record: logging.LogRecord) -> bool:
+    """Py4J's own records, even those it sends to the root logger: serve says
+    in its own words what a lost connection means."""
+    return "/py4j/" not in record.pathname.replace("\\", "/")
+
+
 def parse_listen(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
@@ -446,6 +457,8 @@ def serve_main(args) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.CRITICAL)  # per call at INFO; a dead peer at ERROR: ours to report
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_not_py4j)  # py4j logs a broken connection's traceback on the root logger
     try:
         config, status = load_with_status(args.allocations)
     except ConfigErrors as e:

@@ -152,14 +152,12 @@ class ClusterBase:
 
     def _spawn(self, state: ClusterState, java: Java, name: str, role: str, argv: list[str],
                ports: dict[str, int], conf_dir: Path, home: Path) -> Daemon:
-        env = {k: v for k, v in os.environ.items() if k not in SCRUB}
-        env["JAVA_HOME"] = str(java.home)  # YARN containers inherit it (yarn.nodemanager.env-whitelist)
         (conf_dir / "command.txt").write_text(" ".join(argv) + "\n")
         log_file, out_file = self.layout.log(name), self.layout.out(name)
-        proc = process.spawn(argv, env=env, out=out_file, cwd=home)
+        proc = process.spawn(argv, env=_env(java.home), out=out_file, cwd=home)
         self._children[proc.pid] = proc
         daemon = Daemon(name=name, role=role, pid=proc.pid, conf_dir=str(conf_dir), log=str(log_file),
-                        out=str(out_file), ports=ports, home=str(home))
+                        out=str(out_file), ports=ports, home=str(home), argv=list(argv))
         state.daemons.append(daemon)
         state.save(self.layout.state_file)
         what = self.MASTER_WORD if role == self.MASTER else f"{self.WORKER_WORD} {name}"
@@ -224,6 +222,36 @@ class ClusterBase:
             return True
         self._wait(lambda: f"{kind}(s) " + ", ".join(d.name for d in workers if d.name not in seen)
                    + f" to be {joined}", [master, *workers], ready, started, self.WORKER_POLL_S)
+
+    # -- restart ---------------------------------------------------------------
+
+    def restart_master(self, kill: bool = False) -> float:
+        """Stop the master (SIGTERM, or SIGKILL as a crash with ``kill``) and
+        start it again as it was (command line, ports, configuration, state
+        store); return the seconds until every worker has joined it again."""
+        state = self._require_state()
+        master = self.master(state)
+        if not master.argv:
+            raise ClusterError(f"the {self.MASTER_WORD} of {self.dir} was started by an older slotwise "
+                               f"(no command line kept): restart the cluster with down and up")
+        started = time.monotonic()
+        if self.alive(master):
+            if kill:
+                process.kill(master.pid, self.dir, children=self._children)
+            else:
+                process.stop([master.pid], self.dir, timeout=60, children=self._children)
+            self.log(f"{'killed' if kill else 'stopped'} the {self.MASTER_WORD} (pid {master.pid})")
+        proc = process.spawn(master.argv, env=_env(state.java_home), out=Path(master.out), cwd=Path(master.home))
+        self._children[proc.pid] = proc
+        master.pid = proc.pid
+        state.save(self.layout.state_file)
+        self.log(f"started the {self.MASTER_WORD} again (pid {proc.pid}); log {master.log}")
+        boot = time.monotonic()
+        self._wait_master(state, master, boot)
+        self._wait_workers_joined(state, master, [d for d in state.daemons if d.role == self.WORKER], boot)
+        took = time.monotonic() - started
+        self.log(f"{self.MASTER_WORD} restarted in {took:.1f} s; every {self.WORKER_WORD} joined it again")
+        return took
 
     # -- down ------------------------------------------------------------------
 
@@ -307,3 +335,10 @@ def first_error(log_text: str) -> str | None:
             nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
             return line.strip() + (f" / {nxt}" if nxt and not re.match(r"\d{4}-\d\d-\d\d", nxt) else "")
     return None
+
+
+def _env(java_home) -> dict[str, str]:
+    """A daemon's environment: ours without what would change Hadoop's mind (SCRUB)."""
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+    env["JAVA_HOME"] = str(java_home)  # YARN containers inherit it (yarn.nodemanager.env-whitelist)
+    return env

@@ -105,14 +105,14 @@ class LocalCluster(ClusterBase):
             rm = self._start(state, cfg, java, "rm", self.MASTER, RM_MAIN, rm_ports,
                              cfg.rm_yarn_site(), cfg.mapred_site(self.dir / "staging"),
                              extra_cp=([str(shim_jar)] if shim_jar else []) + self.rm_classpath)
-            self._wait_rm(state, rm, boot)
+            self._wait_master(state, rm, boot)
             nms = []
             for i, p in enumerate(nm_ports, start=1):
                 name = f"nm{i}"
                 home = self.layout.home(name)
                 nms.append(self._start(state, cfg, java, name, self.WORKER, NM_MAIN, p,
                                        cfg.nm_yarn_site(p, home), cfg.nm_mapred_site(p)))
-            self._wait_nodes(state, rm, nms, boot)
+            self._wait_workers_joined(state, rm, nms, boot)
         return self._boot(state, start, started, boot, lambda: f"ResourceManager {state.rm_web} "
                           f"(rpc {state.rm_address}), {self.nodes} NodeManager(s)")
 
@@ -134,7 +134,7 @@ class LocalCluster(ClusterBase):
                 "-cp", os.pathsep.join([str(conf_dir), *extra_cp, *state.classpath]), main]
         return self._spawn(state, java, name, role, argv, ports, conf_dir, home)
 
-    def _wait_rm(self, state: ClusterState, rm: Daemon, started: float) -> None:
+    def _wait_master(self, state: ClusterState, rm: Daemon, started: float) -> None:
         # Jetty accepts connections minutes before the web app answers on a
         # slow machine: a short read timeout would pile up dozens of queued
         # requests, each served at last at the RM's CPU cost. One at a time.
@@ -152,7 +152,7 @@ class LocalCluster(ClusterBase):
             return False
         self._wait(lambda: "the ResourceManager's REST API", [rm], ready, started, 0.5)
 
-    def _wait_nodes(self, state: ClusterState, rm: Daemon, nms: list[Daemon], started: float) -> None:
+    def _wait_workers_joined(self, state: ClusterState, rm: Daemon, nms: list[Daemon], started: float) -> None:
         rest = RMRest(state.rm_web, timeout=30)
 
         def running() -> list[str]:

@@ -130,7 +130,12 @@ class ClusterConfig:
             "yarn.scheduler.maximum-allocation-mb": str(s.nm_memory_mb),
             "yarn.scheduler.minimum-allocation-vcores": "1",
             "yarn.scheduler.maximum-allocation-vcores": str(s.nm_vcores),
-            "yarn.resourcemanager.recovery.enabled": "false",
+            # Work-preserving RM restart (slotwise cluster restart-rm): running
+            # containers survive; NodeManagers and AMs find the new RM within
+            # a second, not Hadoop's default 30 s between tries.
+            "yarn.resourcemanager.recovery.enabled": "true",
+            "yarn.resourcemanager.work-preserving-recovery.enabled": "true",
+            "yarn.resourcemanager.connect.retry-interval.ms": "1000",
             "yarn.log-aggregation-enable": "false",
             "yarn.timeline-service.enabled": "false",
             "yarn.nodemanager.aux-services": "mapreduce_shuffle",
@@ -150,6 +155,10 @@ class ClusterConfig:
         return {
             **self.yarn_common(),
             "yarn.resourcemanager.bind-host": BIND,
+            # The state store a restarted RM recovers from (up clears it with the RM's home).
+            "yarn.resourcemanager.store.class":
+                "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore",
+            "yarn.resourcemanager.fs.state-store.uri": (self.cluster_dir / "rm" / "state-store").as_uri(),
             **shim,
             **self.extra_yarn,
         }

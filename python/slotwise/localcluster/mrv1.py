@@ -162,13 +162,13 @@ class Mrv1Cluster(ClusterBase):
             jt = self._start(state, cfg, java, "jt", self.MASTER, JT_MAIN, jt_ports,
                              cfg.jt_mapred_site(self.layout.home("jt")),
                              extra_cp=([str(shim_jar)] if shim_jar else []) + self.jt_classpath)
-            self._wait_jt(state, jt, boot)
+            self._wait_master(state, jt, boot)
             tts = []
             for i, p in enumerate(tt_ports, start=1):
                 name = f"tt{i}"
                 tts.append(self._start(state, cfg, java, name, self.WORKER, TT_MAIN, p,
                                        cfg.tt_mapred_site(p, self.layout.home(name))))
-            self._wait_trackers(state, jt, tts, boot)
+            self._wait_workers_joined(state, jt, tts, boot)
         return self._boot(state, start, started, boot, lambda: f"JobTracker {state.rm_web} "
                           f"(rpc {state.rm_address}), {self.nodes} TaskTracker(s)")
 
@@ -193,8 +193,8 @@ class Mrv1Cluster(ClusterBase):
                 "-cp", os.pathsep.join(cp), main]
         return self._spawn(state, java, name, role, argv, ports, conf_dir, home)
 
-    def _wait_jt(self, state: ClusterState, jt: Daemon, started: float) -> None:
-        web = JTWeb(state.rm_web, timeout=30)  # one request at a time while it starts (see cluster._wait_rm)
+    def _wait_master(self, state: ClusterState, jt: Daemon, started: float) -> None:
+        web = JTWeb(state.rm_web, timeout=30)  # one request at a time while it starts (see cluster._wait_master)
 
         def ready() -> bool:
             try:
@@ -207,7 +207,7 @@ class Mrv1Cluster(ClusterBase):
             return False
         self._wait(lambda: "the JobTracker's web UI", [jt], ready, started, 0.3)
 
-    def _wait_trackers(self, state: ClusterState, jt: Daemon, tts: list[Daemon], started: float) -> None:
+    def _wait_workers_joined(self, state: ClusterState, jt: Daemon, tts: list[Daemon], started: float) -> None:
         web = JTWeb(state.rm_web, timeout=30)
 
         def registered() -> list[str]:

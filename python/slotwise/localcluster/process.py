@@ -70,6 +70,18 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
+def kill(pid: int, cluster_dir: Path, *, children: Mapping[int, subprocess.Popen] | None = None) -> None:
+    """SIGKILL, as a crash would; returns once the process is gone."""
+    if not is_ours(pid, cluster_dir):
+        return
+    _signal(pid, signal.SIGKILL)
+    end = time.monotonic() + 30
+    while is_ours(pid, cluster_dir) and time.monotonic() < end:
+        if children and pid in children:
+            children[pid].poll()
+        time.sleep(0.1)
+
+
 def stop(pids: Iterable[int], cluster_dir: Path, *, timeout: float = 30.0,
          children: Mapping[int, subprocess.Popen] | None = None) -> tuple[list[int], list[int]]:
     """SIGTERM the processes that are ours, SIGKILL what is left after

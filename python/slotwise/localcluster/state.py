@@ -23,6 +23,7 @@ class Daemon:
     ports: dict[str, int]
     home: str                   # working directory; hadoop.tmp.dir is home/tmp
     node_id: str | None = None  # NodeManagers: host:port as the RM names the node
+    argv: list[str] = field(default_factory=list)  # its command line, for a restart
 
 
 @dataclass

@@ -37,7 +37,7 @@ final class SlotwiseQueue implements Queue {
       Supplier<Resource> cluster) {
     this.name = name;
     this.cluster = cluster;
-    this.metrics = QueueMetrics.forQueue(name, parent, false, conf);
+    this.metrics = QueueMetrics.forQueue(name, parent, true, conf); // per-user metrics too, as YARN's queues
     this.users = new ActiveUsersManager(metrics);
     if (parent != null) {
       parent.children.put(name, this);

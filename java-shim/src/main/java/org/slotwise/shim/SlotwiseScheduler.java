@@ -515,6 +515,9 @@ public class SlotwiseScheduler
         rmApp.setQueue(queueName);
         if (rmApp.getApplicationSubmissionContext() != null) {
           rmApp.getApplicationSubmissionContext().setQueue(queueName);
+          if (!e.getIsAppRecovering() && !queueName.equals(SlotwiseQueue.qualify(requested))) {
+            store(rmApp, null); // a restarted RM recovers it where Python placed it
+          }
         }
       }
       deltas.appChanged(id.toString());
@@ -745,12 +748,7 @@ public class SlotwiseScheduler
       return p;
     }
     rmApp.getApplicationSubmissionContext().setPriority(p);
-    ApplicationStateData state = ApplicationStateData.newInstance(rmApp.getSubmitTime(),
-        rmApp.getStartTime(), rmApp.getApplicationSubmissionContext(), rmApp.getUser(),
-        rmApp.getCallerContext());
-    state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
-    state.setLaunchTime(rmApp.getLaunchTime());
-    rmContext.getStateStore().updateApplicationStateSynchronously(state, false, future);
+    store(rmApp, future);
     locked(() -> {
       app.setPriority(p);
       if (app.getCurrentAppAttempt() != null) {
@@ -760,6 +758,20 @@ public class SlotwiseScheduler
     });
     LOG.info("Slotwise: priority of {} is now {}", appId, p.getPriority());
     return p;
+  }
+
+  /** The app's submission context (queue, priority) into the state store, for a restart; {@code future}: wait. */
+  private void store(RMApp rmApp, SettableFuture<Object> future) {
+    ApplicationStateData state = ApplicationStateData.newInstance(rmApp.getSubmitTime(),
+        rmApp.getStartTime(), rmApp.getApplicationSubmissionContext(), rmApp.getUser(),
+        rmApp.getCallerContext());
+    state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
+    state.setLaunchTime(rmApp.getLaunchTime());
+    if (future == null) {
+      rmContext.getStateStore().updateApplicationState(state);
+    } else {
+      rmContext.getStateStore().updateApplicationStateSynchronously(state, false, future);
+    }
   }
 
   // ------------------------------------------------------------- containers
