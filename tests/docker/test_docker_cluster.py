@@ -1,7 +1,8 @@
 """The dockerized cluster as its operators use it: MapReduce jobs in two
 queues, a job reading its input from HDFS data-local under delay scheduling,
 the allocation file edited on the host while jobs run, the policy container
-killed and paused mid-job, a worker (NodeManager and DataNode) stopped.
+killed and paused mid-job, the ResourceManager killed and recovering its
+work, a worker (NodeManager and DataNode) stopped.
 
 The tests share one compose cluster (conftest) and run in this order; each
 starts by waiting for the cluster to be whole and idle again.
@@ -257,9 +258,10 @@ def test_policy_container_paused_past_the_deadline(docker_cluster):
     c.docker("pause", policy)
     paused = time.time()
     try:
-        # Frozen past the shim's read timeout (5 s): the RM must go on by its
-        # FIFO while it lasts. The test holds this state (the pause) until the
-        # RM has scheduled by its FIFO, so it is no window to catch.
+        # Frozen past the shim's deadline and its read timeout (5 s): the RM
+        # must go on by its FIFO while it lasts. The test holds this state (the
+        # pause) until the RM has scheduled by its FIFO, so it is no window to
+        # catch.
         wait_until("the RM to schedule by its FIFO while Python is frozen", lambda: c.fifo_heartbeats() > fifo,
                    60, interval=0.5)
         time.sleep(max(0.0, paused + 8 - time.time()))
@@ -267,12 +269,52 @@ def test_policy_container_paused_past_the_deadline(docker_cluster):
         c.docker("unpause", policy)
     resumed = time.time()
     succeeded(job, job.wait())
-    # Python decides again (the shim dropped it at the read timeout; it
-    # registered again on its own), and logged what the FIFO did meanwhile.
+    # Python decides again (a busy Python is not a dead one: one read timeout
+    # is a failed call, and it keeps its registration), and logged what the
+    # FIFO did meanwhile.
     _decides_again(c, "prod", "alice", resumed)
     fifo = c.check_fallback_logged(mark, fifo)
     print(f"\nheartbeats the RM scheduled by its FIFO during and after the pause: {fifo}; "
           f"registrations since: {len(c.registrations(since=paused))}")
+
+
+def _rm_figures(c, app_id: str) -> dict:
+    """What TestWorkPreservingRMRestart compares across a restart, from the
+    RM's REST API: the cluster's allocations, each node's used and available
+    resources and containers, the app's running containers."""
+    m = c.rm("/ws/v1/cluster/metrics")["clusterMetrics"]
+    return {"cluster": {k: m[k] for k in ("allocatedMB", "allocatedVirtualCores", "containersAllocated",
+                                           "availableMB", "appsRunning")},
+            "nodes": sorted((n["id"], n["usedMemoryMB"], n["availMemoryMB"], n["numContainers"])
+                            for n in c.rm_nodes() if n["state"] == "RUNNING"),
+            "app": c.rm(f"/ws/v1/cluster/apps/{app_id}")["app"].get("runningContainers")}
+
+
+def test_resourcemanager_killed_mid_job_recovers_it_and_python_decides_again(docker_cluster):
+    """The RM of the rm container is killed (SIGKILL) and starts again in the
+    same container, recovering from its state store: the maps run on through
+    it, the RM's figures come back as they were, the policy server (never
+    restarted, in the rm container's network) registers with the new RM, and
+    places the job's reduce."""
+    c = docker_cluster
+    c.wait_ready()
+    restarts, serve = _restarts(c), _serve_pid(c)
+    job = c.submit("prod", "alice", "sleep", "-m", "4", "-r", "1", "-mt", "150000", "-rt", "100")
+    _python_assigned_a_task(c, job)
+    wait_until("the job's AM and its 4 maps running", lambda: _rm_figures(c, job.app_id)["app"] == 5, 600)
+    before = _rm_figures(c, job.app_id)
+    mark = time.time()
+    out = c.docker("exec", c.container("rm"), "slotwise-hadoop", "restart-rm", "--kill").stdout
+    back = wait_until("Python registered with the new RM", lambda: c.registrations(since=mark), 300)[0]
+    print(f"\n{out.strip()}; Python registered {back['ts'] - mark:.1f} s after the kill")
+    wait_until("the RM's figures as they were before the restart", lambda: _rm_figures(c, job.app_id) == before,
+               120)
+    wait_until("Python's view of root.prod to match the RM's",
+               lambda: c.queues()["root.prod"]["usage"]["memory_mb"] == before["cluster"]["allocatedMB"], 60)
+    succeeded(job, job.wait())
+    assert [e for e in c.assigns(job.app_id, back["ts"]) if not e["am"]], "Python placed nothing after the restart"
+    assert (_restarts(c), _serve_pid(c)) == (restarts, serve), "the policy server was restarted"
+    assert not [e for e in c.events() if e["event"] == "divergence" and e["ts"] >= mark]
 
 
 def test_worker_stopped_mid_job(docker_cluster):
