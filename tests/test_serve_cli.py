@@ -227,3 +227,48 @@ def test_py4j_records_are_kept_out_of_serves_log_even_on_the_root_logger():
     assert not _not_py4j(record("/usr/lib/python3/dist-packages/py4j/java_gateway.py"))
     assert not _not_py4j(record("/x/.venv/lib/python3.11/site-packages/py4j/clientserver.py"))
     assert _not_py4j(record("/work/python/slotwise/bridge/server.py"))
+
+
+def _rm_info(answers: dict):
+    """A web server answering /ws/v1/cluster/info as a ResourceManager does."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"clusterInfo": answers}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def test_serve_reads_the_ha_state_of_its_resourcemanager(tmp_path):
+    """A standby RM of an HA pair has no gateway: serve says standby (not
+    "waiting"), and nothing when HA is off or no RM answers."""
+    from slotwise.bridge.server import PolicyServer
+
+    class Core:
+        kind = "yarn"
+
+    answers = {"haState": "STANDBY", "haZooKeeperConnectionState": "CONNECTED", "state": "STARTED"}
+    srv = _rm_info(answers)
+    try:
+        server = PolicyServer(Core(), str(tmp_path / "gateway.json"), str(tmp_path / "gateway.token"),
+                              rm_web=f"http://127.0.0.1:{srv.server_address[1]}/")
+        assert server.ha_state() == "standby" and server.status()["ha_state"] == "standby"
+        answers["haState"] = "ACTIVE"
+        assert server.ha_state() == "active"
+        answers.update(haZooKeeperConnectionState="ResourceManager HA is not enabled.")
+        assert server.ha_state() is None
+    finally:
+        srv.shutdown()
+    assert server.ha_state() is None  # no RM answers
+    assert PolicyServer(Core(), "g", "t").ha_state() is None  # no --rm-web

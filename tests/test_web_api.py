@@ -223,3 +223,14 @@ def test_status_reports_the_link_and_the_policy_counts(web):
     assert s["policy"]["fallback_episodes"] == 1 and s["policy"]["fallback_heartbeats"] == 2
     text = httpx.get(f"{web.url}/metrics").text
     assert "slotwise_fallback_active 1.0" in text and "slotwise_resourcemanager_connected 1.0" in text
+
+
+def test_a_standby_resourcemanager_shows_in_the_status_and_the_metrics(web):
+    s = httpx.get(f"{web.url}/api/v1/status").json()
+    assert s["resource_manager"].get("ha_state") is None
+    assert "slotwise_resourcemanager_standby 0.0" in httpx.get(f"{web.url}/metrics").text
+    web.rm.state.update(connected=False, registered=False, ha_state="standby")
+    s = httpx.get(f"{web.url}/api/v1/status").json()
+    assert s["resource_manager"]["ha_state"] == "standby"
+    assert "slotwise_resourcemanager_standby 1.0" in httpx.get(f"{web.url}/metrics").text
+    web.rm.state.update(ha_state=None)

@@ -119,6 +119,19 @@ def test_a_banner_shows_while_the_resourcemanager_schedules_without_python(brows
     page.close()
 
 
+def test_a_banner_says_when_the_resourcemanager_is_the_standby(browser, web):
+    page = browser.new_page()
+    page.goto(web.url)
+    assert page.locator("#standby-banner").count() == 0
+    web.rm.state.update(connected=False, registered=False, ha_state="standby")
+    banner = page.locator("#standby-banner")
+    banner.wait_for(timeout=30000)  # the page refreshes itself
+    assert "standby" in banner.inner_text() and "active ResourceManager's policy server decides" in banner.inner_text()
+    web.rm.state.update(ha_state=None, connected=True, registered=True)
+    banner.wait_for(state="detached", timeout=30000)
+    page.close()
+
+
 def test_the_cluster_and_the_jobs_names_are_shown(browser, web):
     web.core._engine.apps["app_1"].app_name = "word count"  # what the shim's name field sets
     page = browser.new_page()

@@ -142,7 +142,11 @@ class _Collector:
             away = GaugeMetricFamily("slotwise_fallback_active",
                                      "1 while the ResourceManager schedules without Python (its FIFO fallback)")
             away.add_metric([], 1.0 if state.get("in_fallback") else 0.0)
-            yield from (up, away)
+            standby = GaugeMetricFamily("slotwise_resourcemanager_standby",
+                                        "1 while this server's ResourceManager is the standby of an HA pair "
+                                        "(serve --rm-web); the active one's policy server decides")
+            standby.add_metric([], 1.0 if state.get("ha_state") == "standby" else 0.0)
+            yield from (up, away, standby)
         status = self.m._status_ref()
         if status is not None:
             ok = GaugeMetricFamily("slotwise_config_valid", "1 if the allocation file on disk is the one in force")

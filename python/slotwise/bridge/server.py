@@ -21,6 +21,7 @@ import socket
 import sys
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from ..secretfile import read_secret
 log = logging.getLogger("slotwise.serve")
 
 POLL_SECONDS = 1.0
+STANDBY_RETRY_SECONDS = 0.2
 
 
 class GatewayUnavailable(Exception):
@@ -121,8 +123,11 @@ class PolicyServer:
     """Keeps one PolicyCore registered with the ResourceManager's shim."""
 
     def __init__(self, core: PolicyCore, info_file: str, token_file: str, allocations: str = "",
-                 takeover: bool = False, cluster_dir: str | None = None, preemption: bool | None = None) -> None:
+                 takeover: bool = False, cluster_dir: str | None = None, preemption: bool | None = None,
+                 rm_web: str | None = None) -> None:
         self.core = core
+        #: The RM's web address (serve --rm-web), for its HA state while there is no gateway.
+        self.rm_web = rm_web.rstrip("/") if rm_web else None
         #: serve --preemption; None: as the master's configuration says.
         self.preemption = preemption
         self.info_file = info_file
@@ -136,7 +141,7 @@ class PolicyServer:
         self.registrations = 0
         self.server_info = wire.ServerInfo(pid=os.getpid(), host=socket.gethostname(), allocations=allocations,
                                            started_ms=int(time.time() * 1000), version=__version__)
-        self._state: dict = {"connected": False, "registered": False, "in_fallback": False}
+        self._state: dict = {"connected": False, "registered": False, "in_fallback": False, "ha_state": None}
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
@@ -189,7 +194,8 @@ class PolicyServer:
         self.registrations += 1
         self.takeover = False  # only the first registration may push another server out
         with self._lock:
-            self._state = {"connected": True, "registered": True, "in_fallback": False, "shim": answer.shim.version,
+            self._state = {"connected": True, "registered": True, "in_fallback": False, "ha_state":
+                           "active" if self.rm_web else None, "shim": answer.shim.version,
                            "deadline_ms": answer.shim.deadline_ms, "registered_at": time.time(),
                            "preemption": preemption, "preemption_from": said_by}
         self.core.log.write("register", port=info.port, session=self.session, shim=answer.shim.version,
@@ -269,11 +275,15 @@ class PolicyServer:
                     except RegistrationRefused:
                         raise
                     except Exception as e:
-                        why = self.why_waiting(e)
+                        standby = self.ha_state() == "standby"
+                        why = ("it is the standby of an HA pair: the active one's policy server decides, and this "
+                               "one registers when it turns active") if standby else self.why_waiting(e)
                         if why != waiting_logged:  # again whenever the reason changes
-                            log.warning("waiting for the %s's gateway: %s", self.master, why)
+                            log.log(logging.INFO if standby else logging.WARNING, "waiting for the %s's gateway: %s",
+                                    self.master, why)
                             waiting_logged = why
-                        self._stop.wait(retry_seconds)
+                        # A standby may turn active at any moment: look again soon.
+                        self._stop.wait(STANDBY_RETRY_SECONDS if standby else retry_seconds)
                         continue
                 self._stop.wait(POLL_SECONDS)
                 if self._stop.is_set():
@@ -303,6 +313,23 @@ class PolicyServer:
 
     def stop(self) -> None:
         self._stop.set()
+
+    def ha_state(self) -> str | None:
+        """The RM's HA state (active, standby) from its web address, kept for
+        status; None without --rm-web, when HA is off, or when it does not answer."""
+        state = None
+        if self.rm_web:
+            try:
+                with urllib.request.urlopen(f"{self.rm_web}/ws/v1/cluster/info", timeout=2) as r:
+                    info = json.load(r).get("clusterInfo") or {}
+                if info.get("haState") in ("ACTIVE", "STANDBY") and info.get("haZooKeeperConnectionState") \
+                        not in (None, "ResourceManager HA is not enabled."):
+                    state = info["haState"].lower()
+            except (OSError, ValueError, AttributeError):
+                pass
+        with self._lock:
+            self._state["ha_state"] = state
+        return state
 
     def why_waiting(self, error: Exception) -> str:
         """Why there is no gateway to register with, in words an operator can
@@ -509,7 +536,8 @@ def serve_main(args) -> int:
                       services=services, kind="mrv1" if mrv1 else "yarn")
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
                           takeover=args.takeover, cluster_dir=local,
-                          preemption=None if args.preemption is None else args.preemption == "on")
+                          preemption=None if args.preemption is None else args.preemption == "on",
+                          rm_web=args.rm_web)
     outcome: dict = {}
     stopped = threading.Event()
 
@@ -650,6 +678,9 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--cluster-dir", help="the local cluster whose gateway to use (default: run/cluster)")
     s.add_argument("--gateway-info", help="the shim's port file (default: the local cluster's)")
     s.add_argument("--token-file", help="the shim's token file, mode 0600 (default: beside the port file)")
+    s.add_argument("--rm-web", metavar="URL",
+                   help="the ResourceManager's web address (e.g. http://127.0.0.1:8088): with RM HA, status, the UI "
+                        "and /metrics say when it is the standby")
     s.add_argument("--mrv1", action="store_true",
                    help="decide for an MRv1 JobTracker (map and reduce slots); implied by an MRv1 pools file "
                         "or a local MRv1 cluster")

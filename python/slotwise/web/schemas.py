@@ -93,6 +93,8 @@ class LinkOut(BaseModel):
     registered: bool = Field(description="this server is the RM's policy now")
     seen: bool = Field(description="an RM has registered this server at some time")
     in_fallback: bool = Field(description="the RM schedules without Python (its FIFO) right now")
+    ha_state: str | None = Field(None, description='the RM\'s HA state, "active" or "standby" (serve --rm-web '
+                                 'and RM HA on); a standby RM schedules nothing and has no gateway')
     reason: str | None = Field(None, description="why, while in_fallback")
     since: float | None = Field(None, description="Unix time the fallback began")
     episode_heartbeats: int = Field(0, description="heartbeats the FIFO scheduled in this episode")
