@@ -52,7 +52,7 @@ docker-test: setup
 docker-demo: setup
 	bash docker/setup-engine.sh
 	bash docker/build-images.sh
-	$(PY) docker/demo.py $(if $(MRV1),--mrv1)
+	$(PY) docker/demo.py $(if $(MRV1),--mrv1)$(if $(HA),--ha)
 
 demo: setup
 	$(VENV)/bin/slotwise validate conf/allocations.xml conf/hadoop-doc-example.xml conf/mrv1-pools.xml

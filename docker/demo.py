@@ -1,5 +1,5 @@
-"""`make docker-demo` (and `make docker-demo MRV1=1`): a dockerized cluster,
-end to end.
+"""`make docker-demo` (and `make docker-demo MRV1=1`, `make docker-demo HA=1`):
+a dockerized cluster, end to end.
 
 Brings docker/compose.yaml (YARN on HDFS) or, with ``--mrv1``,
 docker/compose-mrv1.yaml (Hadoop 1.2.1's JobTracker on its HDFS) up under a
@@ -8,7 +8,12 @@ file, writes a text file into HDFS (one replica per block, so a map is
 data-local on one node only), runs MapReduce jobs in two queues at once (a
 sleep job, and a wordcount reading that file), prints the queue table while
 they run and a summary of Python's decisions and the wordcount's locality,
-and takes the cluster down (volumes too). The images must exist:
+and takes the cluster down (volumes too). With ``--ha``, docker/compose.ha.yaml
+(two ResourceManagers over ZooKeeper, a policy server beside each): a job
+runs, the active RM's process is killed (kill -9) mid-job, and the demo
+prints the failover as it happens: the other RM turning active, its policy
+server registering and placing containers, the job completing. The images
+must exist:
 docker/build-images.sh (make docker-demo runs it first).
 """
 
@@ -51,6 +56,10 @@ class Flavor:
 
 YARN = Flavor("slotwise-demo", "compose.yaml", "rm", 8088, "ResourceManager", 9870, "allocations/fair-scheduler.xml",
               (), "memory_mb", ("SLOTWISE_RM_WEB_PORT", "SLOTWISE_HTTP_PORT", "SLOTWISE_NN_WEB_PORT"))
+HA = Flavor("slotwise-ha-demo", "compose.ha.yaml", "rm1", 8088, "ResourceManager", 9870,
+            "allocations/fair-scheduler.xml", (), "memory_mb",
+            ("SLOTWISE_RM1_WEB_PORT", "SLOTWISE_RM2_WEB_PORT", "SLOTWISE_HTTP1_PORT", "SLOTWISE_HTTP2_PORT",
+             "SLOTWISE_NN_WEB_PORT"))
 MRV1 = Flavor("slotwise-mrv1-demo", "compose-mrv1.yaml", "jt", 50030, "JobTracker", 50070,
               "allocations-mrv1/pools.xml", ("mrv1",), "map_slots",
               ("SLOTWISE_JT_WEB_PORT", "SLOTWISE_HTTP_PORT", "SLOTWISE_NN_WEB_PORT"))
@@ -172,9 +181,95 @@ def run(d: Demo) -> int:
                   "running; docker/stop-engine.sh stops it")
 
 
+def run_ha(d: Demo) -> int:
+    """RM HA: a failover mid-job, as it happens."""
+    shutil.rmtree(d.allocations, ignore_errors=True)
+    d.allocations.mkdir(parents=True)
+    d.allocations.chmod(0o755)
+    shutil.copy(REPO / "docker" / d.f.allocations, d.file)
+    d.file.chmod(0o644)
+    d.compose("down", "--volumes", "--remove-orphans", check=False, capture=True)
+    started = time.monotonic()
+    print("bringing up the HA cluster (docker/compose.ha.yaml): zk (ZooKeeper), nn, rm1 and rm2 (ResourceManagers "
+          "with the shim, automatic failover), policy1 and policy2 (one beside each RM), 2 workers ...", flush=True)
+    try:
+        up = d.compose("up", "--detach", "--wait", check=False, capture=True)
+        if up.returncode != 0:
+            raise SystemExit(f"docker compose up failed (exit {up.returncode}):\n{up.stderr.strip()}")
+        rm = {i: f"http://127.0.0.1:{d.port(8088, f'rm{i}')}" for i in (1, 2)}
+        api = {i: f"http://127.0.0.1:{d.port(9797, f'rm{i}')}" for i in (1, 2)}
+
+        def ha(i: int) -> str:
+            try:
+                return get(f"{rm[i]}/ws/v1/cluster/info")["clusterInfo"]["haState"]
+            except (OSError, ValueError, KeyError):
+                return "DOWN"
+
+        def policy(i: int) -> str:
+            try:
+                link = get(f"{api[i]}/api/v1/status")["resource_manager"]
+            except (OSError, ValueError, KeyError):
+                return "not answering"
+            return "registered, deciding" if link["registered"] else (link.get("ha_state") or "waiting")
+
+        def registered(i: int, since: float) -> list[dict]:
+            out = d.compose("exec", "-T", f"policy{i}", "cat", "/var/lib/slotwise/events.jsonl", capture=True,
+                            check=False).stdout
+            events = [json.loads(line) for line in out.split("\n")[:-1] if line.strip()]  # [-1]: being written
+            return [e for e in events if e.get("ts", 0) >= since and e.get("event") in ("register", "assign")]
+
+        deadline = time.monotonic() + 600
+        while not any(policy(i).startswith("registered") for i in (1, 2)):
+            if time.monotonic() > deadline:
+                raise SystemExit("no policy server registered in 600 s")
+            time.sleep(1)
+        active = next(i for i in (1, 2) if ha(i) == "ACTIVE")
+        print(f"cluster up in {time.monotonic() - started:.0f} s")
+        for i in (1, 2):
+            print(f"  rm{i} {ha(i):<8} {rm[i]}   policy{i}: {policy(i):<22} {api[i]}/")
+        log = open(STATE / f"{d.f.project}-prod.log", "wb")
+        print("submitting sleep -m 8 -r 1 -mt 15000 to queue prod as alice", flush=True)
+        job = subprocess.Popen(d.exec_argv("job", "--queue", "prod", "--user", "alice", "sleep", "-m", "8", "-r", "1",
+                                           "-mt", "15000", "-rt", "500"),
+                               stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=d.env)
+        while not [e for e in registered(active, 0) if e["event"] == "assign" and not e.get("am")]:
+            time.sleep(1)
+        print(f"policy{active} placed the first maps; now kill -9 of rm{active}'s ResourceManager", flush=True)
+        killed = time.time()
+        d.compose("exec", "-T", f"rm{active}", "sh", "-c", "kill -KILL $(cat /tmp/slotwise-rm.pid)")
+        other = 3 - active
+        said = set()
+        while job.poll() is None:
+            t = time.time() - killed
+            if "active" not in said and ha(other) == "ACTIVE":
+                said.add("active")
+                print(f"  +{t:5.1f} s  rm{other} is ACTIVE", flush=True)
+            for e in registered(other, killed):
+                if e["event"] not in said:
+                    said.add(e["event"])
+                    what = "registered with it" if e["event"] == "register" else f"placed a container of {e['app']}"
+                    print(f"  +{e['ts'] - killed:5.1f} s  policy{other} {what}", flush=True)
+            if "back" not in said and ha(active) == "STANDBY":
+                said.add("back")
+                print(f"  +{t:5.1f} s  rm{active} is back, as the STANDBY; policy{active}: {policy(active)}",
+                      flush=True)
+            time.sleep(0.5)
+        ok = job.returncode == 0
+        for i in (1, 2):
+            print(f"  rm{i} {ha(i):<8} policy{i}: {policy(i)}")
+        print(f"demo {'SUCCEEDED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s: the job "
+              f"{'completed' if ok else 'failed'} across the failover (job log {STATE}/{d.f.project}-prod.log)")
+        return 0 if ok else 1
+    finally:
+        print("taking the cluster down ...", flush=True)
+        d.compose("down", "--volumes", "--remove-orphans", check=False, capture=True)
+
+
 def main(argv: list[str]) -> int:
-    if argv not in ([], ["--mrv1"]):
-        sys.exit("usage: docker/demo.py [--mrv1]")
+    if argv not in ([], ["--mrv1"], ["--ha"]):
+        sys.exit("usage: docker/demo.py [--mrv1 | --ha]")
+    if argv == ["--ha"]:
+        return run_ha(Demo(HA))
     return run(Demo(MRV1 if argv else YARN))
 
 

@@ -1,8 +1,9 @@
 """The docker tier: docker/compose.yaml's YARN cluster (a ResourceManager
 with the shim, a NameNode, two workers each a NodeManager and a DataNode,
-the policy server) and docker/compose-mrv1.yaml's MRv1 cluster (Hadoop
+the policy server), docker/compose-mrv1.yaml's MRv1 cluster (Hadoop
 1.2.1's NameNode, a JobTracker with the shim, two workers each a
-TaskTracker and a DataNode, the policy server). Each is brought up once for
+TaskTracker and a DataNode, the policy server) and docker/compose.ha.yaml's
+HA cluster (ZooKeeper, two ResourceManagers each with its policy server). Each is brought up once for
 the tests of its module by testcontainers' ``DockerCompose`` under a project
 name of its own, with free host ports and an allocation directory of its
 own, and taken down (volumes too) at the end, passed or not.
@@ -21,7 +22,7 @@ import time
 
 import pytest
 
-from dockertools import REPO, STATE, DockerCluster, Mrv1DockerCluster, docker_problem
+from dockertools import REPO, STATE, DockerCluster, HaDockerCluster, Mrv1DockerCluster, docker_problem
 
 
 def compose_cluster(cls):
@@ -74,3 +75,8 @@ def docker_cluster():
 @pytest.fixture(scope="module")
 def mrv1_cluster():
     yield from compose_cluster(Mrv1DockerCluster)
+
+
+@pytest.fixture(scope="module")
+def ha_cluster():
+    yield from compose_cluster(HaDockerCluster)

@@ -20,6 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = "slotwise-test"
 MRV1_PROJECT = "slotwise-mrv1-test"
+HA_PROJECT = "slotwise-ha-test"
 IMAGES = ("slotwise/hadoop:latest", "slotwise/policy:latest")
 STATE = REPO / "run" / "docker"
 APP_ID = re.compile(r"\b(application_\d+_\d+)\b")
@@ -384,3 +385,66 @@ class Mrv1DockerCluster(DockerCluster):
                    and f"Datanodes available: {nodes} " in self.hdfs("dfsadmin", "-report"), timeout, interval=2)
         wait_until("no job of an earlier test running",
                    lambda: not [j for j in self.jt.jobs() if j["state"] == "RUNNING"], timeout, interval=1)
+
+
+class HaDockerCluster(DockerCluster):
+    """docker/compose.ha.yaml: two ResourceManagers (HA over ZooKeeper), each
+    with its own policy server; job clients run in rm1's container (their
+    client fails over to whichever RM is active)."""
+
+    PROJECT = HA_PROJECT
+    COMPOSE_FILE = "compose.ha.yaml"
+    MASTER = "rm1"
+    PORTS = {"SLOTWISE_RM1_WEB_PORT": "", "SLOTWISE_RM2_WEB_PORT": "", "SLOTWISE_HTTP1_PORT": "",
+             "SLOTWISE_HTTP2_PORT": "", "SLOTWISE_NN_WEB_PORT": ""}
+
+    def ports(self) -> None:
+        self.rm_ports = {i: int(self.compose.get_service_port(f"rm{i}", 8088)) for i in (1, 2)}
+        self.http_ports = {i: int(self.compose.get_service_port(f"rm{i}", 9797)) for i in (1, 2)}
+        self.nn_port = int(self.compose.get_service_port("nn", 9870))
+
+    def describe(self) -> str:
+        return (f"RM web 127.0.0.1:{self.rm_ports[1]} and :{self.rm_ports[2]}, Slotwise 127.0.0.1:"
+                f"{self.http_ports[1]} and :{self.http_ports[2]}, NameNode 127.0.0.1:{self.nn_port}")
+
+    def ha_state(self, i: int) -> str:
+        return self._get(f"http://127.0.0.1:{self.rm_ports[i]}/ws/v1/cluster/info")["clusterInfo"]["haState"]
+
+    def active(self) -> int:
+        """Which RM (1 or 2) is active; ValueError if neither is (yet)."""
+        for i in (1, 2):
+            try:
+                if self.ha_state(i) == "ACTIVE":
+                    return i
+            except OSError:
+                pass  # that one is down or restarting
+        raise ValueError("no ResourceManager is active")
+
+    def api_of(self, i: int, path: str, raw: bool = False):
+        """Policy server I's REST API (through rmI's published port)."""
+        return self._get(f"http://127.0.0.1:{self.http_ports[i]}{path}", raw)
+
+    def api(self, path: str):
+        return self.api_of(self.active(), path)
+
+    def rm(self, path: str, raw: bool = False):
+        return self._get(f"http://127.0.0.1:{self.rm_ports[self.active()]}{path}", raw)
+
+    def events_of(self, i: int) -> list[dict]:
+        out = self.docker("exec", self.container(f"policy{i}"), "cat", "/var/lib/slotwise/events.jsonl").stdout
+        return [json.loads(line) for line in out.split("\n")[:-1] if line.strip()]
+
+    def events(self) -> list[dict]:
+        return self.events_of(self.active())
+
+    def standby_says_so(self) -> bool:
+        standby = 3 - self.active()
+        link = self.api_of(standby, "/api/v1/status")["resource_manager"]
+        return link.get("ha_state") == "standby" and not link["registered"]
+
+    def wait_ready(self, nodes: int = 2, timeout: float = 180) -> None:
+        """One RM active with its policy server registered, the other standby
+        and its policy server saying so, and the rest as DockerCluster's."""
+        wait_until("an active ResourceManager", lambda: self.active() in (1, 2), timeout)
+        wait_until("the standby's policy server to say standby", self.standby_says_so, timeout)
+        super().wait_ready(nodes, timeout)
