@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from dockertools import wait_until
+from dockertools import REPO, wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -86,3 +86,17 @@ def test_a_failover_mid_job_the_new_active_rms_policy_decides_and_the_job_comple
     wait_until(f"rm{old} back as the standby", lambda: c.ha_state(old) == "STANDBY", 600)
     wait_until(f"policy{old} to say standby", c.standby_says_so, 120)
     assert {i: _restarts(c, f"policy{i}") for i in (1, 2)} == policies, "a policy container was restarted"
+
+
+def test_a_three_minute_soak_under_faults_fails_no_job(ha_cluster):
+    """benchmarks/soak.py --quick on this cluster: jobs in three queues while
+    faults strike (with this seed: the active RM killed, then its successor's
+    policy server killed, then paused); every job succeeds."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from soak import run_soak
+
+    figures = run_soak(ha_cluster, 3.0, seed=5)  # a failover, a policy kill and a pause
+    assert figures["jobs"] >= 5 and figures["failed"] == 0, figures
+    assert all(s != float("inf") for s in figures["failovers"]), figures
