@@ -791,7 +791,11 @@ def test_a_restarted_rm_keeps_its_work_and_the_same_serve_decides_again(shim, ki
     resync = serve.wait_for(lambda e: e["event"] == "resync" and e["ts"] >= registered["ts"], 60)
     print(f"\nRM restart ({'SIGKILL' if kill else 'SIGTERM'}): every NodeManager back in {took:.1f} s; "
           f"serve registered {registered['ts'] - gateway_at:.2f} s after the new gateway file")
-    assert rm_figures(cluster, "root.prod") == before
+    # The NodeManagers are back; the RM recovers their containers as it handles their registrations.
+    deadline = time.monotonic() + 120
+    while (now := rm_figures(cluster, "root.prod")) != before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert now == before
     assert resync["apps"] >= 1 and resync["containers"] == before["cluster"]["containersAllocated"]
     python_prod = next(q for q in httpx.get(f"{serve.url}/api/v1/queues", timeout=30).json()
                        if q["queue"] == "root.prod")
