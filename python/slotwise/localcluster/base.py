@@ -231,27 +231,39 @@ class ClusterBase:
         store); return the seconds until every worker has joined it again."""
         state = self._require_state()
         master = self.master(state)
-        if not master.argv:
+        if not all(d.argv for d in state.daemons):
             raise ClusterError(f"the {self.MASTER_WORD} of {self.dir} was started by an older slotwise "
                                f"(no command line kept): restart the cluster with down and up")
         started = time.monotonic()
-        if self.alive(master):
-            if kill:
-                process.kill(master.pid, self.dir, children=self._children)
-            else:
-                process.stop([master.pid], self.dir, timeout=60, children=self._children)
-            self.log(f"{'killed' if kill else 'stopped'} the {self.MASTER_WORD} (pid {master.pid})")
-        proc = process.spawn(master.argv, env=_env(state.java_home), out=Path(master.out), cwd=Path(master.home))
-        self._children[proc.pid] = proc
-        master.pid = proc.pid
-        state.save(self.layout.state_file)
-        self.log(f"started the {self.MASTER_WORD} again (pid {proc.pid}); log {master.log}")
+        self._respawn(state, master, kill)
         boot = time.monotonic()
         self._wait_master(state, master, boot)
-        self._wait_workers_joined(state, master, [d for d in state.daemons if d.role == self.WORKER], boot)
+        workers = [d for d in state.daemons if d.role == self.WORKER]
+        if self.RESTART_WORKERS_WITH_MASTER:
+            for d in workers:
+                self._respawn(state, d, False)
+        self._wait_workers_joined(state, master, workers, boot)
         took = time.monotonic() - started
         self.log(f"{self.MASTER_WORD} restarted in {took:.1f} s; every {self.WORKER_WORD} joined it again")
         return took
+
+    #: Whether restart_master restarts the workers too (MRv1: see Mrv1Cluster).
+    RESTART_WORKERS_WITH_MASTER = False
+
+    def _respawn(self, state: ClusterState, d: Daemon, kill: bool) -> None:
+        """Stop a daemon (SIGTERM, or SIGKILL with ``kill``) and start it again as it was."""
+        word = self.MASTER_WORD if d.role == self.MASTER else f"{self.WORKER_WORD} {d.name}"
+        if self.alive(d):
+            if kill:
+                process.kill(d.pid, self.dir, children=self._children)
+            else:
+                process.stop([d.pid], self.dir, timeout=60, children=self._children)
+            self.log(f"{'killed' if kill else 'stopped'} the {word} (pid {d.pid})")
+        proc = process.spawn(d.argv, env=_env(state.java_home), out=Path(d.out), cwd=Path(d.home))
+        self._children[proc.pid] = proc
+        d.pid = proc.pid
+        state.save(self.layout.state_file)
+        self.log(f"started the {word} again (pid {proc.pid}); log {d.log}")
 
     # -- down ------------------------------------------------------------------
 

@@ -75,6 +75,11 @@ class Mrv1Cluster(ClusterBase):
     MASTER_WORD, WORKER_WORD = "JobTracker", "TaskTracker"
     GATEWAY_SITE = "mapred_site"
     STRAYS = "leftover task or client JVM(s)"
+    # Hadoop 1.2.1's TaskTracker reinitialises when its JobTracker comes back,
+    # and binding its task report port again can fail (the port is fixed here,
+    # and its tasks' connections may still hold it): it then hangs, never
+    # rejoining. restart_master restarts the TaskTrackers with the JobTracker.
+    RESTART_WORKERS_WITH_MASTER = True
 
     def __init__(self, dir: str | os.PathLike | None = None, *, nodes: int = 2,
                  scheduler: str = "slotwise", conf: dict[str, str] | None = None,
