@@ -295,7 +295,7 @@ def test_resourcemanager_killed_mid_job_recovers_it_and_python_decides_again(doc
     same container, recovering from its state store: the maps run on through
     it, the RM's figures come back as they were, the policy server (never
     restarted, in the rm container's network) registers with the new RM, and
-    places the job's reduce."""
+    decides the next job."""
     c = docker_cluster
     c.wait_ready()
     restarts, serve = _restarts(c), _serve_pid(c)
@@ -312,7 +312,10 @@ def test_resourcemanager_killed_mid_job_recovers_it_and_python_decides_again(doc
     wait_until("Python's view of root.prod to match the RM's",
                lambda: c.queues()["root.prod"]["usage"]["memory_mb"] == before["cluster"]["allocatedMB"], 60)
     succeeded(job, job.wait())
-    assert [e for e in c.assigns(job.app_id, back["ts"]) if not e["am"]], "Python placed nothing after the restart"
+    # It decides after the restart. (Not judged by the running job's reduce
+    # alone: one container, which a single heartbeat past the deadline on a
+    # loaded machine gives to the FIFO.)
+    _decides_again(c, "research", "bob", back["ts"])
     assert (_restarts(c), _serve_pid(c)) == (restarts, serve), "the policy server was restarted"
     assert not [e for e in c.events() if e["event"] == "divergence" and e["ts"] >= mark]
 
