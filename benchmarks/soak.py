@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import subprocess
 import sys
 import threading
@@ -47,7 +46,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "docker"))
 
-from dockertools import HaDockerCluster, Job, wait_until  # noqa: E402
+from dockertools import HaDockerCluster, Job, fresh_allocations, wait_until  # noqa: E402
 
 FAULTS = ("policy-kill", "policy-pause", "worker-stop", "failover")
 STREAM = (("prod", "alice"), ("research", "bob"), ("default", "carol"))
@@ -218,13 +217,8 @@ def main(argv: list[str]) -> int:
     minutes = 3.0 if args.quick else args.minutes
     from testcontainers.compose import DockerCompose
 
-    state = REPO / "run" / "docker"
-    allocations = state / "soak-allocations"
-    shutil.rmtree(allocations, ignore_errors=True)
-    allocations.mkdir(parents=True)
-    allocations.chmod(0o755)
-    shutil.copy(REPO / "docker" / "allocations" / "fair-scheduler.xml", allocations / "fair-scheduler.xml")
-    (allocations / "fair-scheduler.xml").chmod(0o644)
+    allocations = fresh_allocations(REPO / "docker" / "allocations" / "fair-scheduler.xml",
+                                    REPO / "run" / "docker" / "soak-allocations")
     os.environ.update({"COMPOSE_PROJECT_NAME": "slotwise-soak", **HaDockerCluster.PORTS, "SLOTWISE_WORKERS": "2",
                        "SLOTWISE_ALLOCATIONS_DIR": str(allocations), "TESTCONTAINERS_RYUK_DISABLED": "true"})
     compose = DockerCompose(REPO / "docker", compose_file_name="compose.ha.yaml", wait=True)

@@ -106,13 +106,19 @@ def queue_table(api: str, unit: str) -> str:
     return "\n".join(lines)
 
 
-def run(d: Demo) -> int:
+def prepare(d: Demo) -> None:
+    """A fresh copy of the allocation file (the policy container reads it as
+    uid 1000), and nothing left of an earlier run."""
     shutil.rmtree(d.allocations, ignore_errors=True)
     d.allocations.mkdir(parents=True)
     d.allocations.chmod(0o755)
     shutil.copy(REPO / "docker" / d.f.allocations, d.file)
     d.file.chmod(0o644)
     d.compose("down", "--volumes", "--remove-orphans", check=False, capture=True)
+
+
+def run(d: Demo) -> int:
+    prepare(d)
     started = time.monotonic()
     print(f"bringing up the cluster ({d.f.compose_file}): nn (NameNode), {d.f.master} ({d.f.master_name} + shim), "
           "worker 1 and 2 (each a node manager and a DataNode, on racks 1 and 2), policy ...", flush=True)
@@ -183,12 +189,7 @@ def run(d: Demo) -> int:
 
 def run_ha(d: Demo) -> int:
     """RM HA: a failover mid-job, as it happens."""
-    shutil.rmtree(d.allocations, ignore_errors=True)
-    d.allocations.mkdir(parents=True)
-    d.allocations.chmod(0o755)
-    shutil.copy(REPO / "docker" / d.f.allocations, d.file)
-    d.file.chmod(0o644)
-    d.compose("down", "--volumes", "--remove-orphans", check=False, capture=True)
+    prepare(d)
     started = time.monotonic()
     print("bringing up the HA cluster (docker/compose.ha.yaml): zk (ZooKeeper), nn, rm1 and rm2 (ResourceManagers "
           "with the shim, automatic failover), policy1 and policy2 (one beside each RM), 2 workers ...", flush=True)

@@ -586,17 +586,28 @@ def test_a_listener_on_the_dead_callback_port_gets_no_token_that_works(shim):
     serve.start()
 
 
-def test_a_second_serve_is_refused_unless_it_takes_over(shim, tmp_path):
-    cluster, serve = shim
-    serve.ensure_running()
-    first = serve.proc
+def python_places_a_job(cluster, serve) -> None:
+    done = cluster.submit("pi", ["1", "10"], queue="prod")
+    assert done.succeeded, done.log
+    assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == done.app_id]
+
+
+def refused_second_serve(serve) -> str:
+    """Start a second serve (no --takeover), which must be refused (exit 3); the servers' output."""
     second = serve.spawn(http_port=free_ports(1)[0])
     try:
         assert second.wait(60) == 3
     finally:
         if second.poll() is None:
             second.kill()
-    out = serve.event_log.with_suffix(".out").read_text()
+    return serve.event_log.with_suffix(".out").read_text()
+
+
+def test_a_second_serve_is_refused_unless_it_takes_over(shim, tmp_path):
+    cluster, serve = shim
+    serve.ensure_running()
+    first = serve.proc
+    out = refused_second_serve(serve)
     assert f"already has a live policy server: pid {first.pid}" in out
     assert first.poll() is None and gateway_status(cluster)["holder"]["pid"] == first.pid
     third = serve.spawn("--takeover", http_port=free_ports(1)[0])
@@ -605,9 +616,7 @@ def test_a_second_serve_is_refused_unless_it_takes_over(shim, tmp_path):
         assert first.wait(30) == 3  # it learns it was replaced, and says by whom
         assert f"replaced by another policy server: slotwise serve pid {third.pid}" in \
             serve.event_log.with_suffix(".out").read_text()
-        done = cluster.submit("pi", ["1", "10"], queue="prod")
-        assert done.succeeded, done.log
-        assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == done.app_id]
+        python_places_a_job(cluster, serve)
     finally:
         third.send_signal(signal.SIGTERM)
         third.wait(30)
@@ -701,13 +710,7 @@ def test_a_paused_serve_keeps_the_rm_falls_back_and_decides_again_when_resumed(s
     serve.proc.send_signal(signal.SIGSTOP)
     paused = time.monotonic()
     try:
-        second = serve.spawn(http_port=free_ports(1)[0])
-        try:
-            assert second.wait(60) == 3
-        finally:
-            if second.poll() is None:
-                second.kill()
-        out = serve.event_log.with_suffix(".out").read_text()
+        out = refused_second_serve(serve)
         assert f"already has a live policy server: pid {serve.proc.pid}" in out and "lease" in out
         deadline = time.monotonic() + CALL_DEADLINE_MS / 1000 + 60
         while gateway_status(cluster)["fallback_heartbeats"] <= before and time.monotonic() < deadline:
@@ -739,9 +742,7 @@ def test_a_serve_paused_past_its_lease_is_taken_over_without_takeover(shim):
         first.send_signal(signal.SIGCONT)
     try:
         assert first.wait(30) == 3  # resumed, it learns it was replaced
-        done = cluster.submit("pi", ["1", "10"], queue="prod")
-        assert done.succeeded, done.log
-        assert [e for e in serve.events() if e["event"] == "assign" and e["app"] == done.app_id]
+        python_places_a_job(cluster, serve)
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(30)

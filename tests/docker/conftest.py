@@ -16,13 +16,12 @@ failure; run directly without them, the tier skips and says why.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 
 import pytest
 
-from dockertools import REPO, STATE, DockerCluster, HaDockerCluster, Mrv1DockerCluster, docker_problem
+from dockertools import REPO, STATE, DockerCluster, HaDockerCluster, Mrv1DockerCluster, docker_problem, fresh_allocations
 
 
 def compose_cluster(cls):
@@ -34,12 +33,7 @@ def compose_cluster(cls):
     from testcontainers.compose import DockerCompose
 
     source = REPO / "docker" / cls.ALLOCATIONS
-    allocations = STATE / f"test-{source.parent.name}"
-    shutil.rmtree(allocations, ignore_errors=True)
-    allocations.mkdir(parents=True)
-    allocations.chmod(0o755)  # the policy container reads it as uid 1000
-    shutil.copy(source, allocations / source.name)
-    (allocations / source.name).chmod(0o644)
+    allocations = fresh_allocations(source, STATE / f"test-{source.parent.name}")
     env = {"COMPOSE_PROJECT_NAME": cls.PROJECT, **cls.PORTS, "SLOTWISE_WORKERS": "2", "SLOTWISE_RACKS": "2",
            "SLOTWISE_ALLOCATIONS_DIR": str(allocations), "TESTCONTAINERS_RYUK_DISABLED": "true"}
     saved = {k: os.environ.get(k) for k in env}

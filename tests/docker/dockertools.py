@@ -53,6 +53,17 @@ def docker_problem() -> str | None:
     return None
 
 
+def fresh_allocations(source: Path, into: Path) -> Path:
+    """A copy of an allocation file in a directory of its own, readable by
+    the policy container's uid 1000; the directory (to bind-mount)."""
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    into.chmod(0o755)
+    shutil.copy(source, into / source.name)
+    (into / source.name).chmod(0o644)
+    return into
+
+
 def wait_until(what: str, check, timeout: float, interval: float = 0.5):
     """Poll ``check()`` until it returns something truthy; fail naming ``what``.
 

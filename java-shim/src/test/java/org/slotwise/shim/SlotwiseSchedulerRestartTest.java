@@ -90,6 +90,15 @@ class SlotwiseSchedulerRestartTest {
     }
   }
 
+  /** Registers a scripted policy with the RM's shim; its session. */
+  private static String register(MockRM rm, PolicyServer policy) {
+    Messages.Registered reg = scheduler(rm).runtime().registerPolicy(policy,
+        Wire.write(new Messages.Register(Messages.PROTOCOL, 40005, "t".repeat(64), true,
+            new Messages.ServerInfo(5, "host", "/a.xml", 0, "test"))));
+    assertNotNull(reg.session(), String.valueOf(reg.refused()));
+    return reg.session();
+  }
+
   /** What TestWorkPreservingRMRestart compares across a restart, as one string per figure. */
   private static List<String> figures(MockRM rm, MockNM nm, ApplicationAttemptId attempt) {
     SlotwiseScheduler s = scheduler(rm);
@@ -151,12 +160,10 @@ class SlotwiseSchedulerRestartTest {
 
     // A policy that registers now is sent what was recovered, in its first (full) call.
     List<String> payloads = Collections.synchronizedList(new ArrayList<>());
-    Messages.Registered reg = scheduler(rm2).runtime().registerPolicy(PolicyLinkTest.policy(p -> {
+    String session = register(rm2, PolicyLinkTest.policy(p -> {
       payloads.add(p);
       return "{}";
-    }), Wire.write(new Messages.Register(Messages.PROTOCOL, 40005, "t".repeat(64), true,
-        new Messages.ServerInfo(5, "host", "/a.xml", 0, "test"))));
-    assertNotNull(reg.session(), String.valueOf(reg.refused()));
+    }));
     await(rm2, nm, "the policy's first call", () -> !payloads.isEmpty());
     String full = payloads.get(0);
     assertTrue(full.contains("\"full\":true") || full.contains("\"full\": true"), full);
@@ -164,7 +171,7 @@ class SlotwiseSchedulerRestartTest {
       assertTrue(full.contains(c.getContainerId().toString()), c.getContainerId() + " in " + full);
     }
     assertTrue(full.contains("root.prod"), full);
-    scheduler(rm2).runtime().unregisterPolicy(reg.session());
+    scheduler(rm2).runtime().unregisterPolicy(session);
 
     // New containers carry the new RM's epoch; the old ones keep theirs.
     am.setAMRMProtocol(rm2.getApplicationMasterService(), rm2.getRMContext());
@@ -190,36 +197,8 @@ class SlotwiseSchedulerRestartTest {
   @Test
   void anAppIsRecoveredInTheQueuePythonPlacedIt() throws Exception {
     MockRM rm1 = start(null);
-    PolicyServer placing = new PolicyServer() {
-      @Override
-      public String heartbeat(String payload) {
-        return "{}";
-      }
-
-      @Override
-      public String update(String payload) {
-        return "{}";
-      }
-
-      @Override
-      public String place(String app) {
-        return "{\"queue\": \"root.placed\"}";
-      }
-
-      @Override
-      public String move(String request) {
-        return "{\"error\": \"no\"}";
-      }
-
-      @Override
-      public String ping(String p) {
-        return "{}";
-      }
-    };
-    Messages.Registered reg = scheduler(rm1).runtime().registerPolicy(placing,
-        Wire.write(new Messages.Register(Messages.PROTOCOL, 40006, "t".repeat(64), true,
-            new Messages.ServerInfo(6, "host", "/a.xml", 0, "test"))));
-    assertNotNull(reg.session(), String.valueOf(reg.refused()));
+    PolicyServer placing = PolicyLinkTest.policy(p -> "{}", p -> "{}", "root.placed");
+    register(rm1, placing);
     RMApp app = MockRMAppSubmitter.submit(rm1,
         MockRMAppSubmissionData.Builder.createWithMemory(1024, rm1).withQueue("default").withUser("user").build());
     rm1.waitForState(app.getApplicationId(), RMAppState.ACCEPTED);

@@ -44,6 +44,11 @@ class PolicyLinkTest {
 
   /** A policy whose heartbeat and ping answers are computed by functions. */
   static PolicyServer policy(Function<String, String> heartbeat, Function<String, String> ping) {
+    return policy(heartbeat, ping, "root.default");
+  }
+
+  /** The same, placing every app in {@code queue}. */
+  static PolicyServer policy(Function<String, String> heartbeat, Function<String, String> ping, String queue) {
     return new PolicyServer() {
       @Override
       public String heartbeat(String payload) {
@@ -57,7 +62,7 @@ class PolicyLinkTest {
 
       @Override
       public String place(String app) {
-        return "{\"queue\": \"root.default\"}";
+        return "{\"queue\": \"" + queue + "\"}";
       }
 
       @Override
