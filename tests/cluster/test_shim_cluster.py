@@ -763,10 +763,25 @@ def rm_figures(cluster, queue: str) -> dict:
                              n.get("availableVirtualCores"), n.get("numContainers")) for n in cluster.rest.nodes())}
 
 
+def nm_running(cluster, app_id: str) -> int:
+    """The app's containers the NodeManagers themselves run (the RM counts a
+    container from its allocation, before the AM has it launched: one not
+    yet launched is rightly lost when the RM restarts)."""
+    import httpx
+
+    n = 0
+    for d in cluster.state.nodemanagers:
+        got = httpx.get(f"http://127.0.0.1:{d.ports['webapp']}/ws/v1/node/containers", timeout=30).json()
+        rows = (got.get("containers") or {}).get("container") or []
+        n += sum(1 for c in rows if c.get("state") == "RUNNING" and app_id.replace("application_", "_") in c["id"])
+    return n
+
+
 def wait_steady(cluster, app_id: str, containers: int, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
-    while cluster.rest.app(app_id).get("runningContainers", 0) < containers:
-        assert time.monotonic() < deadline, f"{app_id} never ran {containers} containers"
+    while not (cluster.rest.app(app_id).get("runningContainers", 0) >= containers
+               and nm_running(cluster, app_id) >= containers):
+        assert time.monotonic() < deadline, f"{app_id} never ran {containers} containers on its NodeManagers"
         time.sleep(0.5)
 
 

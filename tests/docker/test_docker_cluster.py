@@ -16,6 +16,7 @@ one may be back before any heartbeat needed the FIFO, and that passes.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from datetime import datetime
@@ -278,6 +279,17 @@ def test_policy_container_paused_past_the_deadline(docker_cluster):
           f"registrations since: {len(c.registrations(since=paused))}")
 
 
+def _nm_running(c, app_id: str) -> int:
+    """The app's containers the NodeManagers themselves run."""
+    key = app_id.replace("application_", "_")
+    n = 0
+    for i in (1, 2):
+        out = c.docker("exec", c.worker(i), "curl", "-fsS", "http://127.0.0.1:8042/ws/v1/node/containers").stdout
+        rows = (json.loads(out).get("containers") or {}).get("container") or []
+        n += sum(1 for r in rows if r.get("state") == "RUNNING" and key in r["id"])
+    return n
+
+
 def _rm_figures(c, app_id: str) -> dict:
     """What TestWorkPreservingRMRestart compares across a restart, from the
     RM's REST API: the cluster's allocations, each node's used and available
@@ -301,7 +313,10 @@ def test_resourcemanager_killed_mid_job_recovers_it_and_python_decides_again(doc
     restarts, serve = _restarts(c), _serve_pid(c)
     job = c.submit("prod", "alice", "sleep", "-m", "4", "-r", "1", "-mt", "150000", "-rt", "100")
     _python_assigned_a_task(c, job)
-    wait_until("the job's AM and its 4 maps running", lambda: _rm_figures(c, job.app_id)["app"] == 5, 600)
+    # Running on the NodeManagers, not only allocated by the RM (a container
+    # the AM has not launched yet is rightly lost when the RM restarts).
+    wait_until("the job's AM and its 4 maps running", lambda: _rm_figures(c, job.app_id)["app"] == 5
+               and _nm_running(c, job.app_id) == 5, 600)
     before = _rm_figures(c, job.app_id)
     mark = time.time()
     out = c.docker("exec", c.container("rm"), "slotwise-hadoop", "restart-rm", "--kill").stdout
