@@ -97,7 +97,7 @@ def fault(c: HaDockerCluster, kind: str, t: Tally, log) -> None:
                  "kill -KILL $(pgrep -o -f 'python3 .*slotwise serve')", check=False)
         log(f"fault: kill -9 of policy{active}'s server")
     elif kind == "policy-pause":
-        c.docker("pause", c.container(f"policy{active}"))
+        c.pause(c.container(f"policy{active}"))
         log(f"fault: policy{active} paused for 8 s")
         time.sleep(8)
         c.docker("unpause", c.container(f"policy{active}"))

@@ -256,7 +256,7 @@ def test_policy_container_paused_past_the_deadline(docker_cluster):
     mark = time.time()
     fifo = c.fifo_heartbeats()
     policy = c.container("policy")
-    c.docker("pause", policy)
+    c.pause(policy)
     paused = time.time()
     try:
         # Frozen past the shim's deadline and its read timeout (5 s): the RM

@@ -156,7 +156,7 @@ def test_mrv1_policy_container_paused_past_the_deadline(mrv1_cluster):
     _python_assigned_a_map(c, job)
     mark, fifo = time.time(), c.fifo_heartbeats()
     policy = c.container("policy")
-    c.docker("pause", policy)
+    c.pause(policy)
     paused = time.time()
     try:
         # The test holds the pause until the JobTracker scheduled by its FIFO.
