@@ -1055,18 +1055,39 @@ def test_yarn_cli_runs_against_the_cluster(shim):
     assert apps.returncode == 0 and re.search(r"application_\d+_\d+", apps.stdout), apps.stdout + apps.stderr
 
 
-def _our_java_processes(cluster_dir: Path) -> list[str]:
-    """Every java process whose command line mentions the cluster directory."""
+def test_a_job_client_asking_after_the_am_has_gone_gets_the_rms_final_state(shim, tmp_path):
+    """No JobHistoryServer runs here.  A job client that asks about a finished
+    job after its AM has exited (the AM lingers 5 s; a slow client on a
+    loaded machine misses that, as a soak once did) gets the final state from
+    the RM, not ten retries of a history server and an exception."""
+    cluster, _ = shim
+    ok = cluster_cli("submit", "--dir", str(cluster.dir), "--queue", "research", "-q", "--", "pi", "1", "5",
+                     cwd=tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    app = re.search(r"application_(\d+_\d+)", ok.stdout).group(1)
+    deadline = time.monotonic() + 120
+    while any(f"application_{app}" in " ".join(a) for a in _java_command_lines()):  # the AM's JVM
+        assert time.monotonic() < deadline, f"the AM of application_{app} did not exit"
+        time.sleep(0.5)
+    status = cluster_cli("yarn", "--dir", str(cluster.dir), "--", "job", "-status", f"job_{app}")
+    assert "Job state: SUCCEEDED" in status.stdout, status.stdout + status.stderr
+    assert "10020" not in status.stdout + status.stderr  # mapred-default's history server address
+
+
+def _java_command_lines() -> list[list[str]]:
     from slotwise.localcluster import process
 
     found = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        args = process.cmdline(int(entry))
-        if args and "java" in Path(args[0]).name and any(str(cluster_dir) in a for a in args):
-            found.append(f"{entry}: {' '.join(args)[:200]}")
+        args = process.cmdline(int(entry)) if entry.isdigit() else None
+        if args and "java" in Path(args[0]).name:
+            found.append(args)
     return found
+
+
+def _our_java_processes(cluster_dir: Path) -> list[str]:
+    """Every java process whose command line mentions the cluster directory."""
+    return [" ".join(args)[:200] for args in _java_command_lines() if any(str(cluster_dir) in a for a in args)]
 
 
 def test_down_leaves_no_java_process(shim):

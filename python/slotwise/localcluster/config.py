@@ -205,9 +205,6 @@ class ClusterConfig:
         return {
             "mapreduce.framework.name": "yarn",
             "yarn.app.mapreduce.am.staging-dir": str(staging),
-            # No JobHistoryServer: once the AM is gone the client takes the
-            # final state from the ResourceManager.
-            "mapreduce.jobhistory.address": "",
             "mapreduce.application.classpath": ",".join(self.classpath),
             "mapreduce.job.ubertask.enable": "false",
             "yarn.app.mapreduce.am.resource.mb": str(s.am_memory_mb),

@@ -63,6 +63,13 @@ class JobResult:
         return self.returncode == 0 and self.final_status == "SUCCEEDED"
 
 
+#: No JobHistoryServer runs here.  Set empty on the command line (an empty
+#: <value> in mapred-site.xml is dropped, leaving mapred-default's
+#: 0.0.0.0:10020), a client that asks after the AM's 5 s linger takes the final
+#: state from the ResourceManager instead of failing to reach a history server.
+NO_HISTORY_SERVER = "-Dmapreduce.jobhistory.address="
+
+
 def _client_argv(state: ClusterState, program: str, args: list[str], queue: str) -> tuple[list[str], str, list[str]]:
     """(extra classpath, main class, arguments) for one program."""
     queue_arg = f"-Dmapreduce.job.queuename={queue}"
@@ -75,10 +82,10 @@ def _client_argv(state: ClusterState, program: str, args: list[str], queue: str)
         if not state.tests_jar:
             raise ClusterError(f"'{program}' needs the hadoop-mapreduce-client-jobclient tests jar, "
                                "which Maven could not fetch when the cluster came up (see the warning of up)")
-        return [state.tests_jar], TEST_PROGRAMS[program], [queue_arg, *args]
+        return [state.tests_jar], TEST_PROGRAMS[program], [queue_arg, NO_HISTORY_SERVER, *args]
     if not state.examples_jar:
         raise ClusterError("no hadoop-mapreduce-examples jar: add it to java-shim/pom.xml and run up again")
-    return [], RUNJAR, [state.examples_jar, program, queue_arg, *args]
+    return [], RUNJAR, [state.examples_jar, program, queue_arg, NO_HISTORY_SERVER, *args]
 
 
 def submit(state: ClusterState, program: str, args: list[str], *, queue: str, user: str | None = None,
@@ -159,17 +166,17 @@ def submit(state: ClusterState, program: str, args: list[str], *, queue: str, us
         seconds=round(time.monotonic() - started, 1), job_dir=str(job_dir), log=str(client_log))
 
 
-#: ``yarn SUBCOMMAND`` as Hadoop's launch script maps it (the application CLI
-#: takes its sub-command as its first argument).
 #: ``yarn`` sub-commands: the main class, and whether it takes the sub-command
-#: itself as its first argument (as Hadoop's ``yarn`` script passes it).
+#: itself as its first argument (as Hadoop's ``yarn`` script passes it);
+#: ``job`` is ``mapred job`` (told there is no JobHistoryServer, as a job client is).
 YARN_COMMANDS = {"application": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
                  "applicationattempt": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
                  "container": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
                  "queue": ("org.apache.hadoop.yarn.client.cli.QueueCLI", False),
                  "node": ("org.apache.hadoop.yarn.client.cli.NodeCLI", False),
                  "cluster": ("org.apache.hadoop.yarn.client.cli.ClusterCLI", False),
-                 "rmadmin": ("org.apache.hadoop.yarn.client.cli.RMAdminCLI", False)}
+                 "rmadmin": ("org.apache.hadoop.yarn.client.cli.RMAdminCLI", False),
+                 "job": ("org.apache.hadoop.mapreduce.tools.CLI", False)}
 
 
 def yarn(state: ClusterState, args: list[str], *, user: str | None = None,
@@ -179,13 +186,14 @@ def yarn(state: ClusterState, args: list[str], *, user: str | None = None,
     if not args or args[0] not in YARN_COMMANDS:
         raise ClusterError(f"yarn sub-command must be one of {', '.join(YARN_COMMANDS)}")
     main, keep = YARN_COMMANDS[args[0]]
+    generic = [NO_HISTORY_SERVER] if args[0] == "job" else []
     cluster_dir = Path(state.dir)
     conf = cluster_dir / "jobs" / "yarn-client-conf"
     write_conf_dir(conf, core={"fs.defaultFS": "file:///", "hadoop.security.authentication": "simple"},
                    yarn=state.yarn_site, mapred=state.mapred_site, log_file=None)
     cmd = [str(Path(state.java_home) / "bin" / "java"), *state.jvm_flags, "-Xmx256m", marker(cluster_dir),
            "-Dslotwise.daemon=client", f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
-           "-cp", os.pathsep.join([str(conf), *state.classpath]), main, *(args if keep else args[1:])]
+           "-cp", os.pathsep.join([str(conf), *state.classpath]), main, *generic, *(args if keep else args[1:])]
     env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR")}
     env["JAVA_HOME"] = state.java_home
     if user:
