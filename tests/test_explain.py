@@ -280,3 +280,30 @@ def test_the_text_says_state_standing_starvation_and_outcome():
     core.handle_update(payload(apps_removed=["hog"]))
     done = as_text(core.explain("hog")).splitlines()
     assert done[0] == "hog, user hal, queue root.hog: finished" and done[1].startswith("finished 0 s ago")
+
+
+def test_a_jobtrackers_starved_queue_and_finished_job():
+    """MRv1: the starvation is in map slots, the round's forecast is what it
+    takes, and a job that has left was removed by the JobTracker."""
+    from test_mrv1_core import beat, call, job, make, tracker
+
+    core, clock = make('<allocations><pool name="prod"><minMaps>2</minMaps><minSharePreemptionTimeout>20'
+                       '</minSharePreemptionTimeout></pool><pool name="research"/></allocations>')
+    t = tracker(0, maps=4, reduces=1)
+    call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "research", 8, reduces=1)], beats=[beat(t, 4, 1)])
+    call(core, "update", apps=[job(2, "prod", 3)])
+    for _ in range(10):
+        clock.advance(1)
+        call(core, "update")
+    s = core.explain("job_202611230000_0002")["queue_starvation"]
+    assert (s["kind"], s["for_s"], s["share"]) == ("min_share", 10, {"map_slots": 2, "reduce_slots": 0})
+    assert s["preemption"]["next_round_in_s"] == 10
+    forecast = sorted(v["container"] for v in s["preemption"]["victims"])
+    clock.advance(11)
+    taken = sorted(p["container"] for p in call(core, "update")["preempt"])
+    assert taken == forecast and len(taken) == 2
+    after = core.explain("job_202611230000_0002")["queue_starvation"]
+    assert len(after["preemption"]["asked_back"]) == 2 and after["message"].endswith("that covers what it lacks")
+    call(core, "update", apps_removed=["job_202611230000_0001"])
+    o = core.explain("job_202611230000_0001")["outcome"]
+    assert o["containers_preempted"] == 2 and "the JobTracker removed it" in o["message"]

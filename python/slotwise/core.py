@@ -702,7 +702,8 @@ class PolicyCore:
         """An app leaves the scheduler: remembered for explain, then removed."""
         app = self._engine.apps.get(app_id)
         if app is not None:
-            self.finished.record(app, self._clock.now(), time.time(), how, self.dims)
+            self.finished.record(app, self._clock.now(), time.time(), how, self.dims,
+                                 "JobTracker" if self.kind == "mrv1" else "ResourceManager")
         self._engine.remove_app(app_id)
         self._moves.pop(app_id, None)
 

@@ -8,9 +8,8 @@ import collections
 #: Finished apps remembered, oldest forgotten first.
 KEEP = 1000
 
-#: How an app left, in words: the RM removed it, or a resync no longer had it.
-HOW = {"removed": "the ResourceManager removed it",
-       "resync": "the ResourceManager no longer had it at a resync"}
+#: How an app left, in words (the master: the ResourceManager or the JobTracker).
+HOW = {"removed": "the {master} removed it", "resync": "the {master} no longer had it at a resync"}
 
 
 class FinishedApps:
@@ -21,15 +20,17 @@ class FinishedApps:
         self.limit = limit
         self._apps: collections.OrderedDict[str, dict] = collections.OrderedDict()
 
-    def record(self, app, now: float, wall: float, how: str, dims, final_state: str | None = None) -> None:
+    def record(self, app, now: float, wall: float, how: str, dims, master: str = "ResourceManager",
+               final_state: str | None = None) -> None:
         """``app`` (an engine App) is leaving now (engine clock ``now``, Unix
-        time ``wall``); ``final_state``: as the RM reported it, if it did."""
+        time ``wall``) as ``master`` said (``how``: removed or resync);
+        ``final_state``: as the master reported it, if it did."""
         pending = sum(r.num_containers for r in app.requests.values() if r.num_containers > 0)
         self._apps.pop(app.app_id, None)
         self._apps[app.app_id] = {
             "id": app.app_id, "name": app.app_name, "user": app.user, "queue": app.queue.name,
             "priority": app.priority, "t_submitted": app.start_time, "t_finished": now, "finished": wall,
-            "final_state": final_state, "how": how, "containers_ran": app.ran,
+            "final_state": final_state, "how": how, "master": master, "containers_ran": app.ran,
             "containers_preempted": app.preempted, "running_at_end": len(app.containers),
             "pending_at_end": pending, "usage_at_end": app.usage.to_dict(dims),
         }
@@ -58,7 +59,7 @@ def outcome(rec: dict, now: float) -> dict:
             f"asked for {rec['pending_at_end']} more" if rec["pending_at_end"] else ""]
     if any(left):
         words.append("when it left it still " + " and ".join(x for x in left if x))
-    words.append(HOW.get(rec["how"], rec["how"])
+    words.append(HOW[rec["how"]].format(master=rec["master"])
                  + ("" if rec["final_state"] else " (it does not tell Python how the app ended)"))
     public = {k: v for k, v in rec.items() if not k.startswith("t_")}
     return {**public, "finished_s_ago": ago, "ran_for_s": ran, "message": "; ".join(words)}

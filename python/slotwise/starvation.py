@@ -112,11 +112,11 @@ def _outlook(engine, queue, now: float, dims) -> dict:
         total = sum((c.resource for c in picks), ZERO)
         words.append(f"preemption will take {len(picks)} container(s) ({_amount(total, engine, dims)}) from "
                      f"{_sources(out['victims'])} {moment}" + ("" if at <= now else ", as things stand"))
-    elif not (asked or held.any_positive()):
+    elif not at_least(pre.coming(when).get(queue.name, ZERO), pre.wants(queue, when + _JUST_AFTER)[0], dims):
         words.append(f"preemption finds nothing to take for it {moment}: no other queue is over its fair "
                      "share and allows preemption")
     else:
-        words.append(f"nothing more is taken for it {moment}")
+        words.append("that covers what it lacks")
     out["message"] = "; ".join(words)
     return out
 

@@ -125,7 +125,7 @@ class Preemptor:
             at.append(queue.last_at_fair_share + queue.fair_share_timeout)
         return min(at) if at else None
 
-    def _wants(self, queue, now: float) -> tuple[Resource, str, str | None]:
+    def wants(self, queue, now: float) -> tuple[Resource, str, str | None]:
         """What a starved leaf queue wants back now, why, and in words
         (reads the clocks ``track`` keeps; changes nothing)."""
         usage = queue.usage
@@ -174,7 +174,7 @@ class Preemptor:
         for queue in e.queues.values():
             if queue.children or (eligible is not None and not eligible(queue)):
                 continue
-            want, reason, words = self._wants(queue, now)
+            want, reason, words = self.wants(queue, now)
             rest = (want - coming.get(queue.name, ZERO)).clamp_zero()
             if any(rest.get(d) > 0 for d in dims):
                 short.append([queue, rest, reason, words])
