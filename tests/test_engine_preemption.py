@@ -329,3 +329,20 @@ def test_queues_are_timed_with_preemption_off():
         clock.set(t)
         assert e.update() == []
     assert e.starvation(e.queues["root.prod"])[0] == 54
+
+
+def test_the_clock_runs_on_over_several_rounds():
+    """Each round gives prod all it asks for then and it soon asks for one
+    more (at t=33 and t=67, after that second's pass): rounds at t=31, 64
+    and 98, each a timeout after the last pass that found prod at its share,
+    and its clock reads 101 s at t=101. Fails if it restarts at any of them."""
+    e, clock, second, rounds = starved_through_a_round()
+    e.update_requests("p", [Request(2, Resource.units(1), 1)])
+    for t in range(34, 101):
+        second(t)
+        if t == 67:
+            e.update_requests("p", [Request(2, Resource.units(1), 1)])
+    assert rounds == [(31, 1), (64, 1), (98, 1)] and running(e, "root.prod") == 3
+    e.update_requests("p", [Request(2, Resource.units(1), 1)])
+    second(101)
+    assert e.starvation(e.queues["root.prod"])[0] == 101

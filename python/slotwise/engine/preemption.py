@@ -82,7 +82,7 @@ class Preemptor:
         round that fills the shortfall must not be followed by another the
         moment the queue asks for more. Since when it has been below does
         not restart for that: a queue the last round brought to its share
-        that falls short again before ``settled`` is still in the same wait
+        that falls short again within ``settle_time`` is still in the same wait
         (an AM the round placed asks for its tasks only once it runs)."""
         e = self.engine
         for queue in e.queues.values():
