@@ -126,7 +126,7 @@ def test_a_jobs_name_is_its_own_not_its_queues():
 
 
 # ------------------------------------------------- through the core's door
-def starved_core(preemption=True):
+def starved_core(preemption=True, hog='<queue name="hog"/>'):
     """On a manual clock, through PolicyCore: hog holds the one node (4
     containers); prod (min share 4096 MB, timeout 30 s) asks for one
     container at t=0, a round takes one back at t=31 and prod places it (all
@@ -138,7 +138,7 @@ def starved_core(preemption=True):
     from wiretools import app, node, payload, req
 
     alloc = ('<allocations><queue name="prod"><minResources>4096 mb, 4 vcores</minResources>'
-             '<minSharePreemptionTimeout>30</minSharePreemptionTimeout></queue><queue name="hog"/></allocations>')
+             f'<minSharePreemptionTimeout>30</minSharePreemptionTimeout></queue>{hog}</allocations>')
     clock = ManualClock(1000.0)
     core = PolicyCore(parse_allocations(alloc, "a.xml"),
                       EngineSettings(preemption=preemption, node_locality_delay=0, rack_locality_delay=0), clock)
@@ -195,6 +195,18 @@ def test_a_starved_queue_without_preemption_says_so():
     assert rounds == [] and s["for_s"] == 40
     assert s["preemption"]["enabled"] is False and s["preemption"]["victims"] == []
     assert s["message"].endswith("min share preemption timeout 30 s; preemption is off")
+
+
+def test_a_starved_queue_with_nothing_to_take_says_so():
+    core, clock, until, rounds = starved_core(
+        hog='<queue name="hog"><allowPreemptionFrom>false</allowPreemptionFrom></queue>')
+    until(35)
+    s = core.explain("p")["queue_starvation"]
+    assert rounds == [] and s["for_s"] == 35
+    pre = s["preemption"]
+    assert pre["due"] and pre["next_round_in_s"] == 0 and pre["victims"] == []
+    assert s["message"].endswith("preemption finds nothing to take for it at the next update pass: no other "
+                                 "queue is over its fair share and allows preemption")
 
 
 def test_a_running_app_gets_its_standing():

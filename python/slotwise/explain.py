@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from .engine import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App
+from .engine.preemption import compared
 from .finished import outcome
 from .resources import ZERO, Resource
 from .starvation import queue_starvation
@@ -96,13 +97,14 @@ def _standing(engine, app: App, pending, holds) -> dict:
     d = engine.dims
     queue = app.queue
     dims = queue.policy.dimensions if engine.kind == "yarn" else d  # what its queue's policy shares
+    qdims = compared(engine, queue)  # what the queue's parent shares
 
-    def position(usage: Resource, share: Resource) -> str:
+    def position(usage: Resource, share: Resource, dims) -> str:
         if any(usage.get(k) > share.get(k) + 1e-9 for k in dims):
             return "over"
         return "under" if any(usage.get(k) < share.get(k) - 1e-9 for k in dims) else "at"
 
-    mine, theirs = position(app.usage, app.fair_share), position(queue.usage, queue.fair_share)
+    mine, theirs = position(app.usage, app.fair_share, dims), position(queue.usage, queue.fair_share, qdims)
     asked = sum((r.resource * r.num_containers for r in pending), ZERO)
     count = sum(r.num_containers for r in pending)
     why = [h["code"] for h in holds if h["code"] != "policy"]
@@ -111,8 +113,8 @@ def _standing(engine, app: App, pending, holds) -> dict:
             else "it runs nothing")
     words = [f"{runs} against a fair share of {_amount(app.fair_share, dims)} in {queue.name}: "
              + ("at it" if mine == "at" else f"{mine} it by {_amount(gap.clamp_zero(), dims)}"),
-             f"queue {queue.name} uses {_amount(queue.usage, dims)} of its fair share of "
-             f"{_amount(queue.fair_share, dims)} ({theirs})"]
+             f"queue {queue.name} uses {_amount(queue.usage, qdims)} of its fair share of "
+             f"{_amount(queue.fair_share, qdims)} ({theirs})"]
     if count:
         short = list(dict.fromkeys(_SHORT.get(c, c) for c in why))
         words.append(f"it asks for {count} more ({_amount(asked, d)})"
