@@ -188,6 +188,15 @@ def test_a_starved_queue_says_since_when_the_timeout_and_what_the_next_round_tak
     assert core.explain("p")["queue_starvation"] is None  # at its min share now
 
 
+def test_the_core_gives_a_queues_starvation_by_name():
+    core, clock, until, rounds = starved_core()
+    until(35)
+    s = core.queue_starvation("root.prod")
+    assert s["for_s"] == 35 and s["message"] == core.explain("p")["queue_starvation"]["message"]
+    assert core.queue_starvation("root.hog") is None and core.queue_starvation("root") is None
+    assert core.queue_starvation("root.nosuch") is None
+
+
 def test_a_starved_queue_without_preemption_says_so():
     core, clock, until, rounds = starved_core(preemption=False)
     until(40)

@@ -32,6 +32,7 @@ from .engine import RECOVERY_QUEUE, Engine, PlacementRejected
 from .eventlog import EventLog
 from .explain import explain_app, explain_finished
 from .finished import FinishedApps
+from .starvation import queue_starvation
 from .placement import queue_path
 from .protocol import ProtocolError
 from .resources import KIND_DIMS, Resource
@@ -493,6 +494,18 @@ class PolicyCore:
             if starved is not None:
                 starved["since"] = wall - starved["for_s"]
             out["preempted_recently"] = [p for p in reversed(self._preemptions) if p["app"] == app_id]
+            return out
+
+    def queue_starvation(self, name: str) -> dict | None:
+        """A leaf queue below its min share or fair-share threshold now: since
+        when (Unix time), the timeout, and what preemption will take and when
+        (slotwise.starvation, as explain gives it); None when it is at its
+        shares, a parent, or unknown. For the console's queue tree."""
+        with self._lock, self._clock:
+            queue = self._engine.queues.get(name)
+            out = queue_starvation(self._engine, queue) if queue is not None else None
+            if out is not None:
+                out["since"] = time.time() - out["for_s"]
             return out
 
     def dry_run(self, config: AllocationConfig) -> dict:
