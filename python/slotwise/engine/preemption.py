@@ -128,11 +128,14 @@ class Preemptor:
     def wants(self, queue, now: float) -> tuple[Resource, str, str | None]:
         """What a starved leaf queue wants back now, why, and in words
         (reads the clocks ``track`` keeps; changes nothing)."""
+        min_due = now - queue.last_at_min_share > queue.min_share_timeout
+        if not min_due and now - queue.last_at_fair_share <= queue.fair_share_timeout:
+            return ZERO, "fair_share", None  # the common case: at its shares, or not for long
         usage = queue.usage
-        min_target, _fair_target = self.targets(queue)
+        min_target = queue.min_share.min(queue.demand)
         since_min, since_fair = self.starvation(queue, now)
         want, reason, words = ZERO, "fair_share", []
-        if now - queue.last_at_min_share > queue.min_share_timeout:
+        if min_due:
             want = (min_target - usage).clamp_zero()
             if want.any_positive():
                 reason = "min_share"
