@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from slotwise.engine import Request
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 from support import fill, make_engine, running, submit
@@ -236,3 +237,112 @@ def test_a_hold_lapses_when_the_queue_stops_asking_or_after_its_time():
     assert held() == 7
     clock2.advance(0.2)  # past the hold: a node is not kept idle for a queue that does not come
     assert held() == 0
+
+
+def starved_through_a_round(settings=None):
+    """prod (min share 6, timeout 30) asks for one container while hog holds
+    the cluster: at t=31 a round takes one back and prod places it, which is
+    all it asks for then (an AM, say); at t=34 it asks for 5 more. Update
+    passes every second; victims finish as soon as they are asked back."""
+    e, clock = make_engine({"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 30},
+                            "hog": {}}, nodes=4, slots=4, settings=settings)
+    submit(e, "hog", "hog", tasks=16)
+    e.update()
+    fill(e)
+    submit(e, "p", "prod", tasks=1)
+    rounds = []
+
+    def second(t):
+        clock.set(t)
+        got = e.update()
+        if got:
+            rounds.append((t, len(got)))
+        for p in got:
+            e.container_finished(p.container_id)
+        fill(e)
+
+    for t in range(1, 34):
+        second(t)
+    assert rounds == [(31, 1)] and running(e, "root.prod") == 1
+    e.update_requests("p", [Request(2, Resource.units(1), 5)])
+    return e, clock, second, rounds
+
+
+def test_the_starvation_clock_runs_on_across_a_round():
+    """The rule: a queue below its min share since t=0 reads 35 s at t=35,
+    though the round at t=31 met all it asked for then. Fails if the clock
+    restarts per round (it would read 1 s)."""
+    e, clock, second, _rounds = starved_through_a_round()
+    for t in (34, 35):
+        second(t)
+    since_min, _since_fair = e.starvation(e.queues["root.prod"])
+    row = next(r for r in e.describe_queues() if r["queue"] == "root.prod")
+    assert row["below_min_share"] is True
+    assert since_min == 35 and row["min_share_starved_for"] == 35
+
+
+def test_rounds_stay_spaced_when_the_clock_runs_on():
+    """The clock past the timeout does not fire a round at once: the last
+    round met prod's shortfall then, so the next acts once prod has been
+    short again for the timeout (it was last at its share at the t=33 pass):
+    at t=64, as before the clock ran on, for exactly the 5 it lacks."""
+    e, clock, second, rounds = starved_through_a_round()
+    for t in range(34, 64):
+        second(t)
+    assert rounds == [(31, 1)], "a second round fired before prod had been short again for its timeout"
+    second(64)
+    assert rounds == [(31, 1), (64, 5)] and running(e, "root.prod") == 6
+    for t in range(65, 120):
+        second(t)
+    assert rounds == [(31, 1), (64, 5)]  # at its min share: no round more
+
+
+def test_a_queue_that_stays_at_its_share_ends_its_wait():
+    """Back at its share and staying there past the settle time (warn time,
+    the hold and RELAPSE after the round), prod's wait is over: a shortfall
+    after that counts from then."""
+    from slotwise.engine.preemption import HOLD, RELAPSE
+
+    e, clock, second, rounds = starved_through_a_round()
+    e.update_requests("p", [])  # it asks for nothing more after all
+    end = 31 + HOLD + RELAPSE
+    for t in range(34, int(end) + 2):
+        second(t)
+    assert e.queues["root.prod"].min_starved_since is None
+    e.update_requests("p", [Request(2, Resource.units(1), 5)])
+    second(int(end) + 5)
+    assert e.starvation(e.queues["root.prod"])[0] == 4  # since the pass at end + 1, the last at its share
+
+
+def test_queues_are_timed_with_preemption_off():
+    """How long a queue waits is known without preemption (explain tells an
+    operator so), and nothing is taken."""
+    e, clock = make_engine({"prod": {"min_resources": Resource.units(6), "min_share_preemption_timeout": 30},
+                            "hog": {}}, nodes=4, slots=4, settings=EngineSettings(preemption=False))
+    submit(e, "hog", "hog", tasks=16)
+    e.update()
+    fill(e)
+    clock.set(5)
+    e.update()
+    submit(e, "p", "prod", tasks=6)
+    for t in range(6, 60):
+        clock.set(t)
+        assert e.update() == []
+    assert e.starvation(e.queues["root.prod"])[0] == 54
+
+
+def test_the_clock_runs_on_over_several_rounds():
+    """Each round gives prod all it asks for then and it soon asks for one
+    more (at t=33 and t=67, after that second's pass): rounds at t=31, 64
+    and 98, each a timeout after the last pass that found prod at its share,
+    and its clock reads 101 s at t=101. Fails if it restarts at any of them."""
+    e, clock, second, rounds = starved_through_a_round()
+    e.update_requests("p", [Request(2, Resource.units(1), 1)])
+    for t in range(34, 101):
+        second(t)
+        if t == 67:
+            e.update_requests("p", [Request(2, Resource.units(1), 1)])
+    assert rounds == [(31, 1), (64, 1), (98, 1)] and running(e, "root.prod") == 3
+    e.update_requests("p", [Request(2, Resource.units(1), 1)])
+    second(101)
+    assert e.starvation(e.queues["root.prod"])[0] == 101

@@ -1,5 +1,7 @@
 """Why a job runs no more than it does: each hold the engine can name, on a
-manual clock, and that explaining changes nothing."""
+manual clock, and that explaining changes nothing; through the core's door,
+a running app's standing, a starved queue's wait and what preemption will
+do, and a finished app's outcome."""
 
 from __future__ import annotations
 
@@ -121,3 +123,208 @@ def test_a_jobs_name_is_its_own_not_its_queues():
     assert explain_app(e, "app_7")["name"] == "wordcount" and e.describe_apps()[0]["name"] == "wordcount"
     e.add_app("app_8", "ann", queue="a")
     assert explain_app(e, "app_8")["name"] is None
+
+
+# ------------------------------------------------- through the core's door
+def starved_core(preemption=True, hog='<queue name="hog"/>'):
+    """On a manual clock, through PolicyCore: hog holds the one node (4
+    containers); prod (min share 4096 MB, timeout 30 s) asks for one
+    container at t=0, a round takes one back at t=31 and prod places it (all
+    it asks for then); at t=34 it asks for 3 more. Update passes every
+    second; victims finish as soon as they are asked back."""
+    from slotwise.clock import ManualClock
+    from slotwise.config import parse_allocations
+    from slotwise.core import PolicyCore
+    from wiretools import app, node, payload, req
+
+    alloc = ('<allocations><queue name="prod"><minResources>4096 mb, 4 vcores</minResources>'
+             f'<minSharePreemptionTimeout>30</minSharePreemptionTimeout></queue>{hog}</allocations>')
+    clock = ManualClock(1000.0)
+    core = PolicyCore(parse_allocations(alloc, "a.xml"),
+                      EngineSettings(preemption=preemption, node_locality_delay=0, rack_locality_delay=0), clock)
+    core.handle_heartbeat(payload(nodes=[node("n1", "h1", "/r1", 4096, 4)],
+                                  apps=[app("hog", "root.hog", [req(0, 1024, 1, 4)], user="hal")], node="n1"))
+    core.handle_update(payload(apps=[app("p", "root.prod", [req(0, 1024, 1, 1)], user="pat")]))
+    rounds = []
+
+    def until(end):
+        while clock.now() < 1000.0 + end:
+            clock.advance(1)
+            if clock.now() == 1034.0:
+                core.handle_update(payload(apps=[app("p", "root.prod", [req(0, 1024, 1, 0), req(1, 1024, 1, 3)],
+                                                     user="pat")]))
+                continue
+            got = core.handle_update(payload()).preempt
+            if got:
+                rounds.append((clock.now() - 1000.0, sorted(p.container_id for p in got)))
+                core.handle_heartbeat(payload(finished=[p.container_id for p in got], node="n1"))
+
+    return core, clock, until, rounds
+
+
+def test_a_starved_queue_says_since_when_the_timeout_and_what_the_next_round_takes():
+    core, clock, until, rounds = starved_core()
+    until(25)
+    early = core.explain("p")
+    assert early["state"] == "pending" and early["queue_starvation"]["for_s"] == 25
+    assert early["queue_starvation"]["preemption"]["next_round_in_s"] == 5
+    until(35)
+    assert [r[0] for r in rounds] == [31]
+    out = core.explain("p")
+    assert out["state"] == "running"  # one container runs, three more are asked for
+    s = out["queue_starvation"]
+    assert (s["queue"], s["kind"], s["for_s"], s["timeout_s"]) == ("root.prod", "min_share", 35, 30)
+    pre = s["preemption"]
+    assert pre["enabled"] and not pre["due"] and pre["last_round_s_ago"] == 4
+    # Last at its share at the t=33 pass: the next round may act after t=63.
+    assert pre["next_round_in_s"] == 28
+    assert [v["queue"] for v in pre["victims"]] == ["root.hog"] * 3
+    assert s["message"].startswith("queue root.prod has been below its min share (4096 MB) for 35 s; "
+                                   "min share preemption timeout 30 s; preemption will take 3 container(s) "
+                                   "(3072 MB) from root.hog (app hog: 3) at the next round (in about 28 s)")
+    # The forecast is the engine's own choice: the round takes exactly those.
+    until(64)
+    assert rounds[1] == (64, sorted(v["container"] for v in pre["victims"]))
+    assert core.explain("p")["queue_starvation"] is None  # at its min share now
+
+
+def test_the_core_gives_a_queues_starvation_by_name():
+    core, clock, until, rounds = starved_core()
+    until(35)
+    s = core.queue_starvation("root.prod")
+    assert s["for_s"] == 35 and s["message"] == core.explain("p")["queue_starvation"]["message"]
+    assert core.queue_starvation("root.hog") is None and core.queue_starvation("root") is None
+    assert core.queue_starvation("root.nosuch") is None
+
+
+def test_a_starved_queue_without_preemption_says_so():
+    core, clock, until, rounds = starved_core(preemption=False)
+    until(40)
+    s = core.explain("p")["queue_starvation"]
+    assert rounds == [] and s["for_s"] == 40
+    assert s["preemption"]["enabled"] is False and s["preemption"]["victims"] == []
+    assert s["message"].endswith("min share preemption timeout 30 s; preemption is off")
+
+
+def test_a_starved_queue_with_nothing_to_take_says_so():
+    core, clock, until, rounds = starved_core(
+        hog='<queue name="hog"><allowPreemptionFrom>false</allowPreemptionFrom></queue>')
+    until(35)
+    s = core.explain("p")["queue_starvation"]
+    assert rounds == [] and s["for_s"] == 35
+    pre = s["preemption"]
+    assert pre["due"] and pre["next_round_in_s"] == 0 and pre["victims"] == []
+    assert s["message"].endswith("preemption finds nothing to take for it at the next update pass: no other "
+                                 "queue is over its fair share and allows preemption")
+
+
+def test_a_running_app_gets_its_standing():
+    core, clock, until, rounds = starved_core()
+    until(35)
+    hog = core.explain("hog")
+    assert hog["state"] == "running" and hog["running_containers"] == 3
+    st = hog["standing"]
+    assert st["position"] == "over" and st["queue_position"] == "over"  # prod's min share is the whole node
+    assert st["usage"]["memory_mb"] == 3072 and st["asks"]["containers"] == 0
+    assert st["message"].startswith("it runs 3 container(s) (3072 MB, 3 vcores) against a fair share of 0 MB "
+                                    "in root.hog: over it by 3072 MB")
+    p = core.explain("p")["standing"]
+    assert p["position"] == "under" and p["asks"] == {"containers": 3, "resource": {"memory_mb": 3072, "vcores": 3}}
+    assert p["not_placed_because"] == ["no_node_with_room"] and "not placed: no node has room" in p["message"]
+    assert hog["queue_starvation"] is None and hog["outcome"] is None
+
+
+def test_explaining_a_starved_queue_changes_nothing():
+    core, clock, until, rounds = starved_core()
+    until(35)
+    e = core._engine
+
+    def state():
+        return (e.describe_queues(), e.describe_apps(),
+                [(c.container_id, c.preempt_time, c.kill_sent, c.taken_for) for c in e.containers.values()],
+                [(q.name, q.last_at_min_share, q.min_starved_since, q.preempted_at) for q in e.queues.values()],
+                [dict(n.held) for n in e.nodes.values()])
+
+    before = state()
+    for app_id in ("p", "hog"):
+        core.explain(app_id)
+    assert state() == before
+
+
+def test_a_finished_app_tells_its_outcome_and_an_unknown_one_is_none():
+    from wiretools import payload
+
+    core, clock, until, rounds = starved_core()
+    until(35)
+    clock.advance(5)
+    core.handle_update(payload(apps_removed=["hog"]))
+    clock.advance(7)
+    out = core.explain("hog")
+    assert out["state"] == "finished" and out["holds"] == [] and out["queue"] == "root.hog"
+    o = out["outcome"]
+    assert (o["containers_ran"], o["containers_preempted"], o["running_at_end"]) == (4, 1, 3)
+    assert o["finished_s_ago"] == 7 and o["ran_for_s"] == 40 and o["how"] == "removed"
+    assert o["final_state"] is None and o["user"] == "hal"
+    assert o["message"].startswith("finished 7 s ago in root.hog after 40 s; it ran 4 container(s), 1 of "
+                                   "them taken back by preemption; when it left it still held 3 container(s)")
+    assert core.explain("nosuch") is None
+    # A resync that no longer lists an app: finished too, and said how.
+    core.handle_update(payload(full=True, nodes=[], apps=[], launched=[]))
+    assert core.explain("p")["outcome"]["how"] == "resync"
+
+
+def test_the_finished_record_is_bounded():
+    from slotwise.finished import FinishedApps
+
+    kept = FinishedApps(limit=3)
+    e, _ = make_engine()
+    for i in range(5):
+        submit(e, f"a{i}", "a")
+        kept.record(e.apps[f"a{i}"], float(i), 0.0, "removed", e.dims)
+    assert len(kept) == 3 and kept.get("a0") is None and kept.get("a1") is None and kept.get("a4")["id"] == "a4"
+    kept.record(e.apps["a2"], 9.0, 0.0, "removed", e.dims)  # an id seen again: its newer record, once
+    assert len(kept) == 3 and kept.get("a2")["t_finished"] == 9.0
+
+
+def test_the_text_says_state_standing_starvation_and_outcome():
+    from slotwise.explain import as_text
+    from wiretools import payload
+
+    core, clock, until, rounds = starved_core()
+    until(35)
+    text = as_text(core.explain("p"))
+    lines = text.splitlines()
+    assert lines[0] == "p, user pat, queue root.prod: running; 1 container(s) running, 3 more asked for"
+    assert lines[1].startswith("standing: it runs 1 container(s)")
+    assert lines[2].startswith("queue root.prod has been below its min share (4096 MB) for 35 s")
+    assert "held back by:" in lines
+    core.handle_update(payload(apps_removed=["hog"]))
+    done = as_text(core.explain("hog")).splitlines()
+    assert done[0] == "hog, user hal, queue root.hog: finished" and done[1].startswith("finished 0 s ago")
+
+
+def test_a_jobtrackers_starved_queue_and_finished_job():
+    """MRv1: the starvation is in map slots, the round's forecast is what it
+    takes, and a job that has left was removed by the JobTracker."""
+    from test_mrv1_core import beat, call, job, make, tracker
+
+    core, clock = make('<allocations><pool name="prod"><minMaps>2</minMaps><minSharePreemptionTimeout>20'
+                       '</minSharePreemptionTimeout></pool><pool name="research"/></allocations>')
+    t = tracker(0, maps=4, reduces=1)
+    call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "research", 8, reduces=1)], beats=[beat(t, 4, 1)])
+    call(core, "update", apps=[job(2, "prod", 3)])
+    for _ in range(10):
+        clock.advance(1)
+        call(core, "update")
+    s = core.explain("job_202611230000_0002")["queue_starvation"]
+    assert (s["kind"], s["for_s"], s["share"]) == ("min_share", 10, {"map_slots": 2, "reduce_slots": 0})
+    assert s["preemption"]["next_round_in_s"] == 10
+    forecast = sorted(v["container"] for v in s["preemption"]["victims"])
+    clock.advance(11)
+    taken = sorted(p["container"] for p in call(core, "update")["preempt"])
+    assert taken == forecast and len(taken) == 2
+    after = core.explain("job_202611230000_0002")["queue_starvation"]
+    assert len(after["preemption"]["asked_back"]) == 2 and after["message"].endswith("that covers what it lacks")
+    call(core, "update", apps_removed=["job_202611230000_0001"])
+    o = core.explain("job_202611230000_0001")["outcome"]
+    assert o["containers_preempted"] == 2 and "the JobTracker removed it" in o["message"]

@@ -10,16 +10,45 @@ from webtools import ALLOCATIONS, TOKEN, web  # noqa: F401 (the fixture)
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def test_explain_a_pending_job_and_python_away(web):
+def test_explain_a_job_and_python_away(web):
     r = httpx.get(f"{web.url}/api/v1/apps/app_1/explain")
     assert r.status_code == 200, r.text
     out = r.json()
-    assert out["id"] == "app_1" and out["queue"] == "root.research" and out["state"] == "pending"
+    # app_1 runs one container and asks for five more: running, not pending.
+    assert out["id"] == "app_1" and out["queue"] == "root.research" and out["state"] == "running"
+    assert out["running_containers"] == 1 and out["pending_containers"] == 5
     assert out["holds"] and all(h["message"] for h in out["holds"])
-    assert httpx.get(f"{web.url}/api/v1/apps/nosuch/explain").status_code == 404
+    st = out["standing"]
+    assert st["position"] == "under" and st["asks"]["containers"] == 5 and st["queue"] == "root.research"
+    assert st["fair_share"]["memory_mb"] > st["usage"]["memory_mb"] == 1024
+    # research (1024 MB of a 2731 MB fair share) is below 0.5 x its fair share; this server does not preempt.
+    s = out["queue_starvation"]
+    assert s["kind"] == "fair_share" and s["timeout_s"] is None and s["for_s"] >= 0 and s["since"] > 1e9
+    assert s["preemption"]["enabled"] is False and s["message"].endswith("preemption is off")
+    assert out["outcome"] is None
+    r = httpx.get(f"{web.url}/api/v1/apps/nosuch/explain")
+    assert r.status_code == 404
+    assert r.json()["detail"] == "unknown app nosuch: not scheduled now, nor among the last 1000 that finished"
     web.rm.state.update(in_fallback=True, reason="policy call timed out", since=1.0)
     first = httpx.get(f"{web.url}/api/v1/apps/app_1/explain").json()["holds"][0]
     assert first["code"] == "python_away" and "timed out" in first["message"]
+
+
+def test_explain_a_finished_job(web):
+    from wiretools import payload
+
+    web.core.handle_update(payload(apps_removed=["app_2"]))
+    web.rm.state.update(in_fallback=True, reason="policy call timed out", since=1.0)
+    r = httpx.get(f"{web.url}/api/v1/apps/app_2/explain")
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["state"] == "finished" and out["user"] == "bob" and out["queue"] == "root.prod"
+    assert out["holds"] == [] and out["standing"] is None  # nothing holds back an app that has left
+    o = out["outcome"]
+    assert o["containers_ran"] == 3 and o["running_at_end"] == 3 and o["pending_at_end"] == 3
+    assert o["final_state"] is None and o["how"] == "removed" and o["finished"] > 1e9
+    assert o["message"].startswith("finished 0 s ago in root.prod")
+    assert httpx.get(f"{web.url}/api/v1/jobs/app_2/explain").json()["state"] == "finished"  # the old path too
 
 
 def test_dry_run_shows_shares_before_and_after_and_changes_nothing(web):
@@ -72,9 +101,12 @@ def test_explain_and_diff_commands_ask_the_running_server(web, tmp_path):
     server = web.url.removeprefix("http://")
     r = slotwise("explain", "app_1", "--server", server)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("app_1, user alice, queue root.research: pending") and "held back by:" in r.stdout
+    assert r.stdout.startswith("app_1, user alice, queue root.research: running; 1 container(s) running, "
+                               "5 more asked for\nstanding: it runs 1 container(s)")
+    assert "held back by:" in r.stdout and "preemption is off" in r.stdout
     r = slotwise("explain", "nosuch", "--server", server)
-    assert r.returncode == 1 and r.stderr.strip() == "slotwise explain: unknown app nosuch"
+    assert r.returncode == 1 and r.stderr.strip() == ("slotwise explain: unknown app nosuch: not scheduled now, "
+                                                      "nor among the last 1000 that finished")
     new = tmp_path / "new.xml"
     new.write_text(ALLOCATIONS.replace('<queue name="other"/>', '<queue name="other"/><queue name="fresh"/>')
                    .replace('<queue name="research"/>', '<queue name="research"><weight>6</weight></queue>'))
@@ -125,5 +157,38 @@ def test_the_ui_says_why_each_preempted_container_was_chosen(tmp_path):
         assert "for root.b below its min share for 6 s (timeout 5 s): root.a uses" in page
         why = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/hog/explain").json()["preempting"]
         assert why and why[0]["why"].startswith("for root.b below its min share")
+    finally:
+        server.should_exit = True
+
+
+def test_the_api_says_how_long_a_queue_is_starved_and_what_preemption_will_take():
+    """The starved queue of test_explain over real HTTP: the structured fields
+    the console shows, as the OpenAPI document describes them."""
+    from slotwise.admin import AdminToken, SchedulerService
+    from slotwise.bridge.server import start_http
+    from slotwise.config.watcher import ConfigStatus
+    from slotwise.web.app import create_app
+    from test_explain import starved_core
+    from webtools import free_port
+
+    core, clock, until, rounds = starved_core()
+    until(35)
+    port = free_port()
+    server = start_http(create_app(SchedulerService(core, ConfigStatus("a.xml")), AdminToken(TOKEN)),
+                        "127.0.0.1", port)
+    try:
+        out = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/p/explain").json()
+        s = out["queue_starvation"]
+        assert (s["kind"], s["for_s"], s["timeout_s"], s["below"]) == ("min_share", 35, 30, ["min_share", "fair_share"])
+        assert s["share"] == {"memory_mb": 4096, "vcores": 4} and s["usage"] == {"memory_mb": 1024, "vcores": 1}
+        pre = s["preemption"]
+        assert pre["enabled"] and pre["next_round_in_s"] == 28 and len(pre["victims"]) == 3
+        assert {v["queue"] for v in pre["victims"]} == {"root.hog"} and pre["asked_back"] == []
+        assert pre["held"] == {"memory_mb": 0, "vcores": 0} and pre["last_round_s_ago"] == 4
+        queues = {q["queue"]: q for q in httpx.get(f"http://127.0.0.1:{port}/api/v1/queues").json()}
+        assert queues["root.prod"]["min_share_starved_for"] == 35  # the queue table reads the same clock
+        spec = httpx.get(f"http://127.0.0.1:{port}/openapi.json").json()["components"]["schemas"]
+        assert {"queue_starvation", "standing", "outcome"} <= set(spec["ExplainOut"]["properties"])
+        assert "next_round_in_s" in spec["PreemptionOutlookOut"]["properties"]
     finally:
         server.should_exit = True

@@ -105,9 +105,10 @@ class SchedulerService:
         ResourceManager scheduling without Python comes first when it is so."""
         out = self.core.explain(app_id)
         if out is None:
-            raise AdminError(404, f"unknown app {app_id}")
+            raise AdminError(404, f"unknown app {app_id}: not scheduled now, nor among the last "
+                             f"{self.core.finished.limit} that finished")
         link = self.link_status()["resource_manager"]
-        if link.get("in_fallback"):
+        if link.get("in_fallback") and out["state"] != "finished":
             out["holds"].insert(0, {"code": "python_away", "message": "the ResourceManager is scheduling without "
                                     "Python (its FIFO fallback) since it lost the link: "
                                     + str(link.get("reason") or "no reason given"), "since": link.get("since")})

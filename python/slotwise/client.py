@@ -10,6 +10,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from .explain import as_text
 from .secretfile import read_secret
 
 DEFAULT_SERVER = "127.0.0.1:9797"  # serve's --http default
@@ -56,20 +57,7 @@ def cmd_explain(args) -> int:
         return 1
     if args.json:
         return _dump(out, 0)
-    name = f" ({out['name']})" if out.get("name") else ""
-    print(f"{out['id']}{name}, user {out['user']}, queue {out['queue']}: {out['state']}; "
-          f"{out['running_containers']} running, {out['pending_containers']} asked for")
-    if out["holds"]:
-        print("held back by:")
-        for h in out["holds"]:
-            print(f"  - {h['message']}")
-    else:
-        print("nothing holds it back")
-    taken = out.get("preempting", []) + out.get("preempted_recently", [])
-    if taken:
-        print("preemptions of its containers:")
-        for p in taken:
-            print(f"  - {p['container']}: {p.get('why') or p.get('reason')}")
+    print(as_text(out))
     return 0
 
 

@@ -30,7 +30,9 @@ from .config.model import AllocationConfig, QueueConfig
 from .engine.decisions import Assignment, Preemption
 from .engine import RECOVERY_QUEUE, Engine, PlacementRejected
 from .eventlog import EventLog
-from .explain import explain_app
+from .explain import explain_app, explain_finished
+from .finished import FinishedApps
+from .starvation import queue_starvation
 from .placement import queue_path
 from .protocol import ProtocolError
 from .resources import KIND_DIMS, Resource
@@ -225,6 +227,8 @@ class PolicyCore:
         self.stream = stream
         self._lock = threading.RLock()
         self._preemptions: collections.deque = collections.deque(maxlen=100)
+        #: The apps that have left, for explain (the last 1,000).
+        self.finished = FinishedApps()
         self._moves: dict[str, _PendingMove] = {}
         self._suspects: set[str] = set()  # apps whose view differed from the RM's at the last check
         self._table = TableDiff()
@@ -473,13 +477,35 @@ class PolicyCore:
                           if p.is_leaf and p.name != "root" and p.name != RECOVERY_QUEUE)
 
     def explain(self, app_id: str) -> dict | None:
-        """Why an app runs no more than it does (slotwise.explain), with the
-        preemptions of its containers still remembered; None if unknown."""
-        with self._lock:
-            if app_id not in self._engine.apps:
-                return None
-            out = explain_app(self._engine, app_id)
+        """Why an app runs no more than it does (slotwise.explain), or how it
+        ended if it has left, with the preemptions of its containers still
+        remembered; None if it is neither scheduled now nor among the
+        finished ones remembered. Times in the answer are Unix times."""
+        with self._lock, self._clock:
+            now, wall = self._clock.now(), time.time()
+            if app_id in self._engine.apps:
+                out = explain_app(self._engine, app_id)
+            else:
+                rec = self.finished.get(app_id)
+                if rec is None:
+                    return None
+                out = explain_finished(rec, now, self.dims)
+            starved = out["queue_starvation"]
+            if starved is not None:
+                starved["since"] = wall - starved["for_s"]
             out["preempted_recently"] = [p for p in reversed(self._preemptions) if p["app"] == app_id]
+            return out
+
+    def queue_starvation(self, name: str) -> dict | None:
+        """A leaf queue below its min share or fair-share threshold now: since
+        when (Unix time), the timeout, and what preemption will take and when
+        (slotwise.starvation, as explain gives it); None when it is at its
+        shares, a parent, or unknown. For the console's queue tree."""
+        with self._lock, self._clock:
+            queue = self._engine.queues.get(name)
+            out = queue_starvation(self._engine, queue) if queue is not None else None
+            if out is not None:
+                out["since"] = time.time() - out["for_s"]
             return out
 
     def dry_run(self, config: AllocationConfig) -> dict:
@@ -627,8 +653,7 @@ class PolicyCore:
             for cid in msg.finished:
                 e.container_finished(cid)
             for app_id in msg.apps_removed:
-                e.remove_app(app_id)
-                self._moves.pop(app_id, None)
+                self._app_left(app_id, "removed")
             for node_id in msg.nodes_removed:
                 e.remove_node(node_id)
 
@@ -686,6 +711,15 @@ class PolicyCore:
                                f"{c.engine_id}, which is {placed.app_id}'s on {placed.node_id}")
         return out
 
+    def _app_left(self, app_id: str, how: str) -> None:
+        """An app leaves the scheduler: remembered for explain, then removed."""
+        app = self._engine.apps.get(app_id)
+        if app is not None:
+            self.finished.record(app, self._clock.now(), time.time(), how, self.dims,
+                                 "JobTracker" if self.kind == "mrv1" else "ResourceManager")
+        self._engine.remove_app(app_id)
+        self._moves.pop(app_id, None)
+
     def _forget_what_the_rm_lost(self, msg) -> None:
         """A full payload: drop the containers, apps and nodes the RM no
         longer has (what it has is applied as usual, and what stays keeps
@@ -696,8 +730,7 @@ class PolicyCore:
             e.container_finished(cid)
         apps = {a.id for a in msg.apps}
         for app_id in [a for a in e.apps if a not in apps]:
-            e.remove_app(app_id)
-            self._moves.pop(app_id, None)
+            self._app_left(app_id, "resync")
         nodes = {n.id for n in msg.nodes}
         for node_id in [n for n in e.nodes if n not in nodes]:
             e.remove_node(node_id)

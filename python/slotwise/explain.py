@@ -5,7 +5,10 @@ without changing anything, as a list of holds in words and fields
 Each hold is the check a heartbeat would fail for this app, in the order a
 heartbeat meets them: runnable at all (running-app limits), anything to ask
 for, the max shares of its queues, the AM limit, delay scheduling, a node with
-room, and finally its turn among the others.
+room, and finally its turn among the others. Beside them: its standing in its
+queue (what it runs against its fair share), its queue's starvation and what
+preemption will do about it (``starvation``), and for an app that has left,
+its outcome (``finished``). ``as_text`` is what the CLI prints.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from __future__ import annotations
 import math
 
 from .engine import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App
+from .engine.preemption import compared
+from .finished import outcome
 from .resources import ZERO, Resource
+from .starvation import queue_starvation
 
 LEVELS = {NODE_LOCAL: "node-local", RACK_LOCAL: "rack-local", OFF_SWITCH: "off-switch"}
 
@@ -59,17 +65,73 @@ def explain_app(engine, app_id: str) -> dict:
             note = parent.policy.explain_child(parent, child, engine.ctx)
             if note:
                 hold("policy", note, policy=parent.policy.name, queue=child.name if child is not app else queue.name)
-    state = ("waiting to run" if not app.runnable else "pending" if pending
-             else "running" if app.containers else "idle")
+    state = ("waiting to run" if not app.runnable else "running" if app.containers
+             else "pending" if pending else "idle")
     return {
         "id": app.app_id, "name": app.app_name, "user": app.user, "queue": queue.name, "state": state,
         "running_containers": len(app.containers),
         "pending_containers": sum(r.num_containers for r in pending),
         "usage": app.usage.to_dict(engine.dims), "fair_share": app.fair_share.to_dict(engine.dims),
         "holds": holds,
+        "standing": _standing(engine, app, pending, holds),
+        "queue_starvation": queue_starvation(engine, queue),
+        "outcome": None,
         "preempting": [{"container": c.container_id, "node": c.node_id, "killed": c.kill_sent,
                         "why": c.preempt_why} for c in app.containers.values() if c.preempt_time is not None],
     }
+
+
+def explain_finished(rec: dict, now: float, dims) -> dict:
+    """The answer for an app that has left (``finished.FinishedApps``): its
+    outcome instead of holds."""
+    zero = ZERO.to_dict(dims)
+    return {"id": rec["id"], "name": rec["name"], "user": rec["user"], "queue": rec["queue"], "state": "finished",
+            "running_containers": 0, "pending_containers": 0, "usage": zero, "fair_share": zero, "holds": [],
+            "standing": None, "queue_starvation": None, "outcome": outcome(rec, now), "preempting": []}
+
+
+def _standing(engine, app: App, pending, holds) -> dict:
+    """Where the app stands in its queue: what it runs against its fair share
+    there, over or under it, and what it still asks for and why that is not
+    placed (the holds' codes)."""
+    d = engine.dims
+    queue = app.queue
+    dims = queue.policy.dimensions if engine.kind == "yarn" else d  # what its queue's policy shares
+    qdims = compared(engine, queue)  # what the queue's parent shares
+
+    def position(usage: Resource, share: Resource, dims) -> str:
+        if any(usage.get(k) > share.get(k) + 1e-9 for k in dims):
+            return "over"
+        return "under" if any(usage.get(k) < share.get(k) - 1e-9 for k in dims) else "at"
+
+    mine, theirs = position(app.usage, app.fair_share, dims), position(queue.usage, queue.fair_share, qdims)
+    asked = sum((r.resource * r.num_containers for r in pending), ZERO)
+    count = sum(r.num_containers for r in pending)
+    why = [h["code"] for h in holds if h["code"] != "policy"]
+    gap = (app.usage - app.fair_share) if mine == "over" else (app.fair_share - app.usage)
+    runs = (f"it runs {len(app.containers)} container(s) ({_amount(app.usage, d)})" if app.containers
+            else "it runs nothing")
+    words = [f"{runs} against a fair share of {_amount(app.fair_share, dims)} in {queue.name}: "
+             + ("at it" if mine == "at" else f"{mine} it by {_amount(gap.clamp_zero(), dims)}"),
+             f"queue {queue.name} uses {_amount(queue.usage, qdims)} of its fair share of "
+             f"{_amount(queue.fair_share, qdims)} ({theirs})"]
+    if count:
+        short = list(dict.fromkeys(_SHORT.get(c, c) for c in why))
+        words.append(f"it asks for {count} more ({_amount(asked, d)})"
+                     + (f", not placed: {', '.join(short)}" if short else ""))
+    return {"running_containers": len(app.containers), "usage": app.usage.to_dict(d),
+            "fair_share": app.fair_share.to_dict(d), "position": mine, "queue": queue.name,
+            "queue_usage": queue.usage.to_dict(d), "queue_fair_share": queue.fair_share.to_dict(d),
+            "queue_position": theirs, "asks": {"containers": count, "resource": asked.to_dict(d)},
+            "not_placed_because": why, "message": "; ".join(words)}
+
+
+#: Each hold in a few words, for the standing's summary (the holds say it in full).
+_SHORT = {"user_max_running_apps": "a running-app limit", "queue_max_running_apps": "a running-app limit",
+          "admission": "admitted at the next update pass", "queue_at_max_share": "a queue at its max share",
+          "max_am_share": "the AM limit (maxAMShare)", "locality_wait": "delay scheduling",
+          "no_node_with_room": "no node has room", "no_nodes": "no nodes", "waiting_turn": "its turn",
+          "python_away": "the ResourceManager schedules without Python"}
 
 
 def _running_limits(engine, app: App, hold) -> None:
@@ -149,7 +211,6 @@ def _room(engine, smallest: Resource, hold) -> None:
 def _turn(engine, app: App, hold, key: str = "memory_mb") -> None:
     queue = app.queue
     d = engine.dims
-    _since_min, since_fair = engine.starvation(queue)
     fields = dict(queue=queue.name, queue_usage=queue.usage.to_dict(d), queue_fair_share=queue.fair_share.to_dict(d),
                   app_usage=app.usage.to_dict(d), app_fair_share=app.fair_share.to_dict(d))
     shares = f"queue {queue.name} uses {_amount(queue.usage, d)} of a fair share of {_amount(queue.fair_share, d)}"
@@ -157,10 +218,8 @@ def _turn(engine, app: App, hold, key: str = "memory_mb") -> None:
         hold("waiting_turn", f"it is among the first offered the next free container ({shares}); it waits for "
              "a node with room to report in", **fields)
         return
-    late = (f"; below its share for {since_fair:.0f} s, preemption after {queue.fair_share_timeout:g} s"
-            if 0 < since_fair and not math.isinf(queue.fair_share_timeout) else "")
     hold("waiting_turn", f"it waits its turn ({shares}): free containers go first to queues further below "
-         f"their share{late}", **fields)
+         "their share", **fields)
 
 
 _UNITS = {"memory_mb": "MB", "vcores": "vcores", "map_slots": "map slots", "reduce_slots": "reduce slots"}
@@ -174,3 +233,32 @@ def _amount(r: Resource, dims=("memory_mb", "vcores")) -> str:
 
 def _finite(r: Resource, dims) -> dict:
     return {k: (None if math.isinf(v) else v) for k, v in r.to_dict(dims).items()}
+
+
+def as_text(out: dict) -> str:
+    """An explain answer as ``slotwise explain`` prints it."""
+    name = f" ({out['name']})" if out.get("name") else ""
+    state = out["state"]
+    if state == "finished":
+        detail = ""
+    elif state == "running":
+        detail = f"; {out['running_containers']} container(s) running, {out['pending_containers']} more asked for"
+    else:
+        detail = f"; {out['pending_containers']} container(s) asked for"
+    lines = [f"{out['id']}{name}, user {out['user']}, queue {out['queue']}: {state}{detail}"]
+    if out.get("outcome"):
+        lines.append(out["outcome"]["message"])
+    if out.get("standing"):
+        lines.append(f"standing: {out['standing']['message']}")
+    if out.get("queue_starvation"):
+        lines.append(out["queue_starvation"]["message"])
+    if out["holds"]:
+        lines.append("held back by:")
+        lines += [f"  - {h['message']}" for h in out["holds"]]
+    elif state != "finished":
+        lines.append("nothing holds it back")
+    taken = out.get("preempting", []) + out.get("preempted_recently", [])
+    if taken:
+        lines.append("preemptions of its containers:")
+        lines += [f"  - {p['container']}: {p.get('why') or p.get('reason')}" for p in taken]
+    return "\n".join(lines)

@@ -36,7 +36,7 @@ class App:
                  "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
                  "want_anywhere",
                  "locality_level", "locality_wait", "missed_opportunities", "delay", "refused", "refused_asks",
-                 "refused_until", "kinds")
+                 "refused_until", "kinds", "ran", "preempted")
 
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
                  groups: tuple[str, ...] = ()) -> None:
@@ -77,6 +77,9 @@ class App:
         self.refused: set[tuple[str, int]] = set()
         self.refused_asks: tuple = ()  # the asks they were refused under
         self.refused_until = 0.0  # when they are forgotten anyway
+        # Its life so far, for what explain says of it once it has finished.
+        self.ran = 0  # containers launched
+        self.preempted = 0  # of those, taken back by preemption
 
     # ------------------------------------------------------- delay scheduling
     def allowed_level(self) -> int:

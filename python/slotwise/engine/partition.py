@@ -505,6 +505,7 @@ class Engine:
         node.containers.add(c.container_id)
         node.used = node.used + c.resource
         app.usage = app.usage + c.resource
+        app.ran += 1
         if c.is_am and not app.has_am:
             app.has_am = True
             self._without_am -= 1
@@ -845,13 +846,22 @@ class Engine:
         self.root.fair_share = self.cluster
         self.root.steady_fair_share = self.cluster
         self._update_shares(self.root)
-        if self.settings.preemption:
-            return self.preemption.plan(now)
-        # A policy may preempt among its own queue's children all the same.
-        under = {p.name for p in self.queues.values() if p.children and p.policy.preempts(p, ctx)}
-        if not under:
+        on, eligible = self.preemption_scope()
+        if not on:
+            self.preemption.track(now)  # how long queues wait is worth knowing all the same
             return []
-        return self.preemption.plan(now, lambda queue: queue.parent is not None and queue.parent.name in under)
+        return self.preemption.plan(now, eligible)
+
+    def preemption_scope(self):
+        """Whether preemption may act, and for which leaf queues (a predicate;
+        None: all): everywhere when it is on, else under the queues whose
+        policy preempts among their own children."""
+        if self.settings.preemption:
+            return True, None
+        under = {p.name for p in self.queues.values() if p.children and p.policy.preempts(p, self.ctx)}
+        if not under:
+            return False, None
+        return True, lambda queue: queue.parent is not None and queue.parent.name in under
 
     def _update_demand(self, queue: Queue) -> Resource:
         total = ZERO
@@ -897,7 +907,8 @@ class Engine:
                 a.fair_share = share
 
     def starvation(self, queue: Queue, now: float | None = None) -> tuple[float, float]:
-        """Seconds since the queue was last at its min share and its fair share threshold."""
+        """Seconds the queue has been below its min share and its fair share
+        threshold, across preemption rounds (``Preemptor.starvation``)."""
         return self.preemption.starvation(queue, self.clock.now() if now is None else now)
 
     # ------------------------------------------------------------- read side

@@ -22,6 +22,8 @@ engine's update pass calls.
 
 from __future__ import annotations
 
+import math
+
 from ..resources import ZERO, Resource
 from .decisions import Preemption
 
@@ -29,6 +31,11 @@ from .decisions import Preemption
 #: taken for: long enough for its apps' delay-scheduling waits, short
 #: enough that a queue that no longer wants them does not keep a node idle.
 HOLD = 10.0
+
+#: Seconds, once a round has landed, in which a queue it brought to its
+#: share that falls short again is still in the same wait (its starvation
+#: clock goes on): an AM the round placed asks for its tasks once it runs.
+RELAPSE = 30.0
 
 
 def at_least(a: Resource, b: Resource, dims: tuple[str, ...]) -> bool:
@@ -55,38 +62,139 @@ class Preemptor:
 
     # ----------------------------------------------------------- starvation
     def starvation(self, queue, now: float) -> tuple[float, float]:
-        """Seconds since the queue was last at its min share and at its fair
-        share threshold: what the preemption timeouts are compared with."""
-        return now - queue.last_at_min_share, now - queue.last_at_fair_share
+        """Seconds the queue has been below its min share and below its fair
+        share threshold, counted across the rounds that serve it (what the
+        operator reads; 0-ish when it is at its share)."""
+        return (now - _first(queue.min_starved_since, queue.last_at_min_share),
+                now - _first(queue.fair_starved_since, queue.last_at_fair_share))
 
-    def _wants(self, queue, now: float) -> tuple[Resource, str, str | None]:
-        """What a starved leaf queue wants back now, why, and in words."""
+    def targets(self, queue) -> tuple[Resource, Resource]:
+        """What the queue is judged against: min(min share, demand) and
+        min(threshold x fair share, demand)."""
+        return (queue.min_share.min(queue.demand),
+                (queue.fair_share * queue.fair_share_threshold).min(queue.demand))
+
+    def track(self, now: float) -> None:
+        """Each leaf queue's clocks at an update pass, preemption on or off.
+
+        Two clocks per share. When preemption may act restarts whenever the
+        pass finds the queue at its share (YARN's lastTimeAtMinShare): a
+        round that fills the shortfall must not be followed by another the
+        moment the queue asks for more. Since when it has been below does
+        not restart for that: a queue the last round brought to its share
+        that falls short again within ``settle_time`` is still in the same wait
+        (an AM the round placed asks for its tasks only once it runs)."""
+        e = self.engine
+        for queue in e.queues.values():
+            if queue.children:
+                continue
+            dims = compared(e, queue)
+            min_target, fair_target = self.targets(queue)
+            settled = queue.preempted_at is None or now >= queue.preempted_at + self.settle_time()
+            if at_least(queue.usage, min_target, dims):
+                queue.last_at_min_share = now
+                if settled:
+                    queue.min_starved_since = None
+            elif queue.min_starved_since is None:
+                queue.min_starved_since = queue.last_at_min_share
+            if at_least(queue.usage, fair_target, dims):
+                queue.last_at_fair_share = now
+                if settled:
+                    queue.fair_starved_since = None
+            elif queue.fair_starved_since is None:
+                queue.fair_starved_since = queue.last_at_fair_share
+
+    def settle_time(self) -> float:
+        """Seconds after a round in which the queue it served is not yet
+        past that wait: its victims warned and killed, their room held for
+        it, then RELAPSE for its apps to ask on the strength of it."""
+        return self.engine.settings.preemption_warn_time + HOLD + RELAPSE
+
+    def next_round(self, queue) -> float | None:
+        """When a round may first act for the queue's shortfall as things
+        stand (its timeout passed since it was last at that share), or None:
+        it is short of nothing that has a timeout."""
         dims = compared(self.engine, queue)
+        min_target, fair_target = self.targets(queue)
+        at = []
+        if queue.min_share_timeout < math.inf and not at_least(queue.usage, min_target, dims):
+            at.append(queue.last_at_min_share + queue.min_share_timeout)
+        fair_full = queue.fair_share.min(queue.demand)
+        if queue.fair_share_timeout < math.inf and not at_least(queue.usage, fair_target, dims) \
+                and (fair_full - queue.usage).clamp_zero().any_positive():
+            at.append(queue.last_at_fair_share + queue.fair_share_timeout)
+        return min(at) if at else None
+
+    def wants(self, queue, now: float) -> tuple[Resource, str, str | None]:
+        """What a starved leaf queue wants back now, why, and in words
+        (reads the clocks ``track`` keeps; changes nothing)."""
+        min_due = now - queue.last_at_min_share > queue.min_share_timeout
+        if not min_due and now - queue.last_at_fair_share <= queue.fair_share_timeout:
+            return ZERO, "fair_share", None  # the common case: at its shares, or not for long
         usage = queue.usage
         min_target = queue.min_share.min(queue.demand)
-        if at_least(usage, min_target, dims):
-            queue.last_at_min_share = now
-        fair_target = (queue.fair_share * queue.fair_share_threshold).min(queue.demand)
-        if at_least(usage, fair_target, dims):
-            queue.last_at_fair_share = now
+        since_min, since_fair = self.starvation(queue, now)
         want, reason, words = ZERO, "fair_share", []
-        if now - queue.last_at_min_share > queue.min_share_timeout:
+        if min_due:
             want = (min_target - usage).clamp_zero()
             if want.any_positive():
                 reason = "min_share"
-                words.append(f"{queue.name} below its min share for {now - queue.last_at_min_share:.0f} s "
+                words.append(f"{queue.name} below its min share for {since_min:.0f} s "
                              f"(timeout {queue.min_share_timeout:g} s)")
         if now - queue.last_at_fair_share > queue.fair_share_timeout:
             fair_want = (queue.fair_share.min(queue.demand) - usage).clamp_zero()
             if fair_want.any_positive():
                 words.append(f"{queue.name} below {queue.fair_share_threshold:g} x its fair share for "
-                             f"{now - queue.last_at_fair_share:.0f} s (timeout {queue.fair_share_timeout:g} s)")
+                             f"{since_fair:.0f} s (timeout {queue.fair_share_timeout:g} s)")
                 if not want.any_positive():
                     reason = "fair_share"
             want = want.max(fair_want)
         return want, reason, "; ".join(words) or None
 
     # ------------------------------------------------------------ the pass
+    def coming(self, now: float) -> dict[str, Resource]:
+        """Per starved queue: what has been asked back for it and not yet
+        placed (victims still running, capacity held for it)."""
+        e = self.engine
+        coming: dict[str, Resource] = {}
+        for c in e.containers.values():
+            if c.preempt_time is not None and c.taken_for is not None:
+                coming[c.taken_for] = coming.get(c.taken_for, ZERO) + c.resource
+        for node in e.nodes.values():
+            for name, (amount, until) in node.held.items():
+                if until > now:
+                    coming[name] = coming.get(name, ZERO) + amount
+        return coming
+
+    def choose(self, now: float, eligible=None) -> list[tuple]:
+        """The round's choice at ``now``, changing nothing: (starved queue,
+        container, reason, words) for each container it would take. The
+        plan acts on it; explain asks it what the next round will take."""
+        e = self.engine
+        coming = self.coming(now)
+        dims = e.dims if e.kind != "yarn" else e.root.policy.dimensions
+        short: list[list] = []  # [queue, still wanted, reason, words]
+        for queue in e.queues.values():
+            if queue.children or (eligible is not None and not eligible(queue)):
+                continue
+            want, reason, words = self.wants(queue, now)
+            rest = (want - coming.get(queue.name, ZERO)).clamp_zero()
+            if any(rest.get(d) > 0 for d in dims):
+                short.append([queue, rest, reason, words])
+        picks: list[tuple] = []
+        if not short:
+            return picks
+        for c in self.victims(eligible, lambda c: any(c.resource.get(d) > 0 and short[0][1].get(d) > 0
+                                                      for d in dims)):
+            target = short[0]
+            picks.append((target[0], c, target[2], target[3]))
+            target[1] = target[1] - c.resource
+            if not any(target[1].get(d) > 0 for d in dims):
+                short.pop(0)
+                if not short:
+                    break
+        return picks
+
     def plan(self, now: float, eligible=None) -> list[Preemption]:
         """The containers to ask back now (and kills of those whose warning
         ran out). ``eligible``: which leaf queues may preempt and be
@@ -94,52 +202,25 @@ class Preemptor:
         e = self.engine
         out: list[Preemption] = []
         warn = e.settings.preemption_warn_time
-        coming: dict[str, Resource] = {}  # per starved queue: asked back, not yet placed
         for c in e.containers.values():
-            if c.preempt_time is None:
-                continue
-            if c.taken_for is not None:
-                coming[c.taken_for] = coming.get(c.taken_for, ZERO) + c.resource
-            if not c.kill_sent and now - c.preempt_time >= warn:
+            if c.preempt_time is not None and not c.kill_sent and now - c.preempt_time >= warn:
                 c.kill_sent = True
                 out.append(Preemption(c.container_id, c.app_id, e.apps[c.app_id].queue.name,
                                       c.node_id, True, "warned"))
-        for node in e.nodes.values():
-            for name, (amount, until) in node.held.items():
-                if until > now:
-                    coming[name] = coming.get(name, ZERO) + amount
-
-        dims = e.dims if e.kind != "yarn" else e.root.policy.dimensions
-        short: list[list] = []  # [queue, still wanted, reason, words]
-        for queue in e.queues.values():
-            if queue.children or (eligible is not None and not eligible(queue)):
-                continue
-            want, reason, words = self._wants(queue, now)
-            queue.to_preempt = want
-            rest = (want - coming.get(queue.name, ZERO)).clamp_zero()
-            if any(rest.get(d) > 0 for d in dims):
-                short.append([queue, rest, reason, words])
-        if not short:
-            return out
-        for c in self.victims(eligible, lambda c: any(c.resource.get(d) > 0 and short[0][1].get(d) > 0
-                                                      for d in dims)):
-            target = short[0]
-            queue, _rest, reason, words = target
+        self.track(now)
+        for queue, c, reason, words in self.choose(now, eligible):
             app = e.apps[c.app_id]
             c.preempt_time = now
             c.kill_sent = warn <= 0
             c.taken_for = queue.name
+            queue.preempted_at = now
+            app.preempted += 1
             victim = app.queue
             c.preempt_why = (f"for {words or queue.name}: {victim.name} uses "
                              f"{_amount(victim.usage, e)} over its fair share of "
                              f"{_amount(victim.fair_share, e)} and allows preemption; its newest "
                              f"{'AM ' if c.is_am else ''}container, taken without pushing it below its fair share")
             out.append(Preemption(c.container_id, c.app_id, victim.name, c.node_id, c.kill_sent, reason))
-            target[1] = target[1] - c.resource
-            if not any(target[1].get(d) > 0 for d in dims):
-                short.pop(0)
-                if not short:
-                    break
         return out
 
     def victims(self, eligible=None, wanted=None):
@@ -208,6 +289,10 @@ class Preemptor:
                     del node.held[name]
                 return a
         return None
+
+
+def _first(since: float | None, last_at: float) -> float:
+    return last_at if since is None else since
 
 
 def _amount(r: Resource, engine) -> str:

@@ -23,7 +23,8 @@ class Queue:
                  "max_running_apps", "max_am_share", "min_share_timeout", "fair_share_timeout",
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
                  "active_apps", "wanting", "last_at_min_share", "last_at_fair_share", "acl_submit",
-                 "acl_administer", "to_preempt", "policy_state")
+                 "acl_administer", "policy_state", "min_starved_since", "fair_starved_since",
+                 "preempted_at")
 
     def __init__(self, name: str, parent: "Queue | None", now: float) -> None:
         self.name = name
@@ -57,11 +58,18 @@ class Queue:
         self.active_apps = 0  # runnable apps beneath with outstanding requests
         #: On a slot cluster: of those, how many ask for each kind of slot.
         self.wanting: dict[str, int] = {}
+        # When preemption may act (YARN's lastTimeAtMinShare and
+        # lastTimeAtFairShareThreshold): the last update pass that found the
+        # queue at its share, so a round that fills the shortfall restarts them.
         self.last_at_min_share = now
         self.last_at_fair_share = now
+        # What the operator reads: since when the queue has been below its
+        # share (None: not below), kept across the rounds that serve it.
+        self.min_starved_since: float | None = None
+        self.fair_starved_since: float | None = None
+        self.preempted_at: float | None = None  # the last round that took containers for it
         self.acl_submit: str | None = None
         self.acl_administer: str | None = None
-        self.to_preempt = ZERO
         #: What the parent's policy keeps about this queue between updates
         #: (Dynamic Priority: its recent share of the cluster).
         self.policy_state = None

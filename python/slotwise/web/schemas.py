@@ -163,18 +163,90 @@ class HoldOut(BaseModel):
     message: str
 
 
+class PreemptionOutlookOut(BaseModel):
+    """What the engine's preemption unit will do for a starved queue, as things stand now."""
+
+    enabled: bool = Field(description="whether preemption may act for this queue at all")
+    next_round_in_s: float | None = Field(description="seconds until a round may act for its shortfall (0: at "
+                                          "the next update pass); null: off, or no timeout applies")
+    due: bool = Field(description="its timeout has passed: the next update pass may act")
+    victims: list[dict] = Field(description="the containers that round would take for it (container, app, "
+                                "queue, node, am, resource), chosen by the engine's own rule")
+    asked_back: list[dict] = Field(description="containers already being taken back for it (container, app, "
+                                   "queue, node, killed)")
+    held: Amount = Field(description="freed by earlier victims and held on their nodes for it")
+    last_round_s_ago: float | None = Field(description="seconds since a round last took containers for it")
+    message: str
+
+
+class StarvationOut(BaseModel):
+    """The app's queue below its min share or fair-share threshold, with its wait and what preemption will do."""
+
+    queue: str
+    kind: str = Field(description="min_share or fair_share: the share it is below (min share first)")
+    below: list[str] = Field(description="every share it is below now")
+    usage: Amount
+    share: Amount = Field(description="what it is judged against: min(min share, demand), or min(threshold x "
+                          "fair share, demand)")
+    min_share: Amount
+    fair_share: Amount
+    threshold: float = Field(description="its fair share preemption threshold")
+    since: float = Field(description="Unix time it fell below, counted across the preemption rounds that serve it")
+    for_s: float = Field(description="seconds it has been below")
+    timeout_s: float | None = Field(description="its preemption timeout for that share; null: none")
+    preemption: PreemptionOutlookOut
+    message: str
+
+
+class StandingOut(BaseModel):
+    """A live app in its queue: what it runs against its fair share, and what it still asks for."""
+
+    running_containers: int
+    usage: Amount
+    fair_share: Amount = Field(description="its fair share within its queue")
+    position: str = Field(description="over, under or at its fair share")
+    queue: str
+    queue_usage: Amount
+    queue_fair_share: Amount
+    queue_position: str = Field(description="the queue over, under or at its own fair share")
+    asks: dict = Field(description="containers it asks for and their total resource")
+    not_placed_because: list[str] = Field(description="the codes of the holds that keep those from being placed")
+    message: str
+
+
+class OutcomeOut(BaseModel):
+    """How an app that has left ended, from the scheduler's record of the last 1,000."""
+
+    model_config = ConfigDict(extra="allow")
+    final_state: str | None = Field(description="as the ResourceManager reported it; null: not reported")
+    finished: float = Field(description="Unix time it left")
+    finished_s_ago: float
+    ran_for_s: float = Field(description="seconds from submission to leaving")
+    how: str = Field(description="removed (the RM removed it) or resync (the RM no longer had it)")
+    containers_ran: int
+    containers_preempted: int
+    running_at_end: int
+    pending_at_end: int
+    message: str
+
+
 class ExplainOut(BaseModel):
     id: str
     name: str | None
     user: str
     queue: str
-    state: str = Field(description="waiting to run (a running-app limit), pending (asks for containers), "
-                       "running or idle")
+    state: str = Field(description="running (holds containers; it may ask for more), pending (asks, holds none), "
+                       "waiting to run (a running-app limit), idle (neither), or finished (it has left: see "
+                       "outcome)")
     running_containers: int
     pending_containers: int
     usage: Amount
     fair_share: Amount
     holds: list[HoldOut] = Field(description="what holds it back now, in the order a heartbeat checks")
+    standing: StandingOut | None = Field(None, description="a live app's standing in its queue")
+    queue_starvation: StarvationOut | None = Field(None, description="its queue's starvation, when it is below "
+                                                   "its min share or fair-share threshold now")
+    outcome: OutcomeOut | None = Field(None, description="a finished app's outcome")
     preempting: list[dict] = Field(description="its containers being taken back now, and why each was chosen")
     preempted_recently: list[dict] = Field(description="the last preemptions of its containers, with why")
 
