@@ -137,3 +137,12 @@ def test_serve_says_a_broken_file_on_stderr(tmp_path):
     bad.write_text("<allocations>\n  <queue name='a'>\n    <weight>x</weight>\n  </queue>\n</allocations>\n")
     r = run("serve", "--allocations", str(bad), "--admin-token-file", str(tmp_path / "t"), timeout=60)
     assert r.returncode == 1 and r.stdout == "" and r.stderr.startswith(f"{bad}:3:")
+
+
+def test_a_missing_or_bad_value_prints_the_subcommands_usage():
+    r = run("shares", "--capacity", "10")
+    assert r.returncode == 2 and r.stderr.startswith("usage: slotwise shares ")
+    assert "slotwise shares: error: the following arguments are required: --allocations" in r.stderr
+    r = run("dp", "set-spending", "alice")
+    assert r.returncode == 2 and r.stderr.startswith("usage: slotwise dp set-spending ")
+    assert "required: RATE" in r.stderr

@@ -464,21 +464,20 @@ def listen_socket(host: str, port: int, wait_free: float = 0.0, on_wait=None) ->
     is called once, when the waiting starts); then OSError, in words."""
     import errno
 
-    try:
-        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                          flags=socket.AI_PASSIVE)[0]
-    except socket.gaierror as e:
-        raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn binds: a name is an IPv4 address
     deadline = time.monotonic() + wait_free
     while True:
-        sock = socket.socket(family, kind, proto)
+        sock = socket.socket(family, socket.SOCK_STREAM)
         # Lets a new server bind over connections of the old one still in
         # TIME_WAIT; never over a live listener (Linux refuses that).
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind(addr)
+            sock.bind((host, port))
             sock.listen(2048)
             return sock
+        except socket.gaierror as e:
+            sock.close()
+            raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
         except OSError as e:
             sock.close()
             if e.errno != errno.EADDRINUSE or time.monotonic() >= deadline:
