@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 
@@ -133,9 +134,16 @@ def cmd_replay(args) -> int:
     except (OSError, ValueError, KeyError) as e:
         print(f"slotwise replay: {args.log}: {e}", file=sys.stderr)
         return 1
+    diff = result.first_difference()
+    if args.json:
+        json.dump({"calls": result.calls, "assignments": len(result.assignments),
+                   "recorded_assignments": len(result.recorded_assignments),
+                   "preemptions": len(result.preemptions), "recorded_preemptions": len(result.recorded_preemptions),
+                   "identical": diff is None, "first_difference": diff}, sys.stdout, indent=2)
+        print()
+        return 0 if diff is None or args.allocations else 3
     print(f"{result.calls} calls replayed; {len(result.assignments)} assignments "
           f"({len(result.recorded_assignments)} recorded), {len(result.preemptions)} preemptions")
-    diff = result.first_difference()
     if diff is None:
         print("decisions identical to the recording")
         return 0
@@ -181,4 +189,5 @@ def add_parsers(sub) -> None:
     r.add_argument("log", metavar="EVENTLOG")
     r.add_argument("--allocations", metavar="FILE",
                    help="replay under this allocation file instead (a what-if; differences expected)")
+    r.add_argument("--json", action="store_true", help="print the counts and the first difference as JSON")
     r.set_defaults(func=cmd_replay)
