@@ -331,3 +331,21 @@ def test_a_serve_taking_over_on_the_same_host_serves_the_web_port_once_the_old_o
             if proc is not None and proc.poll() is None:
                 proc.terminate()
                 proc.wait(60)
+
+
+def test_a_serve_stopped_while_it_waits_for_its_web_port_stops_at_once(tmp_path):
+    """SIGTERM during --takeover's wait for the port: a clean exit, not 30 s later."""
+    import socket
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    port = holder.getsockname()[1]
+    try:
+        proc, out = _serve_to_file(tmp_path, "waiting", port, "--takeover")
+        _wait_line(out, f"127.0.0.1:{port} is in use", proc)
+        proc.terminate()
+        assert proc.wait(60) == 0, out.read_text()
+        assert "cannot listen" not in out.read_text()
+    finally:
+        holder.close()

@@ -458,10 +458,12 @@ def parse_listen(text: str) -> tuple[str, int]:
 TAKEOVER_BIND_WAIT = 30.0
 
 
-def listen_socket(host: str, port: int, wait_free: float = 0.0, on_wait=None) -> socket.socket:
+def listen_socket(host: str, port: int, wait_free: float = 0.0, on_wait=None,
+                  cancelled=lambda: False) -> socket.socket:
     """A socket listening on host:port.  While another process holds the
     port, try again every 0.2 s for up to ``wait_free`` seconds (``on_wait``
-    is called once, when the waiting starts); then OSError, in words."""
+    is called once, when the waiting starts) unless ``cancelled()``; then
+    OSError, in words."""
     import errno
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn binds: a name is an IPv4 address
@@ -480,7 +482,7 @@ def listen_socket(host: str, port: int, wait_free: float = 0.0, on_wait=None) ->
             raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
         except OSError as e:
             sock.close()
-            if e.errno != errno.EADDRINUSE or time.monotonic() >= deadline:
+            if e.errno != errno.EADDRINUSE or time.monotonic() >= deadline or cancelled():
                 held = (" (another process holds it: a running `slotwise serve`? --http HOST:PORT picks another port)"
                         if e.errno == errno.EADDRINUSE else "")
                 waited = f" after waiting {wait_free:.0f} s" if wait_free and e.errno == errno.EADDRINUSE else ""
@@ -491,13 +493,13 @@ def listen_socket(host: str, port: int, wait_free: float = 0.0, on_wait=None) ->
             time.sleep(0.2)
 
 
-def start_http(app, host: str, port: int, wait_free: float = 0.0, on_wait=None):
+def start_http(app, host: str, port: int, wait_free: float = 0.0, on_wait=None, cancelled=lambda: False):
     """uvicorn on its own thread, on a socket bound here (``listen_socket``:
     a port in use is said at once, or waited for); returns the server
     (``should_exit`` stops it, ``thread`` is its thread)."""
     import uvicorn
 
-    sock = listen_socket(host, port, wait_free, on_wait)
+    sock = listen_socket(host, port, wait_free, on_wait, cancelled)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="slotwise-http", daemon=True)
     server.thread = thread
@@ -630,15 +632,18 @@ def serve_main(args) -> int:
 
             try:
                 http = start_http(create_app(SchedulerService(core, status, rm), token, metrics, dp=dp), host, port,
-                                  wait_free=TAKEOVER_BIND_WAIT if args.takeover else 0.0, on_wait=waiting)
+                                  wait_free=TAKEOVER_BIND_WAIT if args.takeover else 0.0, on_wait=waiting,
+                                  cancelled=stopped.is_set)
             except OSError as e:
-                print(f"slotwise serve: {e}", file=sys.stderr)
-                server.stop()
-                link.join(15)
-                return 1
-            log.info("serving %s (%s format, %d queues); web UI and API on http://%s:%d/ (admin token in %s); "
-                     "gateway file %s", args.allocations, config.format, sum(1 for _ in config.root.walk()) - 1,
-                     host, port, args.admin_token_file, info_file)
+                if not stopped.is_set():  # else stopped (or refused) while waiting for the port: said below
+                    print(f"slotwise serve: {e}", file=sys.stderr)
+                    server.stop()
+                    link.join(15)
+                    return 1
+            if http is not None:
+                log.info("serving %s (%s format, %d queues); web UI and API on http://%s:%d/ (admin token in %s); "
+                         "gateway file %s", args.allocations, config.format, sum(1 for _ in config.root.walk()) - 1,
+                         host, port, args.admin_token_file, info_file)
         while not stopped.wait(0.5):
             pass
         link.join(15)
