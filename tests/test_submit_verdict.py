@@ -94,6 +94,12 @@ def test_how_a_job_ended_in_words():
                       diagnostics="Rejected by the Slotwise policy: root is a parent queue")
     assert say(rejected) == ("application_1_0001 REJECTED: Rejected by the Slotwise policy: root is a parent queue; "
                              "client log /j/client.log")
+    job = result(app_id="job_202611271050_0001", returncode=1, state="FAILED", final_status="FAILED")
+    assert outcome_line(job, master="JobTracker", master_up=True, mrv1=True, rejected="carol may not spend it") == (
+        "job_202611271050_0001 REJECTED: Rejected by the Slotwise policy: carol may not spend it; client log "
+        "/j/client.log")  # MRv1 reports no diagnostics: the policy's own record says why
+    assert outcome_line(result(), master="ResourceManager", master_up=True, mrv1=False, rejected="stale") == \
+        say(result())  # a job that ran is not called rejected
     failed = result(returncode=1, state="FINISHED", final_status="FAILED", diagnostics="Task failed\n  twice")
     assert say(failed) == ("application_1_0001 FAILED in 12.3 s (ResourceManager state FINISHED/FAILED, queue "
                            "root.prod, user ann, client exit 1): Task failed twice; client log /j/client.log")

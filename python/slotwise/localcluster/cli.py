@@ -114,7 +114,8 @@ def cmd_submit(args) -> int:
     state = cluster.state
     master = "JobTracker" if mrv1 else "ResourceManager"
     up = state is not None and cluster.alive(cluster.master(state))
-    line = outcome_line(result, master=master, master_up=up, mrv1=mrv1)
+    line = outcome_line(result, master=master, master_up=up, mrv1=mrv1,
+                        rejected=(said.get("placement") or {}).get("rejected"))
     if args.json:
         json.dump({**dataclasses.asdict(result), "succeeded": result.succeeded, "outcome": line,
                    "placement": said.get("placement")}, sys.stdout, indent=2)

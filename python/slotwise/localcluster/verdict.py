@@ -51,9 +51,10 @@ def placed_lines(app_id: str, asked: str | None, queue: str | None, record: dict
     return [line]
 
 
-def outcome_line(result, *, master: str, master_up: bool, mrv1: bool) -> str:
+def outcome_line(result, *, master: str, master_up: bool, mrv1: bool, rejected: str | None = None) -> str:
     """The last line: SUCCEEDED, FAILED with the master's diagnostics,
-    REJECTED with the policy's reason, or that the cluster went down."""
+    REJECTED with the policy's reason (the master's diagnostics, else
+    ``rejected``: the policy's own record), or that the cluster went down."""
     what = result.app_id or ("the job" if mrv1 else "the application")
     log = f"client log {result.log}"
     if not result.app_id:
@@ -64,6 +65,8 @@ def outcome_line(result, *, master: str, master_up: bool, mrv1: bool) -> str:
             return f"{what} did not finish: the cluster went down before the job finished; {log}"
         return (f"{what}: the {master} has no report of it (client exit {result.returncode}); {log}")
     diagnostics = " ".join((getattr(result, "diagnostics", None) or "").split())
+    if rejected and not result.succeeded and not diagnostics.startswith("Rejected by"):
+        diagnostics = f"Rejected by the Slotwise policy: {' '.join(rejected.split())}"
     if diagnostics.startswith("Rejected by"):
         return f"{what} REJECTED: {diagnostics[:600]}; {log}"
     verdict = "SUCCEEDED" if result.succeeded else (result.final_status or result.state or "FAILED")
