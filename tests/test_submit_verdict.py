@@ -43,8 +43,8 @@ def test_the_rule_that_placed_the_app_and_the_rules_that_passed_it_on():
         f"submitted application_1_0002 to root.users.carol (placed by rule nestedUserQueue (line {nested}))",
         "  queue root.nosuch does not exist and the placement policy does not create it; the app went to "
         "root.users.carol instead",
-        f"  rule specified (line {specified}) passed it on: root.nosuch does not exist and this rule does not "
-        'create it (create="false")']
+        f"  rule specified (line {specified}) passed it on: root.nosuch is not a queue of the allocation file "
+        'and this rule does not create it (create="false")']
 
     rejected = place(core, "application_1_0003", "carol", "root")
     assert rejected["queue"] is None and rejected["rules"][-1]["outcome"] == "rejected"

@@ -94,17 +94,18 @@ def rule_trace(rule: PlacementRule, queue: str | None, outcome: str, why: str | 
 
 def _why_skipped(rule: PlacementRule, requested: str | None) -> str:
     """Why a rule named no queue, in words an operator can act on."""
+    not_made = 'is not a queue of the allocation file and this rule does not create it (create="false")'
     if rule.name == "specified":
         if not requested or requested == "default":
             return "the app asked for no queue"
-        return f"{queue_path(requested)} does not exist and this rule does not create it (create=\"false\")"
+        return f"{queue_path(requested)} {not_made}"
     if rule.name == "default":
-        return f"{rule.queue or 'root.default'} does not exist and this rule does not create it (create=\"false\")"
+        return f"{rule.queue or 'root.default'} {not_made}"
     if rule.name == "secondaryGroupExistingQueue":
         return "no queue is named after any of the user's groups"
     if rule.parent is not None:
         return "its nested rule named no parent queue (or named a leaf queue)"
-    return "the queue it names does not exist and this rule does not create it (create=\"false\")"
+    return f"the queue it names {not_made}"
 
 
 def _decide(rule, requested, user, groups, configured, leaf) -> str | None:
