@@ -148,7 +148,7 @@ def test_dp_cli_signs_and_prints_the_answer(dp_web, tmp_path):
     r = run_cli("infos", "--url", url, "--user", "root", "--key-file", str(key), "--json")  # --url: the old name
     assert r.returncode == 0 and {q["queue"] for q in json.loads(r.stdout)["queues"]} == {"root.dp.alice", "root.dp.bob"}
     r = run_cli("price", "--server", url.removeprefix("http://"))
-    assert r.returncode == 0 and r.stdout.startswith("price ") and "per slot per second" in r.stdout
+    assert r.returncode == 0 and r.stdout.startswith("price ") and "the sum of the spending rates" in r.stdout
     r = run_cli("price", "--server", url, "--json", "--xml")
     assert r.returncode == 2 and "not allowed with argument" in r.stderr
     # alice's key may not add budget: 403, exit 1, the reason on stderr, nothing changed

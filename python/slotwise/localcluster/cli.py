@@ -251,7 +251,7 @@ def add_parser(sub) -> None:
                     "The job client's own output goes to stderr (-q: nowhere). On an MRv1 cluster the "
                     "programs are hadoop-examples 1.2.1's (pi, sleep, wordcount, randomwriter...), the queue "
                     "is the job's mapred.fairscheduler.pool, and the job runs in its own directory under "
-                    "DIR/jobs (relative paths resolve there)."),
+                    "PATH/jobs (relative paths resolve there)."),
         mrv1_help="expect an MRv1 cluster (implied by its state; an error against a YARN cluster)")
     sm.add_argument("--queue", "--pool", dest="queue", required=True, metavar="NAME",
                     help="the queue to submit to (--pool: its old name, kept)")

@@ -27,6 +27,10 @@ COMMANDS = {
     "remove-queue": ("removeQueue", ("queue",), True),
 }
 
+POSITIONAL_HELP = {"queue": "the queue: its name under the dynamic-priority queue (alice) or its full name",
+                   "rate": "the spending rate, budget units per slot per allocation interval",
+                   "amount": "budget units to add"}
+
 
 def _params(op: str, args) -> list[tuple[str, str]]:
     if op in ("price", "time", "infos"):
@@ -88,7 +92,8 @@ def cmd_dp(args) -> int:
 def human(answer: dict) -> str:
     """An answer as an operator reads it: the price, the clock, or a table of queues."""
     if "price" in answer:
-        return f"price {answer['price']:g} per slot per second (server {answer['host']})"
+        return (f"price {answer['price']:g}: the sum of the spending rates of the queues with work "
+                f"(server {answer['host']})")
     if "time" in answer:
         ms = int(answer["time"])
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
@@ -114,7 +119,7 @@ def add_parsers(sub) -> None:
     for name, (_op, positional, _signed) in COMMANDS.items():
         c = dsub.add_parser(name, help=helps[name])
         for p in positional:
-            c.add_argument(p, metavar=p.upper())
+            c.add_argument(p, metavar=p.upper(), help=POSITIONAL_HELP[p])
         add_server(c, "the server")
         c.add_argument("--user", default=os.environ.get("USER") or getpass.getuser(), metavar="NAME",
                        help="sign as this user (default $USER)")
