@@ -138,22 +138,29 @@ def test_dp_cli_signs_and_prints_the_answer(dp_web, tmp_path):
     key = tmp_path / "root.key"
     key.write_text(KEYS["root"] + "\n")
     key.chmod(0o600)
-    r = run_cli("add-budget", "alice", "250", "--url", url, "--user", "root", "--key-file", str(key))
+    r = run_cli("add-budget", "alice", "250", "--server", url, "--user", "root", "--key-file", str(key))
     assert r.returncode == 0, r.stderr
-    assert float(ET.fromstring(r.stdout).find("queue/budget").text) == 250
-    r = run_cli("infos", "--url", url, "--user", "root", "--key-file", str(key), "--json")
+    head, row = r.stdout.splitlines()  # a table by default
+    assert head.split() == ["queue", "budget", "spending", "share", "used", "pending"]
+    assert row.split()[:2] == ["root.dp.alice", "250.00"]
+    r = run_cli("info", "alice", "--server", url, "--user", "root", "--key-file", str(key), "--xml")
+    assert r.returncode == 0 and float(ET.fromstring(r.stdout).find("queue/budget").text) == 250  # the paper's XML
+    r = run_cli("infos", "--url", url, "--user", "root", "--key-file", str(key), "--json")  # --url: the old name
     assert r.returncode == 0 and {q["queue"] for q in json.loads(r.stdout)["queues"]} == {"root.dp.alice", "root.dp.bob"}
-    r = run_cli("price", "--url", url)
-    assert r.returncode == 0 and "<price>" in r.stdout
-    # alice's key may not add budget: 403, exit 1, nothing changed
+    r = run_cli("price", "--server", url.removeprefix("http://"))
+    assert r.returncode == 0 and r.stdout.startswith("price ") and "the sum of the spending rates" in r.stdout
+    r = run_cli("price", "--server", url, "--json", "--xml")
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr
+    # alice's key may not add budget: 403, exit 1, the reason on stderr, nothing changed
     akey = tmp_path / "alice.key"
     akey.write_text(KEYS["alice"])
     akey.chmod(0o600)
-    r = run_cli("add-budget", "alice", "1000", "--url", url, "--user", "alice", "--key-file", str(akey))
-    assert r.returncode == 1 and "for admins" in r.stdout
+    r = run_cli("add-budget", "alice", "1000", "--server", url, "--user", "alice", "--key-file", str(akey))
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith("slotwise dp add-budget: refused (HTTP 403): ") and "for admins" in r.stderr
     assert market.accounts["root.dp.alice"].budget == 250
     akey.chmod(0o644)
-    r = run_cli("info", "alice", "--url", url, "--user", "alice", "--key-file", str(akey))
+    r = run_cli("info", "alice", "--server", url, "--user", "alice", "--key-file", str(akey))
     assert r.returncode == 2 and "must be mode 0600" in r.stderr
 
 

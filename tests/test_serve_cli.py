@@ -272,3 +272,80 @@ def test_serve_reads_the_ha_state_of_its_resourcemanager(tmp_path):
         srv.shutdown()
     assert server.ha_state() is None  # no RM answers
     assert PolicyServer(Core(), "g", "t").ha_state() is None  # no --rm-web
+
+
+def _serve_to_file(tmp_path, name: str, port: int, *extra, queues: str = '<queue name="other"/>'):
+    """A serve with no ResourceManager, its own allocation file and its output in NAME.out."""
+    alloc = tmp_path / f"{name}.xml"
+    alloc.write_text(ALLOCATIONS.replace('<queue name="other"/>', queues))
+    out = tmp_path / f"{name}.out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(alloc), "--no-watch",
+         "--gateway-info", str(tmp_path / "no-rm" / "gateway.json"), "--http", f"127.0.0.1:{port}",
+         "--admin-token-file", str(tmp_path / "secret" / "admin.token"), *extra],
+        stdout=open(out, "w"), stderr=subprocess.STDOUT, text=True)
+    return proc, out
+
+
+def _wait_line(out, text: str, proc, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in out.read_text():
+        assert proc.poll() is None, out.read_text()
+        assert time.monotonic() < deadline, out.read_text()
+        time.sleep(0.1)
+
+
+def test_a_serve_taking_over_on_the_same_host_serves_the_web_port_once_the_old_one_lets_go(tmp_path):
+    """Two real serve processes on one --http port: the one taking over
+    waits for the port (and says so) while the old one holds it, and serves
+    it once the old one has exited; without --takeover a port in use is an
+    error at once, in words."""
+    port = free_port()
+    old, _ = _serve_to_file(tmp_path, "old", port)
+    new = None
+    try:
+        url = f"http://127.0.0.1:{port}"
+        assert "root.other" in {q["queue"] for q in wait_http(f"{url}/api/v1/queues", old).json()}
+        refused, refused_out = _serve_to_file(tmp_path, "refused", port)
+        assert refused.wait(120) == 1
+        assert (f"slotwise serve: cannot listen on 127.0.0.1:{port}: Address already in use (another process "
+                "holds it: a running `slotwise serve`? --http HOST:PORT picks another port)") in refused_out.read_text()
+        new, new_out = _serve_to_file(tmp_path, "new", port, "--takeover", queues='<queue name="later"/>')
+        _wait_line(new_out, f"127.0.0.1:{port} is in use (the server this one took over from lets go of it as it "
+                            "exits); waiting up to 30 s", new)
+        old.terminate()  # what a replaced server does by itself once its ResourceManager says so
+        assert old.wait(60) == 0
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                queues = {q["queue"] for q in httpx.get(f"{url}/api/v1/queues", timeout=10).json()}
+            except httpx.TransportError:
+                queues = set()
+            if "root.later" in queues or time.monotonic() > deadline:
+                break
+            assert new.poll() is None, new_out.read_text()
+            time.sleep(0.1)
+        assert "root.later" in queues and "root.other" not in queues, new_out.read_text()
+    finally:
+        for proc in (old, new):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                proc.wait(60)
+
+
+def test_a_serve_stopped_while_it_waits_for_its_web_port_stops_at_once(tmp_path):
+    """SIGTERM during --takeover's wait for the port: a clean exit, not 30 s later."""
+    import socket
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    port = holder.getsockname()[1]
+    try:
+        proc, out = _serve_to_file(tmp_path, "waiting", port, "--takeover")
+        _wait_line(out, f"127.0.0.1:{port} is in use", proc)
+        proc.terminate()
+        assert proc.wait(60) == 0, out.read_text()
+        assert "cannot listen" not in out.read_text()
+    finally:
+        holder.close()

@@ -251,6 +251,12 @@ def test_replay_under_another_config_reports_the_difference(tmp_path, capsys):
                      "</allocations>")
     assert main(["replay", str(log_path), "--allocations", str(alloc)]) == 0
     assert "decisions differ" in capsys.readouterr().out
+    assert main(["replay", str(log_path), "--json"]) == 0
+    same = json.loads(capsys.readouterr().out)
+    assert same["identical"] and same["first_difference"] is None and same["assignments"] == \
+        same["recorded_assignments"] > 0
+    assert main(["replay", str(log_path), "--allocations", str(alloc), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["first_difference"]
 
 
 def test_replay_covers_reloads_and_admin_actions(tmp_path):

@@ -100,6 +100,14 @@ class SchedulerService:
     def preemptions(self) -> list[dict]:
         return self.core.recent_preemptions()
 
+    def placement(self, app_id: str) -> dict:
+        """How an app was placed (each rule tried), or 404 once forgotten."""
+        out = self.core.placement(app_id)
+        if out is None:
+            raise AdminError(404, f"no placement remembered for {app_id} (placed before this server "
+                                  "started, or long ago)")
+        return out
+
     def explain_app(self, app_id: str) -> dict:
         """Why an app runs no more than it does now (slotwise.explain); the
         ResourceManager scheduling without Python comes first when it is so."""

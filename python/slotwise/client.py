@@ -11,18 +11,19 @@ import urllib.parse
 import urllib.request
 
 from .explain import as_text
+from .cliargs import add_server
 from .secretfile import read_secret
-
-DEFAULT_SERVER = "127.0.0.1:9797"  # serve's --http default
 
 
 class ServerError(Exception):
     pass
 
 
-def _call(server: str, path: str, body: bytes | None = None, token: str | None = None,
-          timeout: float = 60.0) -> dict:
-    url = f"http://{server}{path}"
+def call(server: str, path: str, body: bytes | None = None, token: str | None = None,
+         timeout: float = 60.0) -> dict:
+    """``path`` of serve's API at ``server`` (a base URL, as --server gives it),
+    JSON in and out; ServerError with the server's own reason."""
+    url = f"{server}{path}"
     headers = {"Content-Type": "application/xml"} if body is not None else {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -38,7 +39,7 @@ def _call(server: str, path: str, body: bytes | None = None, token: str | None =
         raise ServerError(detail or f"{url}: HTTP {e.code}") from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
-        raise ServerError(f"no Slotwise server answers at http://{server} ({reason}); start `slotwise serve` "
+        raise ServerError(f"no Slotwise server answers at {server} ({reason}); start `slotwise serve` "
                           "or give --server HOST:PORT") from None
 
 
@@ -51,7 +52,7 @@ def _dump(out: dict, status: int) -> int:
 
 def cmd_explain(args) -> int:
     try:
-        out = _call(args.server, f"/api/v1/apps/{urllib.parse.quote(args.app, safe='')}/explain")
+        out = call(args.server, f"/api/v1/apps/{urllib.parse.quote(args.app, safe='')}/explain")
     except ServerError as e:
         print(f"slotwise explain: {e}", file=sys.stderr)
         return 1
@@ -70,7 +71,7 @@ def cmd_diff(args) -> int:
         return 1
     try:
         token = _admin_token(args.admin_token_file)
-        out = _call(args.server, "/api/v1/config/dry-run", body, token)
+        out = call(args.server, "/api/v1/config/dry-run", body, token)
     except ServerError as e:
         print(f"slotwise diff: {e}", file=sys.stderr)
         return 1
@@ -134,8 +135,7 @@ def add_parsers(sub) -> None:
     d.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
                    help="serve's admin token (default ~/.config/slotwise/admin.token)")
     for p in (e, d):
-        p.add_argument("--server", default=DEFAULT_SERVER, metavar="HOST:PORT",
-                       help=f"the serve's --http address (default {DEFAULT_SERVER})")
+        add_server(p)
         p.add_argument("--json", action="store_true", help="print the API's JSON answer")
     e.set_defaults(func=cmd_explain)
     d.set_defaults(func=cmd_diff)

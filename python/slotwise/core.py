@@ -42,6 +42,8 @@ log = logging.getLogger("slotwise.core")
 
 #: How often an unanswered move order is repeated (engine seconds).
 MOVE_RETRY = 10.0
+#: Placements remembered for `GET /api/v1/apps/{id}/placement` (the latest kept).
+MAX_PLACEMENTS = 10_000
 #: Refusals that stay true until the app's asks or the node change: the same
 #: offer is not made again until then (the others are races that pass).
 LASTING_REFUSALS = frozenset({"locality", "blacklisted", "no_task"})
@@ -229,6 +231,8 @@ class PolicyCore:
         self._preemptions: collections.deque = collections.deque(maxlen=100)
         #: The apps that have left, for explain (the last 1,000).
         self.finished = FinishedApps()
+        #: How the last apps were placed, for `slotwise cluster submit` to say why (bounded).
+        self._placements: collections.OrderedDict = collections.OrderedDict()
         self._moves: dict[str, _PendingMove] = {}
         self._suspects: set[str] = set()  # apps whose view differed from the RM's at the last check
         self._table = TableDiff()
@@ -353,13 +357,30 @@ class PolicyCore:
     def handle_place(self, req):
         with self._lock, self._clock:
             self._record("place", req)
+            trace: list = []
             try:
-                queue = self._engine.place_app(req.user, req.queue, req.groups)
+                queue = self._engine.place_app(req.user, req.queue, req.groups, trace=trace)
             except PlacementRejected as e:
+                self._remember_placement(req, None, str(e), trace)
                 self.log.write("reject", app=req.app, user=req.user, reason=str(e))
                 return wire.PlaceAnswer(reject=str(e))
-            self.log.write("place", app=req.app, user=req.user, asked=req.queue, queue=queue)
+            self._remember_placement(req, queue, None, trace)
+            self.log.write("place", app=req.app, user=req.user, asked=req.queue, queue=queue,
+                           rule=trace[-1]["rule"] if trace else None)
             return wire.PlaceAnswer(queue=queue)
+
+    def _remember_placement(self, req, queue: str | None, rejected: str | None, trace: list) -> None:
+        self._placements[req.app] = {"app": req.app, "user": req.user, "asked": req.queue, "queue": queue,
+                                     "rejected": rejected, "rules": trace}
+        while len(self._placements) > MAX_PLACEMENTS:
+            self._placements.popitem(last=False)
+
+    def placement(self, app_id: str) -> dict | None:
+        """How an app was placed (the queue asked for, each rule tried, the
+        queue or the rejection), while remembered; None otherwise."""
+        with self._lock:
+            found = self._placements.get(app_id)
+            return None if found is None else {**found, "rules": [dict(r) for r in found["rules"]]}
 
     def handle_move(self, req):
         """The RM's move (yarn application -movetoqueue, an admin move, or a

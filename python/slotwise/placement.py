@@ -44,6 +44,7 @@ def place(
     problem: Callable[[str], str | None],
     may_submit: Callable[[str, str, Sequence[str]], bool],
     passing: bool = False,
+    trace: list | None = None,
 ) -> str:
     """The full name of the leaf queue for an app, or PlacementRejected.
 
@@ -53,26 +54,58 @@ def place(
     ``problem``: why no app can sit in the queue, or None.  ``passing``: a
     rule that would reject (a queue with a problem, closed ACLs) falls
     through to the next instead (an app the RM already holds, being
-    recovered: YARN skips placement failures then)."""
+    recovered: YARN skips placement failures then).  ``trace``, when given,
+    receives one entry per rule tried (``rule_trace``'s), for an operator
+    asking why the app went where it went."""
+    note = trace.append if trace is not None else (lambda _entry: None)
     for rule in rules:
         if rule.name == "reject":
+            note(rule_trace(rule, None, "rejected"))
             raise PlacementRejected(f"rejected by the placement policy (rule at line {rule.line})")
         try:
             name = _decide(rule, requested, user, groups, configured, leaf)
-        except PlacementRejected:
+        except PlacementRejected as e:
+            note(rule_trace(rule, None, "rejected", str(e)))
             if passing:
                 continue
             raise
         if name is None:
+            note(rule_trace(rule, None, "skipped", _why_skipped(rule, requested)))
             continue
         why = problem(name) if valid_queue_name(name) else f"{name!r} is not a valid queue name"
         if why is None and not may_submit(name, user, groups):
             why = f"{user} may not submit to {name} (its ACLs, or those of a queue above it)"
         if why is None:
+            note(rule_trace(rule, name, "placed"))
             return name
+        note(rule_trace(rule, name, "rejected", why))
         if not passing:
             raise PlacementRejected(why)
     raise PlacementRejected("no placement rule placed the app")
+
+
+def rule_trace(rule: PlacementRule, queue: str | None, outcome: str, why: str | None = None) -> dict:
+    """One rule's part in a placement: which rule (its name and line), the
+    queue it named, and "placed", "skipped" (the next rule was tried) or
+    "rejected", with why."""
+    return {"rule": rule.name, "line": rule.line, "create": rule.create, "queue": queue, "outcome": outcome,
+            "why": why}
+
+
+def _why_skipped(rule: PlacementRule, requested: str | None) -> str:
+    """Why a rule named no queue, in words an operator can act on."""
+    not_made = 'is not a queue of the allocation file and this rule does not create it (create="false")'
+    if rule.name == "specified":
+        if not requested or requested == "default":
+            return "the app asked for no queue"
+        return f"{queue_path(requested)} {not_made}"
+    if rule.name == "default":
+        return f"{rule.queue or 'root.default'} {not_made}"
+    if rule.name == "secondaryGroupExistingQueue":
+        return "no queue is named after any of the user's groups"
+    if rule.parent is not None:
+        return "its nested rule named no parent queue (or named a leaf queue)"
+    return f"the queue it names {not_made}"
 
 
 def _decide(rule, requested, user, groups, configured, leaf) -> str | None:

@@ -610,12 +610,17 @@ def test_a_second_serve_is_refused_unless_it_takes_over(shim, tmp_path):
     out = refused_second_serve(serve)
     assert f"already has a live policy server: pid {first.pid}" in out
     assert first.poll() is None and gateway_status(cluster)["holder"]["pid"] == first.pid
-    third = serve.spawn("--takeover", http_port=free_ports(1)[0])
+    # On the same host and the same web port: the new server serves the port
+    # once the old one, replaced, has let go of it (issue 29).
+    third = serve.spawn("--takeover")
     try:
         serve.wait_for(lambda e: e["event"] == "register" and e.get("pid") == third.pid, 60)
         assert first.wait(30) == 3  # it learns it was replaced, and says by whom
         assert f"replaced by another policy server: slotwise serve pid {third.pid}" in \
             serve.event_log.with_suffix(".out").read_text()
+        serve.proc = third
+        serve.wait_http(120)  # the old server's port, now the new one's
+        assert gateway_status(cluster)["holder"]["pid"] == third.pid and third.poll() is None
         python_places_a_job(cluster, serve)
     finally:
         third.send_signal(signal.SIGTERM)
@@ -1018,15 +1023,38 @@ def test_daemon_ports_and_the_gateway_bind_to_loopback_only(shim):
         assert listening.get(port) == "127.0.0.1", (port, listening.get(port))
 
 
-def test_submit_cli_prints_the_application_id_and_fails_for_a_failed_job(shim, tmp_path):
-    cluster, _ = shim
+def rule_line(rule: str) -> int:
+    return next(i for i, line in enumerate(ALLOCATIONS.splitlines(), 1) if f'<rule name="{rule}"' in line)
+
+
+def test_submit_cli_says_where_the_job_went_and_why_and_fails_for_a_failed_job(shim, tmp_path):
+    cluster, serve = shim
+    serve.ensure_running()
+    where = ("--dir", str(cluster.dir), "--server", serve.url)
     # pi writes its scratch directory into the working directory, as `hadoop jar` would.
-    ok = cluster_cli("submit", "--dir", str(cluster.dir), "--queue", "research", "--user", "alice", "-q",
-                     "--", "pi", "1", "5", cwd=tmp_path)
+    ok = cluster_cli("submit", *where, "--queue", "research", "--user", "alice", "-q", "--", "pi", "1", "5",
+                     cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert re.search(r"application_\d+_\d+ SUCCEEDED", ok.stdout)
-    bad = cluster_cli("submit", "--dir", str(cluster.dir), "--queue", "research", "-q", "--", "no-such-program",
-                      cwd=tmp_path)
+    app = re.search(r"(application_\d+_\d+) SUCCEEDED", ok.stdout).group(1)
+    assert ok.stdout.startswith(f"submitted {app} to root.research (placed by rule specified (line "
+                                f"{rule_line('specified')}))\n"), ok.stdout
+    # A queue the file lacks and the policy does not create: said, with the rule that placed it instead.
+    moved = cluster_cli("submit", *where, "--queue", "nosuch", "-q", "--", "pi", "1", "5", cwd=tmp_path)
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert f"to root.research (placed by rule default (line {rule_line('default')}))" in moved.stdout
+    assert ("  queue root.nosuch does not exist and the placement policy does not create it; the app went to "
+            "root.research instead") in moved.stdout
+    # A queue the policy rejects: its reason, not the client's exit code.
+    rejected = cluster_cli("submit", *where, "--queue", "root", "-q", "--", "pi", "1", "5", cwd=tmp_path)
+    assert rejected.returncode == 1
+    last = rejected.stdout.splitlines()[-1]
+    assert re.match(r"application_\d+_\d+ REJECTED: Rejected by the Slotwise policy: \S", last), rejected.stdout
+    assert "client exit" not in rejected.stdout
+    as_json = cluster_cli("submit", *where, "--queue", "root", "-q", "--json", "--", "pi", "1", "5", cwd=tmp_path)
+    got = json.loads(as_json.stdout)
+    assert got["succeeded"] is False and got["placement"]["rejected"] and got["state"] == "FAILED"
+    assert got["diagnostics"].startswith("Rejected by the Slotwise policy: ")
+    bad = cluster_cli("submit", *where, "--queue", "research", "-q", "--", "no-such-program", cwd=tmp_path)
     assert bad.returncode == 1
     assert "FAILED" in bad.stdout
 
@@ -1093,9 +1121,21 @@ def _our_java_processes(cluster_dir: Path) -> list[str]:
 def test_down_leaves_no_java_process(shim):
     """Last in this file: it takes the module's cluster down."""
     cluster, serve = shim
+    serve.ensure_running()
     assert len(_our_java_processes(cluster.dir)) >= 3
+    # A job still running when the cluster goes down: said so, not "RM state None".
+    job = subprocess.Popen([sys.executable, "-m", "slotwise.cli", "cluster", "submit", "--dir", str(cluster.dir),
+                            "--server", serve.url, "--queue", "research", "-q", "--", "sleep", "-m", "1", "-r", "0",
+                            "-mt", "600000"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_running_app(cluster, "root.research")
     serve.stop()
     stopped = cluster.down()
+    out, err = job.communicate(timeout=300)
+    assert job.returncode == 1
+    assert re.search(r"^application_\d+_\d+ did not finish: the cluster went down before the job finished; "
+                     r"client log ", out, re.M), out + err
+    assert "None" not in out
     assert {"rm", "nm1", "nm2"} <= set(stopped)
     assert _our_java_processes(cluster.dir) == []
     assert not cluster.state  # cluster.json is gone

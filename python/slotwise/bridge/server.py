@@ -454,19 +454,64 @@ def parse_listen(text: str) -> tuple[str, int]:
     return (host.strip("[]") or "127.0.0.1"), int(port)
 
 
-def start_http(app, host: str, port: int):
-    """uvicorn on its own thread; returns the server (``should_exit`` stops it)."""
+#: How long `serve --takeover` waits for the server it replaced to let go of the web port.
+TAKEOVER_BIND_WAIT = 30.0
+
+
+def listen_socket(host: str, port: int, wait_free: float = 0.0, on_wait=None,
+                  cancelled=lambda: False) -> socket.socket:
+    """A socket listening on host:port.  While another process holds the
+    port, try again every 0.2 s for up to ``wait_free`` seconds (``on_wait``
+    is called once, when the waiting starts) unless ``cancelled()``; then
+    OSError, in words."""
+    import errno
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn binds: a name is an IPv4 address
+    deadline = time.monotonic() + wait_free
+    while True:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        # Lets a new server bind over connections of the old one still in
+        # TIME_WAIT; never over a live listener (Linux refuses that).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+            sock.listen(2048)
+            return sock
+        except socket.gaierror as e:
+            sock.close()
+            raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        except OSError as e:
+            sock.close()
+            if e.errno != errno.EADDRINUSE or time.monotonic() >= deadline or cancelled():
+                held = (" (another process holds it: a running `slotwise serve`? --http HOST:PORT picks another port)"
+                        if e.errno == errno.EADDRINUSE else "")
+                waited = f" after waiting {wait_free:.0f} s" if wait_free and e.errno == errno.EADDRINUSE else ""
+                raise OSError(f"cannot listen on {host}:{port}{waited}: {e.strerror or e}{held}") from None
+            if on_wait is not None:
+                on_wait()
+                on_wait = None
+            time.sleep(0.2)
+
+
+def start_http(app, host: str, port: int, wait_free: float = 0.0, on_wait=None, cancelled=lambda: False):
+    """uvicorn on its own thread, on a socket bound here (``listen_socket``:
+    a port in use is said at once, or waited for); returns the server
+    (``should_exit`` stops it, ``thread`` is its thread)."""
     import uvicorn
 
+    sock = listen_socket(host, port, wait_free, on_wait, cancelled)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, name="slotwise-http", daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="slotwise-http", daemon=True)
+    server.thread = thread
     thread.start()
-    # A port taken ends the thread at once; only a starved machine takes long.
+    # Only a starved machine takes long.
     deadline = time.monotonic() + 120
     while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.02)
     if not server.started:
-        raise OSError(f"cannot listen on {host}:{port}")
+        server.should_exit = True
+        sock.close()
+        raise OSError(f"cannot serve on {host}:{port}: the web server did not start")
     return server
 
 
@@ -490,10 +535,10 @@ def serve_main(args) -> int:
         config, status = load_with_status(args.allocations)
     except ConfigErrors as e:
         for err in e.errors:
-            print(err)
+            print(err, file=sys.stderr)
         return 1
     except OSError as e:
-        print(f"{args.allocations}: cannot read: {e.strerror or e}")
+        print(f"{args.allocations}: cannot read: {e.strerror or e}", file=sys.stderr)
         return 1
     try:
         host, port = parse_listen(args.http)
@@ -581,22 +626,31 @@ def serve_main(args) -> int:
     http = None
     try:
         if not stopped.is_set():
+            def waiting() -> None:
+                log.info("%s:%d is in use (the server this one took over from lets go of it as it exits); waiting "
+                         "up to %.0f s for it", host, port, TAKEOVER_BIND_WAIT)
+
             try:
-                http = start_http(create_app(SchedulerService(core, status, rm), token, metrics, dp=dp), host, port)
+                http = start_http(create_app(SchedulerService(core, status, rm), token, metrics, dp=dp), host, port,
+                                  wait_free=TAKEOVER_BIND_WAIT if args.takeover else 0.0, on_wait=waiting,
+                                  cancelled=stopped.is_set)
             except OSError as e:
-                print(f"slotwise serve: {e}", file=sys.stderr)
-                server.stop()
-                link.join(15)
-                return 1
-            log.info("serving %s (%s format, %d queues); web UI and API on http://%s:%d/ (admin token in %s); "
-                     "gateway file %s", args.allocations, config.format, sum(1 for _ in config.root.walk()) - 1,
-                     host, port, args.admin_token_file, info_file)
+                if not stopped.is_set():  # else stopped (or refused) while waiting for the port: said below
+                    print(f"slotwise serve: {e}", file=sys.stderr)
+                    server.stop()
+                    link.join(15)
+                    return 1
+            if http is not None:
+                log.info("serving %s (%s format, %d queues); web UI and API on http://%s:%d/ (admin token in %s); "
+                         "gateway file %s", args.allocations, config.format, sum(1 for _ in config.root.walk()) - 1,
+                         host, port, args.admin_token_file, info_file)
         while not stopped.wait(0.5):
             pass
         link.join(15)
     finally:
-        if http is not None:
+        if http is not None:  # let go of the web port before exiting: a server taking over waits for it
             http.should_exit = True
+            http.thread.join(5)
         if watcher:
             watcher.stop()
         event_log.close()
@@ -666,6 +720,7 @@ def local_gateway_files(cluster_dir: str | None = None) -> tuple[str, str]:
 
 
 def add_serve_parser(sub) -> None:
+    from ..cliargs import alias
     from ..settings import SHARE_RULE_CHOICES, SHARE_RULE_HELP
 
     s = sub.add_parser("serve", help="run the policy server for the ResourceManager's shim")
@@ -675,9 +730,12 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--event-log", metavar="FILE", help="append JSON-lines events here")
     s.add_argument("--record", action="store_true",
                    help="also log every call's message, so `slotwise replay` can re-run it exactly")
-    s.add_argument("--cluster-dir", help="the local cluster whose gateway to use (default: run/cluster)")
-    s.add_argument("--gateway-info", help="the shim's port file (default: the local cluster's)")
-    s.add_argument("--token-file", help="the shim's token file, mode 0600 (default: beside the port file)")
+    s.add_argument("--dir", dest="cluster_dir", metavar="PATH",
+                   help="the local cluster whose gateway to use (default: $SLOTWISE_CLUSTER_DIR, else run/cluster)")
+    alias(s, "--cluster-dir", "cluster_dir", metavar="PATH")
+    s.add_argument("--gateway-info", metavar="FILE", help="the shim's port file (default: the local cluster's)")
+    s.add_argument("--token-file", metavar="FILE",
+                   help="the shim's token file, mode 0600 (default: beside the port file)")
     s.add_argument("--rm-web", metavar="URL",
                    help="the ResourceManager's web address (e.g. http://127.0.0.1:8088): with RM HA, status, the UI "
                         "and /metrics say when it is the standby")
@@ -685,7 +743,8 @@ def add_serve_parser(sub) -> None:
                    help="decide for an MRv1 JobTracker (map and reduce slots); implied by an MRv1 pools file "
                         "or a local MRv1 cluster")
     s.add_argument("--takeover", action="store_true",
-                   help="replace the policy server the ResourceManager has now, even if it is alive")
+                   help="replace the policy server the ResourceManager has now, even if it is alive (on the same "
+                        f"host: its web port is taken over once it exits, waited for up to {TAKEOVER_BIND_WAIT:.0f} s)")
     s.add_argument("--http", default=DEFAULT_HTTP, metavar="HOST:PORT",
                    help=f"where the web UI, REST API and /metrics listen (default {DEFAULT_HTTP}, loopback)")
     s.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
@@ -694,7 +753,7 @@ def add_serve_parser(sub) -> None:
                    help="watch the allocation file by polling every S seconds (no inotify)")
     s.add_argument("--no-watch", action="store_true", help="do not reload the allocation file")
     s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
-    s.add_argument("--heartbeat-interval", type=float, default=1.0,
+    s.add_argument("--heartbeat-interval", type=float, default=1.0, metavar="S",
                    help="NodeManager heartbeat interval, seconds (sets the default locality delays)")
     s.add_argument("--node-locality-delay", type=float, metavar="S",
                    help="delay scheduling: how long an app waits for a node-local container before it takes "

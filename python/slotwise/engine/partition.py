@@ -288,7 +288,7 @@ class Engine:
 
     # ------------------------------------------------------------------- apps
     def place_app(self, user: str, queue: str | None = None, groups: Sequence[str] = (),
-                  recovering: bool = False) -> str:
+                  recovering: bool = False, trace: list | None = None) -> str:
         """Where the placement policy would put a new app (raises
         PlacementRejected); nothing changes until ``add_app``.  When
         ``recovering`` an app the RM already holds in a queue no app can be
@@ -298,10 +298,12 @@ class Engine:
         name = place(self.config.placement_rules, queue, user, tuple(groups),
                      configured=lambda n: n in queues and not queues[n].dynamic,
                      leaf=lambda n: n in queues and queues[n].is_leaf, problem=self._placement_problem,
-                     may_submit=self._may_submit, passing=recovering)
+                     may_submit=self._may_submit, passing=recovering, trace=trace)
         if not recovering:
             why = self._vetoed(name, user)
             if why:
+                if trace:
+                    trace[-1].update(outcome="rejected", why=why)
                 raise PlacementRejected(why)
         return name
 

@@ -209,15 +209,18 @@ class LocalCluster(ClusterBase):
 
     def submit(self, program: str, args: list[str] | tuple[str, ...] = (), *, queue: str = "default",
                user: str | None = None, cwd: str | os.PathLike | None = None,
-               timeout: float | None = None, echo: bool = False) -> JobResult:
+               timeout: float | None = None, echo: bool = False,
+               on_submitted: Callable[[str], None] | None = None) -> JobResult:
         """Run a MapReduce program (``pi``, ``sleep``, ``wordcount``... or a
-        jar) in queue ``queue`` as ``user`` and wait for it."""
+        jar) in queue ``queue`` as ``user`` and wait for it; ``on_submitted``
+        is called with the app id once the RM has it."""
         state = self._require_state()
         rm = self.master(state)
         if not self.alive(rm):
             raise ClusterError(f"the ResourceManager of {self.dir} is not running (read {rm.log})")
         return submit(state, program, list(args), queue=queue, user=user,
-                      cwd=Path(cwd) if cwd else None, timeout=timeout, echo=echo, log=self.log)
+                      cwd=Path(cwd) if cwd else None, timeout=timeout, echo=echo, log=self.log,
+                      on_submitted=on_submitted, master_alive=lambda: self.alive(rm))
 
     def yarn(self, args: list[str], *, user: str | None = None,
              timeout: float = 120) -> subprocess.CompletedProcess:

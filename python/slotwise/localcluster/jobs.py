@@ -57,6 +57,8 @@ class JobResult:
     seconds: float
     job_dir: str
     log: str
+    #: The master's diagnostics (YARN: the RM's, which carry a policy's rejection).
+    diagnostics: str | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -90,7 +92,11 @@ def _client_argv(state: ClusterState, program: str, args: list[str], queue: str)
 
 def submit(state: ClusterState, program: str, args: list[str], *, queue: str, user: str | None = None,
            cwd: Path | None = None, timeout: float | None = None, echo: bool = True,
-           log: Callable[[str], None] = print) -> JobResult:
+           log: Callable[[str], None] = print, on_submitted: Callable[[str], None] | None = None,
+           master_alive: Callable[[], bool] = lambda: True) -> JobResult:
+    """Run the job client and wait; ``on_submitted(app_id)`` (else a line to
+    ``log``) once the client says the RM accepted the app; ``echo``: the
+    client's output to stderr as it comes (the result is what stdout gets)."""
     cluster_dir = Path(state.dir)
     jobs = cluster_dir / "jobs"
     jobs.mkdir(parents=True, exist_ok=True)
@@ -132,13 +138,16 @@ def submit(state: ClusterState, program: str, args: list[str], *, queue: str, us
                 f.flush()
                 line = raw.decode(errors="replace")
                 if echo:
-                    sys.stdout.write(line)
-                    sys.stdout.flush()
+                    sys.stderr.write(line)
+                    sys.stderr.flush()
                 if not found:
                     m = APP_ID.search(line)
                     if m and "ubmitted application" in line:
                         found.append(m.group(1))
-                        log(f"submitted {m.group(1)} to queue {queue}" + (f" as {user}" if user else ""))
+                        if on_submitted:
+                            on_submitted(m.group(1))
+                        else:
+                            log(f"submitted {m.group(1)} to queue {queue}" + (f" as {user}" if user else ""))
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
@@ -158,12 +167,13 @@ def submit(state: ClusterState, program: str, args: list[str], *, queue: str, us
         if m:
             found.append(m.group(1))
     app_id = found[0] if found else None
-    report = _final_report(RMRest(state.rm_web), app_id) if app_id else {}
+    report = _final_report(RMRest(state.rm_web), app_id, master_alive=master_alive) if app_id else {}
     return JobResult(
         program=program, asked=queue, user=user, app_id=app_id, returncode=returncode,
         state=report.get("state"), final_status=report.get("finalStatus"),
         queue=report.get("queue"), app_user=report.get("user"),
-        seconds=round(time.monotonic() - started, 1), job_dir=str(job_dir), log=str(client_log))
+        seconds=round(time.monotonic() - started, 1), job_dir=str(job_dir), log=str(client_log),
+        diagnostics=report.get("diagnostics") or None)
 
 
 #: ``yarn`` sub-commands: the main class, and whether it takes the sub-command
@@ -202,16 +212,19 @@ def yarn(state: ClusterState, args: list[str], *, user: str | None = None,
                           stdin=subprocess.DEVNULL)
 
 
-def _final_report(rest: RMRest, app_id: str, wait: float = 30.0) -> dict:
+def _final_report(rest: RMRest, app_id: str, wait: float = 30.0,
+                  master_alive: Callable[[], bool] = lambda: True) -> dict:
     """The RM's report once the app reached a final state (the client may
-    return a moment before the RM moves the app from FINISHING)."""
+    return a moment before the RM moves the app from FINISHING); {} at once
+    when the RM does not answer and is gone (the cluster went down)."""
     deadline = time.monotonic() + wait
     report: dict = {}
     while True:
         try:
             report = rest.app(app_id)
         except RestError:
-            pass
+            if not master_alive():
+                return {}
         if report.get("state") in FINAL_STATES or time.monotonic() > deadline:
             return report
         time.sleep(0.5)

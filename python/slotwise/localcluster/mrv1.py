@@ -271,7 +271,8 @@ class Mrv1Cluster(ClusterBase):
 
     def submit(self, program: str, args: list[str] | tuple[str, ...] = (), *, queue: str | None = "default",
                user: str | None = None, wait: bool = True, timeout: float | None = None,
-               cwd: str | os.PathLike | None = None, echo: bool = False) -> Mrv1JobResult | Mrv1Job:
+               cwd: str | os.PathLike | None = None, echo: bool = False,
+               on_submitted: Log | None = None) -> Mrv1JobResult | Mrv1Job:
         """Run a MapReduce program of hadoop-examples 1.2.1 (``pi``, ``sleep``,
         ``wordcount``, ``randomwriter``...) or a jar (``my.jar [Main] ARGS``)
         in queue ``queue`` (``mapred.fairscheduler.pool``; None: none set, the
@@ -288,11 +289,11 @@ class Mrv1Cluster(ClusterBase):
             raise ClusterError(f"the JobTracker of {self.dir} is not running (read {jt.log})")
         user = user or os.environ.get("HADOOP_USER_NAME") or None
         job = self._launch(state, program, list(args), queue=queue, user=user,
-                           cwd=Path(cwd) if cwd else None, echo=echo)
+                           cwd=Path(cwd) if cwd else None, echo=echo, on_submitted=on_submitted)
         return job.wait(timeout) if wait else job
 
     def _launch(self, state: ClusterState, program: str, args: list[str], *, queue: str | None, user: str | None,
-                cwd: Path | None, echo: bool) -> Mrv1Job:
+                cwd: Path | None, echo: bool, on_submitted: Log | None = None) -> Mrv1Job:
         jobs = self.layout.jobs
         jobs.mkdir(parents=True, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(program).name)[:40] or "job"
@@ -331,7 +332,8 @@ class Mrv1Cluster(ClusterBase):
         proc = subprocess.Popen(cmd, cwd=cwd or job_dir, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         return Mrv1Job(proc, program=program, queue=queue, user=user, job_dir=job_dir,
-                       log_file=job_dir / "client.log", web=JTWeb(state.rm_web), echo=echo, log=self.log)
+                       log_file=job_dir / "client.log", web=JTWeb(state.rm_web), echo=echo, log=self.log,
+                       on_submitted=on_submitted)
 
     def job_command(self, args: list[str] | tuple[str, ...], *, user: str | None = None,
                     timeout: float = 120) -> subprocess.CompletedProcess:

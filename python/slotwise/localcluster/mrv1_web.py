@@ -178,14 +178,14 @@ class Mrv1Job:
     """A running job client (``submit(..., wait=False)``)."""
 
     def __init__(self, proc: subprocess.Popen, *, program: str, queue: str, user: str | None, job_dir: Path,
-                 log_file: Path, web: JTWeb, echo: bool, log: Log):
+                 log_file: Path, web: JTWeb, echo: bool, log: Log, on_submitted: Log | None = None):
         self.proc, self.program, self.asked, self.user = proc, program, queue, user
         self.job_dir, self.log_file, self.web = job_dir, log_file, web
         self.started = time.monotonic()
         self._job_id: str | None = None
         self._result: Mrv1JobResult | None = None
         self._seen = threading.Event()
-        self._echo, self._log = echo, log
+        self._echo, self._log, self._on_submitted = echo, log, on_submitted
         self._reader = threading.Thread(target=self._pump, name=f"mrv1-client-{proc.pid}", daemon=True)
         self._reader.start()
 
@@ -195,14 +195,17 @@ class Mrv1Job:
                 f.write(raw)
                 f.flush()
                 line = raw.decode(errors="replace")
-                if self._echo:
-                    sys.stdout.write(line)
-                    sys.stdout.flush()
+                if self._echo:  # the client's output is a log: stderr (the result is what stdout gets)
+                    sys.stderr.write(line)
+                    sys.stderr.flush()
                 if self._job_id is None:
                     m = JOB_ID.search(line)
                     if m and "Running job" in line:
                         self._job_id = m.group(1)
                         self._seen.set()
+                        if self._on_submitted:
+                            self._on_submitted(self._job_id)
+                            continue
                         self._log(f"submitted {self._job_id} ({self.program}) to queue {self.asked}"
                                   + (f" as {self.user}" if self.user else ""))
         self._seen.set()

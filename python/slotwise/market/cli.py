@@ -7,9 +7,11 @@ import getpass
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 
+from ..cliargs import add_server
 from ..secretfile import read_secret
 from .api import signed_query
 
@@ -24,6 +26,10 @@ COMMANDS = {
     "add-queue": ("addQueue", ("queue",), True),
     "remove-queue": ("removeQueue", ("queue",), True),
 }
+
+POSITIONAL_HELP = {"queue": "the queue: its name under the dynamic-priority queue (alice) or its full name",
+                   "rate": "the spending rate, budget units per slot per allocation interval",
+                   "amount": "budget units to add"}
 
 
 def _params(op: str, args) -> list[tuple[str, str]]:
@@ -53,8 +59,8 @@ def cmd_dp(args) -> int:
         headers["Authorization"] = sig
     else:
         query = "&".join(k for k, _ in params)
-    base = args.url.rstrip("/")
-    path = "/api/v1/dp" if args.json else "/scheduler"
+    base = args.server
+    path = "/scheduler" if args.xml else "/api/v1/dp"
     req = urllib.request.Request(f"{base}{path}", data=query.encode(), method="POST",
                                  headers={**headers, "Content-Type": "application/x-www-form-urlencoded"})
     try:
@@ -65,21 +71,45 @@ def cmd_dp(args) -> int:
     except (urllib.error.URLError, OSError) as e:
         print(f"slotwise dp: cannot reach {base}: {getattr(e, 'reason', e)}", file=sys.stderr)
         return 1
+    if args.xml:  # the paper's XML, as the server wrote it
+        print(body.rstrip(), file=sys.stdout if status == 200 else sys.stderr)
+        return 0 if status == 200 else 1
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = {"error": f"HTTP {status}: {body.strip()[:300]}"}
+    if status != 200 or "error" in answer:
+        print(f"slotwise dp {args.dp_command}: refused (HTTP {status}): {answer.get('error')}", file=sys.stderr)
+        return 1
     if args.json:
-        try:
-            body = json.dumps(json.loads(body), indent=2)
-        except ValueError:
-            pass
-    print(body.rstrip())
-    return 0 if status == 200 else 1
+        json.dump(answer, sys.stdout, indent=2)
+        print()
+    else:
+        print(human(answer))
+    return 0
+
+
+def human(answer: dict) -> str:
+    """An answer as an operator reads it: the price, the clock, or a table of queues."""
+    if "price" in answer:
+        return (f"price {answer['price']:g}: the sum of the spending rates of the queues with work "
+                f"(server {answer['host']})")
+    if "time" in answer:
+        ms = int(answer["time"])
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
+        return f"server time {ms} ms ({when}, server {answer['host']})"
+    rows = answer.get("queues") or []
+    head = f"{'queue':<28} {'budget':>12} {'spending':>9} {'share':>7} {'used':>6} {'pending':>8}"
+    lines = [head] + [f"{q['queue']:<28} {q['budget']:>12.2f} {q['spending']:>9g} {q['share']:>7.3f} "
+                      f"{q['used']:>6g} {q['pending']:>8g}" for q in rows]
+    return "\n".join(lines) if rows else "no Dynamic Priority queues"
 
 
 def add_parsers(sub) -> None:
-    from ..bridge.server import DEFAULT_HTTP
-
     d = sub.add_parser("dp", help="Dynamic Priority: the price, budgets and spending rates (signed requests)",
                        description="Talks to `slotwise serve`'s Dynamic Priority API. Signed commands need "
-                                   "--key-file (your key from the server's --dp-acl file, mode 0600).")
+                                   "--key-file (your key from the server's --dp-acl file, mode 0600). Prints "
+                                   "a table; --json the API's JSON, --xml the paper's XML.")
     dsub = d.add_subparsers(dest="dp_command", required=True, metavar="COMMAND")
     helps = {"price": "the current price (anyone)", "time": "the server's clock, ms (anyone)",
              "info": "a queue's budget, spending, share, used, pending (its holder or an admin)",
@@ -89,11 +119,13 @@ def add_parsers(sub) -> None:
     for name, (_op, positional, _signed) in COMMANDS.items():
         c = dsub.add_parser(name, help=helps[name])
         for p in positional:
-            c.add_argument(p, metavar=p.upper())
-        c.add_argument("--url", default=f"http://{DEFAULT_HTTP}", help=f"the server (default http://{DEFAULT_HTTP})")
-        c.add_argument("--user", default=os.environ.get("USER") or getpass.getuser(),
+            c.add_argument(p, metavar=p.upper(), help=POSITIONAL_HELP[p])
+        add_server(c, "the server")
+        c.add_argument("--user", default=os.environ.get("USER") or getpass.getuser(), metavar="NAME",
                        help="sign as this user (default $USER)")
         c.add_argument("--key-file", metavar="FILE", help="your key, alone in a mode-0600 file")
-        c.add_argument("--json", action="store_true", help="ask the JSON twin (/api/v1/dp) and print JSON")
-        c.add_argument("--timeout", type=float, default=10.0, metavar="S")
+        out = c.add_mutually_exclusive_group()
+        out.add_argument("--json", action="store_true", help="print the JSON answer (/api/v1/dp)")
+        out.add_argument("--xml", action="store_true", help="print the paper's XML answer (/scheduler)")
+        c.add_argument("--timeout", type=float, default=10.0, metavar="S", help="give up after S seconds (default 10)")
         c.set_defaults(func=cmd_dp)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 
@@ -133,9 +134,16 @@ def cmd_replay(args) -> int:
     except (OSError, ValueError, KeyError) as e:
         print(f"slotwise replay: {args.log}: {e}", file=sys.stderr)
         return 1
+    diff = result.first_difference()
+    if args.json:
+        json.dump({"calls": result.calls, "assignments": len(result.assignments),
+                   "recorded_assignments": len(result.recorded_assignments),
+                   "preemptions": len(result.preemptions), "recorded_preemptions": len(result.recorded_preemptions),
+                   "identical": diff is None, "first_difference": diff}, sys.stdout, indent=2)
+        print()
+        return 0 if diff is None or args.allocations else 3
     print(f"{result.calls} calls replayed; {len(result.assignments)} assignments "
           f"({len(result.recorded_assignments)} recorded), {len(result.preemptions)} preemptions")
-    diff = result.first_difference()
     if diff is None:
         print("decisions identical to the recording")
         return 0
@@ -144,6 +152,7 @@ def cmd_replay(args) -> int:
 
 
 def add_parsers(sub) -> None:
+    from ..cliargs import alias
     from ..settings import SHARE_RULE_CHOICES, SHARE_RULE_HELP
     from .policies import known_variants
     from .scenarios import SCENARIOS
@@ -158,9 +167,9 @@ def add_parsers(sub) -> None:
     s.add_argument("--policy", action="append", metavar="NAME",
                    help=f"one of: {', '.join(known_variants())} (+delay: delay scheduling; repeat to "
                    "compare; default: the scenario's, for trace fifo, fair, fair+delay)")
-    s.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same report")
+    s.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0); same seed, same report")
     s.add_argument("--out", default="sim-out", metavar="DIR", help="report directory (default sim-out)")
-    s.add_argument("--scale", type=float, default=1.0,
+    s.add_argument("--scale", type=float, default=1.0, metavar="X",
                    help="shrink the scenario (fewer jobs, shorter) for a quick look; default 1.0")
     s.add_argument("--delay", type=float, metavar="S", help="locality wait per level for +delay (default 5)")
     s.add_argument("--allocations", metavar="FILE", help="an allocation file (default: one queue per user)")
@@ -168,7 +177,9 @@ def add_parsers(sub) -> None:
     s.add_argument("--trace", metavar="FILE", help="with 'trace': the workload file")
     s.add_argument("--format", choices=("sls", "jsonl"), help="trace format (default: by extension)")
     s.add_argument("--nodes", metavar="FILE", help="an SLS nodes file (topology)")
-    s.add_argument("--heartbeat", type=float, default=3.0, help="trace runs: heartbeat interval, s")
+    s.add_argument("--heartbeat-interval", dest="heartbeat", type=float, default=3.0, metavar="S",
+                   help="trace runs: the NodeManagers' heartbeat interval, seconds (default 3)")
+    alias(s, "--heartbeat", "heartbeat", type=float, metavar="S")
     s.add_argument("--event-log", metavar="FILE",
                    help="trace runs: write the event log with every engine input (replayable)")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -178,4 +189,5 @@ def add_parsers(sub) -> None:
     r.add_argument("log", metavar="EVENTLOG")
     r.add_argument("--allocations", metavar="FILE",
                    help="replay under this allocation file instead (a what-if; differences expected)")
+    r.add_argument("--json", action="store_true", help="print the counts and the first difference as JSON")
     r.set_defaults(func=cmd_replay)

@@ -210,6 +210,13 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         scheduling without Python right now (since when, why), and counts."""
         return service.link_status()
 
+    @app.get("/api/v1/apps/{app_id}/placement", response_model=schemas.PlacementOut, tags=["read"],
+             responses={404: {"model": schemas.ErrorOut}})
+    def placement(app_id: str):
+        """How the placement policy placed an app (or rejected it): the queue it
+        asked for and each rule tried; `slotwise cluster submit` prints it."""
+        return service.placement(app_id)
+
     @app.get("/api/v1/apps/{app_id}/explain", response_model=schemas.ExplainOut, tags=["read"],
              responses={404: {"model": schemas.ErrorOut}})
     def explain_app(app_id: str):

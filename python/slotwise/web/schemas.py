@@ -152,6 +152,27 @@ class ErrorOut(BaseModel):
     detail: str
 
 
+class PlacementRuleOut(BaseModel):
+    rule: str = Field(description="the queuePlacementPolicy rule: specified, user, primaryGroup, "
+                      "secondaryGroupExistingQueue, nestedUserQueue, default or reject")
+    line: int = Field(description="its line in the allocation file (0: the built-in policy)")
+    create: bool
+    queue: str | None = Field(description="the queue it named, if any")
+    outcome: str = Field(description="placed, skipped (the next rule was tried) or rejected")
+    why: str | None
+
+
+class PlacementOut(BaseModel):
+    """How an app was placed when the ResourceManager asked."""
+
+    app: str
+    user: str
+    asked: str | None = Field(description="the queue the app asked for")
+    queue: str | None = Field(description="where the policy put it; null if rejected")
+    rejected: str | None = Field(description="why the policy rejected it")
+    rules: list[PlacementRuleOut] = Field(description="each rule tried, in order")
+
+
 class HoldOut(BaseModel):
     """One reason an app runs no more than it does, with the figures behind it."""
 
