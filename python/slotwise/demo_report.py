@@ -193,7 +193,7 @@ class LaunchRecorder:
         locality the assign event recorded (joined on Python's id)."""
         level = {e.get("container"): e.get("locality") for e in events if e.get("event") == "assign"}
         out: dict[str, Counter] = {}
-        for app, engine_id in self.launched.values():
+        for app, engine_id in list(self.launched.values()):  # the server still runs
             c = out.setdefault(app, Counter())
             if engine_id is None:
                 c["fifo"] += 1
