@@ -168,6 +168,8 @@ def test_at_most_five_snapshots_however_busy_the_run():
     assert heading.startswith("-- the busiest moment, t+") and heading.endswith(f" s ({peak:,} MB in use):")
     research = next(ln.split() for ln in table.splitlines() if ln.split()[0] == "root.research")
     assert research[4:6] == [f"{peak:,}", str(peak // 1024)]
+    # The summary lists the queues that held apps, not every queue of the file.
+    assert [ln.split()[0] for ln in timeline.queue_summary()[1:]] == ["root.research"]
 
 
 def test_placements_are_counted_from_the_messages_and_their_locality_from_the_events(tmp_path):

@@ -124,7 +124,7 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
         link = server.status()
         episodes = [e for e in events if e["event"] == "fallback"]
         master = "JobTracker" if mrv1 else "ResourceManager"
-        for line in [LOCALITY_NOTE] + preemption_summary(preemptions.rows) + fallback_summary(link, episodes, master):
+        for line in LOCALITY_NOTE + preemption_summary(preemptions.rows) + fallback_summary(link, episodes, master):
             print(f"  {line}")
         return 0 if ok else 1
     finally:

@@ -12,6 +12,7 @@ the counts are what happened, not what was allowed."""
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 
 #: The unit each kind of master's tables count in: (field, column word).
@@ -126,8 +127,8 @@ class Timeline:
                     q["used"][f] += r["usage"][f] * dt
 
     def queue_summary(self) -> list[str]:
-        """Each queue over the run: how long it held apps, its mean fair
-        share and use over that time (time-weighted), and its peak."""
+        """Each queue that held apps: for how long, its mean fair share and
+        use over that time (time-weighted), and its peak."""
         units = UNITS[self.kind]
         head = f"  {'queue':<18} {'weight':>6} {'had apps':>8}"
         for _f, word in units:
@@ -135,6 +136,8 @@ class Timeline:
         lines = [head]
         for name, q in self.queues.items():
             s = q["seconds"]
+            if not s:
+                continue
             line = f"  {name:<18} {q['weight']:>6g} {f'{s:.0f} s':>8}"
             for f, _w in units:
                 fair, used = (q["fair"][f] / s, q["used"][f] / s) if s else (0.0, 0.0)
@@ -257,10 +260,12 @@ def app_table(apps: list[dict], counts: dict[str, Counter], kind: str) -> list[s
     return lines
 
 
-LOCALITY_NOTE = ("locality: where each container Python placed ran, against what its request named. A request "
+LOCALITY_NOTE = textwrap.wrap("locality: where each container Python placed ran, against what its request named. A request "
                  "that names no node or rack (an AM, a reduce, a map that reads no input, like sleep's) can "
                  "only be off-switch. The web UI's locality level is different: the level delay scheduling "
-                 "lets an app use next, not where its containers ran.")
+                 "lets an app use next, not where its containers ran. On the local cluster every node is "
+                 "this one host, so node-local says little here (docs/local-cluster.md).",
+                 width=100, subsequent_indent="    ")
 
 
 def preemption_summary(rows: list[dict]) -> list[str]:
