@@ -265,7 +265,7 @@ LOCALITY_NOTE = textwrap.wrap("locality: where each container Python placed ran,
                  "only be off-switch. The web UI's locality level is different: the level delay scheduling "
                  "lets an app use next, not where its containers ran. On the local cluster every node is "
                  "this one host, so node-local says little here (docs/local-cluster.md).",
-                 width=100, subsequent_indent="    ")
+                 width=100, subsequent_indent="    ", break_on_hyphens=False)
 
 
 def preemption_summary(rows: list[dict]) -> list[str]:
