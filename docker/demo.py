@@ -6,8 +6,8 @@ docker/compose-mrv1.yaml (Hadoop 1.2.1's JobTracker on its HDFS) up under a
 project of its own with free loopback ports and a copy of the allocation
 file, writes a text file into HDFS (one replica per block, so a map is
 data-local on one node only), runs MapReduce jobs in two queues at once (a
-sleep job, and a wordcount reading that file), prints the queue table while
-they run and a summary of Python's decisions and the wordcount's locality,
+sleep job, and a wordcount reading that file), prints a few snapshots of the
+queues while they run (slotwise/demo_report.py) and a summary of Python's decisions and the wordcount's locality,
 and takes the cluster down (volumes too). With ``--ha``, docker/compose.ha.yaml
 (two ResourceManagers over ZooKeeper, a policy server beside each): a job
 runs, the active RM's process is killed (kill -9) mid-job, and the demo
@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from slotwise.demo_report import Timeline
 from slotwise.localcluster.jobs import words
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +51,7 @@ class Flavor:
     nn_port: int
     allocations: str         # under docker/
     prefix: tuple[str, ...]  # slotwise-hadoop's sub-command prefix
-    unit: str                # what the queue table counts
+    unit: str                # what the queue tables count (map slots: an MRv1 master)
     ports: tuple[str, ...]
 
 
@@ -95,15 +96,6 @@ class Demo:
 def get(url: str):
     with urllib.request.urlopen(url, timeout=10) as r:
         return json.loads(r.read())
-
-
-def queue_table(api: str, unit: str) -> str:
-    queues = [p for p in get(f"{api}/api/v1/queues") if p["queue"] in ("root.prod", "root.research")]
-    lines = [f"  {'queue':<15} {'weight':>6} {'fair share ' + unit:>20} {'used':>8} {'apps':>5}"]
-    for p in queues:
-        lines.append(f"  {p['queue']:<15} {p['weight']:>6g} {p['fair_share'][unit]:>20,.1f} "
-                     f"{p['usage'][unit]:>8,.0f} {p['apps']:>5}")
-    return "\n".join(lines)
 
 
 def prepare(d: Demo) -> None:
@@ -158,9 +150,14 @@ def run(d: Demo) -> int:
             clients.append((queue, program, subprocess.Popen(
                 d.exec_argv("job", "--queue", queue, "--user", user, program, *args),
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=d.env)))
+        # A few snapshots of the queues (when the apps in them change), not a table every few seconds.
+        timeline, running = Timeline("mrv1" if d.f.unit == "map_slots" else "yarn"), time.monotonic()
         while any(proc.poll() is None for _, _, proc in clients):
-            time.sleep(10)
-            print(f"\n[{time.monotonic() - started:4.0f} s]\n{queue_table(api, d.f.unit)}", flush=True)
+            time.sleep(3)
+            for line in timeline.observe(time.monotonic() - running, get(f"{api}/api/v1/queues")):
+                print(line, flush=True)
+        for line in timeline.closing():
+            print(line, flush=True)
         events = d.compose("exec", "-T", "policy", "cat", "/var/lib/slotwise/events.jsonl", capture=True).stdout
         assigns = Counter(e["queue"] for e in map(json.loads, events.splitlines()) if e.get("event") == "assign")
         print("\nsummary:")
@@ -175,6 +172,8 @@ def run(d: Demo) -> int:
                 print(f"  wordcount on HDFS: {counted.get('Launched', 0)} maps, {counted.get('Data-local', 0)} "
                       f"data-local, {counted.get('Rack-local', 0)} rack-local (delay scheduling waits for the "
                       "node holding each block)")
+        print("queues, over the time each held apps (mean fair share and use, time-weighted):")
+        print("\n".join(timeline.queue_summary()))
         print(f"demo {'SUCCEEDED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s "
               f"(job logs {STATE}/{d.f.project}-*.log)")
         return 0 if ok else 1
@@ -258,6 +257,8 @@ def run_ha(d: Demo) -> int:
         ok = job.returncode == 0
         for i in (1, 2):
             print(f"  rm{i} {ha(i):<8} policy{i}: {policy(i)}")
+        print("queues, over the time each held apps (mean fair share and use, time-weighted):")
+        print("\n".join(timeline.queue_summary()))
         print(f"demo {'SUCCEEDED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s: the job "
               f"{'completed' if ok else 'failed'} across the failover (job log {STATE}/{d.f.project}-prod.log)")
         return 0 if ok else 1

@@ -371,64 +371,61 @@ def markdown(report: dict, plots: list[str]) -> str:
 
 
 def _plots(out_dir: str, report: dict, series: dict) -> list[str]:
-    import os
+    from . import plots
 
-    import matplotlib
+    return plots.write_all(out_dir, figures(report, series))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    written = []
+def figures(report: dict, series: dict) -> list[tuple[str, object]]:
+    """The paper's figures, as (file name, Figure): axes labelled, legends
+    outside the data (sim/plots.py)."""
+    from .plots import legend_outside, new_figure
 
-    def save(fig, name):
-        path = os.path.join(out_dir, name)
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        written.append(path)
-
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    out = []
+    fig, (ax,) = new_figure()
     for u, pts in sorted(series["budgets"].items()):
         ax.plot([t for t, _ in pts], [b for _, b in pts], label=u)
-    ax.axvline(series["phase_s"], color="grey", ls="--", lw=1)
-    ax.set_xlabel("time, s")
-    ax.set_ylabel("budget")
-    ax.set_title("Two users: budgets (cf. Fig. 3); reset at the dashed line")
-    ax.legend()
-    save(fig, "dp-budgets.png")
+    ax.axvline(series["phase_s"], color="grey", ls="--", lw=1, label="budgets reset")
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("budget left")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Two users: budgets (cf. Fig. 3)")
+    legend_outside(fig, ax)
+    out.append(("dp-budgets.png", fig))
 
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, (ax,) = new_figure()
     for u, pts in sorted(series["completions"].items()):
         ax.plot([f for f, _ in pts], [c for _, c in pts], ".-", label=f"{u} (DP)")
-    ax.axvline(series["phase_s"], color="grey", ls="--", lw=1)
-    ax.set_xlabel("job finish time, s")
-    ax.set_ylabel("completion time, s")
+    ax.axvline(series["phase_s"], color="grey", ls="--", lw=1, label="budgets reset")
+    ax.set_xlabel("job finish time (s)")
+    ax.set_ylabel("completion time (s)")
+    ax.set_ylim(bottom=0)
     ax.set_title("Two users: completion times (cf. Fig. 4)")
-    ax.legend()
-    save(fig, "dp-completions.png")
+    legend_outside(fig, ax)
+    out.append(("dp-completions.png", fig))
 
     for key, name in (("service_levels_compared", "dp-service-levels-10.png"),
                       ("service_levels_80_compared", "dp-service-levels-80.png")):
         rows = report[key]["rows"]
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.5))
+        fig, (a1, a2) = new_figure(2, cols=2, width=9.5)
         dp_rows = rows["dynamic-priority"]
         xs = [r["spending_rate"] for r in dp_rows]
-        a1.plot(xs, [r["granted_share"] for r in dp_rows], "k--", label="granted")
-        a1.plot(xs, [r["obtained_share"] for r in dp_rows], "o", ms=3, label="obtained (DP)")
-        a1.set_xlabel("queue (spending rate)")
+        a1.plot(xs, [r["granted_share"] for r in dp_rows], "k--", label="share granted (rate / price)")
+        a1.plot(xs, [r["obtained_share"] for r in dp_rows], "o", ms=3, label="share obtained (DP)")
+        a1.set_xlabel("queue's spending rate")
         a1.set_ylabel("share of map slots")
-        a1.legend()
+        a1.set_ylim(bottom=0)
         for pol, style in (("dynamic-priority", "o-"), ("fair", "s-"), ("fifo", "x-")):
             a2.plot(xs, [r["mean_response_s"] if r["mean_response_s"] is not None else float("nan")
-                         for r in rows[pol]], style, ms=3, label=pol)
-        a2.set_xlabel("queue (spending rate)")
-        a2.set_ylabel("mean completion, s")
+                         for r in rows[pol]], style, ms=3, label=f"mean completion: {pol}")
+        a2.set_xlabel("queue's spending rate")
+        a2.set_ylabel("mean completion time (s, log)")
         a2.set_yscale("log")
-        a2.legend()
         fig.suptitle(f"{len(dp_rows)} users: service levels (cf. Figs. 5-9)")
-        save(fig, name)
+        legend_outside(fig)
+        out.append((name, fig))
 
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, (ax,) = new_figure(height=3.8)
     b = report["boost"]
     for k, style in (("preemption", "o-"), ("no_preemption", "x--")):
         per = b[k]["per_job"]
@@ -437,9 +434,12 @@ def _plots(out_dir: str, report: dict, series: dict) -> list[str]:
             ys = per.get(u, [])
             ax.plot(range(1, len(ys) + 1), ys, style, ms=3, lw=0.6, color=f"C{n - 1}",
                     label=u if k == "preemption" else None)
+    ax.plot([], [], "k-", label="with preemption")
+    ax.plot([], [], "k--", label="without")
     ax.set_xlabel("job number (user n boosts job n)")
-    ax.set_ylabel("completion time, s")
-    ax.set_title("Boost: solid with preemption, dashed without (cf. Figs. 10, 11)")
-    ax.legend(fontsize=6, ncol=5)
-    save(fig, "dp-boost.png")
-    return written
+    ax.set_ylabel("completion time (s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Boost (cf. Figs. 10, 11)")
+    legend_outside(fig, ax)
+    out.append(("dp-boost.png", fig))
+    return out

@@ -276,45 +276,35 @@ def markdown(report: dict, plots: list[str]) -> str:
 
 
 def _plots(out_dir: str, report: dict) -> list[str]:
-    import os
+    from . import plots
 
-    import matplotlib
+    return plots.write_all(out_dir, figures(report))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    written = []
-    fig, ax = plt.subplots(figsize=(8, 3.8))
-    names = [r["policy"] for r in report["jct"]]
-    width = 0.8 / len(names)
+def figures(report: dict) -> list[tuple[str, object]]:
+    """(file name, Figure): axes labelled, legends outside the data (sim/plots.py)."""
+    from .plots import grouped_bars, legend_outside, new_figure
+
+    out = []
+    fig, (ax,) = new_figure(width=8, height=3.8)
     labels = [b for _lo, _hi, b in BINS]
-    for k, r in enumerate(report["jct"]):
-        ys = [r["bins"][b]["mean_jct"] or 0 for b in labels]
-        ax.bar([x + k * width for x in range(len(labels))], ys, width, label=r["policy"])
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(labels))], labels)
-    ax.set_xlabel("job size, tasks")
-    ax.set_ylabel("mean completion time, s")
+    grouped_bars(ax, labels, {r["policy"]: [r["bins"][b]["mean_jct"] or 0 for b in labels] for r in report["jct"]})
+    ax.set_xlabel("job size (tasks)")
+    ax.set_ylabel("mean completion time (s, log)")
     ax.set_yscale("log")
     ax.set_title("Mean job completion time by job size")
-    ax.legend(fontsize=7, ncol=3)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "hopper-jct-by-size.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    written.append(path)
+    legend_outside(fig, ax)
+    out.append(("hopper-jct-by-size.png", fig))
     if "sweep_beta" in report:
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.2))
-        for ax, key, xlabel in ((a1, "beta", "beta (tail index)"), (a2, "load", "mean load")):
+        fig, (a1, a2) = new_figure(2, cols=2, width=8.5)
+        for ax, key, xlabel in ((a1, "beta", "beta (tail index of task times)"), (a2, "load", "mean load")):
             rows = report[f"sweep_{key}"]
             xs = [r[key] for r in rows]
             for (name, style) in zip(rows[0]["mean_jct"], ("s-", "^-", "o-")):
                 ax.plot(xs, [r["mean_jct"][name] for r in rows], style, label=name)
             ax.set_xlabel(xlabel)
-            ax.set_ylabel("mean JCT, s")
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = os.path.join(out_dir, "hopper-sweeps.png")
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        written.append(path)
-    return written
+            ax.set_ylabel("mean completion time (s)")
+        fig.suptitle("Hopper's gain as task times and load vary")
+        legend_outside(fig)
+        out.append(("hopper-sweeps.png", fig))
+    return out

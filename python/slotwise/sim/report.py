@@ -1,11 +1,9 @@
-"""A run's report on disk: report.json, report.md and PNG plots."""
+"""A run's report on disk: report.json, report.md and PNG plots (sim/plots.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-
-from . import metrics
 
 
 def write_report(out_dir: str, report: dict, runs) -> list[str]:
@@ -137,97 +135,6 @@ def markdown(report: dict, plots: list[str]) -> str:
 
 # ------------------------------------------------------------------ plots
 def _plots(out_dir: str, report: dict, runs) -> list[str]:
-    import matplotlib
+    from . import plots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out = []
-
-    def save(fig, name):
-        path = os.path.join(out_dir, name)
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-        out.append(path)
-
-    sc = report["scenario"]
-    policies = report["policies"]
-    if sc == "small-jobs":
-        fig, ax = plt.subplots(figsize=(7, 4))
-        sizes = sorted({r["job_maps"] for r in report["locality"]})
-        width = 0.8 / max(1, len(policies))
-        for k, pol in enumerate(policies):
-            vals = [next((r["node_local"] for r in report["locality"]
-                          if r["job_maps"] == s and r["policy"] == pol), 0) for s in sizes]
-            ax.bar([i + k * width for i in range(len(sizes))], [100 * v for v in vals], width, label=pol)
-        for k, pol in enumerate(policies):
-            pts = [(i + k * width, 100 * p[pol]["node_local"]) for i, s in enumerate(sizes)
-                   for p in report["paper"] if p["job_maps"] == s and pol in p]
-            if pts:
-                ax.scatter(*zip(*pts), marker="_", s=400, color="black", zorder=3,
-                           label="paper" if k == 0 else None)
-        ax.set_xticks([i + width * (len(policies) - 1) / 2 for i in range(len(sizes))],
-                      [f"{s} maps" for s in sizes])
-        ax.set_ylabel("node-local maps (%)")
-        ax.set_ylim(0, 105)
-        ax.legend()
-        save(fig, "locality.png")
-    if sc == "sticky-slots":
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for pol in policies:
-            rows = sorted((r["concurrent_jobs"], r["node_local"]) for r in report["sticky_slots"]
-                          if r["policy"] == pol)
-            ax.plot([a for a, _ in rows], [100 * b for _, b in rows], marker="o", label=pol)
-        ax.set_xlabel("concurrent jobs")
-        ax.set_ylabel("node-local maps (%)")
-        ax.set_ylim(0, 105)
-        ax.legend()
-        save(fig, "locality.png")
-    if sc == "macro":
-        workloads = sorted({r["workload"] for r in report["response_times"]})
-        fig, axes = plt.subplots(1, len(workloads), figsize=(5 * len(workloads), 4), squeeze=False)
-        for ax, w in zip(axes[0], workloads):
-            bins = sorted({r["bin"] for r in report["response_times"] if r["workload"] == w},
-                          key=lambda b: int(str(b).split()[-1]))
-            width = 0.8 / max(1, len(policies))
-            for k, pol in enumerate(policies):
-                vals = [next((r["mean"] for r in report["response_times"] if r["workload"] == w
-                              and r["policy"] == pol and r["bin"] == b), 0) for b in bins]
-                ax.bar([i + k * width for i in range(len(bins))], vals, width, label=pol)
-            ax.set_xticks([i + width for i in range(len(bins))], [str(b).split()[-1] for b in bins])
-            ax.set_yscale("log")
-            ax.set_title(f"{w} workload")
-            ax.set_xlabel("bin")
-            ax.set_ylabel("mean response time (s)")
-            ax.legend(fontsize="small")
-        save(fig, "response_times.png")
-    # Utilization over time, every run.
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    for exp, res in runs:
-        key = ",".join(str(v) for v in exp.key.values())
-        u = metrics.utilization(res)
-        ax.plot([t for t, _ in u], [100 * x for _, x in u], lw=0.8, label=f"{res.label} {key}")
-    ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel("slots busy (%)")
-    if len(runs) <= 12:
-        ax.legend(fontsize="x-small")
-    save(fig, "utilization.png")
-    # Queues' shares over time: the last run's busiest queues.
-    exp, res = runs[-1]
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    totals: dict[str, float] = {}
-    for _t, queues, _b in res.samples:
-        for name, (used, _fair) in queues.items():
-            totals[name] = totals.get(name, 0.0) + used
-    top = sorted(totals, key=totals.get, reverse=True)[:8]
-    times = [t for t, _p, _b in res.samples]
-    for name in top:
-        ax.plot(times, [queues.get(name, (0, 0))[0] / 1024 for _t, queues, _b in res.samples], lw=0.8, label=name)
-    ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel("memory in use (GB)")
-    ax.set_title(f"queues' shares over time ({res.label}, {','.join(map(str, exp.key.values()))})")
-    if top:
-        ax.legend(fontsize="x-small")
-    save(fig, "shares.png")
-    return out
+    return plots.write_all(out_dir, plots.figures(report, runs))

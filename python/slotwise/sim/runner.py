@@ -16,35 +16,51 @@ from .workload import Workload
 
 
 class ProgressBar:
-    """One line on stderr, redrawn in place on a terminal and printed now
-    and then otherwise (CI logs)."""
+    """One line on stderr: on a terminal redrawn in place as the run goes,
+    elsewhere (CI logs) printed when a run ends and every ``every`` seconds
+    of a long one.  Says how many jobs are done of how many, and the
+    simulated time reached."""
 
-    def __init__(self, total_runs: int, stream=None, width: int = 30) -> None:
+    def __init__(self, total_runs: int, stream=None, width: int = 30, every: float | None = None) -> None:
         self.total = total_runs
         self.done = 0
         self.stream = stream or sys.stderr
         self.width = width
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.every = every if every is not None else (0.2 if self.tty else 10.0)
         self.label = ""
+        self.state = (0.0, 0, 0)  # the run's latest (simulated time, jobs done, jobs)
         self._last = 0.0
 
-    def start(self, label: str) -> None:
+    def start(self, label: str, jobs: int = 0) -> None:
         self.label = label
-        self.draw(0.0, 0, 0, force=True)
+        self.state = (0.0, 0, jobs)
+        self._last = time.monotonic()
+        if self.tty:
+            self._write()
 
-    def draw(self, sim_time: float, jobs_done: int, jobs: int, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._last < (0.2 if self.tty else 10.0):
-            return
-        self._last = now
-        frac = (self.done + (jobs_done / jobs if jobs else 0.0)) / self.total
+    def draw(self, sim_time: float, jobs_done: int, jobs: int) -> None:
+        """The simulation's callback; throttled to one line per ``every`` s."""
+        self.state = (sim_time, jobs_done, jobs)
+        if time.monotonic() - self._last >= self.every:
+            self._write()
+
+    def line(self) -> str:
+        sim_time, jobs_done, jobs = self.state
+        frac = min(1.0, (self.done + (jobs_done / jobs if jobs else 0.0)) / max(1, self.total))
         filled = int(frac * self.width)
-        line = (f"[{'#' * filled}{'.' * (self.width - filled)}] {frac:5.1%}  run {self.done + 1}/{self.total} "
-                f"{self.label}: {jobs_done}/{jobs} jobs, t={sim_time:,.0f}s")
+        return (f"[{'#' * filled}{'.' * (self.width - filled)}] {frac:5.1%}  run {self.done + 1}/{self.total} "
+                f"{self.label}: {jobs_done}/{jobs} jobs done, simulated t={sim_time:,.0f} s")
+
+    def _write(self) -> None:
+        self._last = time.monotonic()
+        line = self.line()
         self.stream.write(("\r" + line + "\033[K") if self.tty else line + "\n")
         self.stream.flush()
 
     def finish_run(self) -> None:
+        """The run's last figures, always shown, then the next run."""
+        self._write()
         self.done += 1
 
     def close(self) -> None:
@@ -64,11 +80,11 @@ def run_experiments(experiments: list[Experiment], policies: list[str], delay: f
             settings = base or EngineSettings(heartbeat_interval=hb, preemption=False)
             v = variant(name, replace(settings, heartbeat_interval=hb), delay)
             key = " ".join(f"{k}={val}" for k, val in exp.key.items())
-            if progress:
-                progress.start(f"{name} {key}".strip())
             sim = Simulation(exp.workload, v.settings, config, exp.sim, label=name, event_log=event_log,
                              record_inputs=record_inputs, config_text=config_text,
                              progress=progress.draw if progress else None)
+            if progress:
+                progress.start(f"{name} {key}".strip(), jobs=len(sim.jobs))
             runs.append((exp, sim.run()))
             if progress:
                 progress.finish_run()

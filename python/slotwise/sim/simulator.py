@@ -104,6 +104,8 @@ class Result:
     """What one run produced, for metrics and reports."""
 
     label: str
+    #: A slot cluster (MRv1: samples count map slots) or a YARN one (memory_mb).
+    slot_mode: bool = False
     tasks: list[TaskRecord] = field(default_factory=list)
     jobs: dict[str, JobRecord] = field(default_factory=dict)
     #: (time, {queue: (memory_mb in use, fair share of memory_mb; map slots on MRv1)}, busy_slots)
@@ -337,7 +339,7 @@ class Simulation:
         self.result = Result(label or "run")
         spec = workload.cluster
         log = event_log or EventLog()
-        self.slot_mode = spec.slot_mode
+        self.slot_mode = self.result.slot_mode = spec.slot_mode
         self.services = {} if services is None else services
         self.on_complete = on_complete
         kind = "mrv1" if self.slot_mode else "yarn"
@@ -425,14 +427,13 @@ class Simulation:
                     _ARRIVE: self._on_arrive, _UPDATE: self._on_update, _HEARTBEAT: self._on_heartbeat,
                     _SAMPLE: self._on_sample, _ACTION: self._on_action}
         n = 0
-        total = len(self.jobs)
         report_every = 20000
         # The run makes millions of short-lived objects and few cycles; the
         # cyclic collector's passes cost ~a fifth of the time, so it waits.
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            n = self._loop(events, pop, clock, handlers, until, total, report_every)
+            n = self._loop(events, pop, clock, handlers, until, report_every)
         finally:
             if gc_was_on:
                 gc.enable()
@@ -440,11 +441,17 @@ class Simulation:
         r.end_time = clock.now()
         r.events = n
         r.wall_seconds = _time.perf_counter() - t0
-        if self.progress:
-            self.progress(clock.now(), total - self._unfinished, total)
+        self._report_progress()
         return r
 
-    def _loop(self, events, pop, clock, handlers, until, total, report_every) -> int:
+    def _report_progress(self) -> None:
+        """(simulated time, jobs finished, jobs so far) to the progress
+        callback; jobs submitted while the run goes on count from then."""
+        if self.progress:
+            total = len(self.jobs)
+            self.progress(self.clock.now(), total - self._unfinished, total)
+
+    def _loop(self, events, pop, clock, handlers, until, report_every) -> int:
         n = 0
         while events and self._unfinished:
             when, kind, _, data = pop(events)
@@ -454,8 +461,8 @@ class Simulation:
                 clock.set(when)
             handlers[kind](data)
             n += 1
-            if self.progress and n % report_every == 0:
-                self.progress(clock.now(), total - self._unfinished, total)
+            if n % report_every == 0:
+                self._report_progress()
         return n
 
     def _add_node(self, n: _Node) -> None:
