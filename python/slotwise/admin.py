@@ -110,7 +110,7 @@ class SchedulerService:
             raise AdminError(404, f"unknown app {app_id}")
         link = self.link_status()["resource_manager"]
         if link.get("in_fallback"):
-            out["holds"].insert(0, {"code": "python_away", "message": "the ResourceManager is scheduling without "
+            out["holds"].insert(0, {"code": "python_away", "message": f"the {self.master} is scheduling without "
                                     "Python (its FIFO fallback) since it lost the link: "
                                     + str(link.get("reason") or "no reason given"), "since": link.get("since")})
         return out

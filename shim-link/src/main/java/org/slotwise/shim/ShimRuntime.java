@@ -69,6 +69,7 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
         (int) number(MAX_TIMEOUTS, PolicyLink.MAX_TIMEOUTS), number(LEASE_MS, PolicyLink.LEASE_MS),
         System::currentTimeMillis, onResync, callbacks, observer);
     this.updateInterval = Math.max(10, number(UPDATE_INTERVAL_MS, 500));
+    link.setMaster(master());
   }
 
   private long number(String key, long otherwise) {

@@ -45,7 +45,8 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
   static final int MAX_APPS_BYTES = 64 << 20;
   private static final long serialVersionUID = 1L;
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+  private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(1)).build(); // serve speaks HTTP/1.1: no h2c upgrade
   private static final String[] PRIORITIES = {"VERY_HIGH", "HIGH", "NORMAL", "LOW", "VERY_LOW"};
 
   @Override
@@ -245,12 +246,13 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
     }
     out.println("</table><p>Python's queue table of " + (s.lastUpdateMs() == 0 ? "no update yet"
         : "the update at " + new Date(s.lastUpdateMs())) + "; max \"-\": no limit.</p>");
-    jobs(s, out, fairShares(web), leaves);
+    jobs(s, out, web, leaves);
     out.println("</body></html>");
   }
 
-  private static void jobs(SlotwiseTaskScheduler s, PrintWriter out, Object shares, Set<String> leaves) {
+  private static void jobs(SlotwiseTaskScheduler s, PrintWriter out, String web, Set<String> leaves) {
     List<SlotwiseTaskScheduler.Shown> jobs = s.shownJobs();
+    Object shares = jobs.isEmpty() ? Map.of() : fairShares(web);
     @SuppressWarnings("unchecked")
     Map<String, double[]> fair = shares instanceof Map ? (Map<String, double[]>) shares : Map.of();
     out.println("<h2>Running jobs</h2><table border=\"1\" id=\"jobs\"><tr><th>submitted</th><th>job</th>"
