@@ -116,9 +116,13 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
       failed = post(base + "/priority", JSON.createObjectNode().put("priority", 2 - p), token, web,
           "setting " + job + "'s priority", done, a -> "set " + job + "'s priority to " + priority);
     }
-    String said = done.isEmpty() ? "" : "Done: " + String.join("; ", done) + ". ";
-    return failed == null ? new Outcome(200, said.trim())
-        : new Outcome(failed.status, said + failed.message);
+    if (failed == null) {
+      return new Outcome(200, "Done: " + String.join("; ", done) + ".");
+    }
+    String before = done.isEmpty() ? "" : "Done: " + done.get(0) + ". But ";
+    String after = failed.status == 504 ? "." // it may have been done: no word on it
+        : done.isEmpty() ? "; nothing was changed." : "; the priority stays as it was.";
+    return new Outcome(failed.status, before + failed.message + after);
   }
 
   /** One action on serve's API: null if done (and said in {@code done}), else why not. */
@@ -130,12 +134,14 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
           .header("Authorization", "Bearer " + token.trim()).header("Content-Type", "application/json")
           .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build(),
           HttpResponse.BodyHandlers.ofString());
+    } catch (IllegalArgumentException e) { // a token with a line break, say: not echoed
+      return new Outcome(400, "an admin token is one line of printable characters");
     } catch (IOException | InterruptedException e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
       return new Outcome(504, "slotwise serve's API at " + web + " did not answer " + what + " (" + e
-          + "); if it got the request, reload this page to see whether it took effect.");
+          + "): if it got the request, reload this page to see whether it took effect");
     }
     JsonNode a;
     try {
@@ -148,8 +154,8 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
       return null;
     }
     String detail = Messages.cut(a.path("detail").asText(r.body()), 500);
-    return new Outcome(r.statusCode(), (r.statusCode() == 401 ? "slotwise serve refused the admin token"
-        : "slotwise serve refused " + what + " (" + r.statusCode() + "): " + detail) + "; nothing was changed.");
+    return new Outcome(r.statusCode(), r.statusCode() == 401 ? "slotwise serve refused the admin token"
+        : "slotwise serve refused " + what + " (" + r.statusCode() + "): " + detail);
   }
 
   /** serve's API as the JobTracker reaches it, from its registration; null with none registered. */

@@ -244,6 +244,10 @@ class SlotwiseSchedulerServletTest {
     assertEquals(JobPriority.NORMAL, job.getPriority());
     assertTrue(python.calls("move").isEmpty());
     assertFalse(r.body().contains("guess"), "the token is never echoed");
+    r = post(form(job.getJobID().toString(), "root.research", "", "guess\r\nX-Forged: 1"));
+    assertEquals(400, r.statusCode());
+    assertEquals("an admin token is one line of printable characters; nothing was changed.", outcome(r.body()));
+    assertTrue(restCalls.stream().noneMatch(c -> c.startsWith("POST") && c.contains("Forged")), restCalls.toString());
   }
 
   @Test
