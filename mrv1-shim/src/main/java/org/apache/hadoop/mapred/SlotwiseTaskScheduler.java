@@ -114,17 +114,29 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     updater.start();
   }
 
+  /**
+   * Not under {@code this}: stopping the link takes its call lock, which an
+   * update under way holds while it waits for {@code this} (the lock order).
+   */
   @Override
-  public synchronized void terminate() throws IOException {
-    running = false;
-    if (updater != null) {
-      updater.interrupt();
+  public void terminate() throws IOException {
+    Thread u;
+    ShimRuntime rt;
+    java.util.concurrent.ExecutorService init;
+    synchronized (this) {
+      running = false;
+      u = updater;
+      rt = runtime;
+      init = initializer;
     }
-    if (runtime != null) {
-      runtime.stop();
+    if (u != null) {
+      u.interrupt();
     }
-    if (initializer != null) {
-      initializer.shutdownNow();
+    if (rt != null) {
+      rt.stop();
+    }
+    if (init != null) {
+      init.shutdownNow();
     }
     taskTrackerManager.removeJobInProgressListener(listener);
     super.terminate();
