@@ -232,3 +232,62 @@ def test_a_queue_short_of_map_slots_preempts_maps_only():
     assert victims and all(held[v].resource.map_slots == 1 for v in victims), victims
     assert victims[0] == newest_map and len(victims) == 2
     assert all(held[v].app_id == hog for v in victims)
+
+
+def test_the_jobtrackers_move_puts_a_job_in_another_queue_and_the_shares_follow():
+    """The JobTracker has no pools: a move (from the /scheduler page or serve's
+    API, through the gateway) is Python's, and the shim follows its answer."""
+    core, _ = make()
+    t = tracker(0, maps=4, reduces=4)
+    prod, research = job(1, "root.prod", 8), job(2, "root.research", 8)
+    call(core, "heartbeat", full=True, nodes=[t], apps=[prod, research])
+    def move(app, queue):
+        return json.loads(core.move(json.dumps({"app": app, "queue": queue})))
+
+    assert move(research["id"], "prod") == {"queue": "root.prod"}
+    refused = move(prod["id"], "root")
+    assert set(refused) == {"error"} and core.app_queue(prod["id"]) == "root.prod", refused
+    ans = call(core, "update", apps=[{**research, "queue": "root.prod"}])  # the shim's next payload
+    assert not ans.get("resync")
+    rows = {q["name"]: q for q in ans["queues"]}
+    assert rows["root.prod"]["fair"]["map_slots"] == 4.0 and rows["root.prod"]["apps"] == 2
+    assert rows["root.research"]["apps"] == 0
+
+
+def test_an_operators_priority_on_mrv1_is_very_low_to_very_high_and_messages_name_the_jobtracker():
+    import pytest
+
+    from slotwise.admin import AdminError, SchedulerService
+    from slotwise.config.watcher import ConfigStatus
+
+    class JobTracker:  # what RMControl would reach through the gateway: here it refuses
+        def connected(self):
+            return True
+
+        def seen(self):
+            return True
+
+        def status(self):
+            return {}
+
+        def move(self, app_id, queue):
+            return {"error": "the JobTracker has no running job " + app_id}
+
+        def priority(self, app_id, priority):
+            self.asked = (app_id, priority)
+            return {"priority": priority}
+
+    core, _ = make()
+    call(core, "heartbeat", full=True, nodes=[tracker(0)], apps=[job(1, "root.prod", 2)])
+    jt = JobTracker()
+    service = SchedulerService(core, ConfigStatus("pools.xml"), jt)
+    app = "job_202611230000_0001"
+    assert service.set_priority(app, -2) == -2 and jt.asked == (app, -2)
+    for bad in (3, -3, 64):
+        with pytest.raises(AdminError) as e:
+            service.set_priority(app, bad)
+        assert e.value.status == 422 and "from -2 to 2 is required (VERY_LOW to VERY_HIGH)" in e.value.message
+    with pytest.raises(AdminError) as e:
+        service.move_app(app, "research")
+    assert e.value.status == 409 and e.value.message.startswith("the JobTracker refused to move")
+    assert core.app_queue(app) == "root.prod"

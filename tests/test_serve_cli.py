@@ -164,6 +164,24 @@ def test_a_dead_resourcemanager_is_named_only_when_its_pid_is_in_our_namespace(t
     assert "no longer running" in server.why_waiting(OSError("connection refused"))
 
 
+def test_serve_on_a_jobtracker_names_the_jobtracker_and_tells_it_where_its_api_is(tmp_path):
+    """Every message of a serve attached to a JobTracker names the JobTracker
+    (issue 29), and its registration says where its API is, for the
+    JobTracker's /scheduler page (its fair shares, moves and priorities)."""
+    from slotwise.bridge.server import PolicyServer, RMControl, local_url
+    from slotwise.config.loader import parse_allocations
+    from slotwise.core import PolicyCore
+
+    core = PolicyCore(parse_allocations('<allocations><pool name="prod"/></allocations>', "pools.xml"), kind="mrv1")
+    info = tmp_path / "gateway.json"
+    server = PolicyServer(core, str(info), str(tmp_path / "gateway.token"), web=local_url("0.0.0.0", 9797))
+    assert server.server_info.web == "http://127.0.0.1:9797"
+    assert local_url("::", 80) == "http://[::1]:80" and local_url("10.0.0.5", 1) == "http://10.0.0.5:1"
+    why = server.why_waiting(OSError("connection refused"))
+    assert "is the JobTracker running with mapred.jobtracker.taskScheduler=" in why and "ResourceManager" not in why
+    assert RMControl(server).move("job_1_0001", "root.prod") == {"error": "no JobTracker connected"}
+
+
 def test_preemption_follows_the_masters_switch_unless_serve_says_otherwise():
     """Off unless the master's configuration turns it on, as in Hadoop
     (yarn.scheduler.fair.preemption, mapred.fairscheduler.preemption); the

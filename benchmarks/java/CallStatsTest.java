@@ -104,7 +104,7 @@ class CallStatsTest {
       link.register(PolicyLinkTest.policy(
           payload -> payload.equals("bad") ? "not json" : "{\"assign\": []}"),
           new Messages.Register(Messages.PROTOCOL, 40000, "t".repeat(64), true,
-              new Messages.ServerInfo(1, "h", "a", 0, "v")),
+              new Messages.ServerInfo(1, "h", "a", 0, "v", null)),
           new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 200, 500, java.util.List.of(), false));
       for (int i = 0; i < 3; i++) {
         link.call("heartbeat", () -> "{\"now_ms\":1}", PolicyServer::heartbeat, parse, a -> { });

@@ -34,6 +34,8 @@ class AdminError(Exception):
 #: YARN priorities are non-negative; an app's weight is 2^priority, so keep
 #: it where floats and the fair-share search stay exact.
 MAX_PRIORITY = 64
+#: An MRv1 job's: VERY_LOW -2 ... VERY_HIGH 2 (the protocol's, docs/mrv1.md).
+MRV1_PRIORITIES = (-2, 2)
 
 
 class ResourceManagerControl(Protocol):
@@ -117,7 +119,7 @@ class SchedulerService:
                              f"{self.core.finished.limit} that finished")
         link = self.link_status()["resource_manager"]
         if link.get("in_fallback") and out["state"] != "finished":
-            out["holds"].insert(0, {"code": "python_away", "message": "the ResourceManager is scheduling without "
+            out["holds"].insert(0, {"code": "python_away", "message": f"the {self.master} is scheduling without "
                                     "Python (its FIFO fallback) since it lost the link: "
                                     + str(link.get("reason") or "no reason given"), "since": link.get("since")})
         return out
@@ -136,6 +138,10 @@ class SchedulerService:
         return {"valid": not out["conflicts"], "errors": [], "warnings": [str(w) for w in config.warnings], **out}
 
     # ---------------------------------------------------------------- actions
+    @property
+    def master(self) -> str:
+        return "JobTracker" if self.core.kind == "mrv1" else "ResourceManager"
+
     def _through_rm(self) -> bool:
         """True: the RM carries the action out.  With an RM that is away
         (restarting), refuse: its resync would undo a local change."""
@@ -144,7 +150,7 @@ class SchedulerService:
         if self.rm.connected():
             return True
         if self.rm.seen():
-            raise AdminError(503, "the ResourceManager is not connected; try again when it is back")
+            raise AdminError(503, f"the {self.master} is not connected; try again when it is back")
         return False
 
     def move_app(self, app_id: str, queue: str) -> str:
@@ -157,7 +163,7 @@ class SchedulerService:
         if problem:
             raise AdminError(422, problem)
         if self._through_rm():
-            answer = _granted(self.rm.move(app_id, target), f"to move {app_id} to {target}")
+            answer = _granted(self.rm.move(app_id, target), f"to move {app_id} to {target}", self.master)
             return answer.get("queue") or self._queue_of(app_id)
         try:
             return self.core.admin_move(app_id, target)
@@ -169,11 +175,13 @@ class SchedulerService:
     def set_priority(self, app_id: str, priority: int) -> int:
         """Returns the priority in force (the RM caps it at
         yarn.cluster.max-application-priority)."""
-        if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= MAX_PRIORITY:
-            raise AdminError(400, f"field 'priority': an integer from 0 to {MAX_PRIORITY} is required")
+        low, high = MRV1_PRIORITIES if self.core.kind == "mrv1" else (0, MAX_PRIORITY)
+        if not isinstance(priority, int) or isinstance(priority, bool) or not low <= priority <= high:
+            raise AdminError(422, f"field 'priority': an integer from {low} to {high} is required"
+                             + (" (VERY_LOW to VERY_HIGH)" if low < 0 else ""))
         self._known(app_id)
         if self._through_rm():
-            answer = _granted(self.rm.priority(app_id, priority), f"priority {priority} for {app_id}")
+            answer = _granted(self.rm.priority(app_id, priority), f"priority {priority} for {app_id}", self.master)
             return int(answer.get("priority", priority))
         try:
             self.core.admin_priority(app_id, priority)
@@ -189,9 +197,9 @@ class SchedulerService:
         return self.core.app_queue(app_id) or ""
 
 
-def _granted(answer: dict, what: str) -> dict:
+def _granted(answer: dict, what: str, master: str) -> dict:
     if "error" in answer:
-        raise AdminError(409, f"the ResourceManager refused {what}: {answer['error']}")
+        raise AdminError(409, f"the {master} refused {what}: {answer['error']}")
     return answer
 
 

@@ -387,8 +387,6 @@ class PolicyCore:
         move this core ordered): where the app goes, or why not."""
         with self._lock, self._clock:
             self._record("move", req)
-            if self.kind == "mrv1":
-                return wire.MoveAnswer(error="an MRv1 job stays in the queue it was submitted to")
             if req.app not in self._engine.apps:
                 return wire.MoveAnswer(error=f"unknown application {req.app}")
             pending = self._moves.get(req.app)
@@ -445,17 +443,13 @@ class PolicyCore:
         with self._lock, self._clock:
             if app_id not in self._engine.apps:
                 raise KeyError(app_id)
-            if self.kind == "mrv1":
-                raise ValueError("an MRv1 job stays in the queue it was submitted to (the JobTracker has no move)")
             self._record("move", wire.MoveRequest(app=app_id, queue=queue))
             target = self._engine.move_app(app_id, queue, may_create=False)
             self.log.write("move", app=app_id, queue=target, by="admin")
             return target
 
     def move_target_problem(self, queue: str) -> str | None:
-        """Why no app may be moved to ``queue`` now (YARN's rule), or None."""
-        if self.kind == "mrv1":
-            return "the JobTracker cannot move jobs between queues"
+        """Why no app may be moved to ``queue`` now (YARN's rule, MRv1's too), or None."""
         with self._lock:
             return self._engine.move_target_problem(queue)
 

@@ -214,6 +214,48 @@ def test_a_killed_serve_leaves_the_job_to_the_fifo_and_a_new_one_decides(mrv1):
     assert cluster.scheduler_status()["registered"]
 
 
+def test_the_jobtrackers_scheduler_page_shows_the_job_and_moves_it_with_serves_admin_token(mrv1):
+    """The /scheduler page of a real JobTracker (issue 29): the running job
+    with its fair share from serve, the queues with their max shares; a move
+    and a priority posted with a wrong token change nothing, with serve's
+    token the job moves (Python's queue, the shim's, the page's) and its
+    priority is the JobTracker's."""
+    cluster, serve, _ = mrv1
+    serve.ensure_running()
+    job = sleep_job(cluster, "prod", 40, 3000)
+    try:
+        job_id = job.wait_for_id()
+        serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == job_id, 300)
+        st = cluster.scheduler_status()
+        assert st["registered"] and "ResourceManager" not in cluster.web.scheduler_page(), st
+        row = next(j for j in st["jobs"] if j["job"] == job_id)
+        assert row["queue"] == "root.prod" and row["priority"] == "NORMAL" and row["fair maps"] != "?", row
+        queues = {q["queue"]: q for q in st["queues"]}
+        assert queues["root.research"]["max maps"] == "-"  # no maxMaps in the pools file
+        page = f"{cluster.jt_web}/scheduler"
+        form = {"job": job_id, "queue": "root.research", "priority": "HIGH", "token": "not-the-admin-token-at-all"}
+        r = requests.post(page, data=form, timeout=60)
+        assert r.status_code == 401 and "slotwise serve refused the admin token; nothing was changed." in r.text
+        apps = {a["id"]: a for a in requests.get(f"{serve.url}/api/v1/apps", timeout=30).json()}
+        assert apps[job_id]["queue"] == "root.prod"
+        mark = len(serve.events())
+        r = requests.post(page, data={**form, "token": serve.admin_token_file.read_text().strip()}, timeout=60)
+        assert r.status_code == 200, r.text
+        assert f"Done: moved {job_id} to root.research; set {job_id}'s priority to HIGH." in r.text, r.text
+        serve.wait_for(lambda e: e["event"] == "move" and e["app"] == job_id and e["queue"] == "root.research", 60,
+                       since=mark)
+
+        def in_python():
+            apps = requests.get(f"{serve.url}/api/v1/apps", timeout=30).json()
+            return next(((a["queue"], a["priority"]) for a in apps if a["id"] == job_id), None)
+
+        wait_until(lambda: in_python() == ("root.research", 1), 60)  # the priority comes with the next payload
+        row = next(j for j in cluster.scheduler_status()["jobs"] if j["job"] == job_id)
+        assert (row["queue"], row["priority"]) == ("root.research", "HIGH"), row
+    finally:
+        stop_jobs(cluster, serve, job)
+
+
 def test_a_restarted_jobtracker_has_the_same_serve_registered_again_and_deciding(mrv1):
     """Hadoop 1.2.1's JobTracker does not keep running jobs across a restart
     (docs/mrv1.md); what it must do is get its policy back: `serve`, never

@@ -325,18 +325,22 @@ def test_trackers_job_details_and_conf():
 def test_slotwise_scheduler_page():
     st = scheduler_status(page("scheduler-running.html"))
     assert st["registered"] is False and st["fallback"] is True
-    assert st["heartbeats"] == st["fifo_heartbeats"] == 490 and st["jobs"] == 1 and st["queues"] == []
-    assert st["link"].startswith("Python policy: none registered")
+    assert st["heartbeats"] == st["fifo_heartbeats"] == 490 and st["failures"] == 493 and st["queues"] == []
+    assert st["link"].startswith("Python policy: none registered; the JobTracker schedules by its FIFO since")
+    assert [(j["job"], j["queue"], j["maps done"], j["fair maps"]) for j in st["jobs"]] == [
+        ("job_202611231342_0004", "research", "1 / 4", "?")]
     with_queue = page("scheduler-running.html").replace(
-        "</table>", "<tr><td>root.prod</td><td>1.0</td><td>0</td><td>0</td><td>2</td><td>1</td><td>2</td>"
-                    "<td>1</td><td>4</td><td>1</td><td>1</td><td>1</td></tr></table>").replace(
-        "none registered; FIFO fallback since 1795441371346 (heartbeat: no policy registered)",
-        "pid 42 on vm; deciding")
+        "</th></tr>\n</table>", "</th></tr>\n<tr><td>root.prod</td><td>1</td><td>1</td><td>1</td><td>0</td><td>-</td>"
+        "<td>2</td><td>2</td><td>4</td><td>0</td><td>3</td><td>1</td><td>1</td><td>1</td></tr></table>", 1).replace(
+        "none registered; the JobTracker schedules by its FIFO since 2026-11-23 13:42:51 (heartbeat: no policy "
+        "registered).", "pid 42 on vm, deciding.")
     st = scheduler_status(with_queue)
     assert st["registered"] and not st["fallback"]
-    assert st["queues"] == [{"queue": "root.prod", "weight": "1.0", "min maps": "0", "min reduces": "0",
-                            "running maps": "2", "running reduces": "1", "fair maps": "2", "fair reduces": "1",
-                            "demand maps": "4", "demand reduces": "1", "running jobs": "1", "jobs": "1"}]
+    assert st["queues"] == [{"queue": "root.prod", "weight": "1", "running jobs": "1", "jobs": "1", "min maps": "0",
+                            "max maps": "-", "fair maps": "2", "running maps": "2", "demand maps": "4",
+                            "min reduces": "0", "max reduces": "3", "fair reduces": "1", "running reduces": "1",
+                            "demand reduces": "1"}]
+    assert len(st["jobs"]) == 1  # the job table is not read as queues, nor the other way round
 
 
 def test_job_result_is_a_job_result():

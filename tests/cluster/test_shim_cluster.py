@@ -365,6 +365,39 @@ def test_resourcemanager_web_ui_still_loads(shim):
     assert "root.default" not in body  # only real queues
 
 
+def test_the_scheduler_page_has_no_script_error_in_chromium_and_shows_shares_in_one_unit(shim):
+    """Issue 29: RmView set up a table over appsTableData, which this page
+    never wrote ("appsTableData is not defined" in the console); the fair
+    share read in % beside the steady fair share in MB; the two fallback
+    counts stood side by side with no word on how they relate."""
+    from test_web_ui import CHROMIUM
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no chromium at {CHROMIUM}")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    cluster, _ = shim
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                                                     "--disable-dev-shm-usage"])
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(cluster.state.rm_web.rstrip("/") + "/cluster/scheduler", wait_until="load", timeout=120_000)
+            page.wait_for_load_state("networkidle", timeout=60_000)
+            assert errors == []
+            assert page.locator("#counts td#fifo-heartbeats").inner_text().strip().isdigit()
+            meaning = page.locator("#counts tr", has=page.locator("td#failures")).inner_text()
+            assert "a failed update or placement none, so the two counts differ" in meaning
+            head = [c.strip() for c in page.locator("#queues thead th").all_inner_texts()]
+            cells = page.locator("#queues tbody tr", has_text="root.prod").first.locator("td").all_inner_texts()
+            row = dict(zip(head, (c.strip() for c in cells)))
+            for share in ("Steady fair share", "Fair share"):
+                assert re.fullmatch(r"\d+ MB \(\d+\.\d%\)", row[share]), row
+        finally:
+            browser.close()
+
+
 # ------------------------------------------ YARN's REST view of the scheduler
 #: The answer of a real YARN 3.5.0 FairScheduler RM to GET /ws/v1/cluster/scheduler,
 #: with this module's ALLOCATIONS; the file says how it was recorded.

@@ -206,7 +206,7 @@ class DockerCluster:
         """Heartbeats the shim scheduled by its FIFO since the RM started (a
         counter: it only grows), from the RM's scheduler page."""
         page = self.rm("/cluster/scheduler", raw=True)
-        return int(re.search(r"heartbeats scheduled by the built-in FIFO: (\d+)", page).group(1))
+        return int(re.search(r'id="fifo-heartbeats">\s*(\d+)', page).group(1))
 
     def rm_nodes(self) -> list[dict]:
         return ((self.rm("/ws/v1/cluster/nodes") or {}).get("nodes") or {}).get("node") or []

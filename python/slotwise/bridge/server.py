@@ -124,7 +124,7 @@ class PolicyServer:
 
     def __init__(self, core: PolicyCore, info_file: str, token_file: str, allocations: str = "",
                  takeover: bool = False, cluster_dir: str | None = None, preemption: bool | None = None,
-                 rm_web: str | None = None) -> None:
+                 rm_web: str | None = None, web: str | None = None) -> None:
         self.core = core
         #: The RM's web address (serve --rm-web), for its HA state while there is no gateway.
         self.rm_web = rm_web.rstrip("/") if rm_web else None
@@ -140,7 +140,8 @@ class PolicyServer:
         self.session: str | None = None
         self.registrations = 0
         self.server_info = wire.ServerInfo(pid=os.getpid(), host=socket.gethostname(), allocations=allocations,
-                                           started_ms=int(time.time() * 1000), version=__version__)
+                                           started_ms=int(time.time() * 1000), version=__version__,
+                                           web=web)
         self._state: dict = {"connected": False, "registered": False, "in_fallback": False, "ha_state": None}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -148,7 +149,7 @@ class PolicyServer:
     @property
     def master(self) -> str:
         """The master's name in messages."""
-        return "JobTracker" if self.core.kind == "mrv1" else "ResourceManager"
+        return "JobTracker" if getattr(self.core, "kind", None) == "mrv1" else "ResourceManager"
 
     # ----------------------------------------------------------- the link
     def connect(self) -> None:
@@ -337,9 +338,11 @@ class PolicyServer:
         is down, or the connection error itself."""
         if not os.path.exists(self.info_file):
             if self.cluster_dir is not None:
-                return _why_local(self.cluster_dir, self.info_file)
-            return (f"no gateway file {self.info_file}: is the ResourceManager running with "
-                    f"yarn.resourcemanager.scheduler.class=org.slotwise.shim.SlotwiseScheduler "
+                return _why_local(self.cluster_dir, self.info_file, self.master)
+            setting = ("mapred.jobtracker.taskScheduler=org.apache.hadoop.mapred.SlotwiseTaskScheduler"
+                       if self.master == "JobTracker" else
+                       "yarn.resourcemanager.scheduler.class=org.slotwise.shim.SlotwiseScheduler")
+            return (f"no gateway file {self.info_file}: is the {self.master} running with {setting} "
                     f"(and slotwise.gateway.info-file set to this path)?")
         try:
             with open(self.info_file, encoding="utf-8") as f:
@@ -350,7 +353,7 @@ class PolicyServer:
         if pid and ns and ns != _pid_namespace():
             pid = 0  # the RM's pid is another namespace's (a container beside ours): not ours to look up
         if pid and not _pid_alive(pid):
-            return (f"{self.info_file} names a ResourceManager (pid {pid}) that is no longer running; "
+            return (f"{self.info_file} names a {self.master} (pid {pid}) that is no longer running; "
                     f"waiting for it to start again")
         return " ".join(str(error).split())[:300]
 
@@ -372,7 +375,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _why_local(cluster_dir: str, info_file: str) -> str:
+def _why_local(cluster_dir: str, info_file: str, master: str = "ResourceManager") -> str:
     """The local cluster's side of why_waiting."""
     from ..localcluster import LocalCluster
     from ..localcluster.config import SHIM_SCHEDULER, scheduler_name
@@ -381,13 +384,13 @@ def _why_local(cluster_dir: str, info_file: str) -> str:
     state = cluster.state
     if state is None:
         return f"no local cluster in {cluster.dir}: start one with `slotwise cluster up`"
-    rm = next((d for d in state.daemons if d.role == "resourcemanager"), None)
+    rm = next((d for d in state.daemons if d.role in ("resourcemanager", "jobtracker")), None)
     if rm is None or not cluster.alive(rm):
         return f"the local cluster in {cluster.dir} is down: start it with `slotwise cluster up`"
     if state.scheduler != SHIM_SCHEDULER:
         return (f"the local cluster's ResourceManager runs the {scheduler_name(state.scheduler)} scheduler, not "
                 f"Slotwise: restart it with `slotwise cluster down && slotwise cluster up` (Slotwise is the default)")
-    return f"the ResourceManager (pid {rm.pid}) has not written {info_file} yet; its log: {rm.log}"
+    return f"the {master} (pid {rm.pid}) has not written {info_file} yet; its log: {rm.log}"
 
 
 def _close(gateway) -> None:
@@ -404,7 +407,7 @@ def _close(gateway) -> None:
 
 
 class RMControl:
-    """Admin actions carried out by the ResourceManager, through its gateway."""
+    """Admin actions carried out by the master (ResourceManager or JobTracker), through its gateway."""
 
     def __init__(self, server: "PolicyServer") -> None:
         self.server = server
@@ -423,11 +426,11 @@ class RMControl:
     def _call(self, fn, kind: str) -> dict:
         gateway = self.server.gateway
         if gateway is None:
-            return {"error": "no ResourceManager connected"}
+            return {"error": f"no {self.server.master} connected"}
         try:
             return wire.to_builtins(wire.decode(kind, fn(gateway.entry_point)))
         except Exception as e:  # a lost connection, an old shim
-            return {"error": f"the ResourceManager's gateway failed: {e}"}
+            return {"error": f"the {self.server.master}'s gateway failed: {e}"}
 
     def move(self, app_id: str, queue: str) -> dict:
         msg = wire.encode(wire.MoveRequest(app=app_id, queue=queue))
@@ -582,7 +585,7 @@ def serve_main(args) -> int:
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
                           takeover=args.takeover, cluster_dir=local,
                           preemption=None if args.preemption is None else args.preemption == "on",
-                          rm_web=args.rm_web)
+                          rm_web=args.rm_web, web=local_url(host, port))
     outcome: dict = {}
     stopped = threading.Event()
 
@@ -660,6 +663,14 @@ def serve_main(args) -> int:
     if "crashed" in outcome:
         raise outcome["crashed"]
     return 0
+
+
+def local_url(host: str, port: int) -> str:
+    """The web UI and API as the master's host reaches them (the gateway is
+    loopback, so serve runs there): a wildcard address is reached on loopback."""
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1" if host != "::" else "::1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def market_store_path(args) -> str:

@@ -56,19 +56,27 @@ def _records(page: str, key: str) -> list[dict[str, str]]:
     return out
 
 
+def _table(page: str, table_id: str) -> str:
+    """The ``<table id=...>`` of a page, or ""."""
+    m = re.search(rf'<table\b[^>]*\bid="{table_id}"[^>]*>.*?</table>', page, re.S | re.I)
+    return m.group(0) if m else ""
+
+
 def scheduler_status(page: str) -> dict:
-    """SlotwiseSchedulerServlet's page (``/scheduler``) as a dict."""
+    """SlotwiseSchedulerServlet's page (``/scheduler``) as a dict: ``link``
+    (its sentence on Python), ``registered``, ``fallback``, the link's counts,
+    ``queues`` and ``jobs`` (rows keyed by each table's header)."""
     m = re.search(r'<p id="link">(.*?)</p>', page, re.S)
     link = _text(m.group(1)) if m else ""
 
-    def number(pattern: str) -> int | None:
-        found = re.search(pattern, link)
+    def count(name: str) -> int | None:
+        found = re.search(rf'<td id="{name}">(\d+)</td>', page)
         return int(found.group(1)) if found else None
 
-    return {"link": link, "registered": bool(link) and "none registered" not in link,
-            "fallback": "FIFO fallback" in link, "heartbeats": number(r"Heartbeats: (\d+)"),
-            "fifo_heartbeats": number(r"by the FIFO: (\d+)"), "jobs": number(r"Jobs: (\d+)"),
-            "queues": _records(page, "queue")}
+    return {"link": link, "registered": link.startswith("Python policy: pid "),
+            "fallback": "schedules by its FIFO since" in link, "heartbeats": count("heartbeats"),
+            "fifo_heartbeats": count("fifo-heartbeats"), "failures": count("failures"),
+            "queues": _records(_table(page, "queues"), "queue"), "jobs": _records(_table(page, "jobs"), "job")}
 
 
 #: jobtracker.jsp's job tables (``<h2 id=...>``) and the state each stands for.
@@ -149,14 +157,15 @@ class JTWeb:
         return conf
 
     def scheduler_page(self) -> str:
-        """The Slotwise shim's /scheduler page (its link to Python, its queue table)."""
+        """The Slotwise shim's /scheduler page (its link to Python, its queue and job tables)."""
         return self.get("/scheduler")
 
     def scheduler(self) -> dict:
         """The /scheduler page as a dict: ``link`` (its sentence on Python),
         ``registered``, ``fallback`` (the FIFO schedules), ``heartbeats``,
-        ``fifo_heartbeats``, ``jobs`` and ``queues`` (rows keyed by the table's
-        headers: queue, weight, min maps, running maps, fair maps...)."""
+        ``fifo_heartbeats``, ``failures``, ``queues`` and ``jobs`` (rows keyed
+        by the tables' headers: queue, weight, min maps, max maps, fair maps...;
+        job, user, queue, priority, maps done, fair maps...)."""
         return scheduler_status(self.scheduler_page())
 
 

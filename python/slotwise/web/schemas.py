@@ -134,8 +134,9 @@ class MoveIn(BaseModel):
 class PriorityIn(BaseModel):
     """Strict: "3", 3.0 and true are refused, as YARN's own API would."""
 
-    priority: StrictInt = Field(ge=0, le=64, description="YARN priority; higher runs first. With a "
-                          "ResourceManager, capped at yarn.cluster.max-application-priority")
+    priority: StrictInt = Field(ge=-2, le=64, description="higher runs first: YARN's, 0 to 64 (with a "
+                          "ResourceManager, capped at yarn.cluster.max-application-priority); an MRv1 job's, "
+                          "-2 (VERY_LOW) to 2 (VERY_HIGH)")
 
 
 class MoveOut(BaseModel):

@@ -25,10 +25,15 @@ import com.google.inject.Inject;
  */
 public class SlotwiseSchedulerPage extends RmView {
 
+  /**
+   * RmView's head without its applications table: RmView sets up a DataTable
+   * whose data ({@code appsTableData}) only its apps block writes, which this
+   * page does not show (the console said "appsTableData is not defined").
+   */
   @Override
   protected void preHead(Page.HTML<__> html) {
-    super.preHead(html);
-    setTitle("Slotwise Scheduler"); // RmView titles it after an app-state filter
+    commonPreHead(html);
+    setTitle("Slotwise Scheduler");
   }
 
   @Override
@@ -54,28 +59,33 @@ public class SlotwiseSchedulerPage extends RmView {
         return;
       }
       SlotwiseScheduler s = (SlotwiseScheduler) rm.getResourceScheduler();
-      Messages.ShimStatus link = s.runtime().linkStatus(null);
-      html.p().__("Slotwise: " + (link.holder() == null ? "no Python policy registered"
-          : "policy server pid " + link.holder().pid() + " on " + link.holder().host())
-          + (link.inFallback() ? "; scheduling by the built-in FIFO: " + link.reason() : "")
-          + "; heartbeats scheduled by the built-in FIFO: " + link.fallbackHeartbeats() + " of "
-          + link.heartbeats() + "; failed calls to Python: " + link.failures()
-          + "; answers refused for breaking the protocol's limits: " + s.refusedAnswers()
-          + (s.lastRefusal() == null ? "" : " (last: " + s.lastRefusal() + ")")).__();
+      ShimRuntime rt = s.runtime();
+      Messages.ShimStatus link = rt.linkStatus(null);
+      html.p("#link").__(rt.describe(link)).__();
+      TBODY<TABLE<Hamlet>> counts = html.table("#counts").tbody();
+      for (String[] c : rt.counts(link)) {
+        counts.tr().th(c[1]).td().$id(c[0]).__(c[2]).__().td(c[3]).__();
+      }
+      counts.__().__();
+      long clusterMb = s.getClusterResource().getMemorySize();
+      html.p().__("Shares are of memory, in MB and as a share of the cluster's " + clusterMb + " MB: YARN's "
+          + "fair policy shares memory only (a DRF queue's vcores are in /ws/v1/cluster/scheduler).").__();
       TBODY<TABLE<Hamlet>> rows = html.table("#queues").thead().tr()
-          .th("Queue").th("Weight").th("Fair share").th("Steady share").th("Max")
+          .th("Queue").th("Weight").th("Min share").th("Steady fair share").th("Fair share").th("Max share")
           .th("Used MB").th("Used vcores").th("Pending MB").th("Apps running").th("Apps pending")
           .__().__().tbody();
       Map<String, SlotwiseQueue> queues = new TreeMap<>(s.getQueues());
       for (SlotwiseQueue q : queues.values()) {
         QueueInfo info = q.getQueueInfo(false, false);
         QueueMetrics m = q.getMetrics();
+        Messages.QueueRow r = q.row();
         rows.tr()
             .td(q.getQueueName())
             .td(String.valueOf(info.getWeight()))
-            .td(percent(info.getCapacity()))
-            .td(info.getSteadyFairShareMemory() + " MB")
-            .td(percent(info.getMaximumCapacity()))
+            .td(mb(info.getMinResourceMemory(), clusterMb))
+            .td(mb(info.getSteadyFairShareMemory(), clusterMb))
+            .td(mb(r == null ? 0 : Math.round(r.fair().memoryMb()), clusterMb))
+            .td(r == null || r.max() == null ? "unlimited" : mb(info.getMaxResourceMemory(), clusterMb))
             .td(String.valueOf(m.getAllocatedMB()))
             .td(String.valueOf(m.getAllocatedVirtualCores()))
             .td(String.valueOf(m.getPendingMB()))
@@ -86,8 +96,9 @@ public class SlotwiseSchedulerPage extends RmView {
       rows.__().__();
     }
 
-    private static String percent(float f) {
-      return String.format("%.1f%%", f * 100);
+    /** An amount of memory in MB and as a share of the cluster's. */
+    static String mb(long mb, long clusterMb) {
+      return mb + " MB" + (clusterMb <= 0 ? "" : String.format(" (%.1f%%)", 100.0 * mb / clusterMb));
     }
   }
 }

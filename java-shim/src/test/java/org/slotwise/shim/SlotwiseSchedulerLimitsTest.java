@@ -33,7 +33,7 @@ class SlotwiseSchedulerLimitsTest {
   private void answer(String heartbeat) {
     link.register(PolicyLinkTest.policy(p -> heartbeat),
         new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
-            new Messages.ServerInfo(3, "host", "/a.xml", 0, "test")),
+            new Messages.ServerInfo(3, "host", "/a.xml", 0, "test", null)),
         new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 500, 500, List.of(), false));
   }
 

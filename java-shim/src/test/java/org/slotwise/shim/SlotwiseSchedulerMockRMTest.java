@@ -163,7 +163,7 @@ class SlotwiseSchedulerMockRMTest {
     };
     Messages.Registered answer = scheduler().runtime().registerPolicy(PolicyLinkTest.policy(policy),
         Wire.write(new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
-            new Messages.ServerInfo(3, "host", "/a.xml", 0, "test"))));
+            new Messages.ServerInfo(3, "host", "/a.xml", 0, "test", null))));
     assertTrue(answer.session() != null, String.valueOf(answer.refused()));
     assertEquals(false, answer.shim().preemption(), "Hadoop's default: off");
 

@@ -74,6 +74,7 @@ public final class PolicyLink {
   private final Gateway.Callbacks callbacks;
   private final CallObserver observer;
   private final ReentrantLock callLock = new ReentrantLock();
+  private volatile String master = "ResourceManager"; // as messages name the master
   private final Object registration = new Object();
   private ExecutorService executor = newExecutor(); // guarded by callLock
   private Future<?> inFlight; // guarded by callLock
@@ -140,7 +141,7 @@ public final class PolicyLink {
         leaseAge = clock.getAsLong() - renewedMs;
       }
       if (old != null && !r.takeover() && leaseAge < leaseMs && !isDead(old)) {
-        return new Messages.Registered(null, "the ResourceManager already has a live policy server: "
+        return new Messages.Registered(null, "the " + master + " already has a live policy server: "
             + describe(oldHolder) + ", whose lease it renewed " + leaseAge + " ms ago (it lapses after "
             + leaseMs + " ms without renewal); stop it first, or start this one with --takeover",
             oldHolder, shim);
@@ -223,6 +224,11 @@ public final class PolicyLink {
   private static String describe(Messages.ServerInfo s) {
     return s == null ? "(unknown)" : "pid " + s.pid() + " on " + s.host() + " (allocations "
         + s.allocations() + ", version " + s.version() + ")";
+  }
+
+  /** The master's name in the messages Python shows ("ResourceManager", "JobTracker"). */
+  public void setMaster(String name) {
+    master = name;
   }
 
   public synchronized boolean hasPolicy() {

@@ -103,7 +103,7 @@ class OutgoingLimitsTest {
       String error = "e".repeat(Messages.TEXT_MAX);
       link.register(PolicyLinkTest.policy(p -> "{\"error\": \"" + error + "\"}"),
           new Messages.Register(Messages.PROTOCOL, 40001, "t".repeat(64), true,
-              new Messages.ServerInfo(1, "host", "/a.xml", 0, "test")),
+              new Messages.ServerInfo(1, "host", "/a.xml", 0, "test", null)),
           new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 200, 500, List.of(), false));
       assertNull(link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, json -> {
         Messages.HeartbeatAnswer a = Wire.read(json, Messages.HeartbeatAnswer.class);
@@ -115,7 +115,7 @@ class OutgoingLimitsTest {
       assertEquals(0, link.refusedAnswers(), "Python's own refusal is a failed call, not a bad answer");
       link.register(PolicyLinkTest.policy(p -> "{}"),
           new Messages.Register(Messages.PROTOCOL, 40002, "t".repeat(64), true,
-              new Messages.ServerInfo(2, "host", "/a.xml", 0, "test")),
+              new Messages.ServerInfo(2, "host", "/a.xml", 0, "test", null)),
           new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 200, 500, List.of(), false));
       link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
           json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> { });

@@ -79,7 +79,7 @@ class PolicyLinkTest {
 
   private static Messages.Register registration(long pid, boolean takeover) {
     return new Messages.Register(Messages.PROTOCOL, 40000 + (int) pid, "t".repeat(64), takeover,
-        new Messages.ServerInfo(pid, "host", "/alloc.xml", 0, "test"));
+        new Messages.ServerInfo(pid, "host", "/alloc.xml", 0, "test", null));
   }
 
   private String register(PolicyServer p) {
@@ -319,7 +319,7 @@ class PolicyLinkTest {
   @Test
   void anotherProtocolVersionIsRefused() {
     Messages.Register old = new Messages.Register(Messages.PROTOCOL + 1, 40000, "t".repeat(64), true,
-        new Messages.ServerInfo(9, "h", "a", 0, "v"));
+        new Messages.ServerInfo(9, "h", "a", 0, "v", null));
     Messages.Registered r = link.register(policy(p -> "{}"), old, SHIM);
     assertTrue(r.refused().contains("protocol version"), r.refused());
     assertFalse(link.hasPolicy());

@@ -56,7 +56,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   /** What the shim knows of a job: its pool and what Python last heard of its asks. */
   private static final class JobState {
     final JobInProgress job;
-    final String pool;
+    String pool; // an operator's move changes it
     final String rejected; // why Python's place refused it; null: placed
     String sent; // the request signature Python holds; null: must be sent
     boolean known; // sent to Python at least once
@@ -114,17 +114,29 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     updater.start();
   }
 
+  /**
+   * Not under {@code this}: stopping the link takes its call lock, which an
+   * update under way holds while it waits for {@code this} (the lock order).
+   */
   @Override
-  public synchronized void terminate() throws IOException {
-    running = false;
-    if (updater != null) {
-      updater.interrupt();
+  public void terminate() throws IOException {
+    Thread u;
+    ShimRuntime rt;
+    java.util.concurrent.ExecutorService init;
+    synchronized (this) {
+      running = false;
+      u = updater;
+      rt = runtime;
+      init = initializer;
     }
-    if (runtime != null) {
-      runtime.stop();
+    if (u != null) {
+      u.interrupt();
     }
-    if (initializer != null) {
-      initializer.shutdownNow();
+    if (rt != null) {
+      rt.stop();
+    }
+    if (init != null) {
+      init.shutdownNow();
     }
     taskTrackerManager.removeJobInProgressListener(listener);
     super.terminate();
@@ -605,15 +617,64 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     }
   }
 
+  /**
+   * An operator's move (serve's API, UI or this JobTracker's /scheduler page,
+   * through the gateway). The JobTracker has no pools of its own, so, as in
+   * Hadoop 1's Fair Scheduler, the move is the scheduler's: Python's move
+   * decides and the job's pool here follows its answer before another
+   * payload is built.
+   */
   @Override
   public Messages.MoveAnswer adminMove(String app, String queue) {
-    return new Messages.MoveAnswer(null, "MRv1 has no move: a job stays in the queue (its pool) it was submitted to");
+    JobState s = running(app);
+    if (s == null) {
+      return new Messages.MoveAnswer(null, "the JobTracker has no running job " + app);
+    }
+    Messages.MoveAnswer a = link.call("move", () -> Wire.write(new Messages.MoveRequest(app, queue)),
+        PolicyServer::move, json -> Wire.read(json, Messages.MoveAnswer.class), m -> {
+          if (m.queue() != null) {
+            synchronized (this) {
+              s.pool = pool(m.queue());
+              s.sent = null;
+            }
+            LOG.info("Slotwise: " + app + " moved to " + m.queue() + " by an operator");
+          }
+        });
+    return a != null ? a
+        : new Messages.MoveAnswer(null, "the Slotwise policy did not answer (" + link.getLastFailure() + ")");
   }
 
+  /** An operator's priority, -2 (VERY_LOW) to 2 (VERY_HIGH), set as {@code hadoop job -set-priority} sets it. */
   @Override
   public Messages.PriorityAnswer adminPriority(String app, int priority) {
-    return new Messages.PriorityAnswer(null,
-        "set an MRv1 job's priority with: hadoop job -set-priority " + app + " PRIORITY");
+    JobState s = running(app);
+    if (s == null) {
+      return new Messages.PriorityAnswer(null, "the JobTracker has no running job " + app);
+    }
+    if (priority < -2 || priority > 2) {
+      return new Messages.PriorityAnswer(null, "an MRv1 priority is -2 (VERY_LOW) to 2 (VERY_HIGH), not " + priority);
+    }
+    JobPriority p = JobPriority.values()[2 - priority]; // VERY_HIGH, HIGH, NORMAL, LOW, VERY_LOW
+    try {
+      if (taskTrackerManager instanceof JobTracker jt) {
+        jt.setJobPriority(s.job.getJobID(), p);
+      } else {
+        s.job.setPriority(p);
+      }
+    } catch (IOException e) {
+      return new Messages.PriorityAnswer(null, "the JobTracker refused: " + e.getMessage());
+    }
+    return new Messages.PriorityAnswer(priorityOf(s.job), null);
+  }
+
+  /** The job of that id the shim schedules, or null (also for an id that is not a job's). */
+  private synchronized JobState running(String app) {
+    drainEvents();
+    try {
+      return jobs.get(JobID.forName(app));
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
   }
 
   // -------------------------------------------------------------- the web page
@@ -663,5 +724,18 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   synchronized int jobCount() {
     drainEvents();
     return jobs.size();
+  }
+
+  /** A job as the /scheduler page shows it: the JobInProgress and its pool here. */
+  record Shown(JobInProgress job, String pool) {}
+
+  /** The jobs this scheduler holds, in submission order. */
+  synchronized List<Shown> shownJobs() {
+    drainEvents();
+    List<Shown> out = new ArrayList<>();
+    for (JobState s : jobs.values()) {
+      out.add(new Shown(s.job, s.pool));
+    }
+    return out;
   }
 }

@@ -40,7 +40,7 @@ class SlotwiseTaskSchedulerLimitsTest {
     p.heartbeat = payload -> json;
     p.update = payload -> json;
     link.register(p, new Messages.Register(Messages.PROTOCOL, 40004, "t".repeat(64), true,
-        new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test")),
+        new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test", null)),
         new Messages.ShimInfo("t", Messages.Kind.MRV1, 1, 500, 500, List.of("map_slots", "reduce_slots"), false));
   }
 

@@ -42,7 +42,7 @@ class SlotwiseTaskSchedulerTest {
   private static final String TRACKER = "tracker_h1:h1/127.0.0.1:4000";
 
   /** Hadoop 1's own fake JobTracker (hadoop-test): JobInProgress reads its queues. */
-  private static JobTracker jobTracker;
+  static JobTracker jobTracker;
 
   @TempDir
   Path dir;
@@ -80,7 +80,7 @@ class SlotwiseTaskSchedulerTest {
 
   private void register() {
     scheduler.runtime().registerPolicy(python, Wire.write(new Messages.Register(Messages.PROTOCOL, 40004,
-        "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test"))));
+        "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test", null))));
   }
 
   private static String assign(FakeJob job, String locality, boolean map, String engineId) {
@@ -247,6 +247,11 @@ class SlotwiseTaskSchedulerTest {
     boolean noTasks;
     volatile boolean isInited;
     JobPriority priority = JobPriority.NORMAL;
+
+    @Override
+    public void setPriority(JobPriority p) {
+      priority = p;
+    }
     private int made;
 
     FakeJob(int n, JobConf conf, int maps, int reduces, boolean inited) throws IOException {
@@ -413,6 +418,7 @@ class SlotwiseTaskSchedulerTest {
     final List<Map.Entry<String, String>> seen = new CopyOnWriteArrayList<>();
     volatile Function<String, String> heartbeat = p -> "{}";
     volatile Function<String, String> update = p -> "{}";
+    volatile Function<String, String> move = p -> "{\"error\": \"no\"}";
     volatile Function<String, String> place = p -> {
       try {
         return "{\"queue\": \"root." + JSON.readTree(p).get("queue").asText() + "\"}";
@@ -460,7 +466,8 @@ class SlotwiseTaskSchedulerTest {
 
     @Override
     public String move(String request) {
-      return "{\"error\": \"no\"}";
+      seen.add(Map.entry("move", request));
+      return move.apply(request);
     }
 
     @Override
