@@ -148,3 +148,33 @@ def test_a_jobtracker_is_named_as_such():
     assert link["master"] == "JobTracker"
     view = views.link_view(link)
     assert view["state"] == "lost" and view["master"] == "JobTracker"
+
+
+def test_the_link_keeps_when_it_was_lost_and_why_it_waits(tmp_path):
+    """What the banner needs from serve's link: the time the gateway was
+    lost, and the reason it waits for the master (here: no cluster at all)."""
+    import threading
+
+    from slotwise.bridge.server import PolicyServer
+
+    class Core:
+        kind = "yarn"
+
+    server = PolicyServer(Core(), str(tmp_path / "gateway.json"), str(tmp_path / "gateway.token"))
+    server._state.update(connected=True, registered=True)  # as connect() leaves it
+    server.close()  # what run() does once a poll finds the gateway gone
+    st = server.status()
+    assert (st["connected"], st["registered"]) == (False, False) and st["lost_at"] > 1.7e9
+    server.close()  # closing again (stopping) keeps the time it was lost
+    assert server.status()["lost_at"] == st["lost_at"]
+    thread = threading.Thread(target=server.run, kwargs={"retry_seconds": 0.05}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(1200):  # a guard against a hang, not a speed goal
+            if server.status().get("waiting"):
+                break
+            thread.join(0.05)
+        assert "no gateway file" in server.status().get("waiting", "")
+    finally:
+        server.stop()
+        thread.join()
