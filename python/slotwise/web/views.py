@@ -145,7 +145,7 @@ def app_rows(apps: list[dict]) -> list[dict]:
         "id": j["id"], "name": j.get("name") or j["id"], "named": bool(j.get("name")), "user": j["user"],
         "queue": j["queue"], "priority": j["priority"],
         "running": j["running_containers"], "usage": amount(j["usage"]), "demand": amount(j["demand"]),
-        "fair_share": amount(j["fair_share"]), "locality": j["locality_level"].replace("_", "-"),
+        "fair_share": shared(j["fair_share"], ())[0], "locality": j["locality_level"].replace("_", "-"),
         "wait": seconds(j["locality_wait"]), "runnable": j["runnable"], "moving_to": j.get("moving_to"),
         "placed": ", ".join(f"{j['placed'][k]}{NBSP}{name}" for k, name in LEVELS if j.get("placed", {}).get(k)),
     } for j in apps]

@@ -100,7 +100,8 @@
                    "explain-state"));
     list("What holds it back", x.holds, (h) => h.message + (h.since ? ` (since ${stamp(h.since)})` : ""));
     if (x.holds && !x.holds.length) body.append(el("p", "Nothing holds it back now.", "explain-none"));
-    list("Being taken back now", x.preempting, (p) => `${p.container || ""} ${p.why || p.reason || JSON.stringify(p)}`);
+    list("Being taken back now", x.preempting,
+         (p) => `${p.container} on ${p.node}, ${p.killed ? "killed" : "asked back"}: ${p.why || "-"}`);
     list("Preempted recently", x.preempted_recently,
          (p) => `${stamp(p.time)}: ${p.container} on ${p.node}, ${p.kill ? "killed" : "asked back"}: ${p.why || p.reason}`);
     // Whatever else the service says, as it says it.
