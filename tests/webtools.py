@@ -176,13 +176,13 @@ def start_scene(tmp_path) -> Scene:
     path = tmp_path / "fair-scheduler.xml"
     path.write_text(SCENE)
     config, status = load_with_status(str(path))
-    clock = ManualClock(1000.0)
+    clock = ManualClock(1764234000.0)  # a wall time (2025-11-27 09:00 UTC): the charts' axes read as times of day
     core = PolicyCore(config, EngineSettings(node_locality_delay=0, rack_locality_delay=0), clock)
     rm = FakeRM()
     rm.was_seen = True
     rm.state.update(connected=True, registered=True, heartbeats=0, fallback_heartbeats=0)
     service = SchedulerService(core, status, rm)
-    history = History(service, every=3600, clock=clock.now)  # sampled by the scene, on its clock
+    history = History(service, every=5, clock=clock.now, thread=False)  # sampled by the scene, on its clock
     nodes = [node(f"n{i}", f"worker-{i}", f"/rack{i // 2}", 8192, 8) for i in range(4)]
     apps = [app("application_1700000000000_0001", "root.research.ml", [req(0, 1024, 1, 24)], user="alice",
                 submit_ms=1),

@@ -34,8 +34,11 @@ class History:
     """The last ``cap`` samples of every queue, taken by ``sample``: by the
     thread ``start`` runs every ``every`` seconds, or by a test directly."""
 
-    def __init__(self, service, every: float = EVERY, cap: int = CAP, clock=time.time) -> None:
+    def __init__(self, service, every: float = EVERY, cap: int = CAP, clock=time.time, thread: bool = True) -> None:
+        """``thread``: False for samples taken only by ``sample`` (a test on a
+        manual clock); ``every`` then only says how far apart they are."""
         self.service = service
+        self._own_thread = thread
         self.every = every
         self.cap = cap
         self._clock = clock
@@ -80,7 +83,7 @@ class History:
                 log.exception("sampling the queues for the console's history failed")
 
     def start(self) -> "History":
-        if self._thread is None:
+        if self._thread is None and self._own_thread:
             self.sample()
             self._thread = threading.Thread(target=self._run, name="slotwise-history", daemon=True)
             self._thread.start()
