@@ -9,6 +9,7 @@ from .history import measure
 
 
 NBSP = "\u00a0"  # inside "123 MB": a narrow column breaks an amount only after its comma
+NBH = "\u2011"  # a hyphen no line breaks at: "off-switch" stays whole
 
 
 def amount(r: dict | None, slots: bool = False) -> str:
@@ -117,7 +118,7 @@ def queue_rows(queues: list[dict], capacity: dict | None = None) -> list[dict]:
         starved = starvation({**p, "_parents": parents})
         rows.append({
             "name": p["queue"], "depth": p["queue"].count("."), "policy": p["policy"], "weight": f"{p['weight']:g}",
-            "min_share": amount(p["min_share"]), "fair_share": fair, "steady_fair_share": steady,
+            "min_share": amount(p["min_share"]) if any(p["min_share"].values()) else "-", "fair_share": fair, "steady_fair_share": steady,
             "memory_only": fair_mem_only or steady_mem_only, "usage": amount(p["usage"]),
             "demand": amount(p["demand"]), "running_apps": p["running_apps"], "apps": p["apps"],
             "min_starved": below(p, "below_min_share", "min_share_starved_for"),
@@ -147,7 +148,7 @@ def app_rows(apps: list[dict]) -> list[dict]:
         "running": j["running_containers"], "usage": amount(j["usage"]), "demand": amount(j["demand"]),
         "fair_share": shared(j["fair_share"], ())[0], "locality": j["locality_level"].replace("_", "-"),
         "wait": seconds(j["locality_wait"]), "runnable": j["runnable"], "moving_to": j.get("moving_to"),
-        "placed": ", ".join(f"{j['placed'][k]}{NBSP}{name}" for k, name in LEVELS if j.get("placed", {}).get(k)),
+        "placed": ", ".join(f"{j['placed'][k]}{NBSP}{name.replace('-', NBH)}" for k, name in LEVELS if j.get("placed", {}).get(k)),
     } for j in apps]
 
 
