@@ -106,7 +106,7 @@ def test_queue_rows_say_the_fair_share_in_memory_only_with_a_note(scene):  # noq
 def test_apps_say_the_delay_level_and_where_their_containers_were_placed(scene):  # noqa: F811
     rows = {r["id"]: r for r in views.app_rows(SchedulerService(scene.core, None).apps())}
     ml = rows["application_1700000000000_0001"]
-    assert ml["placed"] == "12\u00a0off\u2011switch"  # no locality asked: placed wherever, at the widest level
+    assert ml["placed"] == "12 off\u2011switch"  # no locality asked: placed wherever, at the widest level
     html = state(scene)
     level = ml["locality"]  # the delay-scheduling level allowed now, not where its containers run
     text = re.sub(r"<[^>]+>", "", re.search(r'<tr data-app="application_1700000000000_0001">.*?</tr>', html).group(0))

@@ -148,7 +148,7 @@ def app_rows(apps: list[dict]) -> list[dict]:
         "running": j["running_containers"], "usage": amount(j["usage"]), "demand": amount(j["demand"]),
         "fair_share": shared(j["fair_share"], ())[0], "locality": j["locality_level"].replace("_", "-"),
         "wait": seconds(j["locality_wait"]), "runnable": j["runnable"], "moving_to": j.get("moving_to"),
-        "placed": ", ".join(f"{j['placed'][k]}{NBSP}{name.replace('-', NBH)}" for k, name in LEVELS if j.get("placed", {}).get(k)),
+        "placed": ", ".join(f"{j['placed'][k]} {name.replace('-', NBH)}" for k, name in LEVELS if j.get("placed", {}).get(k)),
     } for j in apps]
 
 
