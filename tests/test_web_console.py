@@ -17,7 +17,7 @@ from slotwise.core import PolicyCore
 from slotwise.web import views
 from slotwise.web.charts import line_chart, nice_ticks
 from slotwise.web.history import History
-from webtools import FakeRM, payload, scene  # noqa: F401  (the fixture)
+from webtools import FakeRM, payload, scene, web  # noqa: F401  (the fixtures)
 
 
 def state(scene) -> str:  # noqa: F811
@@ -177,3 +177,11 @@ def test_the_link_keeps_when_it_was_lost_and_why_it_waits(tmp_path):
     finally:
         server.stop()
         thread.join()
+
+
+def test_the_server_samples_its_queues_itself(web):  # noqa: F811
+    """Without a history given, the app keeps its own, sampled by a thread
+    from the moment it serves (a first sample at once)."""
+    h = httpx.get(f"{web.url}/api/v1/history").json()
+    assert (h["every"], h["cap"]) == (5.0, 720) and len(h["t"]) >= 1
+    assert h["queues"]["root.prod"]["usage"][0] == 3072  # the fixture's prod holds three containers

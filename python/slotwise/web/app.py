@@ -13,7 +13,6 @@ token), and never past its cap (413; docs/admin.md).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -153,18 +152,8 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
     ``history``: the queues' samples behind the console's charts; None: a
     History of ``service`` sampled every 5 s by its own thread.  /docs and
     /redoc load their scripts from this server (fastapi-offline), no CDN."""
-    if history is None:
-        history = History(service)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_app):
-        history.start()  # samples while the server serves
-        try:
-            yield
-        finally:
-            history.stop()
-
-    app = FastAPIOffline(title="Slotwise", version=__version__, lifespan=lifespan,
+    history = history or History(service)
+    app = FastAPIOffline(title="Slotwise", version=__version__, lifespan=history.lifespan,
                          description="Queues, apps and the allocation file of a running Slotwise scheduler. "
                                      "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))

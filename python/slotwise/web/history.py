@@ -5,6 +5,7 @@ charts: each queue's row sampled every few seconds into a bounded ring
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import threading
 import time
@@ -91,3 +92,12 @@ class History:
 
     def stop(self) -> None:
         self._stop.set()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app):
+        """The web app's lifespan: samples while the server serves."""
+        self.start()
+        try:
+            yield
+        finally:
+            self.stop()
