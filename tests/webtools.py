@@ -136,3 +136,92 @@ def web(tmp_path):
     running = start(tmp_path)
     yield running
     running.stop()
+
+
+SCENE = """<?xml version="1.0"?>
+<allocations>
+  <defaultMinSharePreemptionTimeout>30</defaultMinSharePreemptionTimeout>
+  <queue name="prod"><weight>2</weight><minResources>8192 mb, 8 vcores</minResources></queue>
+  <queue name="research">
+    <queue name="ml"/>
+    <queue name="etl"><schedulingPolicy>fifo</schedulingPolicy></queue>
+  </queue>
+  <queue name="adhoc"><minResources>4096 mb, 4 vcores</minResources>
+    <minSharePreemptionTimeout>120</minSharePreemptionTimeout></queue>
+  <queue name="users" type="parent"/>
+</allocations>
+"""
+
+
+@dataclass
+class Scene:
+    """A console worth looking at: four nodes full, a preemption round done
+    for prod, adhoc below its min share and waiting for its timeout."""
+
+    url: str
+    core: PolicyCore
+    clock: ManualClock
+    history: object
+    server: object
+    rm: FakeRM
+    preempted: list
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+
+
+def start_scene(tmp_path) -> Scene:
+    from slotwise.web.history import History
+
+    path = tmp_path / "fair-scheduler.xml"
+    path.write_text(SCENE)
+    config, status = load_with_status(str(path))
+    clock = ManualClock(1764234000.0)  # a wall time (2025-11-27 09:00 UTC): the charts' axes read as times of day
+    core = PolicyCore(config, EngineSettings(node_locality_delay=0, rack_locality_delay=0), clock)
+    rm = FakeRM()
+    rm.was_seen = True
+    rm.state.update(connected=True, registered=True, heartbeats=0, fallback_heartbeats=0)
+    service = SchedulerService(core, status, rm)
+    history = History(service, every=5, clock=clock.now, thread=False)  # sampled by the scene, on its clock
+    nodes = [node(f"n{i}", f"worker-{i}", f"/rack{i // 2}", 8192, 8) for i in range(4)]
+    apps = [app("application_1700000000000_0001", "root.research.ml", [req(0, 1024, 1, 24)], user="alice",
+                submit_ms=1),
+            app("application_1700000000000_0002", "root.research.etl", [req(0, 1024, 1, 12)], user="bob",
+                submit_ms=2)]
+    core.handle_heartbeat(payload(nodes=nodes, apps=apps, node="n0"))
+    for _ in range(8):
+        for i in range(4):
+            core.handle_heartbeat(payload(node=f"n{i}"))
+    core.handle_update(payload())
+    for _ in range(3):
+        history.sample()
+        clock.advance(5)
+    # prod asks: below its min share, the cluster full; adhoc asks a little later.
+    core.handle_update(payload(apps=[app("application_1700000000000_0003", "root.prod", [req(0, 1024, 1, 10)],
+                                         user="carol", submit_ms=3)]))
+    for step in range(7):
+        history.sample()
+        clock.advance(5)
+        if step == 1:
+            core.handle_update(payload(apps=[app("application_1700000000000_0004", "root.adhoc",
+                                                 [req(0, 2048, 1, 4)], user="dave", submit_ms=4)]))
+    preempted = core.handle_update(payload()).preempt  # prod past its 30 s: a round
+    core.handle_heartbeat(payload(finished=[p.container_id for p in preempted]))
+    for i in range(4):
+        core.handle_heartbeat(payload(node=f"n{i}"))
+    for _ in range(3):
+        clock.advance(5)
+        core.handle_update(payload())
+        history.sample()
+    core._engine.apps["application_1700000000000_0001"].app_name = "feature extraction"
+    port = free_port()
+    server = start_http(create_app(service, AdminToken(TOKEN), None, refresh_seconds=0.5, history=history),
+                        "127.0.0.1", port)
+    return Scene(f"http://127.0.0.1:{port}", core, clock, history, server, rm, preempted)
+
+
+@pytest.fixture
+def scene(tmp_path):
+    s = start_scene(tmp_path)
+    yield s
+    s.stop()

@@ -61,7 +61,10 @@ class SchedulerService:
         rows = self.core.queues()
         parents = {r["parent"] for r in rows}
         timed = bool(self.core.settings.preemption)
+        timers = self.core.queue_timers()
         for r in rows:
+            r.update(timers.get(r["queue"], {}))
+            r["preemption"] = timed
             for below, since in (("below_min_share", "min_share_starved_for"),
                                  ("below_fair_share", "fair_share_starved_for")):
                 r[below] = bool(r.get(below))
@@ -72,7 +75,20 @@ class SchedulerService:
         return rows
 
     def apps(self) -> list[dict]:
-        return self.core.apps()
+        """Each app, with its running containers by the locality they were placed at."""
+        rows = self.core.apps()
+        placed = self.core.app_localities()
+        for r in rows:
+            r["placed"] = placed.get(r["id"], {})
+        return rows
+
+    def nodes(self) -> list[dict]:
+        return self.core.nodes()
+
+    @property
+    def master(self) -> str:
+        """The kind of master this server decides for, by its name in messages."""
+        return "JobTracker" if self.core.kind == "mrv1" else "ResourceManager"
 
     def leaf_queues(self) -> list[str]:
         return self.core.leaf_queues()
@@ -96,6 +112,7 @@ class SchedulerService:
             link.update(self.rm.status())
             link["seen"] = self.rm.seen()
         link.setdefault("seen", False)
+        link["master"] = self.master
         return {"resource_manager": link,
                 "policy": {**self.core.counters, "refused_by_reason": dict(self.core.refusals)}}
 

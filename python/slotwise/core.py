@@ -581,6 +581,37 @@ class PolicyCore:
                     out[app.queue.name] = out.get(app.queue.name, 0) + len(app.containers)
             return out
 
+    def nodes(self) -> list[dict]:
+        """Each node as the engine last heard of it: capacity, in use, free
+        room, containers, and room held for a starved queue (the console)."""
+        with self._lock:
+            dims = self.dims
+            return [{"node": n.node_id, "host": n.host, "rack": n.rack, "capacity": n.capacity.to_dict(dims),
+                     "used": n.used.to_dict(dims), "free": n.free.to_dict(dims), "containers": len(n.containers),
+                     "held_for": sorted(n.held)}
+                    for n in sorted(self._engine.nodes.values(), key=lambda n: n.node_id)]
+
+    def queue_timers(self) -> dict[str, dict]:
+        """Each queue's preemption settings in force (its own, inherited or the
+        file's default) and the dimensions its shares are compared in."""
+        from .engine.preemption import compared
+        with self._lock:
+            e = self._engine
+            return {p.name: {"min_share_timeout": p.min_share_timeout, "fair_share_timeout": p.fair_share_timeout,
+                             "fair_share_threshold": p.fair_share_threshold, "compared": list(compared(e, p))}
+                    for p in e.root.walk()}
+
+    def app_localities(self) -> dict[str, dict[str, int]]:
+        """Each app's running containers by the locality Python placed them
+        at ("rm" for those the master placed itself: AMs, its fallback)."""
+        with self._lock:
+            out: dict[str, dict[str, int]] = {}
+            for c in self._engine.containers.values():
+                level = "rm" if c.level is None else LOCALITY_NAMES[c.level]
+                counts = out.setdefault(c.app_id, {})
+                counts[level] = counts.get(level, 0) + 1
+            return out
+
     def share_rule(self) -> str:
         """The fair-share rule in force: "yarn" or "design" (docs/fair-shares.md)."""
         with self._lock:

@@ -260,6 +260,8 @@ class PolicyServer:
             _close(self.gateway)
             self.gateway = None
         with self._lock:
+            if self._state.get("connected"):
+                self._state["lost_at"] = time.time()  # the console's "last known state, as of"
             self._state.update(connected=False, registered=False)
 
     def run(self, retry_seconds: float = 1.0) -> None:
@@ -279,6 +281,8 @@ class PolicyServer:
                         standby = self.ha_state() == "standby"
                         why = ("it is the standby of an HA pair: the active one's policy server decides, and this "
                                "one registers when it turns active") if standby else self.why_waiting(e)
+                        with self._lock:
+                            self._state["waiting"] = why  # for the console's banner
                         if why != waiting_logged:  # again whenever the reason changes
                             log.log(logging.INFO if standby else logging.WARNING, "waiting for the %s's gateway: %s",
                                     self.master, why)

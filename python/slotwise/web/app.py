@@ -23,13 +23,15 @@ from fastapi import Depends, FastAPI, Header, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ValidationError
 
 from .. import __version__
 from ..admin import AdminError, AdminToken, SchedulerService, Sessions
 from ..config.loader import MAX_FILE_BYTES
 from ..market.api import MAX_QUERY, Answer
-from . import schemas, views
+from . import plots, schemas, views
+from .history import History
 
 HERE = os.path.dirname(__file__)
 COOKIE = "slotwise_session"
@@ -144,12 +146,16 @@ def _json_request_body(model: type[BaseModel]) -> dict:
 
 
 def create_app(service: SchedulerService, token: AdminToken, metrics=None, refresh_seconds: float = 2.0,
-               dp=None) -> FastAPI:
+               dp=None, history: History | None = None) -> FastAPI:
     """``dp``: the Dynamic Priority API (slotwise.market.api.DpApi), served
-    at /scheduler (XML, the paper's) and /api/v1/dp (JSON); None: 404."""
-    app = FastAPI(title="Slotwise", version=__version__,
-                  description="Queues, apps and the allocation file of a running Slotwise scheduler. "
-                              "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
+    at /scheduler (XML, the paper's) and /api/v1/dp (JSON); None: 404.
+    ``history``: the queues' samples behind the console's charts; None: a
+    History of ``service`` sampled every 5 s by its own thread.  /docs and
+    /redoc load their scripts from this server (fastapi-offline), no CDN."""
+    history = history or History(service)
+    app = FastAPIOffline(title="Slotwise", version=__version__, lifespan=history.lifespan,
+                         description="Queues, apps and the allocation file of a running Slotwise scheduler. "
+                                     "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
     dry_runs = threading.Lock()  # one at a time: each copies the engine
     sessions = Sessions()
@@ -197,6 +203,18 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
     def get_cluster():
         """The cluster as the scheduler sees it: capacity, nodes, usage."""
         return _finite(service.cluster())
+
+    @app.get("/api/v1/nodes", response_model=list[schemas.NodeOut], tags=["read"])
+    def get_nodes():
+        """Each node: capacity, in use, free room, containers, room held for a starved queue."""
+        return _finite(service.nodes())
+
+    @app.get("/api/v1/history", response_model=schemas.HistoryOut, tags=["read"])
+    def get_history():
+        """Each queue's usage and shares as this server sampled them (every few
+        seconds, the last hour at most; memory in MB on YARN, map and reduce
+        slots together on MRv1): what the console's charts draw."""
+        return _finite(history.series())
 
     @app.get("/api/v1/config", response_model=schemas.ConfigOut, tags=["read"])
     def get_config():
@@ -345,16 +363,19 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
     def context(request: Request) -> dict:
         status = service.link_status()
         link = status["resource_manager"]
+        cluster = service.cluster()
         return {
-            "link": link, "link_since": views.when(link.get("since")),
+            "link": link, "link_since": views.when(link.get("since")), "master": views.link_view(link),
             "request": request, "version": __version__, "refresh": refresh_seconds,
-            "queues": views.queue_rows(service.queues()), "apps": views.app_rows(service.apps()),
-            "cluster": views.cluster_line(service.cluster()),
+            "queues": views.queue_rows(service.queues(), cluster["capacity"]), "apps": views.app_rows(service.apps()),
+            "cluster": views.cluster_line(cluster), "slots": "map_slots" in cluster["capacity"],
+            "nodes": views.node_rows(service.nodes()),
+            "history": plots.history_charts(history.series(), "map_slots" in cluster["capacity"]),
             "targets": service.leaf_queues(), "config": service.config(),
             "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),
-            "preemptions": views.preemption_rows(service.preemptions()[:20]),
+            "rounds": views.preemption_rounds(service.preemptions()),
             "admin": sessions.valid(request.cookies.get(COOKIE)),
-            "market": views.market_view(getattr(service.core, "services", {}).get("market")),
+            "market": plots.market_view(getattr(service.core, "services", {}).get("market")),
         }
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)

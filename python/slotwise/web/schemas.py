@@ -46,6 +46,14 @@ class QueueOut(BaseModel):
     fair_share_starved_for: float | None = Field(description="seconds it has been below min(threshold x fair "
                                                  "share, demand): 0 when it is not below; null when below but "
                                                  "not timed (preemption off, or a parent queue)")
+    min_share_timeout: float | None = Field(None, description="seconds below its min share before preemption "
+                                            "acts for it (its own, inherited or the default); null: never")
+    fair_share_timeout: float | None = Field(None, description="seconds below threshold x fair share before "
+                                             "preemption acts for it; null: never")
+    fair_share_threshold: float | None = Field(None, description="the fraction of its fair share it may fall to")
+    compared: list[str] = Field(default_factory=list, description="the dimensions its shares are compared in "
+                                "(its parent's policy: memory_mb for fair and fifo, with vcores for drf)")
+    preemption: bool | None = Field(None, description="whether this server preempts at all")
 
 
 class ClusterOut(BaseModel):
@@ -70,6 +78,29 @@ class AppOut(BaseModel):
     fair_share: Amount
     locality_level: str = Field(description="node_local, rack_local or off_switch: how far it may run now")
     locality_wait: float = Field(description="seconds skipped waiting for a local slot")
+    placed: dict[str, int] = Field(default_factory=dict, description="its running containers by the locality "
+                                   "they were placed at: node_local, rack_local, off_switch; rm: placed by the "
+                                   "master itself (an AM, its fallback)")
+
+
+class NodeOut(BaseModel):
+    node: str
+    host: str
+    rack: str
+    capacity: Amount
+    used: Amount
+    free: Amount = Field(description="capacity less what its containers hold")
+    containers: int
+    held_for: list[str] = Field(description="starved queues that room freed by preemption is held for")
+
+
+class HistoryOut(BaseModel):
+    t: list[float] = Field(description="Unix time of each sample, oldest first")
+    every: float = Field(description="seconds between samples")
+    cap: int = Field(description="samples kept at most")
+    queues: dict[str, dict[str, list[float | None]]] = Field(
+        description="per queue, per field (usage, fair_share, steady_fair_share, min_share, demand): one value "
+                    "per sample (memory MB on YARN, map plus reduce slots on MRv1); null: not there then")
 
 
 class ConfigOut(BaseModel):
@@ -106,6 +137,11 @@ class LinkOut(BaseModel):
     preemption: bool | None = Field(None, description="whether Python preempts (set at registration)")
     preemption_from: str | None = Field(None, description="what said so: the master's yarn.scheduler.fair."
                                         "preemption or mapred.fairscheduler.preemption, or serve --preemption")
+    master: str = Field("ResourceManager", description="the kind of master this server decides for: "
+                        "ResourceManager (YARN) or JobTracker (MRv1)")
+    lost_at: float | None = Field(None, description="Unix time the link to the master was lost (unset once "
+                                  "it registers again)")
+    waiting: str | None = Field(None, description="why there is no link now, while waiting for the master")
 
 
 class PolicyCounts(BaseModel):

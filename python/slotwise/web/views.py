@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import time
 
+from .history import measure
+
 
 NBSP = "\u00a0"  # inside "123 MB": a narrow column breaks an amount only after its comma
+NBH = "\u2011"  # a hyphen no line breaks at: "off-switch" stays whole
 
 
 def amount(r: dict | None, slots: bool = False) -> str:
@@ -28,6 +31,9 @@ def seconds(x: float | None) -> str:
         return "-"
     if x == float("inf"):
         return "never"
+    if x >= 120:  # a starvation of 20 minutes reads as such, not as 1234.5 s
+        m, s = divmod(round(x), 60)
+        return f"{m}{NBSP}min{NBSP}{s}{NBSP}s" if m < 120 else f"{m // 60}{NBSP}h{NBSP}{m % 60}{NBSP}min"
     return f"{x:.1f}{NBSP}s"
 
 
@@ -36,7 +42,7 @@ def when(ts: float | None) -> str:
 
 
 def below(row: dict, flag: str, since: str) -> str:
-    """A queue's "below its share" cell: "-" unless it is below now; then
+    """A queue's "below its share" figure: "-" unless it is below now; then
     for how long when that is timed, else "yes"."""
     if not row.get(flag):
         return "-"
@@ -44,16 +50,83 @@ def below(row: dict, flag: str, since: str) -> str:
     return "yes" if x is None else seconds(x)
 
 
-def queue_rows(queues: list[dict]) -> list[dict]:
-    return [{
-        "name": p["queue"], "depth": p["queue"].count("."), "policy": p["policy"], "weight": f"{p['weight']:g}",
-        "min_share": amount(p["min_share"]), "fair_share": amount(p["fair_share"]),
-        "steady_fair_share": amount(p["steady_fair_share"]), "usage": amount(p["usage"]),
-        "demand": amount(p["demand"]), "running_apps": p["running_apps"], "apps": p["apps"],
-        "min_starved": below(p, "below_min_share", "min_share_starved_for"),
-        "fair_starved": below(p, "below_fair_share", "fair_share_starved_for"),
-        "recovery": p.get("recovery", False),
-    } for p in queues if p["queue"] != "root"]
+def _finite_or_none(x):
+    return None if x is None or x == float("inf") else x
+
+
+def starvation(row: dict) -> list[dict]:
+    """What the console says of a starved queue: below which share, for how
+    long, and what preemption will do and when (the queue's timeout, or why
+    it will not act).  One dict per share it is below; [] when it is fine."""
+    out = []
+    for flag, since, timeout, what in (
+            ("below_min_share", "min_share_starved_for", "min_share_timeout", "its min share"),
+            ("below_fair_share", "fair_share_starved_for", "fair_share_timeout",
+             f"{100 * row.get('fair_share_threshold', 0.5):g}% of its fair share")):
+        if not row.get(flag):
+            continue
+        starved_for, limit = row.get(since), _finite_or_none(row.get(timeout))
+        said = f"{limit:g}{NBSP}s" if limit is not None else ""  # as the file says it
+        head = f"Below {what}" + (f" for {seconds(starved_for)}" if starved_for is not None else "")
+        if not row.get("preemption", True):
+            then, due = "preemption is off: it gets room as containers end", None
+        elif row["queue"] in row.get("_parents", ()):
+            then, due = "its leaf queues are timed and preempted for", None
+        elif limit is None:
+            then, due = "no preemption timeout: it gets room as containers end", None
+        elif starved_for is None:
+            then, due = f"preemption after {said} below it", None
+        else:
+            left = limit - starved_for
+            due = left <= 0
+            then = (f"preemption due now (timeout {said}): containers go back from queues over "
+                    f"their fair share" if due else
+                    f"preemption in {seconds(left)} (timeout {said}) unless it gets room first")
+        out.append({"text": head, "then": then, "due": due, "kind": flag})
+    return out
+
+
+def bar(row: dict, capacity: float) -> dict:
+    """Where a queue's usage and its shares fall on a bar of the cluster's
+    capacity (memory on YARN, slots on MRv1), in percent."""
+    def pct(key):
+        x = measure(row.get(key))
+        return round(min(100.0, 100.0 * x / capacity), 2) if capacity > 0 else 0.0
+    return {"usage": pct("usage"), "fair": pct("fair_share"), "steady": pct("steady_fair_share"),
+            "min": pct("min_share"), "demand": pct("demand")}
+
+
+def shared(r: dict, compared) -> tuple[str, bool]:
+    """A fair share in the dimensions it is shared in: YARN's fair policy
+    shares memory only (its vcores stay 0), so a 0 there is left out
+    rather than shown as a share of nothing. True: vcores were left out."""
+    if not r or "map_slots" in r or "vcores" in (compared or ()) or r.get("vcores"):
+        return amount(r), False
+    mem = r.get("memory_mb", 0)
+    return ("unlimited" if mem == float("inf") else f"{mem:.0f}{NBSP}MB"), True
+
+
+def queue_rows(queues: list[dict], capacity: dict | None = None) -> list[dict]:
+    parents = {p["parent"] for p in queues}
+    cap = measure(capacity)
+    rows = []
+    for p in queues:
+        if p["queue"] == "root":
+            continue
+        fair, fair_mem_only = shared(p["fair_share"], p.get("compared"))
+        steady, steady_mem_only = shared(p["steady_fair_share"], p.get("compared"))
+        starved = starvation({**p, "_parents": parents})
+        rows.append({
+            "name": p["queue"], "depth": p["queue"].count("."), "policy": p["policy"], "weight": f"{p['weight']:g}",
+            "min_share": amount(p["min_share"]) if any(p["min_share"].values()) else "-", "fair_share": fair, "steady_fair_share": steady,
+            "memory_only": fair_mem_only or steady_mem_only, "usage": amount(p["usage"]),
+            "demand": amount(p["demand"]), "running_apps": p["running_apps"], "apps": p["apps"],
+            "min_starved": below(p, "below_min_share", "min_share_starved_for"),
+            "fair_starved": below(p, "below_fair_share", "fair_share_starved_for"),
+            "starvation": starved, "starved": bool(starved), "due": any(s["due"] for s in starved),
+            "bar": bar(p, cap), "recovery": p.get("recovery", False),
+        })
+    return rows
 
 
 def cluster_line(c: dict) -> dict:
@@ -64,57 +137,74 @@ def cluster_line(c: dict) -> dict:
             "used_pct": f"{100 * use.get(key, 0) / total:.0f}%" if total else "-"}
 
 
+LEVELS = (("node_local", "node-local"), ("rack_local", "rack-local"), ("off_switch", "off-switch"),
+          ("rm", "placed by the master"))
+
+
 def app_rows(apps: list[dict]) -> list[dict]:
     return [{
         "id": j["id"], "name": j.get("name") or j["id"], "named": bool(j.get("name")), "user": j["user"],
         "queue": j["queue"], "priority": j["priority"],
         "running": j["running_containers"], "usage": amount(j["usage"]), "demand": amount(j["demand"]),
-        "fair_share": amount(j["fair_share"]), "locality": j["locality_level"].replace("_", "-"),
+        "fair_share": shared(j["fair_share"], ())[0], "locality": j["locality_level"].replace("_", "-"),
         "wait": seconds(j["locality_wait"]), "runnable": j["runnable"], "moving_to": j.get("moving_to"),
+        "placed": ", ".join(f"{j['placed'][k]} {name.replace('-', NBH)}" for k, name in LEVELS if j.get("placed", {}).get(k)),
     } for j in apps]
 
 
-def preemption_rows(rows: list[dict]) -> list[dict]:
-    return [{**r, "when": when(r["time"]), "action": "kill" if r["kill"] else "warn"} for r in rows]
+def preemption_rounds(rows: list[dict], limit: int = 10) -> list[dict]:
+    """Preemptions (newest first) grouped by the update pass that decided
+    them (one time each): a round's count, from which queues and apps, why."""
+    rounds: list[dict] = []
+    for r in rows:
+        if not rounds or rounds[-1]["time"] != r["time"]:
+            if len(rounds) == limit:
+                break
+            rounds.append({"time": r["time"], "when": when(r["time"]), "rows": []})
+        rounds[-1]["rows"].append({**r, "when": when(r["time"]), "action": "kill" if r["kill"] else "warn"})
+    for g in rounds:
+        rs = g["rows"]
+        g["count"] = len(rs)
+        g["kills"] = sum(1 for r in rs if r["kill"])
+        g["from"] = ", ".join(f"{q} ({n})" for q, n in _counts(r["queue"] for r in rs))
+        g["apps"] = ", ".join(f"{a} ({n})" for a, n in _counts(r["app"] for r in rs))
+        g["reasons"] = sorted({r["reason"] for r in rs if r.get("reason")})
+        g["key"] = f"{g['time']:.6f}"
+    return rounds
 
 
-PLOT_W, PLOT_H = 560, 160
-PLOT_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+def _counts(items) -> list[tuple[str, int]]:
+    out: dict[str, int] = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def _polyline(points: list[tuple[float, float]], x0: float, x1: float, ymax: float) -> str:
-    span = (x1 - x0) or 1.0
-    top = ymax or 1.0
-    return " ".join(f"{(x - x0) / span * PLOT_W:.1f},{PLOT_H - y / top * PLOT_H:.1f}" for x, y in points)
+def node_rows(nodes: list[dict]) -> dict:
+    """The nodes with their free room, most room first (where the next
+    container can go), and a line for all of them."""
+    rows = [{"node": n["node"], "host": n["host"], "rack": n["rack"], "capacity": amount(n["capacity"]),
+             "used": amount(n["used"]), "free": amount(n["free"]), "containers": n["containers"],
+             "held_for": ", ".join(n["held_for"]),
+             "used_pct": round(100 * measure(n["used"]) / measure(n["capacity"]), 1) if measure(n["capacity"]) else 0,
+             "_free": measure(n["free"])} for n in nodes]
+    rows.sort(key=lambda r: (-r["_free"], r["node"]))
+    full = sum(1 for r in rows if r["_free"] <= 0)
+    return {"rows": rows, "count": len(rows), "full": full}
 
 
-def market_view(market) -> dict | None:
-    """The Dynamic Priority panel: the paper's Fig. 2 columns per queue, the
-    price, and budgets and price over the committed intervals as SVG lines."""
-    if market is None or not market.accounts:
-        return None
-    rows = [{"queue": r["queue"], "budget": f"{r['budget']:.6g}", "spending": f"{r['spending']:g}",
-             "rate": f"{r['rate']:g}", "share": f"{r['share']:.3f}", "used": f"{r['used']:g}",
-             "pending": f"{r['pending']:g}"} for r in market.infos()]
-    history = market.history(200)
-    plots = None
-    if len(history) >= 2:
-        x0, x1 = history[0]["end"], history[-1]["end"]
-        budgets: dict[str, list[tuple[float, float]]] = {}
-        last: dict[str, float] = {}
-        for h in history:  # a queue not charged in an interval kept its budget
-            for c in h["charges"]:
-                last[c["queue"]] = c["budget"]
-            for q, b in last.items():
-                budgets.setdefault(q, []).append((h["end"], b))
-        top = max((b for pts in budgets.values() for _, b in pts), default=0.0)
-        lines = [{"queue": q, "colour": PLOT_COLOURS[i % len(PLOT_COLOURS)], "points": _polyline(pts, x0, x1, top)}
-                 for i, (q, pts) in enumerate(sorted(budgets.items()))]
-        prices = [(h["end"], h["price"]) for h in history]
-        plots = {"width": PLOT_W, "height": PLOT_H, "budgets": lines, "budget_max": f"{top:.6g}",
-                 "price": _polyline(prices, x0, x1, max(p for _, p in prices)),
-                 "price_max": f"{max(p for _, p in prices):g}", "intervals": len(history),
-                 "span": seconds(x1 - x0)}
-    s = market.settings
-    return {"rows": rows, "price": f"{market.price():g}", "interval": f"{s.interval:g}",
-            "preemption": f"after {s.grace:g} s" if s.preemption else "off", "plots": plots}
+def link_view(link: dict) -> dict:
+    """What the banner says of the master (ResourceManager or JobTracker),
+    and whether the page shows a last known state rather than a live one."""
+    master = link.get("master") or "ResourceManager"
+    out = {"master": master, "state": None, "stale": False, "lost_at": when(link.get("lost_at")),
+           "waiting": link.get("waiting"), "since": when(link.get("since"))}
+    if link.get("ha_state") == "standby":
+        out["state"] = "standby"
+    elif link.get("seen") and not link.get("connected"):
+        out.update(state="lost", stale=True)
+    elif link.get("seen") and not link.get("registered"):
+        out.update(state="dropped", stale=True)
+    elif link.get("in_fallback"):
+        out["state"] = "fallback"
+    return out

@@ -22,6 +22,14 @@
 
   let drawn = null;  // the state HTML last drawn
 
+  // Which <details> (a preemption round, the nodes) the operator opened or
+  // closed: a redraw keeps them so.
+  const opened = new Map();
+  state.addEventListener("toggle", (ev) => {
+    const k = ev.target.dataset && ev.target.dataset.key;
+    if (k) opened.set(k, ev.target.open);
+  }, true);
+
   function editing() {
     const el = document.activeElement;
     return el && state.contains(el) && /^(SELECT|INPUT)$/.test(el.tagName);
@@ -36,6 +44,9 @@
       // Unchanged: leave the rows alone (a redraw moves the button under the pointer).
       if (html === drawn || editing()) return;
       state.innerHTML = drawn = html;
+      for (const d of state.querySelectorAll("details[data-key]")) {
+        if (opened.has(d.dataset.key)) d.open = opened.get(d.dataset.key);
+      }
       for (const control of CONTROLS) {
         for (const el of state.querySelectorAll(control)) {
           const k = key(el);
@@ -58,11 +69,74 @@
     return data;
   }
 
+  // The "why" of an app: the service's explain answer, in a dialog.
+  const dialog = document.getElementById("explain");
+  const body = document.getElementById("explain-body");
+  const el = (tag, text, cls) => {
+    const e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  };
+  const amount = (a) => !a ? "-" : ("map_slots" in a ? `${a.map_slots} maps, ${a.reduce_slots} reduces`
+                                                     : `${Math.round(a.memory_mb)} MB, ${a.vcores} vcores`);
+  const stamp = (t) => new Date(t * 1000).toLocaleTimeString();
+  const KNOWN = new Set(["id", "name", "user", "queue", "state", "running_containers", "pending_containers",
+                         "usage", "fair_share", "holds", "preempting", "preempted_recently"]);
+
+  function list(title, items, line) {
+    if (!items || !items.length) return;
+    body.append(el("h4", title));
+    const ul = el("ul");
+    for (const x of items) ul.append(el("li", line(x)));
+    body.append(ul);
+  }
+
+  function showExplain(x) {
+    body.replaceChildren();
+    document.getElementById("explain-title").textContent = `Why: ${x.name || x.id}`;
+    body.append(el("p", `${x.id} of ${x.user} in ${x.queue}: ${x.state}; ${x.running_containers} running, ` +
+                        `${x.pending_containers} pending; usage ${amount(x.usage)}, fair share ${amount(x.fair_share)}.`,
+                   "explain-state"));
+    list("What holds it back", x.holds, (h) => h.message + (h.since ? ` (since ${stamp(h.since)})` : ""));
+    if (x.holds && !x.holds.length) body.append(el("p", "Nothing holds it back now.", "explain-none"));
+    list("Being taken back now", x.preempting,
+         (p) => `${p.container} on ${p.node}, ${p.killed ? "killed" : "asked back"}: ${p.why || "-"}`);
+    list("Preempted recently", x.preempted_recently,
+         (p) => `${stamp(p.time)}: ${p.container} on ${p.node}, ${p.kill ? "killed" : "asked back"}: ${p.why || p.reason}`);
+    // Whatever else the service says, as it says it.
+    for (const [k, v] of Object.entries(x)) {
+      if (KNOWN.has(k) || v === null || v === undefined || (Array.isArray(v) && !v.length)) continue;
+      const p = el("p", "", "explain-extra");
+      p.append(el("strong", `${k.replaceAll("_", " ")}: `), typeof v === "object" ? JSON.stringify(v) : String(v));
+      body.append(p);
+    }
+    const link = el("a", "the answer as JSON");
+    link.href = `/api/v1/apps/${encodeURIComponent(x.id)}/explain`;
+    body.append(el("p", "", "muted"));
+    body.lastChild.append(link);
+  }
+
+  async function explain(app) {
+    body.replaceChildren(el("p", "Asking the scheduler...", "muted"));
+    document.getElementById("explain-title").textContent = `Why: ${app}`;
+    if (!dialog.open) dialog.showModal();
+    try {
+      const r = await fetch(`/api/v1/apps/${encodeURIComponent(app)}/explain`, {credentials: "same-origin"});
+      const data = await r.json().catch(() => ({}));
+      if (!r.ok) throw new Error(data.detail || r.statusText);
+      showExplain(data);
+    } catch (e) {
+      body.replaceChildren(el("p", `No answer: ${e.message}`, "error"));
+    }
+  }
+
   state.addEventListener("click", async (ev) => {
     const b = ev.target;
     if (!(b instanceof HTMLButtonElement)) return;
     const row = b.closest("tr");
     const app = b.dataset.app;
+    if (b.classList.contains("why")) return explain(app);
     try {
       if (b.classList.contains("move")) {
         const queue = row.querySelector(".move-target").value;

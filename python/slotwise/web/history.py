@@ -1,0 +1,103 @@
+"""Shares and usage over time, kept by the server itself for the console's
+charts: each queue's row sampled every few seconds into a bounded ring
+(nothing on disk, nothing to set up; a restart starts it afresh)."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import threading
+import time
+
+log = logging.getLogger(__name__)
+
+#: Sampled every 5 s, 720 samples hold the last hour.
+EVERY = 5.0
+CAP = 720
+#: What a sample keeps of each queue.
+FIELDS = ("usage", "fair_share", "steady_fair_share", "min_share", "demand")
+
+
+def measure(amount: dict | None) -> float:
+    """One number per amount: memory (MB) on YARN, slots (maps and reduces
+    together) on MRv1; an unlimited amount counts as 0 (never drawn)."""
+    if not amount:
+        return 0.0
+    if "map_slots" in amount:
+        x = (amount.get("map_slots") or 0) + (amount.get("reduce_slots") or 0)
+    else:
+        x = amount.get("memory_mb") or 0
+    return 0.0 if x == float("inf") else float(x)
+
+
+class History:
+    """The last ``cap`` samples of every queue, taken by ``sample``: by the
+    thread ``start`` runs every ``every`` seconds, or by a test directly."""
+
+    def __init__(self, service, every: float = EVERY, cap: int = CAP, clock=time.time, thread: bool = True) -> None:
+        """``thread``: False for samples taken only by ``sample`` (a test on a
+        manual clock); ``every`` then only says how far apart they are."""
+        self.service = service
+        self._own_thread = thread
+        self.every = every
+        self.cap = cap
+        self._clock = clock
+        self._samples: collections.deque = collections.deque(maxlen=cap)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def sample(self) -> None:
+        """Record the queues now; not while the master is away (its last
+        known state would be drawn as if it went on)."""
+        link = self.service.link_status()["resource_manager"]
+        if link.get("seen") and not link.get("registered"):
+            return
+        rows = {r["queue"]: tuple(measure(r.get(f)) for f in FIELDS)
+                for r in self.service.queues() if r["queue"] != "root"}
+        with self._lock:
+            self._samples.append((self._clock(), rows))
+
+    def samples(self) -> list[tuple[float, dict[str, tuple[float, ...]]]]:
+        with self._lock:
+            return list(self._samples)
+
+    def series(self) -> dict:
+        """{"t": [...], "queues": {name: {field: [...]}}}: a queue missing
+        from a sample (added later, removed since) has None there."""
+        samples = self.samples()
+        names = sorted({q for _, rows in samples for q in rows})
+        out = {q: {f: [] for f in FIELDS} for q in names}
+        for _, rows in samples:
+            for q in names:
+                row = rows.get(q)
+                for i, f in enumerate(FIELDS):
+                    out[q][f].append(None if row is None else row[i])
+        return {"t": [t for t, _ in samples], "every": self.every, "cap": self.cap, "queues": out}
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                self.sample()
+            except Exception:  # a sample lost is no reason to stop keeping the rest
+                log.exception("sampling the queues for the console's history failed")
+
+    def start(self) -> "History":
+        if self._thread is None and self._own_thread:
+            self.sample()
+            self._thread = threading.Thread(target=self._run, name="slotwise-history", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app):
+        """The web app's lifespan: samples while the server serves."""
+        self.start()
+        try:
+            yield
+        finally:
+            self.stop()
