@@ -155,10 +155,6 @@ class SchedulerService:
         return {"valid": not out["conflicts"], "errors": [], "warnings": [str(w) for w in config.warnings], **out}
 
     # ---------------------------------------------------------------- actions
-    @property
-    def master(self) -> str:
-        return "JobTracker" if self.core.kind == "mrv1" else "ResourceManager"
-
     def _through_rm(self) -> bool:
         """True: the RM carries the action out.  With an RM that is away
         (restarting), refuse: its resync would undo a local change."""
