@@ -5,6 +5,10 @@ do, and a finished app's outcome."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from slotwise.engine import Request
 from slotwise.config.model import ResourceSpec, UserConfig
 from slotwise.explain import explain_app
@@ -265,8 +269,9 @@ def test_a_finished_app_tells_its_outcome_and_an_unknown_one_is_none():
     assert (o["containers_ran"], o["containers_preempted"], o["running_at_end"]) == (4, 1, 3)
     assert o["finished_s_ago"] == 7 and o["ran_for_s"] == 40 and o["how"] == "removed"
     assert o["final_state"] is None and o["user"] == "hal"
-    assert o["message"].startswith("finished 7 s ago in root.hog after 40 s; it ran 4 container(s), 1 of "
-                                   "them taken back by preemption; when it left it still held 3 container(s)")
+    assert re.fullmatch(r"finished at \d\d:\d\d:\d\d \(7 s ago\) in root.hog after 40 s; it ran 4 container\(s\), "
+                        r"1 of them taken back by preemption; when it left it still held 3 container\(s\); "
+                        r"the ResourceManager removed it without saying how it ended", o["message"]), o["message"]
     assert core.explain("nosuch") is None
     # A resync that no longer lists an app: finished too, and said how.
     core.handle_update(payload(full=True, nodes=[], apps=[], launched=[]))
@@ -300,7 +305,35 @@ def test_the_text_says_state_standing_starvation_and_outcome():
     assert "held back by:" in lines
     core.handle_update(payload(apps_removed=["hog"]))
     done = as_text(core.explain("hog")).splitlines()
-    assert done[0] == "hog, user hal, queue root.hog: finished" and done[1].startswith("finished 0 s ago")
+    assert done[0] == "hog, user hal, queue root.hog: finished" and done[1].startswith("finished at ")
+    core.handle_update(payload(apps_removed=["p"], apps_finished=[{"id": "p", "final_state": "SUCCEEDED"}]))
+    done = as_text(core.explain("p")).splitlines()
+    assert done[0] == "p, user pat, queue root.prod: finished: SUCCEEDED"
+    assert re.match(r"finished SUCCEEDED at \d\d:\d\d:\d\d \(0 s ago\) in root.prod after 35 s; it ran 1 "
+                    r"container\(s\)", done[1]), done[1]
+    assert done[1].endswith("; the ResourceManager removed it")
+
+
+def test_the_master_says_how_an_app_ended_and_a_word_on_an_app_not_removed_is_refused():
+    from slotwise.protocol import ProtocolError
+    from wiretools import payload
+
+    core, clock, until, rounds = starved_core()
+    until(35)
+    # A final state for an app the payload does not remove: refused whole, one line naming the field.
+    with pytest.raises(ProtocolError) as e:
+        core.handle_update(payload(apps_removed=["hog"], apps_finished=[{"id": "p", "final_state": "KILLED"}]))
+    assert "apps_finished[0]: app p is not in apps_removed" in str(e.value) and "\n" not in str(e.value)
+    assert core.explain("hog")["state"] == "running" and core.explain("p")["state"] == "running"
+    assert core.finished.get("hog") is None and len(core.finished) == 0
+    with pytest.raises(ProtocolError) as e:
+        core.handle_update(payload(apps_removed=["hog"], apps_finished=[{"id": "hog", "final_state": "KILLED"},
+                                                                       {"id": "hog", "final_state": "FAILED"}]))
+    assert "apps_finished[1]: app hog twice" in str(e.value)
+    # Two apps leave in one payload, one with a word on how: each record as said.
+    core.handle_update(payload(apps_removed=["hog", "p"], apps_finished=[{"id": "hog", "final_state": "KILLED"}]))
+    assert core.explain("hog")["outcome"]["final_state"] == "KILLED"
+    assert core.explain("p")["outcome"]["final_state"] is None
 
 
 def test_a_jobtrackers_starved_queue_and_finished_job():
@@ -325,6 +358,8 @@ def test_a_jobtrackers_starved_queue_and_finished_job():
     assert taken == forecast and len(taken) == 2
     after = core.explain("job_202611230000_0002")["queue_starvation"]
     assert len(after["preemption"]["asked_back"]) == 2 and after["message"].endswith("that covers what it lacks")
-    call(core, "update", apps_removed=["job_202611230000_0001"])
+    call(core, "update", apps_removed=["job_202611230000_0001"],
+         apps_finished=[{"id": "job_202611230000_0001", "final_state": "SUCCEEDED"}])
     o = core.explain("job_202611230000_0001")["outcome"]
-    assert o["containers_preempted"] == 2 and "the JobTracker removed it" in o["message"]
+    assert o["containers_preempted"] == 2 and o["message"].endswith("the JobTracker removed it")
+    assert o["final_state"] == "SUCCEEDED" and o["message"].startswith("finished SUCCEEDED at ")

@@ -3,6 +3,8 @@ allocation file would do, changing nothing."""
 
 from __future__ import annotations
 
+import re
+
 import httpx
 
 from webtools import ALLOCATIONS, TOKEN, web  # noqa: F401 (the fixture)
@@ -37,7 +39,7 @@ def test_explain_a_job_and_python_away(web):
 def test_explain_a_finished_job(web):
     from wiretools import payload
 
-    web.core.handle_update(payload(apps_removed=["app_2"]))
+    web.core.handle_update(payload(apps_removed=["app_2"], apps_finished=[{"id": "app_2", "final_state": "FAILED"}]))
     web.rm.state.update(in_fallback=True, reason="policy call timed out", since=1.0)
     r = httpx.get(f"{web.url}/api/v1/apps/app_2/explain")
     assert r.status_code == 200, r.text
@@ -46,8 +48,9 @@ def test_explain_a_finished_job(web):
     assert out["holds"] == [] and out["standing"] is None  # nothing holds back an app that has left
     o = out["outcome"]
     assert o["containers_ran"] == 3 and o["running_at_end"] == 3 and o["pending_at_end"] == 3
-    assert o["final_state"] is None and o["how"] == "removed" and o["finished"] > 1e9
-    assert o["message"].startswith("finished 0 s ago in root.prod")
+    assert o["final_state"] == "FAILED" and o["how"] == "removed" and o["finished"] > 1e9
+    assert re.match(r"finished FAILED at \d\d:\d\d:\d\d \(0 s ago\) in root.prod", o["message"]), o["message"]
+    assert o["message"].endswith("the ResourceManager removed it")
     assert httpx.get(f"{web.url}/api/v1/jobs/app_2/explain").json()["state"] == "finished"  # the old path too
 
 

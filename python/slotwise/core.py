@@ -698,8 +698,9 @@ class PolicyCore:
                 self._refused(r)
             for cid in msg.finished:
                 e.container_finished(cid)
+            ends = {x.id: x.final_state for x in msg.apps_finished} if msg.apps_finished else {}
             for app_id in msg.apps_removed:
-                self._app_left(app_id, "removed")
+                self._app_left(app_id, "removed", ends.get(app_id))
             for node_id in msg.nodes_removed:
                 e.remove_node(node_id)
 
@@ -725,6 +726,15 @@ class PolicyCore:
                                "a container needs memory or vcores")
                 elif r.count and (shape := _shape_problem(r.resource, self.kind)):
                     out.append(f"apps[{i}].requests[{j}] ({a.id}): {shape}")
+        if msg.apps_finished:
+            removed = set(msg.apps_removed)
+            ended: set[str] = set()
+            for i, x in enumerate(msg.apps_finished):
+                if x.id not in removed:
+                    out.append(f"apps_finished[{i}]: app {x.id} is not in apps_removed")
+                elif x.id in ended:
+                    out.append(f"apps_finished[{i}]: app {x.id} twice")
+                ended.add(x.id)
         launched = msg.launched
         if not launched:
             return out
@@ -757,12 +767,13 @@ class PolicyCore:
                                f"{c.engine_id}, which is {placed.app_id}'s on {placed.node_id}")
         return out
 
-    def _app_left(self, app_id: str, how: str) -> None:
-        """An app leaves the scheduler: remembered for explain, then removed."""
+    def _app_left(self, app_id: str, how: str, final_state: str | None = None) -> None:
+        """An app leaves the scheduler: remembered for explain (with how it
+        ended, if the master said), then removed."""
         app = self._engine.apps.get(app_id)
         if app is not None:
             self.finished.record(app, self._clock.now(), time.time(), how, self.dims,
-                                 "JobTracker" if self.kind == "mrv1" else "ResourceManager")
+                                 "JobTracker" if self.kind == "mrv1" else "ResourceManager", final_state)
         self._engine.remove_app(app_id)
         self._moves.pop(app_id, None)
 

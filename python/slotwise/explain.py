@@ -240,7 +240,8 @@ def as_text(out: dict) -> str:
     name = f" ({out['name']})" if out.get("name") else ""
     state = out["state"]
     if state == "finished":
-        detail = ""
+        end = (out.get("outcome") or {}).get("final_state")
+        detail = f": {end}" if end else ""
     elif state == "running":
         detail = f"; {out['running_containers']} container(s) running, {out['pending_containers']} more asked for"
     else:

@@ -4,6 +4,7 @@ of a finished app tells its outcome instead of "unknown app"."""
 from __future__ import annotations
 
 import collections
+import time
 
 #: Finished apps remembered, oldest forgotten first.
 KEEP = 1000
@@ -50,8 +51,9 @@ def outcome(rec: dict, now: float) -> dict:
     engine's clock (at ``now``)."""
     ago = max(0.0, now - rec["t_finished"])
     ran = max(0.0, rec["t_finished"] - rec["t_submitted"])
-    state = (f"ended {rec['final_state']}" if rec["final_state"] else "finished")
-    words = [f"{state} {ago:.0f} s ago in {rec['queue']} after {ran:.0f} s",
+    state = f"finished {rec['final_state']}" if rec["final_state"] else "finished"
+    at = time.strftime("%H:%M:%S", time.localtime(rec["finished"]))
+    words = [f"{state} at {at} ({ago:.0f} s ago) in {rec['queue']} after {ran:.0f} s",
              f"it ran {rec['containers_ran']} container(s)"
              + (f", {rec['containers_preempted']} of them taken back by preemption"
                 if rec["containers_preempted"] else "")]
@@ -60,6 +62,6 @@ def outcome(rec: dict, now: float) -> dict:
     if any(left):
         words.append("when it left it still " + " and ".join(x for x in left if x))
     words.append(HOW[rec["how"]].format(master=rec["master"])
-                 + ("" if rec["final_state"] else " (it does not tell Python how the app ended)"))
+                 + ("" if rec["final_state"] else " without saying how it ended"))
     public = {k: v for k, v in rec.items() if not k.startswith("t_")}
     return {**public, "finished_s_ago": ago, "ran_for_s": ran, "message": "; ".join(words)}

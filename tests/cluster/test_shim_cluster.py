@@ -221,6 +221,18 @@ def test_jobs_in_two_queues_are_scheduled_by_python(shim):
     # Python decided every heartbeat in the window (the episode before it registered is older).
     started = events[0]["ts"] if events else time.time()
     assert not [e for e in events if e["event"] == "fallback" and e["ended"] >= started]
+    # The RM said how each ended when it removed it (apps_finished): explain tells it.
+    import httpx
+
+    for result in (pi, sleep):
+        deadline = time.time() + 120
+        while True:
+            out = httpx.get(f"{serve.url}/api/v1/apps/{result.app_id}/explain", timeout=30).json()
+            if out.get("state") == "finished" or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        assert out["state"] == "finished" and out["outcome"]["final_state"] == "SUCCEEDED", out
+        assert out["outcome"]["message"].startswith("finished SUCCEEDED at "), out["outcome"]
 
 
 def test_the_recorded_event_log_replays_to_the_same_decisions(shim):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 
@@ -276,11 +278,13 @@ class OutcomeOut(BaseModel):
     """How an app that has left ended, from the scheduler's record of the last 1,000."""
 
     model_config = ConfigDict(extra="allow")
-    final_state: str | None = Field(description="as the ResourceManager reported it; null: not reported")
+    final_state: Literal["SUCCEEDED", "FAILED", "KILLED", "UNDEFINED"] | None = Field(
+        description="how it ended as the master (ResourceManager or JobTracker) reported it when it removed the "
+                    "app; null: not reported (it left at a resync, or the shim is older)")
     finished: float = Field(description="Unix time it left")
     finished_s_ago: float
     ran_for_s: float = Field(description="seconds from submission to leaving")
-    how: str = Field(description="removed (the RM removed it) or resync (the RM no longer had it)")
+    how: str = Field(description="removed (the master removed it) or resync (the master no longer had it)")
     containers_ran: int
     containers_preempted: int
     running_at_end: int

@@ -538,12 +538,13 @@ public class SlotwiseScheduler
   }
 
   private void removeApplication(ApplicationId id, RMAppState finalState) {
+    Messages.FinalState end = YarnRecords.finalState(finalState, rmContext.getRMApps().get(id));
     locked(() -> {
       SchedulerApplication<SlotwiseAppAttempt> app = applications.remove(id);
       if (app != null) { // else it was rejected
         app.getQueue().getAbstractUsersManager().deactivateApplication(app.getUser(), id);
         app.stop(finalState);
-        deltas.appRemoved(id.toString());
+        deltas.appRemoved(id.toString(), end);
       }
     });
   }
@@ -904,7 +905,7 @@ public class SlotwiseScheduler
           d.appsRemoved(), launched,
           d.rejected(), d.finished(),
           YarnRecords.beats(beating),
-          link.episodesToReport(), truth));
+          link.episodesToReport(), truth, d.appsFinished()));
     } finally {
       readLock.unlock();
     }

@@ -7,8 +7,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.util.resource.Resources;
@@ -20,6 +23,35 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  */
 final class YarnRecords {
   private YarnRecords() {
+  }
+
+  /**
+   * How an app ended, from the state the RM removes it in: FAILED and KILLED
+   * as they are; FINISHED as its AM reported it (SUCCEEDED, FAILED or KILLED);
+   * anything else, or an AM that said nothing, UNDEFINED. Null: no state given.
+   */
+  static Messages.FinalState finalState(RMAppState state, RMApp app) {
+    if (state == null) {
+      return null;
+    }
+    switch (state) {
+      case FAILED:
+        return Messages.FinalState.FAILED;
+      case KILLED:
+        return Messages.FinalState.KILLED;
+      case FINISHED:
+        FinalApplicationStatus s = app == null ? null : app.getFinalApplicationStatus();
+        if (s == FinalApplicationStatus.SUCCEEDED) {
+          return Messages.FinalState.SUCCEEDED;
+        } else if (s == FinalApplicationStatus.FAILED) {
+          return Messages.FinalState.FAILED;
+        } else if (s == FinalApplicationStatus.KILLED) {
+          return Messages.FinalState.KILLED;
+        }
+        return Messages.FinalState.UNDEFINED;
+      default:
+        return Messages.FinalState.UNDEFINED;
+    }
   }
 
   static List<Messages.Beat> beats(Collection<FiCaSchedulerNode> beating) {

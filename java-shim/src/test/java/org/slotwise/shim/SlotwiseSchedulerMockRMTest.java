@@ -23,6 +23,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNodeReport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,7 +37,8 @@ import java.nio.file.Path;
  * MockNM, MockAM), in this JVM: with no Python the FIFO fallback schedules;
  * with a scripted policy registered, the payload it is sent names the node
  * and the app's asks, and its assignments are carried out (or refused, with
- * the reason, when the node cannot take them).
+ * the reason, when the node cannot take them), and an app that ends is
+ * removed with its final state.
  */
 class SlotwiseSchedulerMockRMTest {
   private static final Pattern APP_ID = Pattern.compile("\"id\":\\s*\"(application_\\d+_\\d+)\"");
@@ -44,6 +46,11 @@ class SlotwiseSchedulerMockRMTest {
   @TempDir
   Path dir;
   private MockRM rm;
+  /** What placesTheAm left: the payloads Python was sent, its node, its app and AM. */
+  private final List<String> payloads = Collections.synchronizedList(new ArrayList<>());
+  private MockNM nm;
+  private RMApp app;
+  private MockAM am;
 
   @BeforeEach
   void start() {
@@ -136,9 +143,40 @@ class SlotwiseSchedulerMockRMTest {
     assertTrue(sent.contains("\"rejected\"") && sent.contains("locality"), "the refusal and its reason are sent");
   }
 
+  /**
+   * An app that finishes is removed with how it ended: its AM said
+   * SUCCEEDED; an app killed before it ran, KILLED (the RM's final state).
+   */
+  @Test
+  void anAppThatEndsIsRemovedWithItsFinalState() throws Exception {
+    placesTheAm(false);
+    String done = app.getApplicationId().toString();
+    MockRM.finishAMAndVerifyAppState(app, rm, nm, am);
+    RMApp other = MockRMAppSubmitter.submitWithMemory(1024, rm);
+    rm.killApp(other.getApplicationId());
+    rm.waitForState(other.getApplicationId(), RMAppState.KILLED);
+    String succeeded = "{\"id\":\"" + done + "\",\"final_state\":\"SUCCEEDED\"}";
+    String killed = "{\"id\":\"" + other.getApplicationId() + "\",\"final_state\":\"KILLED\"}";
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (!(sent().contains(succeeded) && sent().contains(killed)) && System.currentTimeMillis() < deadline) {
+      nm.nodeHeartbeat(true);
+      rm.drainEvents();
+      Thread.sleep(50);
+    }
+    String sent = sent();
+    assertTrue(sent.contains(succeeded), "the finished app's final state is sent");
+    assertTrue(sent.contains(killed), "the killed app's final state is sent");
+    assertTrue(sent.contains("\"apps_removed\":[\"" + done + "\""), "with its removal");
+  }
+
+  private String sent() {
+    synchronized (payloads) {
+      return String.join("\n", payloads);
+    }
+  }
+
   private String placesTheAm(boolean nodeLocalFirst) throws Exception {
-    MockNM nm = rm.registerNode("127.0.0.1:1234", 4096);
-    List<String> payloads = Collections.synchronizedList(new ArrayList<>());
+    nm = rm.registerNode("127.0.0.1:1234", 4096);
     Set<String> apps = ConcurrentHashMap.newKeySet();
     Set<String> placed = ConcurrentHashMap.newKeySet();
     Set<String> triedLocal = ConcurrentHashMap.newKeySet();
@@ -176,14 +214,14 @@ class SlotwiseSchedulerMockRMTest {
     Messages.ShimStatus before = scheduler().runtime().linkStatus(answer.session());
     assertEquals(false, before.inFallback(), String.valueOf(before.reason()));
 
-    RMApp app = MockRMAppSubmitter.submitWithMemory(1024, rm);
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    app = MockRMAppSubmitter.submitWithMemory(1024, rm);
+    am = MockRM.launchAndRegisterAM(app, rm, nm);
     ApplicationAttemptId attempt = am.getApplicationAttemptId();
     Messages.ShimStatus after = scheduler().runtime().linkStatus(answer.session());
     assertEquals(before.fallbackHeartbeats(), after.fallbackHeartbeats(), "no heartbeat went to the FIFO");
     assertTrue(after.heartbeats() > before.heartbeats());
     assertEquals(1024, scheduler().getNodeReport(nm.getNodeId()).getUsedResource().getMemorySize());
-    String sent = String.join("\n", payloads);
+    String sent = sent();
     assertTrue(sent.contains("127.0.0.1:1234"), "the node is in the payload");
     assertTrue(sent.contains(attempt.getApplicationId().toString()), "the app is in the payload");
     assertEquals(Set.of(attempt.getApplicationId().toString()), placed, "Python placed its AM");

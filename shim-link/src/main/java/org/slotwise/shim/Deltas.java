@@ -17,7 +17,7 @@ public final class Deltas {
   /** What one call carries, taken out of the pending deltas. */
   public record Taken(boolean full, List<Messages.Node> nodes, List<String> nodesRemoved,
       List<String> appsChanged, List<String> appsRemoved, List<Messages.Container> launched,
-      List<Messages.Refusal> rejected, List<String> finished) {
+      List<Messages.Refusal> rejected, List<String> finished, List<Messages.AppEnd> appsFinished) {
   }
 
   private boolean fullNeeded = true;
@@ -25,6 +25,8 @@ public final class Deltas {
   private final Set<String> nodesRemoved = new LinkedHashSet<>();
   private final Set<String> appsChanged = new LinkedHashSet<>();
   private final Set<String> appsRemoved = new LinkedHashSet<>();
+  /** How the removed apps ended, for those whose master said (a subset of appsRemoved). */
+  private final Map<String, Messages.FinalState> appsFinished = new LinkedHashMap<>();
   private final List<Messages.Container> launched = new ArrayList<>();
   private final List<Messages.Refusal> rejected = new ArrayList<>();
   private final List<String> finished = new ArrayList<>();
@@ -63,9 +65,19 @@ public final class Deltas {
   }
 
   public synchronized void appRemoved(String id) {
+    appRemoved(id, null);
+  }
+
+  /** The app left; {@code end} is how it ended as the master says (null: not known). */
+  public synchronized void appRemoved(String id, Messages.FinalState end) {
     if (!fullNeeded) {
       appsChanged.remove(id);
       appsRemoved.add(id);
+      if (end != null) {
+        appsFinished.put(id, end);
+      } else {
+        appsFinished.remove(id);
+      }
     }
   }
 
@@ -94,10 +106,16 @@ public final class Deltas {
   public synchronized Taken take() {
     Taken t = new Taken(fullNeeded, new ArrayList<>(nodes.values()), new ArrayList<>(nodesRemoved),
         new ArrayList<>(appsChanged), new ArrayList<>(appsRemoved), new ArrayList<>(launched),
-        new ArrayList<>(rejected), new ArrayList<>(finished));
+        new ArrayList<>(rejected), new ArrayList<>(finished), ends());
     fullNeeded = false;
     clear();
     return t;
+  }
+
+  private List<Messages.AppEnd> ends() {
+    List<Messages.AppEnd> out = new ArrayList<>(appsFinished.size());
+    appsFinished.forEach((id, end) -> out.add(new Messages.AppEnd(id, end)));
+    return out;
   }
 
   private void capPending() {
@@ -112,6 +130,7 @@ public final class Deltas {
     nodesRemoved.clear();
     appsChanged.clear();
     appsRemoved.clear();
+    appsFinished.clear();
     launched.clear();
     rejected.clear();
     finished.clear();

@@ -44,7 +44,9 @@ class DeltasTest {
     p.appChanged("application_1_0001");
     p.appChanged("application_1_0002");
     p.appChanged("application_1_0001");
-    p.appRemoved("application_1_0002");
+    p.appRemoved("application_1_0002", Messages.FinalState.FAILED);
+    p.appChanged("application_1_0003");
+    p.appRemoved("application_1_0003"); // how it ended not known: no word on it
     p.appChanged("application_1_0002"); // stale event after removal: ignored
     p.launched(container("c1", "e1"));
     p.rejected("e2", Messages.Reason.BLACKLISTED);
@@ -55,12 +57,15 @@ class DeltasTest {
     assertEquals(List.of("host1:1"), d.nodes().stream().map(Messages.Node::id).toList());
     assertEquals(List.of("host2:1"), d.nodesRemoved());
     assertEquals(List.of("application_1_0001"), d.appsChanged());
-    assertEquals(List.of("application_1_0002"), d.appsRemoved());
+    assertEquals(List.of("application_1_0002", "application_1_0003"), d.appsRemoved());
+    assertEquals(List.of(new Messages.AppEnd("application_1_0002", Messages.FinalState.FAILED)),
+        d.appsFinished());
     assertEquals("e1", d.launched().get(0).engineId());
     assertEquals(List.of(new Messages.Refusal("e2", Messages.Reason.BLACKLISTED)), d.rejected());
     assertEquals(List.of("c0"), d.finished());
     Deltas.Taken empty = p.take();
-    assertTrue(empty.nodes().isEmpty() && empty.launched().isEmpty() && empty.finished().isEmpty());
+    assertTrue(empty.nodes().isEmpty() && empty.launched().isEmpty() && empty.finished().isEmpty()
+        && empty.appsFinished().isEmpty());
   }
 
   @Test

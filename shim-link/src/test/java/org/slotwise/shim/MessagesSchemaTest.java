@@ -209,12 +209,12 @@ class MessagesSchemaTest {
   @Test
   void emptyListsAndNullsAreLeftOutOfPayloads() {
     Messages.Payload p = new Messages.Payload(false, 7, null, null, null, null, null, null, null,
-        List.of(new Messages.Beat("h:1", null)), null, null);
+        List.of(new Messages.Beat("h:1", null)), null, null, null);
     assertEquals("{\"now_ms\":7,\"beats\":[{\"node\":\"h:1\"}]}", Wire.write(p));
     assertEquals("{\"memory_mb\":1024,\"vcores\":1}",
         Wire.write(new Messages.Resource(1024, 1, 0, 0)));
     Messages.Payload checked = new Messages.Payload(false, 7, null, null, null, null, null, null,
-        null, null, null, List.of());
+        null, null, null, List.of(), null);
     assertTrue(Wire.write(checked).endsWith("\"check\":[]}"), "an empty check is a check");
   }
 }

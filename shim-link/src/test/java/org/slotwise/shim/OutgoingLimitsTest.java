@@ -122,7 +122,7 @@ class OutgoingLimitsTest {
       List<Messages.FallbackEpisode> episodes = link.episodesToReport();
       assertEquals(1, episodes.size());
       Messages.Payload payload = new Messages.Payload(false, 1, null, null, null, null, null, null,
-          null, null, episodes, null);
+          null, null, episodes, null, null);
       assertTrue(roundTrip(payload, Messages.Payload.class).fallbacks().get(0).reason()
           .startsWith("heartbeat: Python refused the payload: eee"));
     } finally {

@@ -342,6 +342,19 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     return job.getStatus().getRunState() == JobStatus.RUNNING && job.inited() && job.isSetupFinished();
   }
 
+  /** How a job ended, by its run state (a job removed before it ended: UNDEFINED). */
+  static Messages.FinalState finalState(JobInProgress job) {
+    int run = job.getStatus().getRunState();
+    if (run == JobStatus.SUCCEEDED) {
+      return Messages.FinalState.SUCCEEDED;
+    } else if (run == JobStatus.FAILED) {
+      return Messages.FinalState.FAILED;
+    } else if (run == JobStatus.KILLED) {
+      return Messages.FinalState.KILLED;
+    }
+    return Messages.FinalState.UNDEFINED;
+  }
+
   /** Hadoop's five priorities as the protocol's: NORMAL 0, each step up or down one. */
   static int priorityOf(JobInProgress job) {
     return switch (job.getPriority()) {
@@ -420,7 +433,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     Messages.Payload p = new Messages.Payload(full, System.currentTimeMillis(),
         full ? new ArrayList<>(trackers.values()) : t.nodes(), full ? null : t.nodesRemoved(),
         apps, full ? null : t.appsRemoved(), launched, full ? null : t.rejected(),
-        full ? null : t.finished(), beats, link.episodesToReport(), null);
+        full ? null : t.finished(), beats, link.episodesToReport(), null,
+        full ? null : t.appsFinished());
     return Wire.write(p);
   }
 
@@ -431,7 +445,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       if (e[0].equals("add")) {
         jobs.put(job.getJobID(), new JobState(job, (String) e[2], (String) e[3]));
       } else if (jobs.remove(job.getJobID()) != null) {
-        deltas.appRemoved(job.getJobID().toString());
+        deltas.appRemoved(job.getJobID().toString(), finalState(job));
         live.values().removeIf(l -> l.job().equals(job.getJobID()));
       }
     }

@@ -183,6 +183,29 @@ class SlotwiseTaskSchedulerTest {
     assertEquals(List.of("carol", "etl"), asked);
   }
 
+  /** A job the JobTracker removes goes to Python with how it ended: its run state. */
+  @Test
+  void aRemovedJobIsSentWithItsFinalState() throws Exception {
+    register();
+    FakeJob won = manager.add(new FakeJob(1, conf("ann"), 1, 0, true));
+    FakeJob lost = manager.add(new FakeJob(2, conf("ann"), 1, 0, true));
+    FakeJob gone = manager.add(new FakeJob(3, conf("ann"), 1, 0, true));
+    scheduler.update(); // the full update: all three are known
+    won.end(JobStatus.SUCCEEDED);
+    lost.end(JobStatus.FAILED);
+    manager.remove(won);
+    manager.remove(lost);
+    manager.remove(gone); // retired while it still ran: how it ended is not known
+    scheduler.update();
+    JsonNode p = python.last("update");
+    assertEquals(List.of(won.getJobID().toString(), lost.getJobID().toString(), gone.getJobID().toString()),
+        JSON.convertValue(p.get("apps_removed"), List.class));
+    assertEquals("[{\"id\":\"" + won.getJobID() + "\",\"final_state\":\"SUCCEEDED\"},"
+        + "{\"id\":\"" + lost.getJobID() + "\",\"final_state\":\"FAILED\"},"
+        + "{\"id\":\"" + gone.getJobID() + "\",\"final_state\":\"UNDEFINED\"}]",
+        p.get("apps_finished").toString());
+  }
+
   @Test
   void aJobPythonRefusesToPlaceFailsWithTheReason() throws Exception {
     register();
@@ -253,6 +276,11 @@ class SlotwiseTaskSchedulerTest {
       priority = p;
     }
     private int made;
+
+    /** The job ends in {@code runState} (JobStatus.SUCCEEDED, FAILED, KILLED). */
+    void end(int runState) {
+      status = new JobStatus(getJobID(), 1f, 1f, runState);
+    }
 
     FakeJob(int n, JobConf conf, int maps, int reduces, boolean inited) throws IOException {
       super(new JobID("201401010000", n), conf, jobTracker);
@@ -345,6 +373,12 @@ class SlotwiseTaskSchedulerTest {
         l.jobAdded(job);
       }
       return job;
+    }
+
+    void remove(FakeJob job) {
+      for (JobInProgressListener l : listeners) {
+        l.jobRemoved(job);
+      }
     }
 
     @Override
