@@ -111,6 +111,10 @@ def test_an_apps_why_is_one_click_away(browser, scene):  # noqa: F811
     for hold in answer["holds"]:
         assert " ".join(hold["message"].split()) in text
     assert f"{answer['state']};" in text
+    # Its queue is starved: the dialog says so in the service's own words, not as JSON.
+    assert answer["queue_starvation"]["message"]
+    assert " ".join(answer["queue_starvation"]["message"].split()) in text
+    assert '"message"' not in text
     page.locator("#explain-close").click()
     dialog.wait_for(state="hidden", timeout=30000)
     page.close()

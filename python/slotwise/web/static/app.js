@@ -104,11 +104,13 @@
          (p) => `${p.container} on ${p.node}, ${p.killed ? "killed" : "asked back"}: ${p.why || "-"}`);
     list("Preempted recently", x.preempted_recently,
          (p) => `${stamp(p.time)}: ${p.container} on ${p.node}, ${p.kill ? "killed" : "asked back"}: ${p.why || p.reason}`);
-    // Whatever else the service says, as it says it.
+    // Whatever else the service says (standing, queue starvation, outcome):
+    // its own sentence where it has one, else as it says it.
     for (const [k, v] of Object.entries(x)) {
       if (KNOWN.has(k) || v === null || v === undefined || (Array.isArray(v) && !v.length)) continue;
       const p = el("p", "", "explain-extra");
-      p.append(el("strong", `${k.replaceAll("_", " ")}: `), typeof v === "object" ? JSON.stringify(v) : String(v));
+      const said = typeof v !== "object" ? String(v) : typeof v.message === "string" ? v.message : JSON.stringify(v);
+      p.append(el("strong", `${k.replaceAll("_", " ")}: `), said);
       body.append(p);
     }
     const link = el("a", "the answer as JSON");
