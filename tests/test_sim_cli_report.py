@@ -116,3 +116,14 @@ def test_sls_trace_report_groups_by_queue_and_leaves_out_speedups_without_fifo(t
     assert [r[:3] for r in rows] == [["root.sls_queue_1", "fair", "1"], ["root.sls_queue_2", "fair", "1"]]
     assert all(len(r) == 4 for r in rows) and "speed-up" not in md
     assert [r[0] for r in table(md, "Locality by job size")] == ["2", "3"]
+
+
+def test_json_prints_the_report_itself_on_stdout_and_still_writes_the_files(tmp_path, capsys):
+    trace = tmp_path / "two-queues.jsonl"
+    dump_jsonl(two_queue_workload(), str(trace))
+    out = tmp_path / "out"
+    assert main(["simulate", "trace", "--trace", str(trace), "--policy", "fair", "--out", str(out), "-q",
+                 "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["runs"] == json.loads((out / "report.json").read_text())["runs"]
+    assert str(out / "report.json") in " ".join(printed["written"])

@@ -74,13 +74,26 @@ def cmd_simulate(args) -> int:
     written = write_report(args.out, report, runs)
     from .metrics import speed
 
-    for r, (_exp, res) in zip(report["runs"], runs):
-        key = " ".join(f"{k}={r[k]}" for k in ("job_maps", "concurrent_jobs", "workload") if k in r)
-        loc = r["locality"]
-        print(f"{r['policy']:<12} {key:<22} node-local {loc['node_local']:6.1%}  rack-local "
-              f"{loc['rack_local']:6.1%}  mean response {(r['mean_response'] or 0):8.1f} s  "
-              f"{r['jobs_finished']}/{r['jobs']} jobs  {speed(res) or 0:,.0f}x real time")
-    print(f"wrote {', '.join(written)}")
+    def lines():
+        for r, (_exp, res) in zip(report["runs"], runs):
+            key = " ".join(f"{k}={r[k]}" for k in ("job_maps", "concurrent_jobs", "workload") if k in r)
+            loc = r["locality"]
+            yield (f"{r['policy']:<12} {key:<22} node-local {loc['node_local']:6.1%}  rack-local "
+                   f"{loc['rack_local']:6.1%}  mean response {(r['mean_response'] or 0):8.1f} s  "
+                   f"{r['jobs_finished']}/{r['jobs']} jobs  {speed(res) or 0:,.0f}x real time")
+    return _finish(args, report, written, lines)
+
+
+def _finish(args, report: dict, written: list[str], lines) -> int:
+    """The run's summary on stdout: a few lines, or with --json the report
+    itself (the report files are written either way)."""
+    if args.json:
+        json.dump({**report, "written": written}, sys.stdout, default=str)
+        print()
+    else:
+        for line in lines():
+            print(line)
+        print(f"wrote {', '.join(written)}")
     return 0
 
 
@@ -93,15 +106,16 @@ def _simulate_dp(args) -> int:
 
     report = dp.run_all(args.seed, args.scale, progress=step)
     written = dp.write(args.out, report)
-    d = report["two_users"]["dynamic_priority"]
-    print(f"two users: spending ratio {d['spending_ratio_q1_q2']} while funded (paper ~4); completion ratio "
-          f"{d['completion_ratio_q1_q2_after_reset']} after the reset with preemption (paper 1/1.8 = 0.556)")
-    b = report["boost"]
-    print(f"boost: boosted jobs {b['preemption']['speedup']}x faster with preemption, "
-          f"{b['no_preemption']['speedup']}x without (paper ~3x); preemption overhead "
-          f"{100 * b['preemption_overhead']['mean_completion_increase']:+.1f}% mean completion")
-    print(f"wrote {', '.join(written)}")
-    return 0
+
+    def lines():
+        d = report["two_users"]["dynamic_priority"]
+        yield (f"two users: spending ratio {d['spending_ratio_q1_q2']} while funded (paper ~4); completion ratio "
+               f"{d['completion_ratio_q1_q2_after_reset']} after the reset with preemption (paper 1/1.8 = 0.556)")
+        b = report["boost"]
+        yield (f"boost: boosted jobs {b['preemption']['speedup']}x faster with preemption, "
+               f"{b['no_preemption']['speedup']}x without (paper ~3x); preemption overhead "
+               f"{100 * b['preemption_overhead']['mean_completion_increase']:+.1f}% mean completion")
+    return _finish(args, report, written, lines)
 
 
 def _simulate_hopper(args) -> int:
@@ -113,12 +127,14 @@ def _simulate_hopper(args) -> int:
 
     report = hopper.run_all(args.seed, args.scale, progress=step)
     written = hopper.write(args.out, report)
-    for r in report["jct"]:
-        g = report["gain_vs_fair_late"][r["policy"]]
-        print(f"{r['policy']:<16} mean JCT {r['mean_jct']:8.1f} s  p50 {r['p50_jct']:7.1f}  p90 {r['p90_jct']:8.1f}"
-              f"  vs fair+late {'(the baseline)' if r['policy'] == hopper.BASELINE else f'{-100 * g:+.0f}%'}")
-    print(f"wrote {', '.join(written)}")
-    return 0
+
+    def lines():
+        for r in report["jct"]:
+            g = report["gain_vs_fair_late"][r["policy"]]
+            yield (f"{r['policy']:<16} mean JCT {r['mean_jct']:8.1f} s  p50 {r['p50_jct']:7.1f}  p90 "
+                   f"{r['p90_jct']:8.1f}  vs fair+late "
+                   f"{'(the baseline)' if r['policy'] == hopper.BASELINE else f'{-100 * g:+.0f}%'}")
+    return _finish(args, report, written, lines)
 
 
 def cmd_replay(args) -> int:
@@ -183,6 +199,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--event-log", metavar="FILE",
                    help="trace runs: write the event log with every engine input (replayable)")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--json", action="store_true", help="print the report as JSON (the files are written too)")
     s.set_defaults(func=cmd_simulate)
 
     r = sub.add_parser("replay", help="re-run a recorded event log through a fresh engine and compare")
