@@ -12,6 +12,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -241,7 +243,10 @@ class SlotwiseTaskSchedulerTest {
     FakeJob normal = manager.add(new FakeJob(1, conf("ann"), 2, 0, false));
     FakeJob high = manager.add(new FakeJob(2, conf("bob"), 2, 0, false));
     high.priority = JobPriority.VERY_HIGH;
+    manager.initGate = new CountDownLatch(1); // the JobTracker's init ends when the test says
     List<Task> got = beat(1, 0); // starts their initialisation; nothing runs before it ends
+    assertTrue(got.isEmpty(), "no task of a job still initialising");
+    manager.initGate.countDown();
     waitFor("both jobs' initialisation", () -> manager.inited.containsAll(List.of(normal, high)));
     for (int i = 0; got.isEmpty() && i < 100; i++) {
       got = beat(1, 0);
@@ -367,6 +372,7 @@ class SlotwiseTaskSchedulerTest {
     final List<JobInProgressListener> listeners = new CopyOnWriteArrayList<>();
     final List<JobInProgress> inited = new CopyOnWriteArrayList<>();
     final List<JobInProgress> failed = new CopyOnWriteArrayList<>();
+    volatile CountDownLatch initGate; // when set, initJob waits for it (a slow JobTracker init)
 
     FakeJob add(FakeJob job) throws IOException {
       for (JobInProgressListener l : listeners) {
@@ -432,6 +438,15 @@ class SlotwiseTaskSchedulerTest {
 
     @Override
     public void initJob(JobInProgress job) {
+      CountDownLatch gate = initGate;
+      try {
+        if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
+          return;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
       ((FakeJob) job).isInited = true;
       inited.add(job);
     }
