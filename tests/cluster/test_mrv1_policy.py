@@ -10,6 +10,8 @@ charges no interval twice."""
 
 from __future__ import annotations
 
+import html
+
 import getpass
 import os
 import sqlite3
@@ -215,8 +217,9 @@ def test_a_killed_serve_leaves_the_job_to_the_fifo_and_a_new_one_decides(mrv1):
 
 
 def test_the_jobtrackers_scheduler_page_shows_the_job_and_moves_it_with_serves_admin_token(mrv1):
-    """The /scheduler page of a real JobTracker (issue 29): the running job
-    with its fair share from serve, the queues with their max shares; a move
+    """The /scheduler page of a real JobTracker (issue 29): the servlet frames
+    serve's page, the running job with its fair share, the queues with their
+    max shares; a move
     and a priority posted with a wrong token change nothing, with serve's
     token the job moves (Python's queue, the shim's, the page's) and its
     priority is the JobTracker's."""
@@ -241,7 +244,7 @@ def test_the_jobtrackers_scheduler_page_shows_the_job_and_moves_it_with_serves_a
         mark = len(serve.events())
         r = requests.post(page, data={**form, "token": serve.admin_token_file.read_text().strip()}, timeout=60)
         assert r.status_code == 200, r.text
-        assert f"Done: moved {job_id} to root.research; set {job_id}'s priority to HIGH." in r.text, r.text
+        assert f"Done: moved {job_id} to root.research; set {job_id}'s priority to HIGH." in html.unescape(r.text)
         serve.wait_for(lambda e: e["event"] == "move" and e["app"] == job_id and e["queue"] == "root.research", 60,
                        since=mark)
 

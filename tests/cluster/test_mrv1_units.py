@@ -5,6 +5,7 @@ a real Hadoop 1.2.1 JobTracker in tests/data/mrv1/), the CLI."""
 from __future__ import annotations
 
 import json
+import re
 import stat
 import sys
 import textwrap
@@ -323,24 +324,38 @@ def test_trackers_job_details_and_conf():
 
 
 def test_slotwise_scheduler_page():
-    st = scheduler_status(page("scheduler-running.html"))
+    """The servlet's own part (the link and its counts, recorded from a real
+    JobTracker with no serve), then with serve's page drawn by the real
+    web/jobtracker.py for an MRv1 core."""
+    fifo = page("scheduler-running.html")
+    st = scheduler_status(fifo)
     assert st["registered"] is False and st["fallback"] is True
-    assert st["heartbeats"] == st["fifo_heartbeats"] == 490 and st["failures"] == 493 and st["queues"] == []
+    assert st["heartbeats"] == st["fifo_heartbeats"] == 490 and st["failures"] == 493
+    assert st["queues"] == [] and st["jobs"] == []
     assert st["link"].startswith("Python policy: none registered; the JobTracker schedules by its FIFO since")
-    assert [(j["job"], j["queue"], j["maps done"], j["fair maps"]) for j in st["jobs"]] == [
-        ("job_202611231342_0004", "research", "1 / 4", "?")]
-    with_queue = page("scheduler-running.html").replace(
-        "</th></tr>\n</table>", "</th></tr>\n<tr><td>root.prod</td><td>1</td><td>1</td><td>1</td><td>0</td><td>-</td>"
-        "<td>2</td><td>2</td><td>4</td><td>0</td><td>3</td><td>1</td><td>1</td><td>1</td></tr></table>", 1).replace(
-        "none registered; the JobTracker schedules by its FIFO since 2026-11-23 13:42:51 (heartbeat: no policy "
-        "registered).", "pid 42 on vm, deciding.")
-    st = scheduler_status(with_queue)
+    from slotwise.admin import SchedulerService
+    from slotwise.clock import ManualClock
+    from slotwise.config.loader import parse_allocations
+    from slotwise.config.watcher import ConfigStatus
+    from slotwise.core import PolicyCore
+    from slotwise.web.jobtracker import fragment
+    core = PolicyCore(parse_allocations('<allocations><pool name="prod"><maxReduces>3</maxReduces></pool>'
+                                        '</allocations>', "pools.xml"), clock=ManualClock(0.0), kind="mrv1")
+    core.heartbeat(json.dumps({"now_ms": 1000, "full": True, "nodes": [
+        {"id": "tracker_a", "host": "a", "rack": "/r", "capacity": {"map_slots": 2, "reduce_slots": 1}}], "apps": [
+        {"id": "job_202611231342_0004", "user": "bob", "queue": "root.prod", "priority": 0, "submit_ms": 1000,
+         "unmanaged": True, "requests": [{"priority": 0, "resource": {"map_slots": 1}, "count": 4}]}]}))
+    core.update(json.dumps({"now_ms": 2000}))
+    served = fifo.replace("none registered; the JobTracker schedules by its FIFO since 2026-11-23 13:42:51 "
+                          "(heartbeat: no policy registered).", "pid 42 on vm, deciding.")
+    served = re.sub(r'<p id="outcome".*?</p>', lambda _: fragment(SchedulerService(core, ConfigStatus("p"))),
+                    served, flags=re.S)
+    st = scheduler_status(served)
     assert st["registered"] and not st["fallback"]
-    assert st["queues"] == [{"queue": "root.prod", "weight": "1", "running jobs": "1", "jobs": "1", "min maps": "0",
-                            "max maps": "-", "fair maps": "2", "running maps": "2", "demand maps": "4",
-                            "min reduces": "0", "max reduces": "3", "fair reduces": "1", "running reduces": "1",
-                            "demand reduces": "1"}]
-    assert len(st["jobs"]) == 1  # the job table is not read as queues, nor the other way round
+    prod = next(q for q in st["queues"] if q["queue"] == "root.prod")
+    assert (prod["max maps"], prod["max reduces"], prod["fair maps"], prod["jobs"]) == ("-", "3", "2", "1")
+    assert [(j["job"], j["queue"], j["priority"], j["fair maps"]) for j in st["jobs"]] == [
+        ("job_202611231342_0004", "root.prod", "NORMAL", "2")]
 
 
 def test_job_result_is_a_job_result():

@@ -157,7 +157,7 @@ class JTWeb:
         return conf
 
     def scheduler_page(self) -> str:
-        """The Slotwise shim's /scheduler page (its link to Python, its queue and job tables)."""
+        """The Slotwise shim's /scheduler page (its link to Python, and serve's queue and job tables)."""
         return self.get("/scheduler")
 
     def scheduler(self) -> dict:
@@ -165,7 +165,7 @@ class JTWeb:
         ``registered``, ``fallback`` (the FIFO schedules), ``heartbeats``,
         ``fifo_heartbeats``, ``failures``, ``queues`` and ``jobs`` (rows keyed
         by the tables' headers: queue, weight, min maps, max maps, fair maps...;
-        job, user, queue, priority, maps done, fair maps...)."""
+        job, user, queue, priority, running maps, fair maps...)."""
         return scheduler_status(self.scheduler_page())
 
 

@@ -23,6 +23,7 @@ from fastapi import Depends, FastAPI, Header, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ValidationError
 
@@ -30,7 +31,7 @@ from .. import __version__
 from ..admin import AdminError, AdminToken, SchedulerService, Sessions
 from ..config.loader import MAX_FILE_BYTES
 from ..market.api import MAX_QUERY, Answer
-from . import plots, schemas, views
+from . import jobtracker, plots, schemas, views
 from .history import History
 
 HERE = os.path.dirname(__file__)
@@ -358,6 +359,25 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         if metrics is None:
             return PlainTextResponse("", status_code=404)
         return Response(metrics.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    # ------------------------------------ the JobTracker's /scheduler page
+    @app.get("/jobtracker/scheduler", response_class=HTMLResponse, include_in_schema=False)
+    def jobtracker_page():
+        """The fragment SlotwiseSchedulerServlet frames (web/jobtracker.py)."""
+        return HTMLResponse(jobtracker.fragment(service))
+
+    @app.post("/jobtracker/scheduler", response_class=HTMLResponse, include_in_schema=False)
+    async def jobtracker_action(request: Request, authorization: str | None = Header(default=None)):
+        """The page's form: the Bearer token checked, then its JSON read (64 KiB at most)."""
+        try:
+            admin(request, authorization, None)
+            form = await json_body(schemas.JobTrackerActionIn)(request, None)
+            status, said = await run_in_threadpool(jobtracker.act, service, form.job, form.queue, form.priority)
+        except AdminError as e:
+            status, said = e.status, ("slotwise serve refused the admin token" if e.status == 401
+                                      else f"slotwise serve refused the form ({e.status}): {e.message}")
+            said += "; nothing was changed."
+        return HTMLResponse(jobtracker.fragment(service, said, status == 200), status_code=status)
 
     # -------------------------------------------------------------------- UI
     def context(request: Request) -> dict:

@@ -169,6 +169,14 @@ class MoveIn(BaseModel):
                              description="target queue, e.g. root.research or research (\"pool\": its old name)")
 
 
+class JobTrackerActionIn(BaseModel):
+    """The JobTracker's /scheduler form, as its servlet forwards it (the token in the header)."""
+
+    job: StrictStr = Field(max_length=256)
+    queue: StrictStr | None = Field(default=None, max_length=1024)
+    priority: StrictStr | None = Field(default=None, max_length=16)
+
+
 class PriorityIn(BaseModel):
     """Strict: "3", 3.0 and true are refused, as YARN's own API would."""
 

@@ -77,8 +77,6 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private final Map<JobID, JobState> jobs = new LinkedHashMap<>(); // guarded by this
   private final Map<TaskAttemptID, Launch> live = new HashMap<>(); // guarded by this
   private final Map<String, Messages.Node> trackers = new HashMap<>(); // guarded by this
-  private volatile List<Messages.QueueRow> queueTable = List.of();
-  private volatile long lastUpdateMs;
   private java.util.concurrent.ExecutorService initializer;
   private final Listener listener = new Listener();
   private ShimRuntime runtime;
@@ -546,8 +544,6 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     long deadline = link.isCold() ? PolicyLink.WARMUP_MS : link.getTimeoutMs();
     Messages.UpdateAnswer a = link.call("update", deadline, () -> payload(List.of(), nodes, null),
         PolicyServer::update, ShimRuntime::updateAnswer, u -> {
-          queueTable = mergeTable(queueTable, u);
-          lastUpdateMs = System.currentTimeMillis();
           if (u.resync()) {
             deltas.requireFull();
           }
@@ -691,65 +687,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     }
   }
 
-  // -------------------------------------------------------------- the web page
-
-  /** The pool table after an answer that carries only the rows that changed
-   * and the pools gone (or, when queuesFull, the whole table); by name. */
-  static List<Messages.QueueRow> mergeTable(List<Messages.QueueRow> table, Messages.UpdateAnswer u) {
-    if (u.queuesFull()) {
-      return List.copyOf(u.queues());
-    }
-    if (u.queues().isEmpty() && u.queuesRemoved().isEmpty()) {
-      return table;
-    }
-    java.util.TreeMap<String, Messages.QueueRow> byName = new java.util.TreeMap<>();
-    for (Messages.QueueRow r : table) {
-      byName.put(r.name(), r);
-    }
-    for (Messages.QueueRow r : u.queues()) {
-      byName.put(r.name(), r);
-    }
-    for (String gone : u.queuesRemoved()) {
-      byName.remove(gone);
-    }
-    return List.copyOf(byName.values());
-  }
-
-  List<Messages.QueueRow> queueTable() {
-    return queueTable;
-  }
-
-  long lastUpdateMs() {
-    return lastUpdateMs;
-  }
-
+  /** The link as the /scheduler page shows it. */
   Messages.ShimStatus status() {
     return link.status(null);
-  }
-
-  long refusedAnswers() {
-    return link.refusedAnswers();
-  }
-
-  String lastRefusal() {
-    return link.lastRefusal();
-  }
-
-  synchronized int jobCount() {
-    drainEvents();
-    return jobs.size();
-  }
-
-  /** A job as the /scheduler page shows it: the JobInProgress and its pool here. */
-  record Shown(JobInProgress job, String pool) {}
-
-  /** The jobs this scheduler holds, in submission order. */
-  synchronized List<Shown> shownJobs() {
-    drainEvents();
-    List<Shown> out = new ArrayList<>();
-    for (JobState s : jobs.values()) {
-      out.add(new Shown(s.job, s.pool));
-    }
-    return out;
   }
 }
