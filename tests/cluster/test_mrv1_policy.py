@@ -14,6 +14,7 @@ import html
 
 import getpass
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import requests
 
 from slotwise.localcluster.mrv1 import Mrv1Cluster
 from support import CLUSTER_START_TIMEOUT, skip_without_java
-from test_shim_cluster import Serve
+from test_shim_cluster import Serve, cluster_cli
 
 pytestmark = pytest.mark.cluster
 
@@ -310,6 +311,21 @@ def test_a_job_over_its_queues_running_limit_stays_uninitialised_until_it_may_ru
     assert named.wait(900).succeeded
     print(f"\nmaxRunningJobs 1: {second_id} waited in PREP until {first_id} was done")
     save(allocations, pools_xml(3, 1))
+
+
+def test_submit_cli_on_a_jobtracker_says_which_queue_and_rule_and_how_the_job_ended(mrv1, tmp_path):
+    """`slotwise cluster submit` on MRv1 (issue 29): the queue Python placed
+    the job in and the rule that did, as serve's placement record has it,
+    then the job's end in the JobTracker's words."""
+    cluster, serve, _ = mrv1
+    serve.ensure_running()
+    r = cluster_cli("submit", "--dir", str(cluster.dir), "--server", serve.url, "--queue", "research", "-q", "--",
+                    "sleep", "-m", "1", "-r", "0", "-mt", "100", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    job_id = re.search(r"(job_\d+_\d+) SUCCEEDED", r.stdout).group(1)
+    record = requests.get(f"{serve.url}/api/v1/apps/{job_id}/placement", timeout=30).json()
+    assert record["queue"] == "root.research", record
+    assert r.stdout.startswith(f"submitted {job_id} to root.research (placed by rule "), r.stdout
 
 
 # ------------------------------------------- Dynamic Priority, same cluster
