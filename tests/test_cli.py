@@ -30,7 +30,7 @@ def test_validate_reports_file_and_line(tmp_path):
     bad.write_text("<allocations>\n  <queue name=\"a\">\n    <weight>heavy</weight>\n"
                    "    <bogus>1</bogus>\n  </queue>\n</allocations>\n")
     r = run("validate", str(bad))
-    assert r.returncode == 1 and r.stdout == ""
+    assert r.returncode == 1 and r.stdout == f"{bad}: invalid, 1 error(s), 1 warning(s)\n"  # the verdict
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 2
     assert lines[0].startswith(f"{bad}:3: ") and "weight" in lines[0]
@@ -42,7 +42,7 @@ def test_validate_reports_xml_syntax_errors(tmp_path):
     bad.write_text("<allocations>\n<queue name='a'>\n</allocations>\n")
     r = run("validate", str(bad))
     assert r.returncode == 1
-    assert r.stdout == "" and r.stderr.startswith(f"{bad}:")
+    assert r.stdout == f"{bad}: invalid, 1 error(s)\n" and r.stderr.startswith(f"{bad}:")
 
 
 def test_shares_json_yarn(tmp_path):

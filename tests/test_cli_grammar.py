@@ -123,13 +123,16 @@ def test_validate_errors_on_stderr_verdicts_on_stdout(tmp_path):
     bad.write_text("<allocations>\n  <queue name=\"a\">\n    <weight>heavy</weight>\n  </queue>\n</allocations>\n")
     r = run("validate", str(good), str(bad))
     assert r.returncode == 1
-    assert r.stdout == f"{good}: valid yarn allocation file, 4 queues\n"
-    assert r.stderr.startswith(f"{bad}:3: ") and "weight" in r.stderr
-    quiet = run("validate", "-q", str(good), str(bad))
-    assert quiet.returncode == 1 and quiet.stdout == "" and quiet.stderr == r.stderr
-    data = json.loads(run("validate", "--json", str(good), str(bad)).stdout)
+    # A verdict per file on stdout, the broken one's too; its details on stderr.
+    assert r.stdout == f"{good}: valid yarn allocation file, 4 queues\n{bad}: invalid, 1 error(s)\n"
+    assert r.stderr.startswith(f"{bad}:3: ") and "weight" in r.stderr and len(r.stderr.splitlines()) == 1
+    quiet = run("validate", "-q", str(good), str(bad))  # -q: no verdict for a valid file
+    assert quiet.returncode == 1 and quiet.stdout == f"{bad}: invalid, 1 error(s)\n" and quiet.stderr == r.stderr
+    js = run("validate", "--json", str(good), str(bad))
+    assert js.returncode == 1 and js.stderr == ""  # --json: the same verdicts, the errors inside
+    data = json.loads(js.stdout)
     assert [(d["file"], d["valid"], d["queues"]) for d in data] == [(str(good), True, 4), (str(bad), False, None)]
-    assert data[1]["errors"][0].startswith(f"{bad}:3: ")
+    assert len(data[1]["errors"]) == 1 and data[1]["errors"][0].startswith(f"{bad}:3: ")
 
 
 def test_serve_says_a_broken_file_on_stderr(tmp_path):
@@ -146,3 +149,47 @@ def test_a_missing_or_bad_value_prints_the_subcommands_usage():
     r = run("dp", "set-spending", "alice")
     assert r.returncode == 2 and r.stderr.startswith("usage: slotwise dp set-spending ")
     assert "required: RATE" in r.stderr
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["explian", "app_1"], "slotwise: error: unknown command 'explian': did you mean explain?"),
+    (["cluster", "stauts"], "slotwise cluster: error: unknown command 'stauts': did you mean status?"),
+    (["dp", "prise"], "slotwise dp: error: unknown command 'prise': did you mean price?"),
+    (["shares", "--allocations", "a.xml", "--capacity", "1", "--share-rule", "yarnn"],
+     "slotwise shares: error: argument --share-rule: invalid choice: 'yarnn': did you mean yarn?"),
+])
+def test_a_mistyped_command_or_choice_gets_a_did_you_mean(argv, said):
+    r = run(*argv)
+    assert r.returncode == 2 and r.stdout == ""
+    assert said in r.stderr, r.stderr
+    # a command name quite unlike any gets no guess, only the list
+    r = run("frobnicate")
+    assert r.returncode == 2 and "unknown command 'frobnicate' (commands: validate, shares, cluster" in r.stderr
+    assert "did you mean" not in r.stderr
+
+
+@pytest.mark.parametrize("argv, typo, meant", [
+    (["cluster", "submit", "--queu", "a", "--", "pi"], "--queu", "--queue"),
+    (["serve", "--allocation", "a.xml"], "--allocation", "--allocations"),
+    (["validate", "--stric", "a.xml"], "--stric", "--strict"),
+    (["diff", "new.xml", "--admin-token", "t"], "--admin-token", "--admin-token-file"),
+])
+def test_a_prefix_of_a_flag_is_a_typo_not_an_abbreviation(argv, typo, meant):
+    """argparse would take ``--queu`` for ``--queue``; here no parser, top or
+    nested, accepts an abbreviation, and the error says what was meant."""
+    r = run(*argv)
+    assert r.returncode == 2 and r.stdout == ""
+    assert f"{typo}: did you mean {meant}?" in r.stderr, r.stderr
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(argv)
+    assert all(not parser.allow_abbrev for _, parser in parsers(build_parser()))
+
+
+def test_each_restart_command_says_what_it_restarts():
+    cluster = dict(parsers(build_parser()))[("slotwise", "cluster")]
+    commands = next(a for a in cluster._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in commands._choices_actions}
+    assert helps["restart-rm"].startswith("restart the ResourceManager")
+    assert helps["restart-jt"].startswith("restart the JobTracker")
+    text = " ".join(run("cluster", "--help").stdout.split())
+    assert "restart-rm restart the ResourceManager" in text and "restart-jt restart the JobTracker" in text

@@ -42,8 +42,9 @@ def _demand(text: str) -> tuple[str, Resource]:
 
 
 def cmd_validate(args) -> int:
-    """Errors and warnings (FILE:LINE: message) on stderr, a verdict per file
-    on stdout (-q: none); --json: one object per file on stdout instead."""
+    """Errors and warnings (FILE:LINE: message) on stderr, a one-line verdict
+    per file on stdout (-q: only for files that fail); --json: one object per
+    file on stdout instead."""
     status = 0
     report = []
     for path in args.files:
@@ -53,10 +54,14 @@ def cmd_validate(args) -> int:
             items = sorted([*e.errors, *e.warnings], key=lambda x: x.line or 0)  # in file order
             report.append({"file": path, "valid": False, "format": None, "queues": None,
                            "errors": [str(x) for x in e.errors], "warnings": [str(x) for x in e.warnings]})
-            if not args.json:
-                for item in items:
-                    print(item, file=sys.stderr)
             status = 1
+            if args.json:
+                continue
+            for item in items:
+                print(item, file=sys.stderr)
+            sys.stderr.flush()  # the details before the verdict, where both go to one terminal
+            notes = f", {len(e.warnings)} warning(s)" if e.warnings else ""
+            print(f"{path}: invalid, {len(e.errors)} error(s){notes}", flush=True)
             continue
         failed = bool(cfg.warnings and args.strict)
         status = 1 if failed else status
@@ -67,10 +72,10 @@ def cmd_validate(args) -> int:
             continue
         for line in cfg.warnings:
             print(line, file=sys.stderr)
-        if not args.quiet:
+        if failed or not args.quiet:
             verdict = "invalid under --strict" if failed else "valid"
             notes = f", {len(cfg.warnings)} warning(s)" if cfg.warnings else ""
-            print(f"{path}: {verdict} {cfg.format} allocation file, {n} queues{notes}")
+            print(f"{path}: {verdict} {cfg.format} allocation file, {n} queues{notes}", flush=True)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -168,9 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     v = sub.add_parser("validate", help="check allocation files; FILE:LINE: message per error (stderr), "
-                                        "a verdict per file (stdout); exit 1 on an error")
+                                        "a one-line verdict per file, valid or not (stdout); exit 1 on an error")
     v.add_argument("files", nargs="+", metavar="FILE")
-    v.add_argument("-q", "--quiet", action="store_true", help="print nothing for valid files (errors still go to stderr)")
+    v.add_argument("-q", "--quiet", action="store_true",
+                   help="no verdict for valid files, only for those that fail (errors still go to stderr)")
     v.add_argument("--json", action="store_true",
                    help="print a JSON list on stdout: per file valid, format, queues, errors, warnings")
     v.add_argument("--strict", action="store_true",

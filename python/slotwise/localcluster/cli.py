@@ -1,4 +1,4 @@
-"""``slotwise cluster``: up, status, submit, yarn, restart-rm, down."""
+"""``slotwise cluster``: up, status, submit, yarn, restart-rm, restart-jt, down."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ def add_parser(sub) -> None:
     from .config import SCHEDULERS, START_TIMEOUT
     from .jobs import YARN_COMMANDS
 
-    c = sub.add_parser("cluster", help="a real local YARN (or MRv1) cluster: up, status, submit, yarn, restart-rm, down",
+    c = sub.add_parser("cluster", help="a real local YARN (or MRv1) cluster: up, status, submit, yarn, restart-rm, restart-jt, down",
                        description="An embedded Hadoop YARN cluster (one ResourceManager, N NodeManagers, "
                                    "each its own JVM) built from the jars of java-shim/pom.xml; or with "
                                    "`up --mrv1` a Hadoop 1.2.1 one (a JobTracker, N TaskTrackers) from "
@@ -230,10 +230,13 @@ def add_parser(sub) -> None:
                     help="seconds between SIGTERM and SIGKILL (default 30)")
     dn.set_defaults(func=cmd_down)
 
-    for name in ("restart-rm", "restart-jt"):
+    for name, says in (("restart-rm", "restart the ResourceManager as it was: its running containers keep "
+                                      "running and it recovers its apps from its state store (on an MRv1 "
+                                      "cluster: as restart-jt)"),
+                       ("restart-jt", "restart the JobTracker and its TaskTrackers as they were (Hadoop 1.2.1 "
+                                      "keeps no running job across it; on a YARN cluster: as restart-rm)")):
         rs = with_dir(csub.add_parser(
-            name, help="restart the ResourceManager (restart-jt: the JobTracker) as it was; its running "
-                       "containers keep running and it recovers its apps from its state store",
+            name, help=says,
             description="Stops the master (SIGTERM; --kill: SIGKILL, as a crash) and starts it again with the "
                         "same ports, configuration and state store; returns once every worker has joined it "
                         "again. A `slotwise serve` that was registered registers with the new one by itself. "
