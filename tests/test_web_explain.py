@@ -76,7 +76,7 @@ def test_dry_run_shows_shares_before_and_after_and_changes_nothing(web):
 def test_dry_run_of_a_broken_or_refused_file(web):
     out = httpx.post(f"{web.url}/api/v1/config/dry-run", content="<allocations><queue name='a'><weight>x"
                      "</weight></queue></allocations>", headers=AUTH).json()
-    assert not out["valid"] and out["errors"] and out["errors"][0].startswith("allocations.xml:1:")
+    assert not out["valid"] and out["errors"] and out["errors"][0].startswith("the file sent:1:")
     # research holds jobs: making it a parent would strand them, so a reload would be refused.
     refused = ALLOCATIONS.replace('<queue name="research"/>', '<queue name="research"><queue name="x"/></queue>')
     out = httpx.post(f"{web.url}/api/v1/config/dry-run", content=refused, headers=AUTH).json()
@@ -125,7 +125,7 @@ def test_explain_and_diff_commands_ask_the_running_server(web, tmp_path):
     assert "would become preemptable" in r.stdout
     new.write_text("<allocations><queue name='a'><weight>x</weight></queue></allocations>")
     r = slotwise("diff", str(new), "--server", server, "--admin-token-file", str(token))
-    assert r.returncode == 1 and r.stderr.startswith("allocations.xml:1:")
+    assert r.returncode == 1 and r.stderr.startswith(f"{new}:1:")  # the file given, not the one served
     r = slotwise("explain", "app_1", "--server", "127.0.0.1:1")
     assert r.returncode == 1 and "no Slotwise server answers at http://127.0.0.1:1" in r.stderr
 

@@ -15,9 +15,12 @@ import os
 import secrets
 import threading
 import time
+import unicodedata
+import urllib.parse
 from typing import Protocol
 
 from .config import ConfigErrors, parse_allocations
+from .config.errors import one_line
 from .core import PolicyCore
 from .config.watcher import ConfigStatus
 from .placement import queue_path
@@ -29,6 +32,31 @@ class AdminError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+#: The header a dry run's client names the file it sends in (percent-encoded
+#: UTF-8, as ``urllib.parse.quote`` gives it), and its cap: errors say
+#: FILE:LINE with the operator's file, not the one the server watches.
+FILE_NAME_HEADER = "X-Slotwise-File-Name"
+MAX_FILE_NAME = 1024
+#: What they say when the client names none.
+SENT_FILE = "the file sent"
+
+
+def sent_file_name(header: str | None) -> str:
+    """The name a dry run's errors give the file sent: the client's
+    (``FILE_NAME_HEADER``) decoded, each control or format character escaped
+    (one line, nothing a terminal acts on), or ``SENT_FILE``.  Over the cap:
+    400."""
+    if header is None or not header.strip():
+        return SENT_FILE
+    if len(header) > MAX_FILE_NAME:
+        raise AdminError(400, f"header {FILE_NAME_HEADER}: at most {MAX_FILE_NAME} characters, "
+                              f"got {len(header)}")
+    name = urllib.parse.unquote(header.strip(), errors="replace")
+    name = "".join(c.encode("unicode_escape").decode("ascii") if unicodedata.category(c)[0] == "C" else c
+                   for c in name)  # controls, bidi overrides, zero-width...
+    return one_line(name, MAX_FILE_NAME)
 
 
 #: YARN priorities are non-negative; an app's weight is 2^priority, so keep
@@ -128,24 +156,26 @@ class SchedulerService:
         return out
 
     def explain_app(self, app_id: str) -> dict:
-        """Why an app runs no more than it does now (slotwise.explain); the
-        ResourceManager scheduling without Python comes first when it is so."""
+        """Why an app runs no more than it does now (slotwise.explain), how
+        it ended, or why it was rejected at placement; the ResourceManager
+        scheduling without Python comes first when it is so."""
         out = self.core.explain(app_id)
         if out is None:
             raise AdminError(404, f"unknown app {app_id}: not scheduled now, nor among the last "
                              f"{self.core.finished.limit} that finished")
         link = self.link_status()["resource_manager"]
-        if link.get("in_fallback") and out["state"] != "finished":
+        if link.get("in_fallback") and out["state"] not in ("finished", "rejected"):
             out["holds"].insert(0, {"code": "python_away", "message": f"the {self.master} is scheduling without "
                                     "Python (its FIFO fallback) since it lost the link: "
                                     + str(link.get("reason") or "no reason given"), "since": link.get("since")})
         return out
 
-    def dry_run(self, text: str) -> dict:
+    def dry_run(self, text: str, source: str = SENT_FILE) -> dict:
         """What saving ``text`` as the allocation file would do now, changing
-        nothing: its errors and warnings, or each queue's shares before and
-        after and the containers that would become preemptable."""
-        source = os.path.basename(self.status.path) if self.status.path else "allocations.xml"
+        nothing: its errors and warnings (FILE:LINE with ``source``, the name
+        the client gave the file: sent_file_name), or each queue's shares and
+        settings before and after and the containers that would become
+        preemptable."""
         try:
             config = parse_allocations(text, source)
         except ConfigErrors as e:

@@ -4,27 +4,31 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 
+from .admin import FILE_NAME_HEADER, MAX_FILE_NAME
 from .explain import as_text
 from .cliargs import add_server
 from .secretfile import read_secret
 
 
 class ServerError(Exception):
-    pass
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status; None: no answer
 
 
 def call(server: str, path: str, body: bytes | None = None, token: str | None = None,
-         timeout: float = 60.0) -> dict:
+         timeout: float = 60.0, headers: dict | None = None) -> dict:
     """``path`` of serve's API at ``server`` (a base URL, as --server gives it),
     JSON in and out; ServerError with the server's own reason."""
     url = f"{server}{path}"
-    headers = {"Content-Type": "application/xml"} if body is not None else {}
+    headers = {**({"Content-Type": "application/xml"} if body is not None else {}), **(headers or {})}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET", headers=headers)
@@ -36,7 +40,7 @@ def call(server: str, path: str, body: bytes | None = None, token: str | None = 
             detail = json.load(e).get("detail")
         except (ValueError, AttributeError):
             detail = None
-        raise ServerError(detail or f"{url}: HTTP {e.code}") from None
+        raise ServerError(detail or f"{url}: HTTP {e.code}", e.code) from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
         raise ServerError(f"no Slotwise server answers at {server} ({reason}); start `slotwise serve` "
@@ -70,8 +74,7 @@ def cmd_diff(args) -> int:
         print(f"slotwise diff: {args.file}: {e.strerror or e}", file=sys.stderr)
         return 1
     try:
-        token = _admin_token(args.admin_token_file)
-        out = call(args.server, "/api/v1/config/dry-run", body, token)
+        out = admin_call(args, "/api/v1/config/dry-run", body, {FILE_NAME_HEADER: _file_name(args.file)})
     except ServerError as e:
         print(f"slotwise diff: {e}", file=sys.stderr)
         return 1
@@ -86,44 +89,123 @@ def cmd_diff(args) -> int:
     if out["conflicts"]:
         print(f"{args.file}: a reload would be refused; nothing would change", file=sys.stderr)
         return 1
-    rule = "YARN's rule" if out.get("share_rule") == "yarn" else "the design document's rule"
-    print(f"{args.file} against the live demands (fair shares by {rule}; memory MB):")
-    print(f"{'queue':<32} {'weight':>11} {'fair share':>21} {'steady fair share':>21}")
-    for p in out["queues"]:
-        print(f"{p['queue']:<32} {_change(p, 'weight', None):>11} {_change(p, 'fair_share', 'memory_mb'):>21} "
-              f"{_change(p, 'steady_fair_share', 'memory_mb'):>21}" + ("" if p["status"] == "kept" else
-                                                                         f"  ({p['status']})"))
-    taken = out["newly_preemptable"]
-    off = "" if out.get("preemption", True) else " (preemption is off in this server)"
-    if taken:
-        print(f"would become preemptable: {len(taken)} container(s){off}")
-        for c in taken:
-            print(f"  - {c['container']} of {c['app']} in {c['queue']} on {c['node']} "
-                  f"({c['resource']['memory_mb']:.0f} MB)")
-    else:
-        print("no container would become preemptable")
+    print(diff_table(out, args.file))
     return 0
+
+
+def _file_name(path: str) -> str:
+    """The name the server's errors are to give the file: the path as given
+    (as ``validate`` says it), or its last part where that is over the cap."""
+    quoted = urllib.parse.quote(path, safe="/")
+    return quoted if len(quoted) <= MAX_FILE_NAME else urllib.parse.quote(os.path.basename(path))[:MAX_FILE_NAME]
+
+
+def admin_call(args, path: str, body: bytes | None = None, headers: dict | None = None) -> dict:
+    """An admin call with the token from --admin-token-file; a refusal names
+    that file and how to give another."""
+    where = os.path.expanduser(args.admin_token_file)
+    token = _admin_token(where)
+    try:
+        return call(args.server, path, body, token, headers=headers)
+    except ServerError as e:
+        if e.status != 401:
+            raise
+        why = (f"the server at {args.server} refused the admin token in {where} (one of another serve, or of "
+               "an earlier one?)" if token else f"no admin token: {where} does not exist")
+        raise ServerError(f"{why}; give serve's token file with --admin-token-file FILE (serve's log names it: "
+                          "\"admin token in FILE\")", 401) from None
 
 
 def _admin_token(path: str) -> str | None:
     """The admin token serve wrote (a dry run copies the engine: admin only);
     None if there is none here, and the server says so."""
     try:
-        return read_secret(os.path.expanduser(path), "admin token")
+        return read_secret(path, "admin token")
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
         raise ServerError(str(e)) from None
 
 
-def _change(row: dict, key: str, dim: str | None) -> str:
-    def one(v):
-        if v is None:
-            return "-"
-        v = v[dim] if dim else v
-        return "unlimited" if v is None else f"{v:g}"
+def diff_table(out: dict, name: str) -> str:
+    """A dry run's answer as ``slotwise diff`` prints it: per queue its weight
+    and shares before -> after, and under it every other field the answer
+    reports that a reload would change; then what would become preemptable."""
+    rule = "YARN's rule" if out.get("share_rule") == "yarn" else "the design document's rule"
+    rows = out["queues"]
+    mrv1 = any("map_slots" in (r.get("fair_share_after") or r.get("fair_share_before") or {}) for r in rows)
+    lines = [f"{name} against the live demands (fair shares by {rule}; "
+             f"{'map+reduce slots' if mrv1 else 'memory MB'}):",
+             f"{'queue':<32} {'weight':>11} {'fair share':>21} {'steady fair share':>21}"]
+    for r in rows:
+        lines.append(f"{r['queue']:<32} {_change(r, 'weight', _brief):>11} {_change(r, 'fair_share', _brief):>21} "
+                     f"{_change(r, 'steady_fair_share', _brief):>21}"
+                     + ("" if r["status"] == "kept" else f"  ({r['status']})"))
+        if r["status"] != "kept":
+            continue
+        names = MRV1_NAMES if mrv1 else FIELD_NAMES
+        for key in (k[:-len("_before")] for k in r if k.endswith("_before")):
+            if key not in TABLE_FIELDS and r[f"{key}_before"] != r[f"{key}_after"]:
+                lines.append(f"    {names.get(key, key.replace('_', ' '))}: {_change(r, key, _full(key))}")
+    taken = out["newly_preemptable"]
+    off = "" if out.get("preemption", True) else " (preemption is off in this server)"
+    if taken:
+        lines.append(f"would become preemptable: {len(taken)} container(s){off}")
+        lines += [f"  - {c['container']} of {c['app']} in {c['queue']} on {c['node']} ({_resource(c['resource'])})"
+                  for c in taken]
+    else:
+        lines.append("no container would become preemptable")
+    return "\n".join(lines)
 
-    before, after = one(row[f"{key}_before"]), one(row[f"{key}_after"])
+
+#: The table's columns; every other field of a row gets a line when it changes.
+TABLE_FIELDS = ("weight", "fair_share", "steady_fair_share")
+#: Each field by the name the operator knows it by, the allocation file's.
+FIELD_NAMES = {"min_share": "min share (minResources)", "max_share": "max share (maxResources)",
+               "policy": "schedulingPolicy", "max_running_apps": "maxRunningApps", "max_am_share": "maxAMShare",
+               "min_share_timeout": "minSharePreemptionTimeout", "fair_share_timeout": "fairSharePreemptionTimeout",
+               "fair_share_threshold": "fairSharePreemptionThreshold"}
+MRV1_NAMES = {**FIELD_NAMES, "min_share": "min share (minMaps, minReduces)",
+              "max_share": "max share (maxMaps, maxReduces)", "policy": "schedulingMode",
+              "max_running_apps": "maxRunningJobs"}
+_UNITS = (("memory_mb", "MB"), ("vcores", "vcores"), ("map_slots", "map slots"), ("reduce_slots", "reduce slots"))
+
+
+def _endless(v) -> bool:
+    """No limit: null over JSON (which has no infinity), inf from the service itself."""
+    return v is None or (isinstance(v, float) and math.isinf(v))
+
+
+def _brief(v) -> str:
+    """A table cell: a number, or a resource's memory (MRv1: its slots)."""
+    if isinstance(v, dict):
+        slots = (v.get("map_slots"), v.get("reduce_slots"))
+        v = v["memory_mb"] if "memory_mb" in v else None if any(map(_endless, slots)) else sum(slots)
+    return "unlimited" if _endless(v) else f"{v:g}"
+
+
+def _full(key: str):
+    def say(v) -> str:
+        if isinstance(v, dict):
+            return _resource(v)
+        if _endless(v):
+            return "never" if key.endswith("_timeout") else "unlimited"
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return f"{v:g} s" if key.endswith("_timeout") else f"{v:g}"
+        return str(v)
+    return say
+
+
+def _resource(r: dict) -> str:
+    if all(_endless(v) for v in r.values()):
+        return "unlimited"
+    return ", ".join(f"unlimited {unit}" if _endless(r[k]) else f"{r[k]:g} {unit}" for k, unit in _UNITS if k in r)
+
+
+def _change(row: dict, key: str, say) -> str:
+    b, a = row.get(f"{key}_before"), row.get(f"{key}_after")
+    before = "-" if row["status"] == "added" else say(b)
+    after = "-" if row["status"] == "removed" else say(a)
     return before if before == after else f"{before} -> {after}"
 
 

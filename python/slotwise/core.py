@@ -30,7 +30,7 @@ from .config.model import AllocationConfig, QueueConfig
 from .engine.decisions import Assignment, Preemption
 from .engine import RECOVERY_QUEUE, Engine, PlacementRejected
 from .eventlog import EventLog
-from .explain import explain_app, explain_finished
+from .explain import explain_app, explain_finished, explain_rejected
 from .finished import FinishedApps
 from .starvation import queue_starvation
 from .placement import queue_path
@@ -44,6 +44,13 @@ log = logging.getLogger("slotwise.core")
 MOVE_RETRY = 10.0
 #: Placements remembered for `GET /api/v1/apps/{id}/placement` (the latest kept).
 MAX_PLACEMENTS = 10_000
+#: A queue's settings in force a dry run compares too (the engine's, after
+#: inheritance and the file's defaults): every one a reload may change.
+DRY_RUN_SETTINGS = ("max_running_apps", "max_am_share", "min_share_timeout", "fair_share_timeout",
+                    "fair_share_threshold")
+#: Each a dry run reports per queue, ``_before`` and ``_after``.
+DRY_RUN_FIELDS = ("fair_share", "steady_fair_share", "weight", "min_share", "max_share", "policy",
+                  *DRY_RUN_SETTINGS)
 #: Refusals that stay true until the app's asks or the node change: the same
 #: offer is not made again until then (the others are races that pass).
 LASTING_REFUSALS = frozenset({"locality", "blacklisted", "no_task"})
@@ -494,17 +501,19 @@ class PolicyCore:
     def explain(self, app_id: str) -> dict | None:
         """Why an app runs no more than it does (slotwise.explain), or how it
         ended if it has left, with the preemptions of its containers still
-        remembered; None if it is neither scheduled now nor among the
-        finished ones remembered. Times in the answer are Unix times."""
+        remembered, or why the placement policy rejected it; None if it is
+        neither scheduled now nor among the finished or rejected ones
+        remembered. Times in the answer are Unix times."""
         with self._lock, self._clock:
             now, wall = self._clock.now(), time.time()
             if app_id in self._engine.apps:
                 out = explain_app(self._engine, app_id)
-            else:
-                rec = self.finished.get(app_id)
-                if rec is None:
-                    return None
+            elif (rec := self.finished.get(app_id)) is not None:
                 out = explain_finished(rec, now, self.dims)
+            elif (placed := self._placements.get(app_id)) is not None and placed["rejected"] is not None:
+                return explain_rejected({**placed, "rules": [dict(r) for r in placed["rules"]]}, self.dims)
+            else:
+                return None
             starved = out["queue_starvation"]
             if starved is not None:
                 starved["since"] = wall - starved["for_s"]
@@ -542,13 +551,14 @@ class PolicyCore:
         rows, victims = {}, {}
         for when, engine in (("before", before), ("after", after)):
             engine.update()
-            rows[when] = {r["queue"]: r for r in engine.describe_queues()}
+            rows[when] = {r["queue"]: {**r, **{k: getattr(engine.queues[r["queue"]], k) for k in DRY_RUN_SETTINGS}}
+                          for r in engine.describe_queues()}
             victims[when] = {c.container_id: c for c in engine.preemption.victims()}
         queues = []
         for name in sorted(set(rows["before"]) | set(rows["after"])):
             b, a = rows["before"].get(name), rows["after"].get(name)
             row = {"queue": name, "status": "added" if b is None else "removed" if a is None else "kept"}
-            for key in ("fair_share", "steady_fair_share", "weight", "min_share", "max_share"):
+            for key in DRY_RUN_FIELDS:
                 row[f"{key}_before"] = b[key] if b else None
                 row[f"{key}_after"] = a[key] if a else None
             queues.append(row)

@@ -7,8 +7,8 @@ heartbeat meets them: runnable at all (running-app limits), anything to ask
 for, the max shares of its queues, the AM limit, delay scheduling, a node with
 room, and finally its turn among the others. Beside them: its standing in its
 queue (what it runs against its fair share), its queue's starvation and what
-preemption will do about it (``starvation``), and for an app that has left,
-its outcome (``finished``). ``as_text`` is what the CLI prints.
+preemption will do about it (``starvation``), for an app that has left,
+its outcome (``finished``), and for one the placement policy rejected, why. ``as_text`` is what the CLI prints.
 """
 
 from __future__ import annotations
@@ -88,6 +88,20 @@ def explain_finished(rec: dict, now: float, dims) -> dict:
     return {"id": rec["id"], "name": rec["name"], "user": rec["user"], "queue": rec["queue"], "state": "finished",
             "running_containers": 0, "pending_containers": 0, "usage": zero, "fair_share": zero, "holds": [],
             "standing": None, "queue_starvation": None, "outcome": outcome(rec, now), "preempting": []}
+
+
+def explain_rejected(rec: dict, dims) -> dict:
+    """The answer for an app the placement policy rejected when the master
+    asked where it goes (``PolicyCore.placement``'s record): never scheduled,
+    so no holds; ``rejected`` says why, with the rules tried."""
+    zero = ZERO.to_dict(dims)
+    asked = f"it asked for queue {rec['asked']}; " if rec.get("asked") else ""
+    return {"id": rec["app"], "name": None, "user": rec["user"], "queue": None, "state": "rejected",
+            "running_containers": 0, "pending_containers": 0, "usage": zero, "fair_share": zero, "holds": [],
+            "standing": None, "queue_starvation": None, "outcome": None, "preempting": [], "preempted_recently": [],
+            "rejected": {"asked": rec.get("asked"), "reason": rec["rejected"], "rules": rec["rules"],
+                         "message": f"the placement policy rejected it when it was submitted: {asked}"
+                                    f"{rec['rejected']}"}}
 
 
 def _standing(engine, app: App, pending, holds) -> dict:
@@ -246,6 +260,8 @@ def as_text(out: dict) -> str:
         detail = f"; {out['running_containers']} container(s) running, {out['pending_containers']} more asked for"
     else:
         detail = f"; {out['pending_containers']} container(s) asked for"
+    if state == "rejected":
+        return f"{out['id']}, user {out['user']}: rejected at placement, never scheduled\n{out['rejected']['message']}"
     lines = [f"{out['id']}{name}, user {out['user']}, queue {out['queue']}: {state}{detail}"]
     if out.get("outcome"):
         lines.append(out["outcome"]["message"])

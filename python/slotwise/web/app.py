@@ -28,7 +28,7 @@ from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ValidationError
 
 from .. import __version__
-from ..admin import AdminError, AdminToken, SchedulerService, Sessions
+from ..admin import FILE_NAME_HEADER, MAX_FILE_NAME, AdminError, AdminToken, SchedulerService, Sessions, sent_file_name
 from ..config.loader import MAX_FILE_BYTES
 from ..market.api import MAX_QUERY, Answer
 from . import jobtracker, plots, schemas, views
@@ -177,6 +177,13 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
             return parse_json_body(await read_body(request, MAX_JSON_BYTES), model)
         return body
 
+    def sent_name(name: str | None = Header(default=None, alias=FILE_NAME_HEADER,
+                                            description="the file's name as the client knows it (percent-encoded "
+                                                        f"UTF-8, at most {MAX_FILE_NAME} characters): the "
+                                                        "name its errors give it"),
+                  _: None = Depends(admin)) -> str:
+        return sent_file_name(name)
+
     async def allocation_file(request: Request, _: None = Depends(admin)) -> str:
         raw = await read_body(request, MAX_DRY_RUN_BYTES, "the file")
         try:
@@ -245,19 +252,22 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         return _finite(service.explain_app(app_id))
 
     @app.post("/api/v1/config/dry-run", response_model=schemas.DryRunOut, tags=["admin"],
-              responses={401: {"model": schemas.ErrorOut}, 409: {"model": schemas.ErrorOut},
+              responses={400: {"model": schemas.ErrorOut}, 401: {"model": schemas.ErrorOut},
+                         409: {"model": schemas.ErrorOut},
                          413: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)],
               openapi_extra={"requestBody": {"required": True, "content": {"application/xml": {
                   "schema": {"type": "string", "maxLength": MAX_DRY_RUN_BYTES}}}}})
-    def dry_run(text: str = Depends(allocation_file)):
+    def dry_run(source: str = Depends(sent_name), text: str = Depends(allocation_file)):
         """Send an allocation file (the body, as is; at most 4 MiB, the allocation
         file's own limit: 413 over it): what saving it would do to the live
-        demands, changing nothing.  Admin: it copies the engine, which holds the scheduler's
+        demands, changing nothing.  Its errors name it as the X-Slotwise-File-Name
+        header does (`slotwise diff` sends the path it was given), else "the file
+        sent".  Admin: it copies the engine, which holds the scheduler's
         lock for that long (docs/admin.md)."""
         if not dry_runs.acquire(blocking=False):
             raise AdminError(409, "another dry run is under way; try again when it is done")
         try:
-            return _finite(service.dry_run(text))
+            return _finite(service.dry_run(text, source))
         finally:
             dry_runs.release()
 

@@ -300,14 +300,23 @@ class OutcomeOut(BaseModel):
     message: str
 
 
+class RejectedOut(BaseModel):
+    """Why the placement policy rejected an app (its placement record)."""
+
+    asked: str | None = Field(description="the queue the app asked for")
+    reason: str = Field(description="the policy's reason, as the master was told")
+    rules: list[PlacementRuleOut] = Field(description="each rule tried, in order")
+    message: str
+
+
 class ExplainOut(BaseModel):
     id: str
     name: str | None
     user: str
-    queue: str
+    queue: str | None = Field(description="its queue; null for an app rejected at placement")
     state: str = Field(description="running (holds containers; it may ask for more), pending (asks, holds none), "
-                       "waiting to run (a running-app limit), idle (neither), or finished (it has left: see "
-                       "outcome)")
+                       "waiting to run (a running-app limit), idle (neither), finished (it has left: see "
+                       "outcome), or rejected (the placement policy rejected it: see rejected)")
     running_containers: int
     pending_containers: int
     usage: Amount
@@ -317,6 +326,8 @@ class ExplainOut(BaseModel):
     queue_starvation: StarvationOut | None = Field(None, description="its queue's starvation, when it is below "
                                                    "its min share or fair-share threshold now")
     outcome: OutcomeOut | None = Field(None, description="a finished app's outcome")
+    rejected: RejectedOut | None = Field(None, description="why the placement policy rejected it (the last 10,000 "
+                                         "placements are remembered)")
     preempting: list[dict] = Field(description="its containers being taken back now, and why each was chosen")
     preempted_recently: list[dict] = Field(description="the last preemptions of its containers, with why")
 
@@ -334,8 +345,11 @@ class DryRunOut(BaseModel):
     conflicts: list[str] = Field(description="why a reload would be refused: a queue holding apps would become a parent")
     share_rule: str | None = None
     preemption: bool | None = Field(None, description="whether this server preempts at all")
-    queues: list[DryRunQueue] = Field(description="each queue's fair_share, steady_fair_share, weight, min_share and "
-                                    "max_share, _before and _after, against the live demands")
+    queues: list[DryRunQueue] = Field(description="each queue's fair_share, steady_fair_share, weight, min_share, "
+                                    "max_share, policy, max_running_apps, max_am_share, min_share_timeout, "
+                                    "fair_share_timeout and fair_share_threshold (in force: inherited or the "
+                                    "file's default; null: unlimited or never), _before and _after, against the "
+                                    "live demands")
     newly_preemptable: list[dict] = Field(description="containers over their queue's new fair share that are not now")
 
 
