@@ -116,8 +116,9 @@ def test_validate_and_shares_print_one_line_per_error_and_no_traceback(tmp_path)
         r = subprocess.run([sys.executable, "-m", "slotwise.cli", *args], capture_output=True, text=True, cwd=ROOT)
         assert r.returncode == 1, r.stdout + r.stderr
         assert "Traceback" not in r.stderr, r.stderr
-        lines = (r.stdout + r.stderr).strip().splitlines()
+        lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"{bad}:3: maxRunningApps"), lines
+        assert r.stdout == (f"{bad}: invalid, 1 error(s)\n" if args[0] == "validate" else "")  # the verdict
 
 
 def test_shares_json_never_prints_infinity(tmp_path):
