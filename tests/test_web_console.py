@@ -64,7 +64,7 @@ def test_preemptions_are_grouped_by_round(scene):  # noqa: F811
         p.container_id for p in scene.preempted}
     html = state(scene)
     assert html.count('<details class="round"') == 1 and '<strong class="count">8 containers</strong>' in html
-    assert html.count("<tr><td>") >= 8  # each container in the round's own table
+    assert html.count('<tr><td class="app-id">') >= 8  # each container in the round's own table
 
 
 def test_history_is_bounded_and_served(scene):  # noqa: F811
@@ -280,3 +280,15 @@ def test_nodes_are_unknown_while_the_master_is_gone():
         assert "The nodes are unknown while the JobTracker is gone" in html
     finally:
         server.should_exit = True
+
+
+def test_the_min_share_is_drawn_under_the_other_lines_and_wider(scene):  # noqa: F811
+    """Where a queue's min share equals its fair (or steady) share, its wide
+    pale band shows around that line instead of under it, hidden."""
+    html = httpx.get(f"{scene.url}/ui/state").text
+    svg = re.search(r'<svg class="chart" id="history-root.adhoc".*?</svg>', html, re.S).group(0)
+    lines = re.findall(r'data-series="([^"]+)"[^>]*stroke-width="([0-9.]+)"', svg)
+    names = [n for n, _ in lines]
+    assert names[0] == "min share" and "fair share" in names
+    width = dict(lines)
+    assert float(width["min share"]) >= 2 * float(width["fair share"])
