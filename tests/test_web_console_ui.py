@@ -238,3 +238,23 @@ def test_app_ids_break_only_after_underscores_and_why_says_memory_only(browser, 
     text = " ".join(head.inner_text().split())
     assert "fair share" in text and "MB (memory only" in text and "0 vcores." not in text, text
     page.close()
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_the_allocation_files_warnings_show_in_amber_and_fit(browser, scene, width):  # noqa: F811
+    from slotwise.config import parse_allocations
+
+    with open(scene.status.path) as f:
+        text = f.read().replace("<weight>2</weight>", "<weight>2</weight><maxRunningApp>3</maxRunningApp>")
+    scene.status.warnings = [str(w) for w in parse_allocations(text, scene.status.path).warnings]
+    assert len(scene.status.warnings) == 1
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.goto(scene.url)
+    box = page.locator("#config-warnings")
+    box.wait_for(timeout=30000)
+    assert f"{scene.status.path}:4: warning: unknown element <maxRunningApp>" in " ".join(box.inner_text().split())
+    assert page.evaluate("() => getComputedStyle(document.querySelector('#config-warnings')).backgroundColor") \
+        == "rgb(255, 244, 229)"
+    assert page.locator("#config-ok").count() == 0
+    look(page, width, "console-warnings")
+    page.close()
