@@ -64,7 +64,7 @@ def test_preemptions_are_grouped_by_round(scene):  # noqa: F811
         p.container_id for p in scene.preempted}
     html = state(scene)
     assert html.count('<details class="round"') == 1 and '<strong class="count">8 containers</strong>' in html
-    assert html.count('<tr><td class="app-id">') >= 8  # each container in the round's own table
+    assert html.count('<tr><td class="ident">') >= 8  # each container in the round's own table
 
 
 def test_history_is_bounded_and_served(scene):  # noqa: F811

@@ -162,7 +162,7 @@ def test_the_api_docs_work_with_no_network_beyond_this_server(browser, scene, pa
 
 
 # Each app id's pieces between <wbr>s: the lines each one takes (1: whole).
-ID_PIECES = """() => [...document.querySelectorAll("#apps .app-id, #preemptions .app-id")].flatMap((e) =>
+ID_PIECES = """() => [...document.querySelectorAll("#apps .app-id, #apps .ident, #preemptions .ident")].flatMap((e) =>
   [...e.childNodes].filter((n) => n.nodeType === 3 && n.textContent).map((n) => {
     const range = document.createRange();
     range.selectNodeContents(n);
