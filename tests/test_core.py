@@ -3,6 +3,7 @@ messages as the shim sends them (JSON text, and typed)."""
 
 import io
 import json
+import logging
 
 import pytest
 
@@ -191,7 +192,8 @@ def test_a_node_whose_killed_containers_still_hold_room_gets_no_more_than_the_rm
     assert len(ans["assign"]) == 4
 
 
-def test_fallback_episodes_are_logged_with_cause_and_length(core):
+def test_fallback_episodes_are_logged_with_cause_and_length(core, caplog):
+    caplog.set_level(logging.INFO, logger="slotwise.core")
     call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.dev", n=0)])
     call(core, "heartbeat", launched=[container("c9", "a1", "n2:1", 2048, 2, am=True)], node="n2:1",
          fallbacks=[{"reason": "heartbeat: no answer within 100 ms", "started_ms": 1000, "ended_ms": 4500,
@@ -201,6 +203,15 @@ def test_fallback_episodes_are_logged_with_cause_and_length(core):
     [f] = events(core, "fallback")
     assert (f["count"], f["seconds"], f["reason"]) == (3, 3.5, "heartbeat: no answer within 100 ms")
     assert core.counters["fallback_heartbeats"] == 3
+    # An episode in which the master scheduled no heartbeat by its FIFO is
+    # said at INFO; one that did, as a warning.
+    call(core, "heartbeat", node="n1:1", fallbacks=[{"reason": "update: no answer within 100 ms", "started_ms": 5000,
+                                                     "ended_ms": 5100, "heartbeats": 0}])
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if "by its FIFO" in r.getMessage()]
+    assert said == [("WARNING", "the ResourceManager scheduled 3 heartbeat(s) by its FIFO over 3.5 s without Python "
+                                "(heartbeat: no answer within 100 ms)"),
+                    ("INFO", "the ResourceManager scheduled 0 heartbeat(s) by its FIFO over 0.1 s without Python "
+                             "(update: no answer within 100 ms)")]
 
 
 def test_place_and_reject(core):

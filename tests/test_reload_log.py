@@ -121,3 +121,22 @@ def test_an_mrv1_file_is_described_in_its_own_words():
     # minMaps, not the min resources Slotwise derives from it; MRv1's names for the rest.
     assert describe_changes(old, new) == ["root.production minMaps 20 -> 30", "root.research schedulingMode fifo -> fair",
                                           "user etl maxRunningJobs 6 -> 7"]
+
+
+def test_a_reload_that_only_adds_an_ignored_element_says_its_warning(tmp_path, caplog):
+    """A mistyped element YARN ignores changes nothing in force, but it is no
+    "comments or layout only" change: the reload line counts and says the
+    warnings (FILE:LINE), as the console and /api/v1/config do."""
+    path = tmp_path / "fair-scheduler.xml"
+    path.write_text(BEFORE)
+    config, status = load_with_status(str(path))
+    typo = BEFORE.replace("<weight>2</weight>", "<weight>2</weight>\n    <maxRunningApp>3</maxRunningApp>")
+    assert typo != BEFORE
+    path.write_text(typo)
+    watcher = ConfigWatcher(str(path), lambda cfg, text: None, status)
+    caplog.set_level(logging.INFO, logger="slotwise.reload")
+    assert watcher.check() is True
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("reloaded")]
+    assert line.startswith(f"reloaded {path}: nothing that takes effect changed; 1 warning(s): ")
+    assert "unknown element <maxRunningApp>" in line and "layout only" not in line
+    assert status.warnings and "maxRunningApp" in status.warnings[0] and status.errors == []

@@ -367,3 +367,34 @@ def test_a_serve_stopped_while_it_waits_for_its_web_port_stops_at_once(tmp_path)
         assert "cannot listen" not in out.read_text()
     finally:
         holder.close()
+
+
+def test_a_clean_stop_is_logged_with_its_signal(tmp_path):
+    """SIGTERM and Ctrl-C (SIGINT) stop serve cleanly, and its log says so."""
+    import signal
+
+    for sig, said in ((signal.SIGTERM, "serve stopped on SIGTERM"), (signal.SIGINT, "serve stopped on SIGINT (Ctrl-C)")):
+        proc, url, _alloc = serve(tmp_path)
+        try:
+            wait_http(f"{url}/api/v1/status", proc)
+        finally:
+            proc.send_signal(sig)
+            out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, out
+        [line] = [x for x in out.splitlines() if "serve stopped" in x]
+        assert " INFO slotwise.serve: " + said in line
+
+
+def test_a_local_cluster_stopped_by_cluster_down_is_said_to_be_down(tmp_path):
+    """`slotwise cluster down` removes the cluster's state file and keeps its
+    directory: serve says the cluster is down, as it did while its master
+    was stopping, not that there is no cluster."""
+    from slotwise.bridge.server import _why_local
+    from slotwise.localcluster.paths import Layout
+
+    down = f"the local cluster in {tmp_path} is down: start it with `slotwise cluster up`"
+    Layout(tmp_path).tag.write_text("A Slotwise cluster directory (slotwise cluster up).\n")
+    assert _why_local(str(tmp_path), str(tmp_path / "gateway.json")) == down
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _why_local(str(empty), str(empty / "gateway.json")).startswith(f"no local cluster in {empty}: ")

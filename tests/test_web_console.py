@@ -5,7 +5,9 @@ is gone (tests/test_web_console_ui.py drives them in chromium)."""
 
 from __future__ import annotations
 
+import logging
 import re
+import time
 
 import httpx
 
@@ -24,7 +26,8 @@ def state(scene) -> str:  # noqa: F811
     return " ".join(httpx.get(f"{scene.url}/ui/state").text.replace("\u00a0", " ").split())
 
 
-def test_a_starved_queue_says_for_how_long_and_when_preemption_acts(scene):  # noqa: F811
+def test_a_starved_queue_says_for_how_long_and_when_preemption_acts(scene, caplog):  # noqa: F811
+    caplog.set_level(logging.INFO, logger="slotwise.core")
     html = state(scene)
     row = re.search(r'<tr data-queue="root.adhoc" class="([^"]*)"', html)
     assert row and "starved" in row.group(1).split() and "due" not in row.group(1).split()
@@ -37,6 +40,13 @@ def test_a_starved_queue_says_for_how_long_and_when_preemption_acts(scene):  # n
     assert preempted and {p.queue for p in preempted} <= {"root.research.ml", "root.research.etl"}
     html = state(scene)
     assert html.count('<details class="round"') == 2
+    # serve's log has the round in one line: for whom, how many of which apps, from where, why.
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("preemption: ")]
+    apps = sorted({p.app_id for p in preempted})
+    assert line.startswith(f"preemption: {len(preempted)} container(s) for root.adhoc (below its min share): ")
+    assert all(a in line for a in apps) and "root.research." in line
+    assert line.endswith(f"; {sum(p.kill for p in preempted)} killed, "
+                         f"{sum(not p.kill for p in preempted)} asked back")
 
 
 def test_the_timer_without_preemption_says_preemption_is_off(scene):  # noqa: F811
@@ -54,7 +64,7 @@ def test_preemptions_are_grouped_by_round(scene):  # noqa: F811
         p.container_id for p in scene.preempted}
     html = state(scene)
     assert html.count('<details class="round"') == 1 and '<strong class="count">8 containers</strong>' in html
-    assert html.count("<tr><td>") >= 8  # each container in the round's own table
+    assert html.count('<tr><td class="ident">') >= 8  # each container in the round's own table
 
 
 def test_history_is_bounded_and_served(scene):  # noqa: F811
@@ -185,3 +195,101 @@ def test_the_server_samples_its_queues_itself(web):  # noqa: F811
     h = httpx.get(f"{web.url}/api/v1/history").json()
     assert (h["every"], h["cap"]) == (5.0, 720) and len(h["t"]) >= 1
     assert h["queues"]["root.prod"]["usage"][0] == 3072  # the fixture's prod holds three containers
+
+
+def test_with_the_master_gone_nothing_is_said_due_and_the_starvation_clock_stands(scene):  # noqa: F811
+    """After `cluster down` nothing is preempted: a starved queue says it was
+    below its share when the master was lost, is not styled as due, and its
+    clock (console and API) stands at the loss instead of counting on."""
+    scene.clock.advance(71)  # past adhoc's 120 s timeout: due, while the master is there
+    html = state(scene)
+    assert re.search(r'<tr data-queue="root.adhoc" class="starved due"', html)
+    scene.rm.was_seen = True
+    scene.rm.state.update(connected=False, registered=False, lost_at=time.time() - 30)
+    html = state(scene)
+    row = re.search(r'<tr data-queue="root.adhoc" class="([^"]*)".*?</tr>', html, re.S)
+    assert row.group(1).split() == ["starved", "gone"]
+    assert "preemption due" not in html and 'class="due"' not in html and "min_share due" not in html
+    cell = re.search(r'<td class="starvation">(.*?)</td>', row.group(0)).group(1)
+    said = re.search(r"Below its min share for (\d+\.\d) s when the ResourceManager was lost<br>"
+                     r'<span class="then">nothing is preempted while it is gone</span>', cell)
+    assert said and 0 < float(said.group(1)) <= 91.0, cell  # 121 s starved, 30 (and a moment) of them away
+    assert 'id="starved-summary" class="gone"' in html
+    first = {q["queue"]: q for q in httpx.get(f"{scene.url}/api/v1/queues").json()}["root.adhoc"]
+    assert 0 < first["min_share_starved_for"] <= 91  # 121 s starved, 30 (and a moment) of them with it gone
+    rows = views.queue_rows(views.as_of_loss(SchedulerService(scene.core, None).queues(),
+                                             {"seen": True, "connected": False, "lost_at": 1000.0}, now=1121.0),
+                            gone="JobTracker")
+    adhoc = {r["name"]: r for r in rows}["root.adhoc"]
+    assert adhoc["starvation"][0]["text"] == "Below its min share for 0.0\u00a0s when the JobTracker was lost"
+    assert adhoc["due"] is False
+
+
+def test_the_due_style_is_only_on_what_is_due(scene):  # noqa: F811
+    """A row due for min-share preemption colours that note, not the row's
+    harmless "no preemption timeout" one."""
+    scene.clock.advance(71)
+    html = state(scene)
+    row = re.search(r'<tr data-queue="root.adhoc".*?</tr>', html, re.S).group(0)
+    notes = re.findall(r'<div class="([^"]*)">', row)
+    assert "below_min_share due" in notes
+    assert all(n.endswith(" due") == ("preemption due now" in part)
+               for n, part in zip(notes, re.split(r'<div class="[^"]*">', row)[1:]))
+
+
+def test_allocation_file_warnings_are_shown_with_file_and_line(web):  # noqa: F811
+    """A file that loads with warnings (an element YARN ignores) is in force,
+    and the console says so in amber with FILE:LINE, not "in force" in green."""
+    web.service.status.warnings = ["fair-scheduler.xml:7: warning: unknown element <maxRunningApp> in queue "
+                                   "root.prod is ignored, as YARN ignores it"]
+    html = state(web)
+    box = re.search(r'<div class="warn" id="config-warnings">.*?</div>', html, re.S).group(0)
+    assert "with 1 warning</strong>" in box and "<code>fair-scheduler.xml:7: warning: unknown element" in box
+    assert 'id="config-ok"' not in html
+    web.service.status.warnings = []
+    assert 'id="config-ok"' in state(web) and 'id="config-warnings"' not in state(web)
+
+
+def test_app_ids_break_only_after_an_underscore(scene):  # noqa: F811
+    assert str(views.breakable("application_17_0001")) == "application_<wbr>17_<wbr>0001"
+    assert str(views.breakable("<b>_x")) == "&lt;b&gt;_<wbr>x"
+    assert "application_<wbr>1700000000000_<wbr>0001" in httpx.get(f"{scene.url}/ui/state").text
+
+
+def test_nodes_are_unknown_while_the_master_is_gone():
+    """A node list emptied by `cluster down` (the NodeManagers left, then the
+    master): not "no node has registered", but unknown until it is back."""
+    from slotwise.admin import AdminToken
+    from slotwise.bridge.server import start_http
+    from slotwise.web.app import create_app
+    from webtools import TOKEN, free_port
+
+    config = parse_allocations('<allocations><queue name="a"/></allocations>', "pools.xml")
+    core = PolicyCore(config, clock=ManualClock(0.0), kind="mrv1")
+    rm = FakeRM()
+    service = SchedulerService(core, ConfigStatus("pools.xml", 0.0, "", ""), rm)
+    port = free_port()
+    server = start_http(create_app(service, AdminToken(TOKEN), None), "127.0.0.1", port)
+    try:
+        get = lambda: httpx.get(f"http://127.0.0.1:{port}/ui/state").text  # noqa: E731
+        rm.state.update(connected=True, registered=True)
+        rm.was_seen = True
+        assert "No node has registered." in get()
+        rm.state.update(connected=False, registered=False, lost_at=time.time())
+        html = get()
+        assert "No node has registered" not in html
+        assert "The nodes are unknown while the JobTracker is gone" in html
+    finally:
+        server.should_exit = True
+
+
+def test_the_min_share_is_drawn_under_the_other_lines_and_wider(scene):  # noqa: F811
+    """Where a queue's min share equals its fair (or steady) share, its wide
+    pale band shows around that line instead of under it, hidden."""
+    html = httpx.get(f"{scene.url}/ui/state").text
+    svg = re.search(r'<svg class="chart" id="history-root.adhoc".*?</svg>', html, re.S).group(0)
+    lines = re.findall(r'data-series="([^"]+)"[^>]*stroke-width="([0-9.]+)"', svg)
+    names = [n for n, _ in lines]
+    assert names[0] == "min share" and "fair share" in names
+    width = dict(lines)
+    assert float(width["min share"]) >= 2 * float(width["fair share"])

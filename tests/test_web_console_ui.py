@@ -6,6 +6,7 @@ round; and /docs and /redoc with no network beyond this server."""
 from __future__ import annotations
 
 import os
+import re
 from urllib.parse import urlsplit
 
 import httpx
@@ -159,3 +160,106 @@ def test_the_api_docs_work_with_no_network_beyond_this_server(browser, scene, pa
     # Redoc's only wish beyond it is its maker's logo (an image), left out.
     assert [r for r in elsewhere if r[0] != "image"] == [], elsewhere
     context.close()
+
+
+# Each app id's pieces between <wbr>s: the lines each one takes (1: whole).
+ID_PIECES = """() => [...document.querySelectorAll("#apps .app-id, #apps .ident, #preemptions .ident")].flatMap((e) =>
+  [...e.childNodes].filter((n) => n.nodeType === 3 && n.textContent).map((n) => {
+    const range = document.createRange();
+    range.selectNodeContents(n);
+    return [n.textContent, new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size];
+  }))"""
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_with_the_master_gone_nothing_is_shown_as_due(browser, scene, width):  # noqa: F811
+    """`cluster down`: the starved queue is greyed, says nothing is preempted
+    while the master is gone, and no note is red; the nodes are unknown."""
+    import time
+
+    scene.clock.advance(71)  # past adhoc's timeout: due while the master was there
+    scene.rm.state.update(connected=False, registered=False, lost_at=time.time() - 30)
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.goto(scene.url)
+    page.locator("#away-banner").wait_for(timeout=30000)
+    look(page, width, "console-gone")
+    row = page.locator("#queues tr[data-queue='root.adhoc']")
+    # Starved 121 s by the scene's clock, 30 of them (and the moments since, by
+    # the wall's) with the master gone: the clock stands at 91 s or a little less.
+    said = re.match(r"Below its min share for (\d+\.\d) s when the ResourceManager was lost",
+                    " ".join(row.locator("td.starvation").inner_text().split()))
+    assert said and 0 < float(said.group(1)) <= 91.0
+    assert "nothing is preempted while it is gone" in row.inner_text()
+    assert page.locator("#queues .due, #starved-summary .due").count() == 0
+    colour = "(s) => getComputedStyle(document.querySelector(s)).backgroundColor"
+    assert page.evaluate(colour, "#queues tr[data-queue='root.adhoc'] td") == "rgb(243, 243, 243)"
+    page.close()
+
+
+def test_a_due_row_colours_only_its_due_note(browser, scene):  # noqa: F811
+    scene.clock.advance(71)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(scene.url)
+    colour = "(s) => getComputedStyle(document.querySelector(s)).color"
+    cell = "#queues tr[data-queue='root.adhoc'] td.starvation"
+    assert page.locator(f"{cell} .due").count() == 1
+    due = page.evaluate(colour, f"{cell} .due .then")
+    assert due == "rgb(170, 17, 17)"
+    others = page.evaluate(f"() => [...document.querySelectorAll(\"{cell} div:not(.due) .then\")]"
+                           ".map((e) => getComputedStyle(e).color)")
+    assert others and due not in others
+    page.close()
+
+
+def test_a_min_share_mark_at_the_fair_share_stays_visible(browser, scene):  # noqa: F811
+    """Where the min share equals the fair share, both marks show: the
+    fair share's line and the min share's triangle under the bar."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(scene.url)
+    bar = "#queues tr[data-queue='root.adhoc'] .bar"
+    page.evaluate(f"() => {{ const b = document.querySelector(\"{bar}\"); "
+                  "b.querySelector('.mark.fair').style.left = b.querySelector('.mark.min').style.left; }")
+    hits = page.evaluate(f"""() => ["min", "fair"].map((k) => {{
+      const r = document.querySelector("{bar} .mark." + k).getBoundingClientRect();
+      const e = document.elementFromPoint(r.left + r.width / 2, r.top + r.height * (k === "min" ? 0.8 : 0.3));
+      return e && e.classList.contains(k);
+    }})""")
+    assert hits == [True, True]
+    page.close()
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_app_ids_break_only_after_underscores_and_why_says_memory_only(browser, scene, width):  # noqa: F811
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.goto(scene.url)
+    page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    pieces = page.evaluate(ID_PIECES)
+    assert len(pieces) >= 3 * 4 + 8 * 3 * 2, pieces  # the apps' ids and the round's containers and apps
+    assert pieces and all(n == 1 for _, n in pieces), pieces
+    app_id = "application_1700000000000_0004"
+    page.locator(f"#apps tr[data-app='{app_id}'] button.why").click()
+    head = page.locator("#explain .explain-state")
+    head.wait_for(timeout=30000)
+    text = " ".join(head.inner_text().split())
+    assert "fair share" in text and "MB (memory only" in text and "0 vcores." not in text, text
+    page.close()
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_the_allocation_files_warnings_show_in_amber_and_fit(browser, scene, width):  # noqa: F811
+    from slotwise.config import parse_allocations
+
+    with open(scene.status.path) as f:
+        text = f.read().replace("<weight>2</weight>", "<weight>2</weight><maxRunningApp>3</maxRunningApp>")
+    scene.status.warnings = [str(w) for w in parse_allocations(text, scene.status.path).warnings]
+    assert len(scene.status.warnings) == 1
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.goto(scene.url)
+    box = page.locator("#config-warnings")
+    box.wait_for(timeout=30000)
+    assert f"{scene.status.path}:4: warning: unknown element <maxRunningApp>" in " ".join(box.inner_text().split())
+    assert page.evaluate("() => getComputedStyle(document.querySelector('#config-warnings')).backgroundColor") \
+        == "rgb(255, 244, 229)"
+    assert page.locator("#config-ok").count() == 0
+    look(page, width, "console-warnings")
+    page.close()

@@ -165,6 +165,7 @@ class Scene:
     server: object
     rm: FakeRM
     preempted: list
+    status: object = None  # the allocation file's ConfigStatus
 
     def stop(self) -> None:
         self.server.should_exit = True
@@ -217,7 +218,7 @@ def start_scene(tmp_path) -> Scene:
     port = free_port()
     server = start_http(create_app(service, AdminToken(TOKEN), None, refresh_seconds=0.5, history=history),
                         "127.0.0.1", port)
-    return Scene(f"http://127.0.0.1:{port}", core, clock, history, server, rm, preempted)
+    return Scene(f"http://127.0.0.1:{port}", core, clock, history, server, rm, preempted, status)
 
 
 @pytest.fixture

@@ -76,6 +76,28 @@ def _shape_problem(r, kind: str) -> str | None:
     return None
 
 
+PREEMPTION_REASONS = {"min_share": "below its min share", "fair_share": "below its fair-share threshold",
+                      "warned": "their warning ran out"}
+
+
+def preemption_line(preempt, containers) -> str:
+    """serve's log line of one preemption round: for which starved queue, how
+    many containers of which apps (from which queues), and why."""
+    groups: dict[tuple, list] = {}
+    for p in preempt:
+        c = containers.get(p.container_id)
+        groups.setdefault((getattr(c, "taken_for", None) or "?", p.reason), []).append(p)
+    parts = []
+    for (starved, reason), ps in groups.items():
+        apps = collections.Counter(p.app_id for p in ps)
+        victims = sorted({p.queue for p in ps})
+        kills = sum(1 for p in ps if p.kill)
+        parts.append(f"{len(ps)} container(s) for {starved} ({PREEMPTION_REASONS.get(reason, reason)}): "
+                     + ", ".join(f"{a} ({n})" for a, n in apps.most_common())
+                     + f" from {', '.join(victims)}; {kills} killed, {len(ps) - kills} asked back")
+    return "preemption: " + "; ".join(parts)
+
+
 def _amount(r: Resource, dims=KIND_DIMS["yarn"]):
     return wire.Amount(**{d: getattr(r, d) for d in dims})
 
@@ -357,6 +379,8 @@ class PolicyCore:
                                           "why": c.preempt_why if c else None})
                 self.log.write("preempt", stream=self.stream, container=p.container_id, app=p.app_id, queue=p.queue,
                                node=p.node_id, kill=p.kill, reason=p.reason)
+            if preempt:
+                log.info("%s", preemption_line(preempt, containers))
             e = self._engine
             waiting = sorted(a.app_id for a in e.apps.values() if not a.runnable) if e.limits.waiting else []
             return UpdateResult(preempt, self._due_moves(), resync, waiting)
@@ -916,8 +940,11 @@ class PolicyCore:
         self.counters["fallback_heartbeats"] += ep.heartbeats
         self.log.write("fallback", count=ep.heartbeats, seconds=seconds, reason=ep.reason,
                        started=ep.started_ms / 1000.0, ended=ep.ended_ms / 1000.0)
-        log.warning("the %s scheduled %d heartbeat(s) by its FIFO over %.1f s without Python (%s)",
-                    "JobTracker" if self.kind == "mrv1" else "ResourceManager", ep.heartbeats, seconds, ep.reason)
+        # An episode in which no heartbeat came (a call failed, Python answered
+        # the next) scheduled nothing by the FIFO: worth a line, not a warning.
+        log.log(logging.WARNING if ep.heartbeats else logging.INFO,
+                "the %s scheduled %d heartbeat(s) by its FIFO over %.1f s without Python (%s)",
+                "JobTracker" if self.kind == "mrv1" else "ResourceManager", ep.heartbeats, seconds, ep.reason)
         if self.stats is not None:
             self.stats.on_fallback_episode(ep.heartbeats, seconds)
 

@@ -386,11 +386,15 @@ def _why_local(cluster_dir: str, info_file: str, master: str = "ResourceManager"
 
     cluster = LocalCluster(cluster_dir or None)
     state = cluster.state
+    down = f"the local cluster in {cluster.dir} is down: start it with `slotwise cluster up`"
     if state is None:
-        return f"no local cluster in {cluster.dir}: start one with `slotwise cluster up`"
+        # `cluster down` removes the state file and keeps the directory (its
+        # tag, logs): still a cluster, one that is down, as said a moment before.
+        return down if cluster.layout.tag.exists() else \
+            f"no local cluster in {cluster.dir}: start one with `slotwise cluster up`"
     rm = next((d for d in state.daemons if d.role in ("resourcemanager", "jobtracker")), None)
     if rm is None or not cluster.alive(rm):
-        return f"the local cluster in {cluster.dir} is down: start it with `slotwise cluster up`"
+        return down
     if state.scheduler != SHIM_SCHEDULER:
         return (f"the local cluster's ResourceManager runs the {scheduler_name(state.scheduler)} scheduler, not "
                 f"Slotwise: restart it with `slotwise cluster down && slotwise cluster up` (Slotwise is the default)")
@@ -603,8 +607,12 @@ def serve_main(args) -> int:
         finally:
             stopped.set()
 
-    signal.signal(signal.SIGTERM, lambda *_: server.stop())
-    signal.signal(signal.SIGINT, lambda *_: server.stop())
+    def on_signal(signum, _frame) -> None:
+        outcome.setdefault("signal", signal.Signals(signum).name)
+        server.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     link = threading.Thread(target=serve, name="slotwise-link", daemon=True)
     link.start()
 
@@ -661,6 +669,8 @@ def serve_main(args) -> int:
         if watcher:
             watcher.stop()
         event_log.close()
+    if "signal" in outcome and "crashed" not in outcome:  # a clean stop says so, and why
+        log.info("serve stopped on %s%s", outcome["signal"], " (Ctrl-C)" if outcome["signal"] == "SIGINT" else "")
     if "refused" in outcome:
         print(f"slotwise serve: {outcome['refused']}", file=sys.stderr)
         return 3

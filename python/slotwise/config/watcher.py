@@ -336,8 +336,13 @@ def reload_message(path: str, old: AllocationConfig | None, new: AllocationConfi
     if old is None:
         return f"reloaded {path}"
     changes = describe_changes(old, new)
-    return f"reloaded {path}: " + ("; ".join(changes) if changes else "nothing that takes effect changed "
-                                  "(comments or layout only)")
+    if changes:
+        return f"reloaded {path}: " + "; ".join(changes)
+    if new.warnings:  # an element YARN ignores is no "layout only" change: say what was ignored
+        said = "; ".join(str(w) for w in new.warnings[:3]) + (
+            f"; and {len(new.warnings) - 3} more" if len(new.warnings) > 3 else "")
+        return f"reloaded {path}: nothing that takes effect changed; {len(new.warnings)} warning(s): {said}"
+    return f"reloaded {path}: nothing that takes effect changed (comments or layout only)"
 
 
 def load_with_status(path: str) -> tuple[AllocationConfig, ConfigStatus]:

@@ -158,6 +158,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
                          description="Queues, apps and the allocation file of a running Slotwise scheduler. "
                                      "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
+    templates.env.filters["breakable"] = views.breakable
     dry_runs = threading.Lock()  # one at a time: each copies the engine
     sessions = Sessions()
     app.mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static")
@@ -199,8 +200,10 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
     # ------------------------------------------------------------------- API
     @app.get("/api/v1/queues", response_model=list[schemas.QueueOut], tags=["read"])
     def get_queues():
-        """Every queue: weight, min share, fair shares, usage, demand, starvation."""
-        return _finite(service.queues())
+        """Every queue: weight, min share, fair shares, usage, demand, starvation.
+        While the master is gone its starvation clocks stand at the moment the
+        link was lost: nothing is preempted until it is back."""
+        return _finite(views.as_of_loss(service.queues(), service.link_status()["resource_manager"]))
 
     @app.get("/api/v1/apps", response_model=list[schemas.AppOut], tags=["read"])
     def get_apps():
@@ -397,7 +400,8 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         return {
             "link": link, "link_since": views.when(link.get("since")), "master": views.link_view(link),
             "request": request, "version": __version__, "refresh": refresh_seconds,
-            "queues": views.queue_rows(service.queues(), cluster["capacity"]), "apps": views.app_rows(service.apps()),
+            "queues": views.queue_rows(views.as_of_loss(service.queues(), link), cluster["capacity"],
+                                       views.gone_master(link)), "apps": views.app_rows(service.apps()),
             "cluster": views.cluster_line(cluster), "slots": "map_slots" in cluster["capacity"],
             "nodes": views.node_rows(service.nodes()),
             "history": plots.history_charts(history.series(), "map_slots" in cluster["capacity"]),

@@ -11,9 +11,11 @@ from .views import seconds
 
 #: Small multiples: more queues than this are listed, not drawn.
 MAX_CHARTS = 12
-#: (field, legend name, colour, dash, width) of each line in a queue's chart.
-LINES = (("usage", "usage", "#1f77b4", None, 2.4), ("fair_share", "fair share", "#d62728", None, 1.5),
-         ("steady_fair_share", "steady fair share", "#555", "5 3", 1.3), ("min_share", "min share", "#2ca02c", "2 3", 1.5))
+#: (field, legend name, colour, dash, width) of each line in a queue's chart,
+#: in drawing order: the min share first, a wide pale band, so that where it
+#: equals the fair share (or the steady one) it shows around that line.
+LINES = (("min_share", "min share", "#9fd89f", None, 6.0), ("usage", "usage", "#1f77b4", None, 2.4),
+         ("fair_share", "fair share", "#d62728", None, 1.5), ("steady_fair_share", "steady fair share", "#555", "5 3", 1.3))
 
 
 def _unit(top: float, slots: bool) -> tuple[str, float]:
@@ -27,7 +29,7 @@ def history_charts(series: dict, slots: bool) -> dict:
     anything in the samples (usage, fair, steady fair and min share)."""
     t = series["t"]
     out = {"charts": [], "samples": len(t), "every": seconds(series["every"]), "legend": [
-        {"name": name, "colour": colour, "dash": dash} for _, name, colour, dash, _ in LINES], "more": []}
+        {"name": name, "colour": colour, "dash": dash, "width": width} for _, name, colour, dash, width in LINES], "more": []}
     if len(t) < 2:
         return out
     now = t[-1]

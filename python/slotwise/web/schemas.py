@@ -44,10 +44,14 @@ class QueueOut(BaseModel):
     below_fair_share: bool = Field(description="usage is below min(threshold x fair share, demand) now")
     min_share_starved_for: float | None = Field(description="seconds it has been below min(min share, demand): "
                                                 "0 when it is not below; null when below but not timed "
-                                                "(preemption off, or a parent queue)")
+                                                "(preemption off, or a parent queue); while the master is gone "
+                                                "(status: lost_at set), as of when the link was lost: nothing is "
+                                                "preempted until it is back")
     fair_share_starved_for: float | None = Field(description="seconds it has been below min(threshold x fair "
                                                  "share, demand): 0 when it is not below; null when below but "
-                                                 "not timed (preemption off, or a parent queue)")
+                                                 "not timed (preemption off, or a parent queue); while the master "
+                                                 "is gone (status: lost_at set), as of when the link was lost: "
+                                                 "nothing is preempted until it is back")
     min_share_timeout: float | None = Field(None, description="seconds below its min share before preemption "
                                             "acts for it (its own, inherited or the default); null: never")
     fair_share_timeout: float | None = Field(None, description="seconds below threshold x fair share before "

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+from markupsafe import Markup, escape
+
 from .history import measure
 
 
@@ -41,6 +43,12 @@ def when(ts: float | None) -> str:
     return "-" if not ts else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
+def breakable(ident: str) -> Markup:
+    """An id (application_1795785664292_0001) that a narrow column may break
+    only after an underscore, never inside its numbers."""
+    return Markup("_<wbr>").join(escape(part) for part in str(ident).split("_"))
+
+
 def below(row: dict, flag: str, since: str) -> str:
     """A queue's "below its share" figure: "-" unless it is below now; then
     for how long when that is timed, else "yes"."""
@@ -68,7 +76,11 @@ def starvation(row: dict) -> list[dict]:
         starved_for, limit = row.get(since), _finite_or_none(row.get(timeout))
         said = f"{limit:g}{NBSP}s" if limit is not None else ""  # as the file says it
         head = f"Below {what}" + (f" for {seconds(starved_for)}" if starved_for is not None else "")
-        if not row.get("preemption", True):
+        gone = row.get("_gone")
+        if gone:  # no master, no preemption: the clock stopped when the link was lost
+            head += f" when the {gone} was lost"
+            then, due = "nothing is preempted while it is gone", None
+        elif not row.get("preemption", True):
             then, due = "preemption is off: it gets room as containers end", None
         elif row["queue"] in row.get("_parents", ()):
             then, due = "its leaf queues are timed and preempted for", None
@@ -106,7 +118,34 @@ def shared(r: dict, compared) -> tuple[str, bool]:
     return ("unlimited" if mem == float("inf") else f"{mem:.0f}{NBSP}MB"), True
 
 
-def queue_rows(queues: list[dict], capacity: dict | None = None) -> list[dict]:
+def gone_master(link: dict) -> str | None:
+    """The master's name while it is gone (the link lost, or this server no
+    longer registered: its FIFO decides, nothing is preempted); else None."""
+    view = link_view(link)
+    return view["master"] if view["state"] in ("lost", "dropped") else None
+
+
+def as_of_loss(queues: list[dict], link: dict, now: float | None = None) -> list[dict]:
+    """Queue rows with their starvation clocks stopped at the moment the
+    link to the master was lost: nothing is preempted while it is gone, so a
+    clock that kept counting would read as a preemption ever more overdue."""
+    lost_at = link.get("lost_at")
+    if not gone_master(link) or not lost_at:
+        return queues
+    away = max(0.0, (time.time() if now is None else now) - lost_at)
+    out = []
+    for q in queues:
+        q = dict(q)
+        for key in ("min_share_starved_for", "fair_share_starved_for"):
+            x = q.get(key)
+            if x and x != float("inf"):
+                q[key] = max(0.0, x - away)
+        out.append(q)
+    return out
+
+
+def queue_rows(queues: list[dict], capacity: dict | None = None, gone: str | None = None) -> list[dict]:
+    """The Queues table; ``gone``: the master's name while it is gone."""
     parents = {p["parent"] for p in queues}
     cap = measure(capacity)
     rows = []
@@ -115,7 +154,7 @@ def queue_rows(queues: list[dict], capacity: dict | None = None) -> list[dict]:
             continue
         fair, fair_mem_only = shared(p["fair_share"], p.get("compared"))
         steady, steady_mem_only = shared(p["steady_fair_share"], p.get("compared"))
-        starved = starvation({**p, "_parents": parents})
+        starved = starvation({**p, "_parents": parents, "_gone": gone})
         rows.append({
             "name": p["queue"], "depth": p["queue"].count("."), "policy": p["policy"], "weight": f"{p['weight']:g}",
             "min_share": amount(p["min_share"]) if any(p["min_share"].values()) else "-", "fair_share": fair, "steady_fair_share": steady,

@@ -80,6 +80,10 @@
   };
   const amount = (a) => !a ? "-" : ("map_slots" in a ? `${a.map_slots} maps, ${a.reduce_slots} reduces`
                                                      : `${Math.round(a.memory_mb)} MB, ${a.vcores} vcores`);
+  // A fair share in the dimensions it is shared in, as the Queues table
+  // says it: YARN's fair and fifo policies share memory only (vcores 0).
+  const shared = (a) => (!a || "map_slots" in a || a.vcores) ? amount(a)
+    : `${Math.round(a.memory_mb)} MB (memory only: its queue shares memory, as YARN's fair and fifo policies do)`;
   const stamp = (t) => new Date(t * 1000).toLocaleTimeString();
   const KNOWN = new Set(["id", "name", "user", "queue", "state", "running_containers", "pending_containers",
                          "usage", "fair_share", "holds", "preempting", "preempted_recently"]);
@@ -96,7 +100,7 @@
     body.replaceChildren();
     document.getElementById("explain-title").textContent = `Why: ${x.name || x.id}`;
     body.append(el("p", `${x.id} of ${x.user} in ${x.queue}: ${x.state}; ${x.running_containers} running, ` +
-                        `${x.pending_containers} pending; usage ${amount(x.usage)}, fair share ${amount(x.fair_share)}.`,
+                        `${x.pending_containers} pending; usage ${amount(x.usage)}, fair share ${shared(x.fair_share)}.`,
                    "explain-state"));
     list("What holds it back", x.holds, (h) => h.message + (h.since ? ` (since ${stamp(h.since)})` : ""));
     if (x.holds && !x.holds.length) body.append(el("p", "Nothing holds it back now.", "explain-none"));
