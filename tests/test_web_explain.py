@@ -195,3 +195,26 @@ def test_the_api_says_how_long_a_queue_is_starved_and_what_preemption_will_take(
         assert "next_round_in_s" in spec["PreemptionOutlookOut"]["properties"]
     finally:
         server.should_exit = True
+
+
+def test_with_the_master_gone_explain_says_nothing_is_preempted():
+    """The console's rule (web/views.gone_master) in explain's words too: a
+    starved queue is still starved, but with the link lost no round acts."""
+    from slotwise.admin import SchedulerService
+    from slotwise.config.watcher import ConfigStatus
+    from test_explain import starved_core
+    from webtools import FakeRM
+
+    core, clock, until, rounds = starved_core()
+    until(35)
+    rm = FakeRM()
+    rm.was_seen = True
+    rm.state = {"connected": False, "registered": True, "in_fallback": False}
+    gone = SchedulerService(core, ConfigStatus("a.xml"), rm).explain_app("p")["queue_starvation"]
+    assert gone["preemption"]["due"] is False and gone["preemption"]["victims"] == []
+    assert gone["preemption"]["next_round_in_s"] is None
+    assert gone["message"] == ("queue root.prod has been below its min share for 35 s; the ResourceManager is gone "
+                               "(the link is lost): nothing is preempted while it is gone")
+    rm.state = {"connected": True, "registered": True, "in_fallback": False}
+    back = SchedulerService(core, ConfigStatus("a.xml"), rm).explain_app("p")["queue_starvation"]
+    assert back["preemption"]["next_round_in_s"] == 28 and len(back["preemption"]["victims"]) == 3

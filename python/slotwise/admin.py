@@ -164,6 +164,14 @@ class SchedulerService:
             raise AdminError(404, f"unknown app {app_id}: not scheduled now, nor among the last "
                              f"{self.core.finished.limit} that finished")
         link = self.link_status()["resource_manager"]
+        starving = out.get("queue_starvation")
+        if starving and link.get("seen") and not (link.get("connected") and link.get("registered")):
+            # As the console says it (web/views.gone_master): nothing is preempted while the master is gone.
+            starving["preemption"].update(due=False, next_round_in_s=None, victims=[])
+            what = "its min share" if starving["kind"] == "min_share" else "its fair share threshold"
+            starving["message"] = (f"queue {starving['queue']} has been below {what} for {starving['for_s']:.0f} s;"
+                                   f" the {self.master} is gone (the link is lost): nothing is preempted while "
+                                   "it is gone")
         if link.get("in_fallback") and out["state"] not in ("finished", "rejected"):
             out["holds"].insert(0, {"code": "python_away", "message": f"the {self.master} is scheduling without "
                                     "Python (its FIFO fallback) since it lost the link: "
