@@ -262,8 +262,8 @@ def app_table(apps: list[dict], counts: dict[str, Counter], kind: str) -> list[s
 
 LOCALITY_NOTE = textwrap.wrap("locality: where each container Python placed ran, against what its request named. A request "
                  "that names no node or rack (an AM, a reduce, a map that reads no input, like sleep's) can "
-                 "only be off-switch. The web UI's locality level is different: the level delay scheduling "
-                 "lets an app use next, not where its containers ran. On the local cluster every node is "
+                 "only be off-switch. The console's 'Placed' column counts the same; its 'Delay scheduling' column is "
+                 "the level an app may use next, not where its containers ran. On the local cluster every node is "
                  "this one host, so node-local says little here (docs/local-cluster.md).",
                  width=100, subsequent_indent="    ", break_on_hyphens=False)
 
