@@ -27,6 +27,24 @@ from .placement import queue_path
 from .secretfile import read_secret
 
 
+#: The link states in which the master is gone (lost, or this server no
+#: longer registered): its FIFO decides and nothing is preempted.
+GONE = ("lost", "dropped")
+
+
+def link_state(link: dict) -> str | None:
+    """The one reading of the link (SchedulerService.link_status's) that the
+    console, the API and explain share: standby (an HA standby's sidecar),
+    lost, dropped (no longer registered), fallback, or None while deciding."""
+    if link.get("ha_state") == "standby":
+        return "standby"
+    if link.get("seen") and not link.get("connected"):
+        return "lost"
+    if link.get("seen") and not link.get("registered"):
+        return "dropped"
+    return "fallback" if link.get("in_fallback") else None
+
+
 class AdminError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -165,8 +183,7 @@ class SchedulerService:
                              f"{self.core.finished.limit} that finished")
         link = self.link_status()["resource_manager"]
         starving = out.get("queue_starvation")
-        if starving and link.get("seen") and not (link.get("connected") and link.get("registered")):
-            # As the console says it (web/views.gone_master): nothing is preempted while the master is gone.
+        if starving and link_state(link) in GONE:  # nothing is preempted while the master is gone
             starving["preemption"].update(due=False, next_round_in_s=None, victims=[])
             what = "its min share" if starving["kind"] == "min_share" else "its fair share threshold"
             starving["message"] = (f"queue {starving['queue']} has been below {what} for {starving['for_s']:.0f} s;"

@@ -10,6 +10,8 @@ import logging
 import threading
 import time
 
+from ..admin import GONE, link_state
+
 log = logging.getLogger(__name__)
 
 #: Sampled every 5 s, 720 samples hold the last hour.
@@ -51,8 +53,7 @@ class History:
     def sample(self) -> None:
         """Record the queues now; not while the master is away (its last
         known state would be drawn as if it went on)."""
-        link = self.service.link_status()["resource_manager"]
-        if link.get("seen") and not link.get("registered"):
+        if link_state(self.service.link_status()["resource_manager"]) in GONE:
             return
         rows = {r["queue"]: tuple(measure(r.get(f)) for f in FIELDS)
                 for r in self.service.queues() if r["queue"] != "root"}

@@ -7,6 +7,7 @@ import time
 
 from markupsafe import Markup, escape
 
+from ..admin import GONE, link_state
 from .history import measure
 
 
@@ -121,8 +122,7 @@ def shared(r: dict, compared) -> tuple[str, bool]:
 def gone_master(link: dict) -> str | None:
     """The master's name while it is gone (the link lost, or this server no
     longer registered: its FIFO decides, nothing is preempted); else None."""
-    view = link_view(link)
-    return view["master"] if view["state"] in ("lost", "dropped") else None
+    return (link.get("master") or "ResourceManager") if link_state(link) in GONE else None
 
 
 def as_of_loss(queues: list[dict], link: dict, now: float | None = None) -> list[dict]:
@@ -236,14 +236,6 @@ def link_view(link: dict) -> dict:
     """What the banner says of the master (ResourceManager or JobTracker),
     and whether the page shows a last known state rather than a live one."""
     master = link.get("master") or "ResourceManager"
-    out = {"master": master, "state": None, "stale": False, "lost_at": when(link.get("lost_at")),
-           "waiting": link.get("waiting"), "since": when(link.get("since"))}
-    if link.get("ha_state") == "standby":
-        out["state"] = "standby"
-    elif link.get("seen") and not link.get("connected"):
-        out.update(state="lost", stale=True)
-    elif link.get("seen") and not link.get("registered"):
-        out.update(state="dropped", stale=True)
-    elif link.get("in_fallback"):
-        out["state"] = "fallback"
-    return out
+    state = link_state(link)
+    return {"master": master, "state": state, "stale": state in GONE, "lost_at": when(link.get("lost_at")),
+            "waiting": link.get("waiting"), "since": when(link.get("since"))}

@@ -64,10 +64,6 @@ public final class Deltas {
     }
   }
 
-  public synchronized void appRemoved(String id) {
-    appRemoved(id, null);
-  }
-
   /** The app left; {@code end} is how it ended as the master says (null: not known). */
   public synchronized void appRemoved(String id, Messages.FinalState end) {
     if (!fullNeeded) {

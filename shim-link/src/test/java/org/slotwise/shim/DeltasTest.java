@@ -46,7 +46,7 @@ class DeltasTest {
     p.appChanged("application_1_0001");
     p.appRemoved("application_1_0002", Messages.FinalState.FAILED);
     p.appChanged("application_1_0003");
-    p.appRemoved("application_1_0003"); // how it ended not known: no word on it
+    p.appRemoved("application_1_0003", null); // how it ended not known: no word on it
     p.appChanged("application_1_0002"); // stale event after removal: ignored
     p.launched(container("c1", "e1"));
     p.rejected("e2", Messages.Reason.BLACKLISTED);
