@@ -1,5 +1,7 @@
 package org.apache.hadoop.mapred;
 
+import static org.apache.hadoop.http.HtmlQuoting.quoteHtmlChars;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -138,20 +140,16 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
     ShimRuntime rt = s.runtime();
     Messages.ShimStatus st = s.status();
     String web = webOf(s);
-    out.println("<p id=\"link\">" + esc(rt.describe(st)) + (web == null ? ""
-        : " Its console: <a href=\"" + esc(web) + "/\">" + esc(web) + "</a>.") + "</p>");
+    out.println("<p id=\"link\">" + quoteHtmlChars(rt.describe(st)) + (web == null ? ""
+        : " Its console: <a href=\"" + quoteHtmlChars(web) + "/\">" + quoteHtmlChars(web) + "</a>.") + "</p>");
     out.println("<table border=\"1\" id=\"counts\">");
     for (String[] c : rt.counts(st)) {
-      out.println("<tr><th>" + c[1] + "</th><td id=\"" + c[0] + "\">" + c[2] + "</td><td>" + esc(c[3])
+      out.println("<tr><th>" + c[1] + "</th><td id=\"" + c[0] + "\">" + c[2] + "</td><td>" + quoteHtmlChars(c[3])
           + "</td></tr>");
     }
     out.println("</table>");
-    out.println(a.page() != null ? a.page() : "<p id=\"outcome\" class=\"refused\"><b>" + esc(a.why()) + "</b></p>");
+    out.println(a.page() != null ? a.page()
+        : "<p id=\"outcome\" class=\"refused\"><b>" + quoteHtmlChars(a.why()) + "</b></p>");
     out.println("</body></html>");
-  }
-
-  private static String esc(String s) {
-    return s == null ? "" : s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        .replace("\"", "&quot;");
   }
 }
