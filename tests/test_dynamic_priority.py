@@ -208,7 +208,8 @@ def test_map_and_reduce_engines_pay_from_one_budget():
     m = Market(MarketSettings(slot_memory_mb=1, slot_vcores=1, interval=10))
     e1, clock, _ = dp_engine(queues=("alice",), nodes=1, slots=2, market=m)
     cfg = make_config({"dp": {"scheduling_policy": DP, "children": {"alice": {}}}})
-    e2 = Engine(cfg, clock, EngineSettings(preemption=False), services={"market": m}, stream="reduce")
+    e2 = Engine(cfg, clock, EngineSettings(preemption=False), services={"market": m})
+    e2.ctx.stream = "reduce"  # the market tells its sources apart by their context's name
     e2.add_node("n0", "host0", "/r", Resource.units(1))
     fund(m, alice=(1, 100))
     for e in (e1, e2):

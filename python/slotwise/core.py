@@ -272,7 +272,7 @@ class PolicyCore:
             # services: what the driver shares with the policies (the Dynamic
             # Priority market); one dict for the engines of one server.
             self.services = {} if services is None else services
-            self._engine = Engine(config, self._clock, self.settings, services=self.services, stream=stream or "",
+            self._engine = Engine(config, self._clock, self.settings, services=self.services,
                                   kind=kind)
             if record_inputs:
                 # The file's text too: a replay must start from the same queues

@@ -40,8 +40,9 @@ def explain_app(engine, app_id: str) -> dict:
         hold("nothing_asked", "it asks for no more containers now"
              + (f" (it runs {len(app.containers)})" if app.containers else ""))
     else:  # what each offer of a node would meet: a container (YARN), or each kind of slot (MRv1)
-        for key, local in engine.offers:
-            mine = pending if key == "memory_mb" else [r for r in pending if r.resource.get(key) > 0]
+        for offer in engine.offers:
+            key, local = offer.key, offer.local
+            mine = [r for r in pending if offer.asked(r.resource)]
             if not mine:
                 continue
             smallest = min((r.resource for r in mine), key=lambda r: tuple(r.get(d) for d in engine.dims))

@@ -14,13 +14,76 @@ from __future__ import annotations
 ALL_DIMS = ("memory_mb", "vcores", "map_slots", "reduce_slots")
 #: The dimensions of each kind of cluster (the shim's ``kind``).
 KIND_DIMS = {"yarn": ("memory_mb", "vcores"), "mrv1": ("map_slots", "reduce_slots")}
-#: What a node offers, by kind, one after the other: the dimension that
-#: orders queues and apps for the offer, and whether delay scheduling holds
-#: it. A YARN node offers a container (memory and vcores together, ordered
-#: by memory, as the Fair Scheduler does); a TaskTracker offers map slots,
-#: then reduce slots, each shared on its own as the MRv1 Fair Scheduler
-#: shares them, and only maps wait for locality (a reduce reads no split).
-OFFERS = {"yarn": (("memory_mb", True),), "mrv1": (("map_slots", True), ("reduce_slots", False))}
+
+
+class ContainerOffer:
+    """What a YARN node offers on a heartbeat: one container, memory and
+    vcores together, queues and apps ordered by memory as the Fair
+    Scheduler orders them; delay scheduling holds it."""
+
+    __slots__ = ()
+    key = "memory_mb"  # the dimension that orders queues and apps for it
+    dims = ("memory_mb", "vcores")  # what one container of it holds
+    local = True  # apps wait for locality for it
+    key_arg = None  # the policy hooks' key: none, as a plugin written for YARN only takes
+
+    def has_room(self, free: "Resource") -> bool:
+        return free.memory_mb > 0 and free.vcores > 0
+
+    def at_max(self, usage: "Resource", cap: "Resource") -> bool:
+        """A queue using ``usage`` under ``cap`` can take no more of it."""
+        return usage.memory_mb >= cap.memory_mb or usage.vcores >= cap.vcores
+
+    def fits(self, r: "Resource", free: "Resource") -> bool:
+        """A container of ``r`` fits ``free``; one of no size would fit
+        forever, so it never does (the door refuses it)."""
+        return r.memory_mb <= free.memory_mb and r.vcores <= free.vcores and (r.memory_mb > 0 or r.vcores > 0)
+
+    def asked(self, pending: "Resource") -> bool:
+        """Pending asks want this offer."""
+        return pending.memory_mb > 0 or pending.vcores > 0
+
+    def order(self, policy, items: list, cluster: "Resource") -> list:
+        """``items`` in ``policy``'s order for it (a plugin written for YARN
+        only takes no key)."""
+        return policy.order(items, cluster)
+
+
+class SlotOffer:
+    """What a TaskTracker offers on a heartbeat: its free slots of one kind,
+    shared on their own as the MRv1 Fair Scheduler shares them."""
+
+    __slots__ = ("key", "dims", "local", "key_arg")
+
+    def __init__(self, key: str, local: bool) -> None:
+        self.key = self.key_arg = key
+        self.dims = (key,)
+        self.local = local
+
+    def has_room(self, free: "Resource") -> bool:
+        return getattr(free, self.key) > 0
+
+    def at_max(self, usage: "Resource", cap: "Resource") -> bool:
+        return getattr(usage, self.key) >= getattr(cap, self.key)
+
+    def fits(self, r: "Resource", free: "Resource") -> bool:
+        return getattr(r, self.key) > 0 and r.fits_in(free)
+
+    def asked(self, pending: "Resource") -> bool:
+        return getattr(pending, self.key) > 0
+
+    def order(self, policy, items: list, cluster: "Resource") -> list:
+        return policy.order(items, cluster, self.key)
+
+    def __reduce__(self):
+        return (SlotOffer, (self.key, self.local))
+
+
+#: What a node offers, by kind, one after the other (filled in below the
+#: Resource class). A YARN node offers a container; a TaskTracker map slots,
+#: then reduce slots, and only maps wait for locality (a reduce reads no
+#: split).
+OFFERS: dict = {}
 #: The dimensions one offer hands out, by the dimension that orders it.
 OFFERED = {"memory_mb": ("memory_mb", "vcores"), "map_slots": ("map_slots",), "reduce_slots": ("reduce_slots",)}
 
@@ -108,6 +171,9 @@ class Resource:
 
 
 ZERO = Resource()
+
+OFFERS.update({"yarn": (ContainerOffer(),),
+               "mrv1": (SlotOffer("map_slots", True), SlotOffer("reduce_slots", False))})
 
 
 def along(key: str, amount: float, total: "Resource") -> "Resource":

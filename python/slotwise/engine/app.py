@@ -3,7 +3,7 @@ queue, its asks, and what the shim refused it."""
 
 from __future__ import annotations
 
-from .locality import NODE_LOCAL, RACK_LOCAL
+from .locality import LEVELS, NODE_LOCAL, RACK_LOCAL
 from .node import Container, Node
 from .request import Request, dec as _dec
 from ..resources import ZERO, Resource
@@ -103,6 +103,30 @@ class App:
             self.locality_level = level
         self.locality_wait = 0.0
         self.missed_opportunities = 0
+
+    def assign(self, walk, allowed: int):
+        """The app's first request (by priority) of the kind on offer that
+        fits the node's free room at a level its asks, the shim's refusals
+        and ``allowed`` (its delay rule's answer) permit, within its
+        queues' max shares and AM limit: (app, request, level, is_am), or
+        None. Changes nothing."""
+        offer, node, free, now = walk.offer, walk.node, walk.free, walk.now
+        requests = self.requests
+        for prio in sorted(requests):
+            req = requests[prio]
+            if req.num_containers <= 0 or not offer.fits(req.resource, free):
+                continue
+            level = req.locality_on(node)
+            # A level the shim refused here: the next one this node allows.
+            while level is not None and self.refused and self.is_refused(node.node_id, level, now):
+                level = next((lv for lv in LEVELS[level + 1:] if req.allows_on(node, lv)), None)
+            if level is None or (level > allowed and req.has_locality and req.relax_locality):
+                continue
+            is_am = not self.has_am and not self.containers
+            if not self.queue.fits(req.resource, is_am, walk.cluster):
+                continue
+            return self, req, level, is_am
+        return None
 
     def set_priority(self, priority: int) -> None:
         self.priority = priority

@@ -28,9 +28,19 @@ class MaxRunningApps:
             return False
         return all(p.running_apps < p.max_running_apps for p in app.queue.ancestors())
 
+    def over_on_move(self, app, target):
+        """The queue above ``target`` (and not above the app's own queue)
+        whose maxRunningApps moving the runnable ``app`` there would pass,
+        or None."""
+        mine = set(app.queue.ancestors())
+        for p in target.ancestors():
+            if p not in mine and p.running_apps + 1 > p.max_running_apps:
+                return p
+        return None
+
     def settle(self, apps):
-        """The waiting apps that may run now, made runnable one by one (the
-        caller counts each in its queues before the next is looked at)."""
+        """The waiting apps that may run now, made runnable one by one and
+        counted in their queues before the next is looked at."""
         waiting = sorted((a for a in apps if not a.runnable), key=lambda a: (-a.priority, a.start_time, a.app_id))
         for app in waiting:
             if not self.may_run(app):
@@ -38,4 +48,6 @@ class MaxRunningApps:
             app.runnable = True
             self.waiting -= 1
             self.user_running[app.user] = self.user_running.get(app.user, 0) + 1
+            for p in app.queue.ancestors():
+                p.running_apps += 1
             yield app

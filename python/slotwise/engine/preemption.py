@@ -271,24 +271,24 @@ class Preemptor:
                 total = total + amount
         return total
 
-    def assign_held(self, node, free: Resource, now: float, key: str = "memory_mb"):
-        """Offer the node to the queues it holds resources for, first, at any
-        level their asks allow: one assignment or None."""
-        e = self.engine
-        for name, (amount, until) in list(node.held.items()):
-            queue = e.queues.get(name)
+    def holders(self, node, now: float) -> list[str]:
+        """The queues the node holds room for now, to be offered it first
+        (lapsed holds, and holds of queues that ask for nothing, dropped)."""
+        queues = self.engine.queues
+        for name, (_amount, until) in list(node.held.items()):
+            queue = queues.get(name)
             if until <= now or queue is None or queue.active_apps == 0:
-                node.held.pop(name, None)
-                continue
-            a = e.assign_in(queue, node, free, now, True, key)
-            if a is not None:
-                left = (amount - a.resource).clamp_zero()
-                if left.any_positive():
-                    node.held[name] = (left, until)
-                else:
-                    del node.held[name]
-                return a
-        return None
+                del node.held[name]
+        return list(node.held)
+
+    def took(self, node, name: str, amount: Resource) -> None:
+        """The queue ``name`` placed ``amount`` in the room held for it."""
+        held, until = node.held[name]
+        left = (held - amount).clamp_zero()
+        if left.any_positive():
+            node.held[name] = (left, until)
+        else:
+            del node.held[name]
 
 
 def _first(since: float | None, last_at: float) -> float:

@@ -1,6 +1,11 @@
 """A queue (an MRv1 pools file's pool) at runtime: a node of the scheduling tree with the
 same Schedulable shape as an app, plus the settings resolved from the
-allocation file (inheriting from parents and the file's defaults)."""
+allocation file (inheriting from parents and the file's defaults).
+
+The heartbeat's walk lives here: a queue offers a node to its children in
+its policy's order (``Queue.assign``), a leaf to its apps, each app to its
+own asks (``App.assign``); so does the update pass's part that is about a
+queue: its demand and how it splits its fair share."""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ import math
 
 from ..config.model import AllocationConfig, QueueConfig
 from ..policies import SchedulingPolicy, get_policy
+from ..policies.base import compute_shares_of
 from ..resources import ZERO, Resource
 from .app import App
+from .locality import OFF_SWITCH
 from ..policies.fairshare import YARN
 
 INF_RESOURCE = Resource(math.inf, math.inf, math.inf, math.inf)
@@ -24,7 +31,7 @@ class Queue:
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
                  "active_apps", "wanting", "last_at_min_share", "last_at_fair_share", "acl_submit",
                  "acl_administer", "policy_state", "min_starved_since", "fair_starved_since",
-                 "preempted_at")
+                 "preempted_at", "orders")
 
     def __init__(self, name: str, parent: "Queue | None", now: float) -> None:
         self.name = name
@@ -73,6 +80,9 @@ class Queue:
         #: What the parent's policy keeps about this queue between updates
         #: (Dynamic Priority: its recent share of the cluster).
         self.policy_state = None
+        #: A stable-order policy's order of its apps, per offer key:
+        #: (the engine's order version it was made at, the apps).
+        self.orders: dict[str, tuple[int, list[App]]] = {}
 
     def __getstate__(self):
         """The tree's links by name (``Engine.__setstate__`` ties them again),
@@ -128,6 +138,117 @@ class Queue:
             return None
         base = self.fair_share if self.fair_share.memory_mb > 0 else self.max_share.min(cluster)
         return base * self.max_am_share
+
+    # ------------------------------------------------------------ the walk
+    def assign(self, walk: "Walk"):
+        """Offer ``walk``'s node to the apps beneath this queue, children in
+        the policy's order: (app, request, level, is_am) for the first app
+        that takes it, or None. Changes nothing but the apps' delay counts."""
+        offer = walk.offer
+        key = offer.key
+        if not self.wanting.get(key) or offer.at_max(self.usage, self.max_share):
+            return None
+        if self.policy.flatten or not self.children:
+            return self.assign_apps(walk)
+        kids = [c for c in self.children if c.wanting.get(key)]
+        if len(kids) > 1:
+            kids = offer.order(self.policy, kids, walk.cluster)
+        for child in kids:
+            pick = child.assign(walk)
+            if pick is not None:
+                return pick
+        return None
+
+    def assign_apps(self, walk: "Walk"):
+        """The apps in policy order, each offered the node until one takes
+        it. An app walked past is counted as passed over (delay
+        scheduling); the apps after the one that takes it are never offered."""
+        key = walk.offer.key
+        node = walk.node
+        host, rack = node.host, node.rack
+        skipped = walk.skipped
+        offered = walk.offered
+        for app in self.ordered_apps(walk):
+            if key not in app.kinds:  # its last ask of this kind launched earlier on this heartbeat
+                continue
+            skipped[app.app_id] = app
+            level = offered(app, host, rack)
+            if level is not None:
+                pick = app.assign(walk, level)
+                if pick is not None:
+                    return pick
+        return None
+
+    def ordered_apps(self, walk: "Walk") -> list[App]:
+        """The apps asking for the offer, in the policy's order; kept
+        between heartbeats by a policy whose order does not move with usage
+        (FIFO), until the engine's order version moves."""
+        offer = walk.offer
+        if self.policy.stable_order:
+            cached = self.orders.get(offer.key)
+            if cached is not None and cached[0] == walk.version:
+                return cached[1]
+        apps = self.asking_apps(offer.key)
+        if len(apps) > 1:
+            apps = offer.order(self.policy, apps, walk.cluster)
+        if self.policy.stable_order:
+            self.orders[offer.key] = (walk.version, apps)
+        return apps
+
+    def asking_apps(self, key: str) -> list[App]:
+        """Apps beneath that ask for an offer of ``key``, skipping idle
+        subtrees (a flattening policy such as FIFO walks the whole tree)."""
+        if not self.children:
+            return [a for a in self.apps if key in a.kinds]
+        out: list[App] = []
+        for child in self.children:
+            if child.wanting.get(key):
+                out += child.asking_apps(key)
+        return out
+
+    # ------------------------------------------------------ the update pass
+    def update_demand(self) -> Resource:
+        """Demand of the subtree (what its runnable apps use and ask),
+        capped at the max share here; returns it uncapped for the parent."""
+        total = ZERO
+        for child in self.children:
+            total = total + child.update_demand()
+        for app in self.apps:
+            app.demand = app.usage + app.pending if app.runnable else app.usage
+            total = total + app.demand
+        self.demand = total.min(self.max_share)
+        return total
+
+    def share_out(self, offers, rule: str, ctx) -> None:
+        """Split this queue's fair share (instantaneous: among children with
+        runnable apps; steady: among all) and its apps' shares, down the
+        tree, once per offer kind, the kinds added up."""
+        if self.children:
+            active = [c for c in self.children if c.running_apps > 0]
+            shares = self._split(active, self.fair_share, False, offers, rule, ctx) if active else []
+            for c in self.children:
+                c.fair_share = ZERO
+            for c, share in zip(active, shares):
+                c.fair_share = share
+            steady = self._split(self.children, self.steady_fair_share, True, offers, rule, ctx)
+            for c, share in zip(self.children, steady):
+                c.steady_fair_share = share
+            for c in self.children:
+                c.share_out(offers, rule, ctx)
+        if self.apps:
+            runnable = [a for a in self.apps if a.runnable]
+            shares = self._split(runnable, self.fair_share, False, offers, rule, ctx) if runnable else []
+            for a in self.apps:
+                a.fair_share = ZERO
+            for a, share in zip(runnable, shares):
+                a.fair_share = share
+
+    def _split(self, children, total: Resource, steady: bool, offers, rule: str, ctx) -> list[Resource]:
+        out = None
+        for offer in offers:
+            part = compute_shares_of(self.policy, children, total, steady, rule, self, ctx, offer.key_arg)
+            out = part if out is None else [a + b for a, b in zip(out, part)]
+        return out
 
     def leaves(self):
         if not self.children:
@@ -201,3 +322,29 @@ class Queue:
         clipped to the max instead, when shares are computed."""
         m = self.max_share_spec.resolve(cluster) if self.max_share_spec else INF_RESOURCE
         self.max_share = m.max(self.min_share) if self.raise_max_to_min else m
+
+
+class Walk:
+    """One offer of one node on one heartbeat, as the tree walks it: what
+    is offered and how much is free, the delay rule's ``offered`` (or one
+    that allows any level), and the apps passed over so far."""
+
+    __slots__ = ("offer", "node", "free", "now", "offered", "skipped", "cluster", "version")
+
+    def __init__(self, offer, node, free: Resource, now: float, offered, skipped: dict,
+                 cluster: Resource, version: int) -> None:
+        self.offer = offer
+        self.node = node
+        self.free = free
+        self.now = now
+        self.offered = offered
+        self.skipped = skipped
+        self.cluster = cluster
+        self.version = version
+
+
+def anywhere(app, host: str, rack: str) -> int:
+    """The delay rule set aside (an offer that waits for no locality, or
+    capacity preemption took back for the app's queue): any level its asks
+    allow."""
+    return OFF_SWITCH

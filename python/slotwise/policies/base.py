@@ -118,6 +118,23 @@ def takes_queue(policy: SchedulingPolicy) -> bool:
     return "queue" in _share_params(type(policy))
 
 
+def compute_shares_of(policy: SchedulingPolicy, children, total: Resource, steady: bool, rule: str,
+                      queue=None, ctx=None, key: str | None = None) -> list[Resource]:
+    """``policy``'s shares under the rule in force, each plugin called as it
+    was written: without ``rule`` if it predates it, without ``queue`` and
+    ``ctx`` unless it takes them, without ``key`` for a YARN container
+    (``key``: the kind of slot being shared on MRv1)."""
+    kw = {"steady": steady}
+    if takes_rule(policy):
+        kw["rule"] = rule
+    if takes_queue(policy):
+        kw["queue"] = queue
+        kw["ctx"] = ctx
+    if key is not None:
+        kw["key"] = key
+    return policy.compute_shares(children, total, **kw)
+
+
 _REGISTRY: dict[str, Callable[[], SchedulingPolicy]] = {}
 _INSTANCES: dict[str, SchedulingPolicy] = {}
 _entry_points_loaded = False

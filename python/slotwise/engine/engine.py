@@ -1,0 +1,624 @@
+"""The scheduling engine: events in, decisions out.
+
+Pure by design: no I/O, no threads, time only from the injected clock.  The
+Py4J bridge drives it from a real ResourceManager and the simulator drives
+it from a trace; both see the same decisions for the same events.
+
+The Engine keeps the registries (nodes, apps, containers, the queue tree),
+applies the events, and runs the two passes: ``heartbeat(node_id)`` offers
+the node to the tree from the root (``Queue.assign``: each queue orders its
+children with its policy, each app asks its own delay rule) and commits
+what the walk chose; ``update()`` is the Fair Scheduler's update thread:
+runnability, demand, fair shares, starvation and preemption.
+"""
+
+from __future__ import annotations
+
+import bisect
+import pickle
+from typing import Iterable, Sequence
+
+from ..clock import Clock, SystemClock
+from ..config.model import AllocationConfig, default_config
+from ..placement import PlacementRejected, queue_path
+from ..policies import PolicyContext
+from ..policies.base import SchedulingPolicy
+from ..resources import KIND_DIMS, OFFERS, ZERO, Resource
+from ..settings import EngineSettings
+from . import describe
+from .app import App
+from .decisions import Assignment, Preemption
+from .limits import MaxRunningApps
+from .locality import LOCALITY_NAMES, delay_rule
+from .node import Container, Node
+from .preemption import Preemptor
+from .queue import Queue, Walk, anywhere
+from .request import Request
+from .tree import QueueTree
+
+__all__ = ["Engine", "PlacementRejected", "RECOVERY_QUEUE"]
+
+#: Where an app goes that the RM holds in a queue no queue can be (root, a
+#: parent) and no placement rule places: scheduled like any leaf, shown in
+#: the UI (YuniKorn's name; a config file cannot declare it).
+RECOVERY_QUEUE = "root.@recovery@"
+
+#: The most containers one node is given in one heartbeat, whatever the
+#: settings: the node's room caps it first, but a driver's node of absurd
+#: capacity must not keep one call placing for minutes under the lock.
+MAX_ASSIGN_PER_HEARTBEAT = 1024
+
+
+class Engine:
+    def __init__(self, config: AllocationConfig | None = None, clock: Clock | None = None,
+                 settings: EngineSettings | None = None, services: dict | None = None,
+                 kind: str = "yarn") -> None:
+        self.clock = clock or SystemClock()
+        #: The cluster's kind ("yarn" or "mrv1"): its resource dimensions,
+        #: and what a node offers on each heartbeat (resources.OFFERS).
+        self.kind = kind
+        self.dims = KIND_DIMS[kind]
+        self.offers = OFFERS[kind]
+        self.settings = settings or EngineSettings()
+        #: Handed to every policy hook: objects the driver shares by name.
+        self.ctx = PolicyContext({} if services is None else services)
+        self.nodes: dict[str, Node] = {}
+        #: The one delay-scheduling rule every app follows (time or count).
+        self.delay = delay_rule(self.settings, self.nodes)
+        self.preemption = Preemptor(self)
+        self.apps: dict[str, App] = {}
+        self.containers: dict[str, Container] = {}
+        self.cluster = ZERO
+        self.tree = QueueTree(self.clock.now())
+        self.tree.ctx = self.ctx
+        self._skipped: dict[str, App] = {}  # apps passed over on the last heartbeat
+        self._order_version = 0  # bumped when the set, priority or asks of apps change
+        self._refused_apps: set[str] = set()  # apps holding refusals the shim gave
+        self._without_am = 0  # apps whose AM container has not started
+        self._last_heartbeat: float | None = None
+        self._seq = 0
+        self._batch = 0  # > 0: runnability is settled once, when the batch ends
+        self._batch_dirty = False
+        self.config = config or default_config()
+        self.limits = MaxRunningApps(self.config)
+        self.set_config(self.config)
+
+    @property
+    def queues(self) -> dict[str, Queue]:
+        return self.tree.queues
+
+    @property
+    def root(self) -> Queue:
+        return self.tree.root
+
+    def fork(self, clock: Clock | None = None) -> "Engine":
+        """An independent engine in the same state (a dry run, a forecast, a
+        shadow), on ``clock`` (default: this one's). Nothing it does
+        reaches this one; the services the driver shares (a market) are
+        shared, not copied."""
+        services = self.ctx.services
+        self.ctx.services = {}
+        try:
+            copy = pickle.loads(pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
+        finally:
+            self.ctx.services = services
+        copy.ctx.services = services
+        if clock is not None:
+            copy.clock = clock
+        return copy
+
+    # ----------------------------------------------------------------- config
+    def config_conflicts(self, config: AllocationConfig) -> list[str]:
+        """Why ``config`` cannot replace the running one (FILE:LINE: lines)."""
+        return self.tree.conflicts(config)
+
+    def set_config(self, config: AllocationConfig) -> None:
+        """Swap in a new allocation file; queues keep their state by name
+        and a reload never loses a running app (QueueTree.rebuild). Raises
+        ValueError (and changes nothing) on ``config_conflicts``."""
+        conflicts = self.config_conflicts(config)
+        if conflicts:
+            raise ValueError("\n".join(conflicts))
+        self.config = config
+        self.limits.config = config
+        self.share_rule = self.settings.rule_for(config.format)
+        self.tree.rebuild(config, self.cluster, self.share_rule, self.settings.root_policy, self.clock.now())
+        queues = self.queues.values()
+        self._has_min_shares = any(p.min_share.any_positive() for p in queues)
+        #: A policy that acts on the update pass (a market charging, weights moving).
+        self._policy_hooks = any(type(p.policy).on_update is not SchedulingPolicy.on_update for p in queues)
+        self._order_version += 1
+        for p in queues:
+            p.usage = p.am_usage = ZERO
+            p.running_apps = p.active_apps = 0
+            p.wanting = {}
+        self.limits.user_running = {}
+        for app in self.apps.values():
+            self._attach(app, app.queue, +1)
+        self._update_runnability()
+
+    def _attach(self, app: App, queue: Queue, sign: int) -> None:
+        """Add (sign=+1) or remove (-1) an app's weight in its queue chain."""
+        am = sum((c.resource for c in app.containers.values() if c.is_am), ZERO) * sign
+        usage = app.usage * sign
+        for p in queue.ancestors():
+            p.usage = p.usage + usage
+            p.am_usage = p.am_usage + am
+            if app.runnable:
+                p.running_apps += sign
+            if app.active:
+                p.active_apps += sign
+            for k in app.kinds:
+                p.wanting[k] = p.wanting.get(k, 0) + sign
+        self.limits.count(app, sign)
+
+    def _ensure_queue(self, name: str, force: bool = False) -> Queue:
+        return self.tree.ensure(name, self.cluster, self.share_rule, self.clock.now(), force)
+
+    def can_hold(self, name: str) -> str | None:
+        """Why an app cannot sit in queue ``name`` (QueueTree.can_hold)."""
+        return self.tree.can_hold(name)
+
+    def place_app(self, user: str, queue: str | None = None, groups: Sequence[str] = (),
+                  recovering: bool = False, trace: list | None = None) -> str:
+        """Where the placement policy would put a new app (raises
+        PlacementRejected); nothing changes until ``add_app``."""
+        return self.tree.place(user, queue, groups, recovering, trace)
+
+    def move_target_problem(self, queue: str, may_create: bool = False) -> str | None:
+        """Why an app cannot be moved to ``queue``, or None."""
+        return self.tree.move_problem(None, queue, may_create)
+
+    # ------------------------------------------------------------------ nodes
+    def add_node(self, node_id: str, host: str, rack: str, capacity: Resource) -> None:
+        if node_id in self.nodes:
+            self.update_node(node_id, capacity)
+            return
+        self.nodes[node_id] = Node(node_id, host, rack, capacity)
+        self._set_cluster(self.cluster + capacity)
+        self._node_changed(node_id)
+
+    def update_node(self, node_id: str, capacity: Resource) -> None:
+        node = self.nodes[node_id]
+        self._set_cluster(self.cluster - node.capacity + capacity)
+        node.capacity = capacity
+        self._node_changed(node_id)
+
+    def remove_node(self, node_id: str) -> list[str]:
+        """Forget a node; its containers are gone with it (ids returned)."""
+        node = self.nodes.pop(node_id, None)
+        if node is None:
+            return []
+        self._node_changed(node_id)
+        lost = list(node.containers)
+        for cid in lost:
+            self.container_finished(cid)
+        self._set_cluster(self.cluster - node.capacity)
+        return lost
+
+    def _set_cluster(self, total: Resource) -> None:
+        self.cluster = total
+        for p in self.queues.values():  # percentages in maxResources follow the cluster
+            if p.max_share_spec is not None:
+                p.resolve_max_share(total)
+
+    def _node_changed(self, node_id: str) -> None:
+        """A node added, resized or removed: refusals on it may no longer hold."""
+        for app_id in list(self._refused_apps):
+            app = self.apps.get(app_id)
+            if app is not None:
+                app.refused = {r for r in app.refused if r[0] != node_id}
+            if app is None or not app.refused:
+                self._refused_apps.discard(app_id)
+
+    # ------------------------------------------------------------------- apps
+    def add_app(self, app_id: str, user: str, queue: str | None = None, priority: int = 0,
+                groups: Sequence[str] = (), submit_time: float | None = None,
+                placed: bool = False, name: str | None = None) -> str:
+        """Admit an app; returns its queue's full name.  ``placed=True`` takes
+        ``queue`` as final (a driver restoring state), else the placement
+        policy decides.  Raises PlacementRejected."""
+        if app_id in self.apps:
+            return self.apps[app_id].queue.name
+        groups = tuple(groups)
+        leaf_name = queue_path(queue or "default") if placed else self.place_app(user, queue, groups)
+        leaf = self._ensure_queue(leaf_name, force=placed)
+        if leaf.children:
+            raise PlacementRejected(f"{leaf_name} is a parent queue; apps go in leaf queues")
+        now = self.clock.now()
+        app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
+        app.delay = self.delay
+        if name:
+            app.app_name = name
+        app.queue = leaf
+        bisect.insort(leaf.apps, app, key=_by_submit)
+        self.apps[app_id] = app
+        self._order_version += 1
+        self.limits.waiting += 1
+        self._without_am += 1
+        self._update_runnability()
+        return leaf.name
+
+    def mark_unmanaged(self, app_id: str) -> None:
+        """The app's AM runs outside the cluster (an unmanaged AM, or an MRv1
+        app): none of its containers is an AM."""
+        app = self.apps[app_id]
+        app.unmanaged = True
+        self._sync_has_am(app)
+
+    def remove_app(self, app_id: str) -> None:
+        app = self.apps.get(app_id)
+        if app is None:
+            return
+        for cid in list(app.containers):
+            self.container_finished(cid)
+        self._attach(app, app.queue, -1)
+        app.queue.apps.remove(app)
+        del self.apps[app_id]
+        self._refused_apps.discard(app_id)
+        self._order_version += 1
+        if not app.runnable:
+            self.limits.waiting -= 1
+        if not app.has_am:
+            self._without_am -= 1
+        self._skipped.pop(app_id, None)
+        self.tree.prune(app.queue)
+        self._update_runnability()
+
+    def move_app(self, app_id: str, queue: str, force: bool = False, may_create: bool = False) -> str:
+        """Move a running app, as ``yarn application -movetoqueue`` does.
+        Raises ValueError when the target cannot take it; ``force`` follows a
+        move the driver has already made, whatever the limits."""
+        app = self.apps[app_id]
+        name = queue_path(queue)
+        problem = None if force else self.tree.move_problem(app, name, may_create)
+        if problem:
+            raise ValueError(problem)
+        try:
+            target = self._ensure_queue(name, force=force)
+        except PlacementRejected as e:
+            raise ValueError(str(e)) from None
+        if not target.is_leaf:
+            raise ValueError(f"{name} is a parent queue; apps go in leaf queues")
+        if target is app.queue:
+            return name
+        if app.runnable and not force:
+            over = self.limits.over_on_move(app, target)
+            if over is not None:
+                self.tree.prune(target)  # made for this move only
+                raise ValueError(f"moving {app_id} to {name} would exceed maxRunningApps of {over.name}")
+        source = app.queue
+        self._attach(app, source, -1)
+        source.apps.remove(app)
+        app.queue = target
+        bisect.insort(target.apps, app, key=_by_submit)
+        self._attach(app, target, +1)
+        self._order_version += 1
+        self.tree.prune(source)
+        self._update_runnability()
+        return name
+
+    def set_app_priority(self, app_id: str, priority: int) -> None:
+        self.apps[app_id].set_priority(int(priority))
+        self._order_version += 1
+        self._update_runnability()
+
+    def update_requests(self, app_id: str, requests: Iterable[Request]) -> None:
+        """Replace an app's outstanding requests with the driver's view."""
+        app = self.apps[app_id]
+        app.set_requests(requests)
+        if not app.refused:
+            self._refused_apps.discard(app_id)
+        self._refresh_active(app)
+
+    def _refresh_active(self, app: App) -> None:
+        """Whether the app asks for anything, and for which offers (each
+        queue above counts the apps asking for each)."""
+        active = app.runnable and app.pending.any_positive()
+        kinds = frozenset(o.key for o in self.offers if active and o.asked(app.pending))
+        if kinds != app.kinds:
+            for k in kinds ^ app.kinds:
+                d = 1 if k in kinds else -1
+                for p in app.queue.ancestors():
+                    p.wanting[k] = p.wanting.get(k, 0) + d
+            app.kinds = kinds
+            self._order_version += 1
+        if active != app.active:
+            app.active = active
+            self._order_version += 1
+            d = 1 if active else -1
+            for p in app.queue.ancestors():
+                p.active_apps += d
+
+    def batch(self) -> "_Batch":
+        """``with engine.batch():`` applies many events and settles the
+        running-app limits once at the end (a resync of thousands of apps
+        stays linear)."""
+        return _Batch(self)
+
+    def _update_runnability(self) -> None:
+        """Waiting apps become runnable as the running-app limits allow
+        (MaxRunningApps.settle); a runnable app stays runnable."""
+        if not self.limits.waiting:
+            return
+        if self._batch:
+            self._batch_dirty = True
+            return
+        for app in self.limits.settle(self.apps.values()):
+            self._refresh_active(app)
+
+    @property
+    def user_running(self) -> dict[str, int]:
+        """Runnable apps per user (the running-app limits' count)."""
+        return self.limits.user_running
+
+    # ------------------------------------------------------------- containers
+    def container_launched(self, container_id: str, app_id: str, node_id: str, resource: Resource,
+                           is_am: bool = False, priority: int = 0,
+                           launch_time: float | None = None) -> None:
+        """A container the driver started itself (a FIFO fallback, a resync)."""
+        if container_id in self.containers or app_id not in self.apps or node_id not in self.nodes:
+            return
+        now = self.clock.now() if launch_time is None else launch_time
+        self._launch(Container(container_id, app_id, node_id, resource, now, is_am, priority))
+
+    def _launch(self, c: Container) -> None:
+        app = self.apps[c.app_id]
+        node = self.nodes[c.node_id]
+        self.containers[c.container_id] = c
+        app.containers[c.container_id] = c
+        node.containers.add(c.container_id)
+        node.used = node.used + c.resource
+        app.usage = app.usage + c.resource
+        app.ran += 1
+        if c.is_am and not app.has_am:
+            app.has_am = True
+            self._without_am -= 1
+        am = c.resource if c.is_am else None
+        for p in app.queue.ancestors():
+            p.usage = p.usage + c.resource
+            if am is not None:
+                p.am_usage = p.am_usage + am
+
+    def container_finished(self, container_id: str) -> None:
+        c = self.containers.pop(container_id, None)
+        if c is None:
+            return
+        node = self.nodes.get(c.node_id)
+        if node is not None:
+            node.containers.discard(container_id)
+            node.used = node.used - c.resource
+            if c.taken_for is not None:
+                self.preemption.released(c, node, self.clock.now())
+        app = self.apps.get(c.app_id)
+        if app is None:
+            return
+        app.containers.pop(container_id, None)
+        app.usage = app.usage - c.resource
+        for p in app.queue.ancestors():
+            p.usage = p.usage - c.resource
+            if c.is_am:
+                p.am_usage = p.am_usage - c.resource
+        if c.is_am:
+            self._sync_has_am(app)
+
+    def container_refused(self, engine_id: str, remember: bool) -> Container | None:
+        """The driver did not carry out the assignment ``engine_id``: its
+        container goes and its ask comes back (the driver resends the app).
+        With ``remember`` (the refusal stays true until something changes)
+        the app is not offered that node at that level again until its asks
+        or the node change. Returns the container, or None if unknown."""
+        c = self.containers.get(engine_id)
+        if c is None:
+            return None
+        self.container_finished(engine_id)
+        app = self.apps.get(c.app_id)
+        if remember and app is not None and c.level is not None:
+            app.refuse(c.node_id, c.level, self.clock.now())
+            self._refused_apps.add(c.app_id)
+        return c
+
+    def confirm_container(self, engine_id: str, container_id: str, is_am: bool) -> None:
+        """The driver started the engine's container ``engine_id`` as
+        ``container_id``; whether it is the app's AM is the driver's word
+        (an earlier AM assignment may have been refused)."""
+        c = self.containers.get(engine_id)
+        if c is None:
+            return
+        self.rename_container(engine_id, container_id)
+        if c.is_am != is_am:
+            app = self.apps[c.app_id]
+            delta = c.resource if is_am else c.resource * -1
+            for p in app.queue.ancestors():
+                p.am_usage = p.am_usage + delta
+            c.is_am = is_am
+            self._sync_has_am(app)
+
+    def _sync_has_am(self, app: App) -> None:
+        has = app.unmanaged or any(c.is_am for c in app.containers.values())
+        if has != app.has_am:
+            app.has_am = has
+            self._without_am += -1 if has else 1
+
+    def rename_container(self, old_id: str, new_id: str) -> None:
+        """The driver's real id for a container the engine placed."""
+        c = self.containers.pop(old_id, None) if old_id != new_id else None
+        if c is None:
+            return
+        c.container_id = new_id
+        self.containers[new_id] = c
+        app = self.apps[c.app_id]
+        app.containers[new_id] = app.containers.pop(old_id)
+        node = self.nodes[c.node_id]
+        node.containers.discard(old_id)
+        node.containers.add(new_id)
+
+    # -------------------------------------------------------------- heartbeat
+    @property
+    def idle_heartbeat_is_noop(self) -> bool:
+        """True when a heartbeat from a node with no room, or with nothing
+        pending anywhere, would change nothing: no app is waiting to be
+        credited for a skipped opportunity.  Drivers may then leave it out."""
+        return not self._skipped
+
+    def has_pending(self, kind: str | None = None) -> bool:
+        """Whether any app asks for something (``kind``: that kind of slot)."""
+        return self.root.active_apps > 0 if kind is None else self.root.wanting.get(kind, 0) > 0
+
+    def heartbeat(self, node_id: str, room: Resource | None = None) -> list[Assignment]:
+        """Decide which containers start on ``node_id`` now.  ``room``, when
+        the driver knows it, is what the node really has free: less than its
+        capacity minus the live containers while killed ones still hold their
+        resources on the node; never assign beyond it."""
+        now = self.clock.now()
+        last = self._last_heartbeat
+        if last is not None and self._skipped:
+            # Apps passed over on the last heartbeat waited until this one.
+            dt = now - last
+            for app in self._skipped.values():
+                app.locality_wait += dt
+        self._skipped = {}
+        self._last_heartbeat = now
+        node = self.nodes.get(node_id)
+        if node is None:
+            return []
+        s = self.settings
+        limit = min(s.max_assign if s.max_assign > 0 else MAX_ASSIGN_PER_HEARTBEAT,
+                    MAX_ASSIGN_PER_HEARTBEAT) if s.assign_multiple else 1
+        held = None if room is None else (node.capacity - node.used - room).clamp_zero()
+        if held is not None and not held.any_positive():
+            held = None
+        out: list[Assignment] = []
+        root = self.root
+        for offer in self.offers:
+            if not root.wanting.get(offer.key) and not node.held:
+                continue  # no app asks for this offer
+            # An offer that waits for no locality passes nobody over for it.
+            skipped = self._skipped if offer.local else {}
+            while len(out) < limit:
+                free = node.capacity - node.used if held is None else node.capacity - node.used - held
+                if not offer.has_room(free):
+                    break
+                walk = Walk(offer, node, free, now, self.delay.offered if offer.local else anywhere, skipped,
+                            self.cluster, self._order_version)
+                pick = None
+                if node.held:  # what preemption freed here goes to the queue it was taken for first
+                    pick, holder = self._walk_holders(walk)
+                    if pick is None:
+                        walk.free = free = free - self.preemption.held_on(node, now)
+                        if not offer.has_room(free):
+                            break
+                    else:
+                        self.preemption.took(node, holder, pick[1].resource)
+                if pick is None:
+                    walk.offered = self.delay.offered if offer.local else anywhere
+                    pick = root.assign(walk)
+                if pick is None:
+                    break
+                out.append(self._commit(walk, *pick))
+        return out
+
+    def _walk_holders(self, walk: Walk):
+        """Offer the node first to the queues it holds room for, at any
+        level their asks allow: (pick, queue name) or (None, None)."""
+        walk.offered = anywhere
+        for name in self.preemption.holders(walk.node, walk.now):
+            pick = self.queues[name].assign(walk)
+            if pick is not None:
+                return pick, name
+        return None, None
+
+    def _commit(self, walk: Walk, app: App, req: Request, level: int, is_am: bool) -> Assignment:
+        node, now = walk.node, walk.now
+        app.take(req, node, level)
+        r = req.resource
+        self._seq += 1
+        cid = f"{app.app_id}#{self._seq}"
+        c = Container(cid, app.app_id, node.node_id, r, now, is_am, req.priority)
+        c.level = level
+        self._launch(c)
+        if walk.offer.local:  # a launch the app waited for locality for
+            app.launched(level, req.has_locality)
+        walk.skipped.pop(app.app_id, None)
+        self._refresh_active(app)
+        return Assignment(cid, app.app_id, app.queue.name, node.node_id, req.priority,
+                          LOCALITY_NAMES[level], r, is_am)
+
+    # ----------------------------------------------------------------- update
+    def acts_on_update(self) -> bool:
+        return self.settings.preemption or self._policy_hooks
+
+    def decisions_need_update(self) -> bool:
+        """Whether heartbeat decisions read what ``update`` computes: demand
+        against min shares, fair shares for AM limits, starvation for
+        preemption.  When they do not, a driver that only wants the figures
+        (the simulator) may call ``update`` less often without changing a
+        single decision."""
+        return bool(self.settings.preemption or self._policy_hooks or self._without_am or self._has_min_shares)
+
+    def update(self) -> list[Preemption]:
+        """The periodic pass: runnability, demand, fair shares, starvation,
+        and the containers to take back."""
+        now = self.clock.now()
+        self._update_runnability()
+        root = self.root
+        root.update_demand()
+        ctx = self.ctx
+        ctx.cluster = self.cluster
+        for queue in self.queues.values():
+            queue.policy.on_update(queue, now, ctx)
+        root.fair_share = root.steady_fair_share = self.cluster
+        root.share_out(self.offers, self.share_rule, ctx)
+        on, eligible = self.preemption_scope()
+        if not on:
+            self.preemption.track(now)  # how long queues wait is worth knowing all the same
+            return []
+        return self.preemption.plan(now, eligible)
+
+    def preemption_scope(self):
+        """Whether preemption may act, and for which leaf queues (a predicate;
+        None: all): everywhere when it is on, else under the queues whose
+        policy preempts among their own children."""
+        if self.settings.preemption:
+            return True, None
+        under = {p.name for p in self.queues.values() if p.children and p.policy.preempts(p, self.ctx)}
+        if not under:
+            return False, None
+        return True, lambda queue: queue.parent is not None and queue.parent.name in under
+
+    def starvation(self, queue: Queue, now: float | None = None) -> tuple[float, float]:
+        """Seconds the queue has been below its min share and its fair share
+        threshold, across preemption rounds (``Preemptor.starvation``)."""
+        return self.preemption.starvation(queue, self.clock.now() if now is None else now)
+
+    # ------------------------------------------------------------- read side
+    def describe_queues(self) -> list[dict]:
+        """Plain rows per queue for the CLI, web UI and metrics."""
+        return describe.queue_rows(self)
+
+    def describe_apps(self) -> list[dict]:
+        """Plain rows per app for the web UI and API."""
+        return describe.app_rows(self)
+
+
+class _Batch:
+    __slots__ = ("engine",)
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def __enter__(self) -> Engine:
+        self.engine._batch += 1
+        return self.engine
+
+    def __exit__(self, *exc) -> None:
+        e = self.engine
+        e._batch -= 1
+        if not e._batch and e._batch_dirty:
+            e._batch_dirty = False
+            e._update_runnability()
+
+
+def _by_submit(app: App) -> tuple:
+    """Apps are kept in this order so policies can sort them stably."""
+    return (app.start_time, app.app_id)
