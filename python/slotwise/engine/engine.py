@@ -29,10 +29,10 @@ from . import describe
 from .app import App
 from .decisions import Assignment, Preemption
 from .limits import MaxRunningApps
-from .locality import LOCALITY_NAMES, delay_rule
+from .locality import ANYWHERE, LOCALITY_NAMES, delay_rule
 from .node import Container, Node
 from .preemption import Preemptor
-from .queue import Queue, Walk, anywhere
+from .queue import Queue, Walk
 from .request import Request
 from .tree import QueueTree
 
@@ -499,8 +499,8 @@ class Engine:
                 free = node.capacity - node.used if held is None else node.capacity - node.used - held
                 if not offer.has_room(free):
                     break
-                walk = Walk(offer, node, free, now, self.delay.offered if offer.local else anywhere, skipped,
-                            self.cluster, self._order_version)
+                rule = self.delay if offer.local else ANYWHERE
+                walk = Walk(offer, node, free, now, rule, skipped, self.cluster, self._order_version)
                 pick = None
                 if node.held:  # what preemption freed here goes to the queue it was taken for first
                     pick, holder = self._walk_holders(walk)
@@ -511,7 +511,7 @@ class Engine:
                     else:
                         self.preemption.took(node, holder, pick[1].resource)
                 if pick is None:
-                    walk.offered = self.delay.offered if offer.local else anywhere
+                    walk.rule = rule
                     pick = root.assign(walk)
                 if pick is None:
                     break
@@ -521,7 +521,7 @@ class Engine:
     def _walk_holders(self, walk: Walk):
         """Offer the node first to the queues it holds room for, at any
         level their asks allow: (pick, queue name) or (None, None)."""
-        walk.offered = anywhere
+        walk.rule = ANYWHERE
         for name in self.preemption.holders(walk.node, walk.now):
             pick = self.queues[name].assign(walk)
             if pick is not None:

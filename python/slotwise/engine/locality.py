@@ -8,6 +8,19 @@ LOCALITY_NAMES = ("node_local", "rack_local", "off_switch")
 ANY = "*"
 
 
+def runnable_here(apps, levels, host: str, rack: str) -> dict:
+    """Of ``apps``, each allowed ``levels[i]``, those with something they
+    may run on a node on ``host`` in ``rack`` (app id -> level): any ask
+    once off-switch is allowed, an ask with no preference, an ask naming
+    the host, or one naming the rack once rack-local is allowed."""
+    out = {}
+    for app, level in zip(apps, levels):
+        if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+                or (level == RACK_LOCAL and rack in app.want_racks)):
+            out[app.app_id] = level
+    return out
+
+
 class TimeDelay:
     """Delay scheduling as the paper has it: an app waits T1 seconds for a
     node-local container, then T2 more for a rack-local one, then runs
@@ -19,31 +32,27 @@ class TimeDelay:
     def __init__(self, t1: float, t2: float) -> None:
         self.t1, self.t2 = t1, t2
 
+    def levels(self, apps) -> list[int]:
+        """How far from its data each app may run now (read only; one call
+        for a queue's apps: the heartbeat's hot path)."""
+        t1, t2 = self.t1, self.t2
+        t12 = t1 + t2
+        return [(OFF_SWITCH if (w := a.locality_wait) >= t12 else RACK_LOCAL if w >= t1 else NODE_LOCAL)
+                if (lv := a.locality_level) == NODE_LOCAL else
+                (OFF_SWITCH if a.locality_wait >= t2 else RACK_LOCAL) if lv == RACK_LOCAL else OFF_SWITCH
+                for a in apps]
+
     def level(self, app) -> int:
-        """How far from its data ``app`` may run now."""
-        w = app.locality_wait
-        if app.locality_level == NODE_LOCAL:
-            return OFF_SWITCH if w >= self.t1 + self.t2 else RACK_LOCAL if w >= self.t1 else NODE_LOCAL
-        if app.locality_level == RACK_LOCAL:
-            return OFF_SWITCH if w >= self.t2 else RACK_LOCAL
-        return OFF_SWITCH
+        return self.levels((app,))[0]
+
+    def offered_all(self, apps, host: str, rack: str) -> dict:
+        """``apps`` are offered a node on ``host`` in ``rack``: the level
+        each may take a container there at (app id -> level), for those
+        with something they may run there yet."""
+        return runnable_here(apps, self.levels(apps), host, rack)
 
     def offered(self, app, host: str, rack: str) -> int | None:
-        """``app`` is offered a node on ``host`` in ``rack``: the level it
-        may take a container there at, or None when it has nothing it may
-        run there yet. (The heartbeat's hot path: one call per app walked.)"""
-        w = app.locality_wait
-        lv = app.locality_level
-        if lv == NODE_LOCAL:
-            level = OFF_SWITCH if w >= self.t1 + self.t2 else RACK_LOCAL if w >= self.t1 else NODE_LOCAL
-        elif lv == RACK_LOCAL:
-            level = OFF_SWITCH if w >= self.t2 else RACK_LOCAL
-        else:
-            level = OFF_SWITCH
-        if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
-                or (level == RACK_LOCAL and rack in app.want_racks)):
-            return level
-        return None
+        return self.offered_all((app,), host, rack).get(app.app_id)
 
     def withdrawn(self, app) -> None:
         """The offer counted by ``offered`` was never made after all."""
@@ -69,22 +78,24 @@ class CountDelay:
     def level(self, app) -> int:
         return app.locality_level
 
-    def offered(self, app, host: str, rack: str) -> int | None:
-        """Counted as a missed opportunity (``withdrawn`` undoes it); the
-        level, moved on past a threshold, or None as ``TimeDelay.offered``."""
-        app.missed_opportunities += 1
+    def offered_all(self, apps, host: str, rack: str) -> dict:
+        """Each app counts a missed opportunity (``withdrawn`` undoes it)
+        and moves a level on past its threshold; then as
+        ``TimeDelay.offered_all``."""
         n = len(self.nodes)
-        if app.locality_level == NODE_LOCAL and app.missed_opportunities >= self.node_threshold * n:
-            app.locality_level = RACK_LOCAL
-            app.missed_opportunities = 0
-        if app.locality_level == RACK_LOCAL and app.missed_opportunities >= self.rack_threshold * n:
-            app.locality_level = OFF_SWITCH
-            app.missed_opportunities = 0
-        level = app.locality_level
-        if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
-                or (level == RACK_LOCAL and rack in app.want_racks)):
-            return level
-        return None
+        node_after, rack_after = self.node_threshold * n, self.rack_threshold * n
+        for app in apps:
+            app.missed_opportunities += 1
+            if app.locality_level == NODE_LOCAL and app.missed_opportunities >= node_after:
+                app.locality_level = RACK_LOCAL
+                app.missed_opportunities = 0
+            if app.locality_level == RACK_LOCAL and app.missed_opportunities >= rack_after:
+                app.locality_level = OFF_SWITCH
+                app.missed_opportunities = 0
+        return runnable_here(apps, [a.locality_level for a in apps], host, rack)
+
+    def offered(self, app, host: str, rack: str) -> int | None:
+        return self.offered_all((app,), host, rack).get(app.app_id)
 
     def withdrawn(self, app) -> None:
         app.missed_opportunities -= 1
@@ -92,6 +103,26 @@ class CountDelay:
     def progress(self, app) -> tuple[float, float, str]:
         threshold = self.node_threshold if app.locality_level == NODE_LOCAL else self.rack_threshold
         return app.missed_opportunities, threshold * len(self.nodes), "offers"
+
+
+class Anywhere:
+    """The delay rule set aside (an offer that waits for no locality, or
+    capacity preemption took back for the apps' queue): any level their
+    asks allow, and nobody is counted as passed over for locality."""
+
+    __slots__ = ()
+
+    def offered_all(self, apps, host: str, rack: str) -> dict:
+        return {app.app_id: OFF_SWITCH for app in apps}
+
+    def offered(self, app, host: str, rack: str) -> int:
+        return OFF_SWITCH
+
+    def withdrawn(self, app) -> None:
+        pass
+
+
+ANYWHERE = Anywhere()
 
 
 def delay_rule(settings, nodes):

@@ -16,7 +16,6 @@ from ..policies import SchedulingPolicy, get_policy
 from ..policies.base import compute_shares_of
 from ..resources import ZERO, Resource
 from .app import App
-from .locality import OFF_SWITCH
 from ..policies.fairshare import YARN
 
 INF_RESOURCE = Resource(math.inf, math.inf, math.inf, math.inf)
@@ -80,9 +79,9 @@ class Queue:
         #: What the parent's policy keeps about this queue between updates
         #: (Dynamic Priority: its recent share of the cluster).
         self.policy_state = None
-        #: A stable-order policy's order of its apps, per offer key:
-        #: (the engine's order version it was made at, the apps).
-        self.orders: dict[str, tuple[int, list[App]]] = {}
+        #: The apps asking for each offer, and a stable-order policy's order
+        #: of them, as of the engine's order version they were made at.
+        self.orders: dict = {}
 
     def __getstate__(self):
         """The tree's links by name (``Engine.__setstate__`` ties them again),
@@ -160,23 +159,45 @@ class Queue:
         return None
 
     def assign_apps(self, walk: "Walk"):
-        """The apps in policy order, each offered the node until one takes
-        it. An app walked past is counted as passed over (delay
-        scheduling); the apps after the one that takes it are never offered."""
+        """Offer the node to this queue's apps (all beneath it, for a
+        flattening policy) in policy order until one takes it. Every app
+        walked past is counted as passed over (delay scheduling); an app
+        after the one that takes it never was. The apps' delay rule is
+        asked once for them all, and the order is only needed once one of
+        them may run here."""
         key = walk.offer.key
         node = walk.node
         host, rack = node.host, node.rack
         skipped = walk.skipped
-        offered = walk.offered
-        for app in self.ordered_apps(walk):
-            if key not in app.kinds:  # its last ask of this kind launched earlier on this heartbeat
+        rule = walk.rule
+        if self.policy.stable_order:  # the order is kept: walk it, one app at a time
+            for app in self.ordered_apps(walk):
+                if key not in app.kinds:  # its last ask of this kind launched earlier on this heartbeat
+                    continue
+                skipped[app.app_id] = app
+                level = rule.offered(app, host, rack)
+                if level is not None:
+                    pick = app.assign(walk, level)
+                    if pick is not None:
+                        return pick
+            return None
+        apps, by_id = self.asking(key, walk.version)
+        skipped.update(by_id)
+        levels = rule.offered_all(apps, host, rack)
+        if not levels:
+            return None
+        if len(apps) > 1:
+            apps = walk.offer.order(self.policy, apps, walk.cluster)
+        for i, app in enumerate(apps):
+            level = levels.get(app.app_id)
+            if level is None:
                 continue
-            skipped[app.app_id] = app
-            level = offered(app, host, rack)
-            if level is not None:
-                pick = app.assign(walk, level)
-                if pick is not None:
-                    return pick
+            pick = app.assign(walk, level)
+            if pick is not None:
+                for later in apps[i + 1:]:  # never offered this node after all
+                    if skipped.pop(later.app_id, None) is not None:
+                        rule.withdrawn(later)
+                return pick
         return None
 
     def ordered_apps(self, walk: "Walk") -> list[App]:
@@ -194,6 +215,15 @@ class Queue:
         if self.policy.stable_order:
             self.orders[offer.key] = (walk.version, apps)
         return apps
+
+    def asking(self, key: str, version: int) -> tuple[list[App], dict[str, App]]:
+        """``asking_apps(key)`` and the same by id, kept until the engine's
+        order version (the apps, their asks) moves."""
+        cached = self.orders.get(("asking", key))
+        if cached is None or cached[0] != version:
+            apps = self.asking_apps(key)
+            cached = self.orders[("asking", key)] = (version, apps, {a.app_id: a for a in apps})
+        return cached[1], cached[2]
 
     def asking_apps(self, key: str) -> list[App]:
         """Apps beneath that ask for an offer of ``key``, skipping idle
@@ -326,25 +356,18 @@ class Queue:
 
 class Walk:
     """One offer of one node on one heartbeat, as the tree walks it: what
-    is offered and how much is free, the delay rule's ``offered`` (or one
-    that allows any level), and the apps passed over so far."""
+    is offered and how much is free, the apps' delay rule (or
+    locality.ANYWHERE), and the apps passed over so far."""
 
-    __slots__ = ("offer", "node", "free", "now", "offered", "skipped", "cluster", "version")
+    __slots__ = ("offer", "node", "free", "now", "rule", "skipped", "cluster", "version")
 
-    def __init__(self, offer, node, free: Resource, now: float, offered, skipped: dict,
+    def __init__(self, offer, node, free: Resource, now: float, rule, skipped: dict,
                  cluster: Resource, version: int) -> None:
         self.offer = offer
         self.node = node
         self.free = free
         self.now = now
-        self.offered = offered
+        self.rule = rule
         self.skipped = skipped
         self.cluster = cluster
         self.version = version
-
-
-def anywhere(app, host: str, rack: str) -> int:
-    """The delay rule set aside (an offer that waits for no locality, or
-    capacity preemption took back for the app's queue): any level its asks
-    allow."""
-    return OFF_SWITCH

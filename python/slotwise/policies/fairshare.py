@@ -29,6 +29,30 @@ SHARE_RULES = (YARN, DESIGN)
 _NUMPY_THRESHOLD = 64  # below this, plain Python beats numpy's call overhead (measured)
 
 
+#: The last answers of the two searches, by their inputs: an update pass
+#: finds most queues as the last one left them (YARN's rule does not even
+#: read demand), so it looks up instead of searching again. Bounded; a pure
+#: function's answers, so forks and threads may share it.
+_MEMO: dict = {}
+_MEMO_MAX = 4096
+
+
+def _remembered(fn):
+    def search(weights, min_shares, caps, total):
+        key = (fn, tuple(weights), tuple(min_shares), tuple(caps), total)
+        out = _MEMO.get(key)
+        if out is None:
+            out = fn(weights, min_shares, caps, total)
+            if len(_MEMO) >= _MEMO_MAX:
+                _MEMO.clear()
+            _MEMO[key] = out
+        return list(out)
+
+    search.__name__, search.__doc__, search.__wrapped__ = fn.__name__, fn.__doc__, fn
+    return search
+
+
+@_remembered
 def compute_shares(
     weights: Sequence[float],
     min_shares: Sequence[float],
@@ -78,6 +102,7 @@ def compute_shares(
     return [min(c, max(r * w, m)) for w, m, c in triples]
 
 
+@_remembered
 def yarn_shares(
     weights: Sequence[float],
     min_shares: Sequence[float],
