@@ -98,6 +98,38 @@ def bench_update(queues: int, jobs: int, nodes: int, repeat: int, rng: random.Ra
     return {"queues": queues, "jobs": jobs, "median_us": statistics.median(samples)}
 
 
+def bench_fork(apps: int, nodes: int, repeat: int, rng: random.Random) -> dict:
+    """Engine.fork of a state of ``apps`` apps on ``nodes`` nodes: the copy
+    a driver makes under its lock (fork.snapshot), the rest (fork.build),
+    and beside them the pickle round trip dry runs used before."""
+    import gc
+    import pickle
+
+    from slotwise.engine import fork
+
+    engine = build_cluster(100, apps, nodes, rng)
+    snap, built, pickled = [], [], []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        s = fork.snapshot(engine)
+        t1 = time.perf_counter()
+        fork.build(s, engine.clock)
+        t2 = time.perf_counter()
+        del s
+        gc.collect()
+        t3 = time.perf_counter()
+        pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))
+        t4 = time.perf_counter()
+        snap.append((t1 - t0) * 1e3)
+        built.append((t2 - t1) * 1e3)
+        pickled.append((t4 - t3) * 1e3)
+    total = [a + b for a, b in zip(snap, built)]
+    return {"apps": apps, "nodes": nodes, "containers": len(engine.containers),
+            "snapshot_ms": statistics.median(snap), "build_ms": statistics.median(built),
+            "fork_ms": statistics.median(total), "pickle_ms": statistics.median(pickled)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -116,6 +148,11 @@ def main() -> None:
     print("update pass (runnability, demand, fair shares, preemption check)")
     r = bench_update(100, 1_000, 1_000, 10 if args.quick else 50, rng)
     print(f"  {r['queues']} queues, {r['jobs']} jobs: median {r['median_us']:.1f} us")
+    print("fork (Engine.fork: snapshot under the driver's lock, then build; beside it a pickle round trip)")
+    r = bench_fork(10_000, 1_000, 3 if args.quick else 7, rng)
+    print(f"  {r['apps']} apps, {r['nodes']} nodes, {r['containers']} containers: fork {r['fork_ms']:.1f} ms "
+          f"(snapshot {r['snapshot_ms']:.1f} ms, build {r['build_ms']:.1f} ms); pickle round trip "
+          f"{r['pickle_ms']:.1f} ms ({r['pickle_ms'] / r['fork_ms']:.1f}x the fork)")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ runnability, demand, fair shares, starvation and preemption.
 from __future__ import annotations
 
 import bisect
-import pickle
 from typing import Iterable, Sequence
 
 from ..clock import Clock, SystemClock
@@ -25,7 +24,7 @@ from ..policies import PolicyContext
 from ..policies.base import SchedulingPolicy
 from ..resources import KIND_DIMS, OFFERS, ZERO, Resource
 from ..settings import EngineSettings
-from . import describe
+from . import describe, fork
 from .app import App
 from .decisions import Assignment, Preemption
 from .limits import MaxRunningApps
@@ -93,19 +92,10 @@ class Engine:
 
     def fork(self, clock: Clock | None = None) -> "Engine":
         """An independent engine in the same state (a dry run, a forecast, a
-        shadow), on ``clock`` (default: this one's). Nothing it does
-        reaches this one; the services the driver shares (a market) are
-        shared, not copied."""
-        services = self.ctx.services
-        self.ctx.services = {}
-        try:
-            copy = pickle.loads(pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
-        finally:
-            self.ctx.services = services
-        copy.ctx.services = services
-        if clock is not None:
-            copy.clock = clock
-        return copy
+        shadow), on ``clock`` (default: this one's). Nothing it does reaches
+        this one; the services the driver shares (a market) are shared.
+        A driver that holds a lock may hold it for ``fork.snapshot`` alone."""
+        return fork.build(fork.snapshot(self), clock or self.clock)
 
     # ----------------------------------------------------------------- config
     def config_conflicts(self, config: AllocationConfig) -> list[str]:
