@@ -180,6 +180,17 @@ class App:
             return False
         return (node_id, level) in self.refused
 
+    def add(self, c: Container) -> None:
+        """A container of this app started."""
+        self.containers[c.container_id] = c
+        self.usage = self.usage + c.resource
+        self.ran += 1
+
+    def remove(self, c: Container) -> None:
+        """A container of this app ended."""
+        self.containers.pop(c.container_id, None)
+        self.usage = self.usage - c.resource
+
     def take(self, req: Request, node: Node, level: int) -> None:
         """One container of ``req`` placed on ``node`` at ``level``."""
         had_locality = req.has_locality

@@ -128,18 +128,9 @@ class Engine:
         self._update_runnability()
 
     def _attach(self, app: App, queue: Queue, sign: int) -> None:
-        """Add (sign=+1) or remove (-1) an app's weight in its queue chain."""
-        am = sum((c.resource for c in app.containers.values() if c.is_am), ZERO) * sign
-        usage = app.usage * sign
-        for p in queue.ancestors():
-            p.usage = p.usage + usage
-            p.am_usage = p.am_usage + am
-            if app.runnable:
-                p.running_apps += sign
-            if app.active:
-                p.active_apps += sign
-            for k in app.kinds:
-                p.wanting[k] = p.wanting.get(k, 0) + sign
+        """Add (sign=+1) or remove (-1) an app in its queue chain and its
+        user's count."""
+        queue.count_app(app, sign)
         self.limits.count(app, sign)
 
     def _ensure_queue(self, name: str, force: bool = False) -> Queue:
@@ -354,21 +345,13 @@ class Engine:
 
     def _launch(self, c: Container) -> None:
         app = self.apps[c.app_id]
-        node = self.nodes[c.node_id]
         self.containers[c.container_id] = c
-        app.containers[c.container_id] = c
-        node.containers.add(c.container_id)
-        node.used = node.used + c.resource
-        app.usage = app.usage + c.resource
-        app.ran += 1
+        self.nodes[c.node_id].add(c)
+        app.add(c)
         if c.is_am and not app.has_am:
             app.has_am = True
             self._without_am -= 1
-        am = c.resource if c.is_am else None
-        for p in app.queue.ancestors():
-            p.usage = p.usage + c.resource
-            if am is not None:
-                p.am_usage = p.am_usage + am
+        app.queue.charge(c.resource, c.is_am, 1)
 
     def container_finished(self, container_id: str) -> None:
         c = self.containers.pop(container_id, None)
@@ -376,19 +359,14 @@ class Engine:
             return
         node = self.nodes.get(c.node_id)
         if node is not None:
-            node.containers.discard(container_id)
-            node.used = node.used - c.resource
+            node.remove(c)
             if c.taken_for is not None:
                 self.preemption.released(c, node, self.clock.now())
         app = self.apps.get(c.app_id)
         if app is None:
             return
-        app.containers.pop(container_id, None)
-        app.usage = app.usage - c.resource
-        for p in app.queue.ancestors():
-            p.usage = p.usage - c.resource
-            if c.is_am:
-                p.am_usage = p.am_usage - c.resource
+        app.remove(c)
+        app.queue.charge(c.resource, c.is_am, -1)
         if c.is_am:
             self._sync_has_am(app)
 
@@ -418,9 +396,7 @@ class Engine:
         self.rename_container(engine_id, container_id)
         if c.is_am != is_am:
             app = self.apps[c.app_id]
-            delta = c.resource if is_am else c.resource * -1
-            for p in app.queue.ancestors():
-                p.am_usage = p.am_usage + delta
+            app.queue.charge_am(c.resource, 1 if is_am else -1)
             c.is_am = is_am
             self._sync_has_am(app)
 
@@ -439,9 +415,7 @@ class Engine:
         self.containers[new_id] = c
         app = self.apps[c.app_id]
         app.containers[new_id] = app.containers.pop(old_id)
-        node = self.nodes[c.node_id]
-        node.containers.discard(old_id)
-        node.containers.add(new_id)
+        self.nodes[c.node_id].rename(old_id, new_id)
 
     # -------------------------------------------------------------- heartbeat
     @property

@@ -23,6 +23,18 @@ class Node:
     def free(self) -> Resource:
         return self.capacity - self.used
 
+    def add(self, c: "Container") -> None:
+        self.containers.add(c.container_id)
+        self.used = self.used + c.resource
+
+    def remove(self, c: "Container") -> None:
+        self.containers.discard(c.container_id)
+        self.used = self.used - c.resource
+
+    def rename(self, old_id: str, new_id: str) -> None:
+        self.containers.discard(old_id)
+        self.containers.add(new_id)
+
 
 class Container:
     __slots__ = ("container_id", "app_id", "node_id", "resource", "priority", "launch_time", "is_am",

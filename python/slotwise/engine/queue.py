@@ -110,6 +110,34 @@ class Queue:
             yield p
             p = p.parent
 
+    def count_app(self, app: App, sign: int) -> None:
+        """Add (sign=+1) or remove (-1) an app's usage and counts here and
+        in every queue above."""
+        am = sum((c.resource for c in app.containers.values() if c.is_am), ZERO) * sign
+        usage = app.usage * sign
+        for p in self.ancestors():
+            p.usage = p.usage + usage
+            p.am_usage = p.am_usage + am
+            if app.runnable:
+                p.running_apps += sign
+            if app.active:
+                p.active_apps += sign
+            for k in app.kinds:
+                p.wanting[k] = p.wanting.get(k, 0) + sign
+
+    def charge(self, r: Resource, is_am: bool, sign: int) -> None:
+        """A container of ``r`` started (sign=+1) or ended (-1) beneath."""
+        for p in self.ancestors():
+            p.usage = p.usage + r if sign > 0 else p.usage - r
+            if is_am:
+                p.am_usage = p.am_usage + r if sign > 0 else p.am_usage - r
+
+    def charge_am(self, r: Resource, sign: int) -> None:
+        """A running container of ``r`` became (sign=+1) or stopped being
+        (-1) its app's AM."""
+        for p in self.ancestors():
+            p.am_usage = p.am_usage + r if sign > 0 else p.am_usage - r
+
     def fits(self, r: Resource, is_am: bool, cluster: Resource) -> bool:
         """One more container of size ``r`` (an AM when ``is_am``) stays
         within this queue's and every ancestor's max share, and an AM within
