@@ -180,6 +180,28 @@ class App:
             return False
         return (node_id, level) in self.refused
 
+    def refresh_asking(self, offers) -> bool:
+        """Whether it asks for anything now (``active``) and for which of
+        ``offers`` (``kinds``), counted in every queue above; True if either
+        changed."""
+        active = self.runnable and self.pending.any_positive()
+        kinds = frozenset(o.key for o in offers if active and o.asked(self.pending))
+        changed = False
+        if kinds != self.kinds:
+            for k in kinds ^ self.kinds:
+                d = 1 if k in kinds else -1
+                for p in self.queue.ancestors():
+                    p.wanting[k] = p.wanting.get(k, 0) + d
+            self.kinds = kinds
+            changed = True
+        if active != self.active:
+            self.active = active
+            d = 1 if active else -1
+            for p in self.queue.ancestors():
+                p.active_apps += d
+            changed = True
+        return changed
+
     def add(self, c: Container) -> None:
         """A container of this app started."""
         self.containers[c.container_id] = c

@@ -15,6 +15,7 @@ runnability, demand, fair shares, starvation and preemption.
 from __future__ import annotations
 
 import bisect
+import contextlib
 from typing import Iterable, Sequence
 
 from ..clock import Clock, SystemClock
@@ -293,29 +294,24 @@ class Engine:
         self._refresh_active(app)
 
     def _refresh_active(self, app: App) -> None:
-        """Whether the app asks for anything, and for which offers (each
-        queue above counts the apps asking for each)."""
-        active = app.runnable and app.pending.any_positive()
-        kinds = frozenset(o.key for o in self.offers if active and o.asked(app.pending))
-        if kinds != app.kinds:
-            for k in kinds ^ app.kinds:
-                d = 1 if k in kinds else -1
-                for p in app.queue.ancestors():
-                    p.wanting[k] = p.wanting.get(k, 0) + d
-            app.kinds = kinds
+        """Whether the app asks for anything, and for which offers; a change
+        moves the order version (the walk's kept orders)."""
+        if app.refresh_asking(self.offers):
             self._order_version += 1
-        if active != app.active:
-            app.active = active
-            self._order_version += 1
-            d = 1 if active else -1
-            for p in app.queue.ancestors():
-                p.active_apps += d
 
-    def batch(self) -> "_Batch":
+    @contextlib.contextmanager
+    def batch(self):
         """``with engine.batch():`` applies many events and settles the
         running-app limits once at the end (a resync of thousands of apps
         stays linear)."""
-        return _Batch(self)
+        self._batch += 1
+        try:
+            yield self
+        finally:
+            self._batch -= 1
+            if not self._batch and self._batch_dirty:
+                self._batch_dirty = False
+                self._update_runnability()
 
     def _update_runnability(self) -> None:
         """Waiting apps become runnable as the running-app limits allow
@@ -540,15 +536,8 @@ class Engine:
         return self.preemption.plan(now, eligible)
 
     def preemption_scope(self):
-        """Whether preemption may act, and for which leaf queues (a predicate;
-        None: all): everywhere when it is on, else under the queues whose
-        policy preempts among their own children."""
-        if self.settings.preemption:
-            return True, None
-        under = {p.name for p in self.queues.values() if p.children and p.policy.preempts(p, self.ctx)}
-        if not under:
-            return False, None
-        return True, lambda queue: queue.parent is not None and queue.parent.name in under
+        """Whether preemption may act, and for which leaf queues (Preemptor.scope)."""
+        return self.preemption.scope(self.settings.preemption)
 
     def starvation(self, queue: Queue, now: float | None = None) -> tuple[float, float]:
         """Seconds the queue has been below its min share and its fair share
@@ -563,24 +552,6 @@ class Engine:
     def describe_apps(self) -> list[dict]:
         """Plain rows per app for the web UI and API."""
         return describe.app_rows(self)
-
-
-class _Batch:
-    __slots__ = ("engine",)
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    def __enter__(self) -> Engine:
-        self.engine._batch += 1
-        return self.engine
-
-    def __exit__(self, *exc) -> None:
-        e = self.engine
-        e._batch -= 1
-        if not e._batch and e._batch_dirty:
-            e._batch_dirty = False
-            e._update_runnability()
 
 
 def _by_submit(app: App) -> tuple:

@@ -23,6 +23,7 @@ engine's update pass calls.
 from __future__ import annotations
 
 import math
+from typing import Mapping, Protocol
 
 from ..resources import ZERO, Resource
 from .decisions import Preemption
@@ -53,12 +54,39 @@ def compared(engine, queue) -> tuple[str, ...]:
     return queue.parent.policy.dimensions if queue.parent else ("memory_mb",)
 
 
+class Registries(Protocol):
+    """All the preemption unit reads of the engine: its registries and
+    settings, never a method (it never calls back into the walk)."""
+
+    kind: str  # "yarn" or "mrv1": how starvation is compared
+    dims: tuple[str, ...]
+    queues: Mapping  # full name -> Queue; its root's policy names the dimensions compared
+    apps: Mapping  # app id -> App
+    containers: Mapping  # container id -> Container
+    nodes: Mapping  # node id -> Node
+    settings: object  # preemption_warn_time
+    ctx: object  # handed to a policy's ``preempts``
+
+
 class Preemptor:
     """Decides which containers go back, and holds what they free for the
     queue they were taken for."""
 
-    def __init__(self, engine) -> None:
+    def __init__(self, engine: Registries) -> None:
         self.engine = engine
+
+    def scope(self, on: bool):
+        """Whether preemption may act, and for which leaf queues (a
+        predicate; None: all): everywhere when the scheduler's preemption
+        is ``on``, else under the queues whose policy preempts among their
+        own children."""
+        if on:
+            return True, None
+        ctx = self.engine.ctx
+        under = {p.name for p in self.engine.queues.values() if p.children and p.policy.preempts(p, ctx)}
+        if not under:
+            return False, None
+        return True, lambda queue: queue.parent is not None and queue.parent.name in under
 
     # ----------------------------------------------------------- starvation
     def starvation(self, queue, now: float) -> tuple[float, float]:
@@ -172,7 +200,7 @@ class Preemptor:
         plan acts on it; explain asks it what the next round will take."""
         e = self.engine
         coming = self.coming(now)
-        dims = e.dims if e.kind != "yarn" else e.root.policy.dimensions
+        dims = e.dims if e.kind != "yarn" else e.queues["root"].policy.dimensions
         short: list[list] = []  # [queue, still wanted, reason, words]
         for queue in e.queues.values():
             if queue.children or (eligible is not None and not eligible(queue)):
