@@ -69,6 +69,7 @@ def snapshot(engine) -> Snapshot:
     for name, q in engine.queues.items():
         p = queues[name] = _copy_queue(q)
         p.wanting, p.policy_state, p.orders = dict(q.wanting), copy.deepcopy(q.policy_state), {}
+        p.asking_cache = {}
         p.children, p.apps = list(q.children), list(q.apps)
     s.services = engine.ctx.services
     s.stream = engine.ctx.stream

@@ -2,20 +2,34 @@
 request names (node-local), on a rack it names (rack-local), or anywhere
 (off-switch)."""
 
+import math
+
 NODE_LOCAL, RACK_LOCAL, OFF_SWITCH = 0, 1, 2
 LEVELS = (NODE_LOCAL, RACK_LOCAL, OFF_SWITCH)
 LOCALITY_NAMES = ("node_local", "rack_local", "off_switch")
 ANY = "*"
 
 
-def runnable_here(apps, levels, host: str, rack: str) -> dict:
-    """Of ``apps``, each allowed ``levels[i]``, those with something they
-    may run on a node on ``host`` in ``rack`` (app id -> level): any ask
-    once off-switch is allowed, an ask with no preference, an ask naming
-    the host, or one naming the rack once rack-local is allowed."""
+def offered_by_wait(apps, host: str | None, rack: str | None, t1: float, t2: float) -> dict:
+    """The delay rule, written once: each app's level by how long it has
+    waited since its last launch (T1 from node-local to rack-local, T2 more
+    to off-switch; infinite thresholds leave each at the level it is at),
+    for the apps with something they may run on a node on ``host`` in
+    ``rack`` at that level (any ask once off-switch is allowed, an ask with
+    no preference, one naming the host, or one naming the rack once
+    rack-local is allowed): app id -> level. ``host`` None: every app.
+    One call per queue's apps, as the heartbeat's walk asks it."""
+    t12 = t1 + t2
     out = {}
-    for app, level in zip(apps, levels):
-        if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+    for app in apps:
+        lv, w = app.locality_level, app.locality_wait
+        if lv == NODE_LOCAL:
+            level = OFF_SWITCH if w >= t12 else RACK_LOCAL if w >= t1 else NODE_LOCAL
+        elif lv == RACK_LOCAL:
+            level = OFF_SWITCH if w >= t2 else RACK_LOCAL
+        else:
+            level = OFF_SWITCH
+        if (host is None or level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
                 or (level == RACK_LOCAL and rack in app.want_racks)):
             out[app.app_id] = level
     return out
@@ -32,27 +46,18 @@ class TimeDelay:
     def __init__(self, t1: float, t2: float) -> None:
         self.t1, self.t2 = t1, t2
 
-    def levels(self, apps) -> list[int]:
-        """How far from its data each app may run now (read only; one call
-        for a queue's apps: the heartbeat's hot path)."""
-        t1, t2 = self.t1, self.t2
-        t12 = t1 + t2
-        return [(OFF_SWITCH if (w := a.locality_wait) >= t12 else RACK_LOCAL if w >= t1 else NODE_LOCAL)
-                if (lv := a.locality_level) == NODE_LOCAL else
-                (OFF_SWITCH if a.locality_wait >= t2 else RACK_LOCAL) if lv == RACK_LOCAL else OFF_SWITCH
-                for a in apps]
-
     def level(self, app) -> int:
-        return self.levels((app,))[0]
+        """How far from its data ``app`` may run now (read only)."""
+        return offered_by_wait((app,), None, None, self.t1, self.t2)[app.app_id]
 
     def offered_all(self, apps, host: str, rack: str) -> dict:
         """``apps`` are offered a node on ``host`` in ``rack``: the level
         each may take a container there at (app id -> level), for those
         with something they may run there yet."""
-        return runnable_here(apps, self.levels(apps), host, rack)
+        return offered_by_wait(apps, host, rack, self.t1, self.t2)
 
     def offered(self, app, host: str, rack: str) -> int | None:
-        return self.offered_all((app,), host, rack).get(app.app_id)
+        return offered_by_wait((app,), host, rack, self.t1, self.t2).get(app.app_id)
 
     def withdrawn(self, app) -> None:
         """The offer counted by ``offered`` was never made after all."""
@@ -80,8 +85,8 @@ class CountDelay:
 
     def offered_all(self, apps, host: str, rack: str) -> dict:
         """Each app counts a missed opportunity (``withdrawn`` undoes it)
-        and moves a level on past its threshold; then as
-        ``TimeDelay.offered_all``."""
+        and moves a level on past its threshold; then, at the level it is
+        at, as ``TimeDelay.offered_all``."""
         n = len(self.nodes)
         node_after, rack_after = self.node_threshold * n, self.rack_threshold * n
         for app in apps:
@@ -92,7 +97,7 @@ class CountDelay:
             if app.locality_level == RACK_LOCAL and app.missed_opportunities >= rack_after:
                 app.locality_level = OFF_SWITCH
                 app.missed_opportunities = 0
-        return runnable_here(apps, [a.locality_level for a in apps], host, rack)
+        return offered_by_wait(apps, host, rack, math.inf, math.inf)
 
     def offered(self, app, host: str, rack: str) -> int | None:
         return self.offered_all((app,), host, rack).get(app.app_id)

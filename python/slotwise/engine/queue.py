@@ -30,7 +30,7 @@ class Queue:
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
                  "active_apps", "wanting", "last_at_min_share", "last_at_fair_share", "acl_submit",
                  "acl_administer", "policy_state", "min_starved_since", "fair_starved_since",
-                 "preempted_at", "orders")
+                 "preempted_at", "orders", "asking_cache")
 
     def __init__(self, name: str, parent: "Queue | None", now: float) -> None:
         self.name = name
@@ -82,6 +82,7 @@ class Queue:
         #: The apps asking for each offer, and a stable-order policy's order
         #: of them, as of the engine's order version they were made at.
         self.orders: dict = {}
+        self.asking_cache: dict = {}
 
     def __getstate__(self):
         """The tree's links by name (``Engine.__setstate__`` ties them again),
@@ -247,10 +248,10 @@ class Queue:
     def asking(self, key: str, version: int) -> tuple[list[App], dict[str, App]]:
         """``asking_apps(key)`` and the same by id, kept until the engine's
         order version (the apps, their asks) moves."""
-        cached = self.orders.get(("asking", key))
+        cached = self.asking_cache.get(key)
         if cached is None or cached[0] != version:
             apps = self.asking_apps(key)
-            cached = self.orders[("asking", key)] = (version, apps, {a.app_id: a for a in apps})
+            cached = self.asking_cache[key] = (version, apps, {a.app_id: a for a in apps})
         return cached[1], cached[2]
 
     def asking_apps(self, key: str) -> list[App]:

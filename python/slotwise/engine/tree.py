@@ -79,6 +79,7 @@ class QueueTree:
         for queue in self.queues.values():
             queue.children.sort(key=by_name)
             queue.orders = {}
+            queue.asking_cache = {}
         self.root = self.queues["root"]
         if root_policy:
             self.root.policy = get_policy(root_policy)
