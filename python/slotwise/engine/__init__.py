@@ -3,7 +3,9 @@ threads, time only from the injected clock).
 
 Its parts, each about one object of the tree:
   engine.py      the Engine: registries of nodes, apps and containers, the
-                 events, the heartbeat (offer, commit) and the update pass
+                 apps' events, the heartbeat (offer, commit), the update pass
+  events.py      the events about nodes and containers (the Engine's base)
+  fork.py        the state copied into an independent engine
   tree.py        the queue tree: building it from the file, dynamic queues,
                  placement and move targets
   queue.py       a queue (an MRv1 pool): its settings, usage and shares; the

@@ -28,6 +28,7 @@ from ..settings import EngineSettings
 from . import describe, fork
 from .app import App
 from .decisions import Assignment, Preemption
+from .events import NodeEvents
 from .limits import MaxRunningApps
 from .locality import ANYWHERE, LOCALITY_NAMES, delay_rule
 from .node import Container, Node
@@ -49,7 +50,12 @@ RECOVERY_QUEUE = "root.@recovery@"
 MAX_ASSIGN_PER_HEARTBEAT = 1024
 
 
-class Engine:
+class Engine(NodeEvents):
+    """The registries (nodes, apps, containers, the queue tree), the events
+    that change them (those about nodes and containers in
+    ``engine/events.py``), the heartbeat's offers and commit, and the
+    update pass."""
+
     def __init__(self, config: AllocationConfig | None = None, clock: Clock | None = None,
                  settings: EngineSettings | None = None, services: dict | None = None,
                  kind: str = "yarn") -> None:
@@ -151,48 +157,6 @@ class Engine:
         """Why an app cannot be moved to ``queue``, or None."""
         return self.tree.move_problem(None, queue, may_create)
 
-    # ------------------------------------------------------------------ nodes
-    def add_node(self, node_id: str, host: str, rack: str, capacity: Resource) -> None:
-        if node_id in self.nodes:
-            self.update_node(node_id, capacity)
-            return
-        self.nodes[node_id] = Node(node_id, host, rack, capacity)
-        self._set_cluster(self.cluster + capacity)
-        self._node_changed(node_id)
-
-    def update_node(self, node_id: str, capacity: Resource) -> None:
-        node = self.nodes[node_id]
-        self._set_cluster(self.cluster - node.capacity + capacity)
-        node.capacity = capacity
-        self._node_changed(node_id)
-
-    def remove_node(self, node_id: str) -> list[str]:
-        """Forget a node; its containers are gone with it (ids returned)."""
-        node = self.nodes.pop(node_id, None)
-        if node is None:
-            return []
-        self._node_changed(node_id)
-        lost = list(node.containers)
-        for cid in lost:
-            self.container_finished(cid)
-        self._set_cluster(self.cluster - node.capacity)
-        return lost
-
-    def _set_cluster(self, total: Resource) -> None:
-        self.cluster = total
-        for p in self.queues.values():  # percentages in maxResources follow the cluster
-            if p.max_share_spec is not None:
-                p.resolve_max_share(total)
-
-    def _node_changed(self, node_id: str) -> None:
-        """A node added, resized or removed: refusals on it may no longer hold."""
-        for app_id in list(self._refused_apps):
-            app = self.apps.get(app_id)
-            if app is not None:
-                app.refused = {r for r in app.refused if r[0] != node_id}
-            if app is None or not app.refused:
-                self._refused_apps.discard(app_id)
-
     # ------------------------------------------------------------------- apps
     def add_app(self, app_id: str, user: str, queue: str | None = None, priority: int = 0,
                 groups: Sequence[str] = (), submit_time: float | None = None,
@@ -249,26 +213,13 @@ class Engine:
 
     def move_app(self, app_id: str, queue: str, force: bool = False, may_create: bool = False) -> str:
         """Move a running app, as ``yarn application -movetoqueue`` does.
-        Raises ValueError when the target cannot take it; ``force`` follows a
-        move the driver has already made, whatever the limits."""
+        Raises ValueError when the target cannot take it (QueueTree.target);
+        ``force`` follows a move the driver has already made, whatever the limits."""
         app = self.apps[app_id]
-        name = queue_path(queue)
-        problem = None if force else self.tree.move_problem(app, name, may_create)
-        if problem:
-            raise ValueError(problem)
-        try:
-            target = self._ensure_queue(name, force=force)
-        except PlacementRejected as e:
-            raise ValueError(str(e)) from None
-        if not target.is_leaf:
-            raise ValueError(f"{name} is a parent queue; apps go in leaf queues")
+        target = self.tree.target(app, queue, force, may_create, self.cluster, self.share_rule, self.clock.now(),
+                                  self.limits)
         if target is app.queue:
-            return name
-        if app.runnable and not force:
-            over = self.limits.over_on_move(app, target)
-            if over is not None:
-                self.tree.prune(target)  # made for this move only
-                raise ValueError(f"moving {app_id} to {name} would exceed maxRunningApps of {over.name}")
+            return target.name
         source = app.queue
         self._attach(app, source, -1)
         source.apps.remove(app)
@@ -278,7 +229,7 @@ class Engine:
         self._order_version += 1
         self.tree.prune(source)
         self._update_runnability()
-        return name
+        return target.name
 
     def set_app_priority(self, app_id: str, priority: int) -> None:
         self.apps[app_id].set_priority(int(priority))
@@ -329,90 +280,6 @@ class Engine:
         """Runnable apps per user (the running-app limits' count)."""
         return self.limits.user_running
 
-    # ------------------------------------------------------------- containers
-    def container_launched(self, container_id: str, app_id: str, node_id: str, resource: Resource,
-                           is_am: bool = False, priority: int = 0,
-                           launch_time: float | None = None) -> None:
-        """A container the driver started itself (a FIFO fallback, a resync)."""
-        if container_id in self.containers or app_id not in self.apps or node_id not in self.nodes:
-            return
-        now = self.clock.now() if launch_time is None else launch_time
-        self._launch(Container(container_id, app_id, node_id, resource, now, is_am, priority))
-
-    def _launch(self, c: Container) -> None:
-        app = self.apps[c.app_id]
-        self.containers[c.container_id] = c
-        self.nodes[c.node_id].add(c)
-        app.add(c)
-        if c.is_am and not app.has_am:
-            app.has_am = True
-            self._without_am -= 1
-        app.queue.charge(c.resource, c.is_am, 1)
-
-    def container_finished(self, container_id: str) -> None:
-        c = self.containers.pop(container_id, None)
-        if c is None:
-            return
-        node = self.nodes.get(c.node_id)
-        if node is not None:
-            node.remove(c)
-            if c.taken_for is not None:
-                self.preemption.released(c, node, self.clock.now())
-        app = self.apps.get(c.app_id)
-        if app is None:
-            return
-        app.remove(c)
-        app.queue.charge(c.resource, c.is_am, -1)
-        if c.is_am:
-            self._sync_has_am(app)
-
-    def container_refused(self, engine_id: str, remember: bool) -> Container | None:
-        """The driver did not carry out the assignment ``engine_id``: its
-        container goes and its ask comes back (the driver resends the app).
-        With ``remember`` (the refusal stays true until something changes)
-        the app is not offered that node at that level again until its asks
-        or the node change. Returns the container, or None if unknown."""
-        c = self.containers.get(engine_id)
-        if c is None:
-            return None
-        self.container_finished(engine_id)
-        app = self.apps.get(c.app_id)
-        if remember and app is not None and c.level is not None:
-            app.refuse(c.node_id, c.level, self.clock.now())
-            self._refused_apps.add(c.app_id)
-        return c
-
-    def confirm_container(self, engine_id: str, container_id: str, is_am: bool) -> None:
-        """The driver started the engine's container ``engine_id`` as
-        ``container_id``; whether it is the app's AM is the driver's word
-        (an earlier AM assignment may have been refused)."""
-        c = self.containers.get(engine_id)
-        if c is None:
-            return
-        self.rename_container(engine_id, container_id)
-        if c.is_am != is_am:
-            app = self.apps[c.app_id]
-            app.queue.charge_am(c.resource, 1 if is_am else -1)
-            c.is_am = is_am
-            self._sync_has_am(app)
-
-    def _sync_has_am(self, app: App) -> None:
-        has = app.unmanaged or any(c.is_am for c in app.containers.values())
-        if has != app.has_am:
-            app.has_am = has
-            self._without_am += -1 if has else 1
-
-    def rename_container(self, old_id: str, new_id: str) -> None:
-        """The driver's real id for a container the engine placed."""
-        c = self.containers.pop(old_id, None) if old_id != new_id else None
-        if c is None:
-            return
-        c.container_id = new_id
-        self.containers[new_id] = c
-        app = self.apps[c.app_id]
-        app.containers[new_id] = app.containers.pop(old_id)
-        self.nodes[c.node_id].rename(old_id, new_id)
-
     # -------------------------------------------------------------- heartbeat
     @property
     def idle_heartbeat_is_noop(self) -> bool:
@@ -445,9 +312,7 @@ class Engine:
         s = self.settings
         limit = min(s.max_assign if s.max_assign > 0 else MAX_ASSIGN_PER_HEARTBEAT,
                     MAX_ASSIGN_PER_HEARTBEAT) if s.assign_multiple else 1
-        held = None if room is None else (node.capacity - node.used - room).clamp_zero()
-        if held is not None and not held.any_positive():
-            held = None
+        held = node.held_back(room)
         out: list[Assignment] = []
         root = self.root
         for offer in self.offers:
@@ -456,7 +321,7 @@ class Engine:
             # An offer that waits for no locality passes nobody over for it.
             skipped = self._skipped if offer.local else {}
             while len(out) < limit:
-                free = node.capacity - node.used if held is None else node.capacity - node.used - held
+                free = node.capacity - node.used - held
                 if not offer.has_room(free):
                     break
                 rule = self.delay if offer.local else ANYWHERE
@@ -540,8 +405,7 @@ class Engine:
         return self.preemption.scope(self.settings.preemption)
 
     def starvation(self, queue: Queue, now: float | None = None) -> tuple[float, float]:
-        """Seconds the queue has been below its min share and its fair share
-        threshold, across preemption rounds (``Preemptor.starvation``)."""
+        """Seconds below its min share and its fair share threshold (Preemptor.starvation)."""
         return self.preemption.starvation(queue, self.clock.now() if now is None else now)
 
     # ------------------------------------------------------------- read side

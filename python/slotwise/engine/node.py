@@ -23,6 +23,12 @@ class Node:
     def free(self) -> Resource:
         return self.capacity - self.used
 
+    def held_back(self, room: Resource | None) -> Resource:
+        """What the node holds beyond its live containers when the driver
+        says it has only ``room`` free (YARN keeps a killed container's
+        resources until the NodeManager reports it gone); None: nothing."""
+        return ZERO if room is None else (self.capacity - self.used - room).clamp_zero()
+
     def add(self, c: "Container") -> None:
         self.containers.add(c.container_id)
         self.used = self.used + c.resource

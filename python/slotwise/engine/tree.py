@@ -201,6 +201,29 @@ class QueueTree:
             return f"no queue {name}, and it cannot be made under a leaf queue"
         return why
 
+    def target(self, app, queue: str, force: bool, may_create: bool, cluster: Resource, rule: str, now: float,
+               limits) -> Queue:
+        """The leaf queue ``app`` moves to (made if it may be), or ValueError
+        why not: ``move_problem``, and never past a maxRunningApps above the
+        target that the source does not share, unless ``force`` (the driver
+        has already moved it)."""
+        name = queue_path(queue)
+        problem = None if force else self.move_problem(app, name, may_create)
+        if problem:
+            raise ValueError(problem)
+        try:
+            target = self.ensure(name, cluster, rule, now, force=force)
+        except PlacementRejected as e:
+            raise ValueError(str(e)) from None
+        if not target.is_leaf:
+            raise ValueError(f"{name} is a parent queue; apps go in leaf queues")
+        if target is not app.queue and app.runnable and not force:
+            over = limits.over_on_move(app, target)
+            if over is not None:
+                self.prune(target)  # made for this move only
+                raise ValueError(f"moving {app.app_id} to {name} would exceed maxRunningApps of {over.name}")
+        return target
+
     def move_problem(self, app, queue: str, may_create: bool = False) -> str | None:
         """Why an app cannot be moved to ``queue``, or None. As YARN: the
         target is an existing leaf queue; a new one only where the placement
