@@ -49,7 +49,7 @@ def check_invariants(e) -> None:
         for child in p.children:
             assert child.parent is p and e.queues.get(child.name) is child, child.name
     running = Counter(a.user for a in e.apps.values() if a.runnable)
-    assert {u: n for u, n in e.user_running.items() if n} == dict(running)
+    assert {u: n for u, n in e.limits.user_running.items() if n} == dict(running)
     assert e.limits.waiting == sum(not a.runnable for a in e.apps.values())
     assert e._without_am == sum(not a.has_am for a in e.apps.values())
 

@@ -275,7 +275,7 @@ def test_the_starvation_clock_runs_on_across_a_round():
     e, clock, second, _rounds = starved_through_a_round()
     for t in (34, 35):
         second(t)
-    since_min, _since_fair = e.starvation(e.queues["root.prod"])
+    since_min, _since_fair = e.preemption.starvation(e.queues["root.prod"], e.clock.now())
     row = next(r for r in e.describe_queues() if r["queue"] == "root.prod")
     assert row["below_min_share"] is True
     assert since_min == 35 and row["min_share_starved_for"] == 35
@@ -311,7 +311,7 @@ def test_a_queue_that_stays_at_its_share_ends_its_wait():
     assert e.queues["root.prod"].min_starved_since is None
     e.update_requests("p", [Request(2, Resource.units(1), 5)])
     second(int(end) + 5)
-    assert e.starvation(e.queues["root.prod"])[0] == 4  # since the pass at end + 1, the last at its share
+    assert e.preemption.starvation(e.queues["root.prod"], e.clock.now())[0] == 4  # since the pass at end + 1, the last at its share
 
 
 def test_queues_are_timed_with_preemption_off():
@@ -328,7 +328,7 @@ def test_queues_are_timed_with_preemption_off():
     for t in range(6, 60):
         clock.set(t)
         assert e.update() == []
-    assert e.starvation(e.queues["root.prod"])[0] == 54
+    assert e.preemption.starvation(e.queues["root.prod"], e.clock.now())[0] == 54
 
 
 def test_the_clock_runs_on_over_several_rounds():
@@ -345,4 +345,4 @@ def test_the_clock_runs_on_over_several_rounds():
     assert rounds == [(31, 1), (64, 1), (98, 1)] and running(e, "root.prod") == 3
     e.update_requests("p", [Request(2, Resource.units(1), 1)])
     second(101)
-    assert e.starvation(e.queues["root.prod"])[0] == 101
+    assert e.preemption.starvation(e.queues["root.prod"], e.clock.now())[0] == 101

@@ -151,7 +151,7 @@ _SHORT = {"user_max_running_apps": "a running-app limit", "queue_max_running_app
 
 def _running_limits(engine, app: App, hold) -> None:
     limit = engine.config.user_max_apps(app.user)
-    running = engine.user_running.get(app.user, 0)
+    running = engine.limits.user_running.get(app.user, 0)
     full = False
     if limit is not None and running >= limit:
         full = True

@@ -140,9 +140,6 @@ class Engine(NodeEvents):
         queue.count_app(app, sign)
         self.limits.count(app, sign)
 
-    def _ensure_queue(self, name: str, force: bool = False) -> Queue:
-        return self.tree.ensure(name, self.cluster, self.share_rule, self.clock.now(), force)
-
     def can_hold(self, name: str) -> str | None:
         """Why an app cannot sit in queue ``name`` (QueueTree.can_hold)."""
         return self.tree.can_hold(name)
@@ -168,10 +165,10 @@ class Engine(NodeEvents):
             return self.apps[app_id].queue.name
         groups = tuple(groups)
         leaf_name = queue_path(queue or "default") if placed else self.place_app(user, queue, groups)
-        leaf = self._ensure_queue(leaf_name, force=placed)
+        now = self.clock.now()
+        leaf = self.tree.ensure(leaf_name, self.cluster, self.share_rule, now, force=placed)
         if leaf.children:
             raise PlacementRejected(f"{leaf_name} is a parent queue; apps go in leaf queues")
-        now = self.clock.now()
         app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
         app.delay = self.delay
         if name:
@@ -274,11 +271,6 @@ class Engine(NodeEvents):
             return
         for app in self.limits.settle(self.apps.values()):
             self._refresh_active(app)
-
-    @property
-    def user_running(self) -> dict[str, int]:
-        """Runnable apps per user (the running-app limits' count)."""
-        return self.limits.user_running
 
     # -------------------------------------------------------------- heartbeat
     @property
@@ -403,10 +395,6 @@ class Engine(NodeEvents):
     def preemption_scope(self):
         """Whether preemption may act, and for which leaf queues (Preemptor.scope)."""
         return self.preemption.scope(self.settings.preemption)
-
-    def starvation(self, queue: Queue, now: float | None = None) -> tuple[float, float]:
-        """Seconds below its min share and its fair share threshold (Preemptor.starvation)."""
-        return self.preemption.starvation(queue, self.clock.now() if now is None else now)
 
     # ------------------------------------------------------------- read side
     def describe_queues(self) -> list[dict]:
