@@ -99,10 +99,10 @@ def test_a_rejected_reduce_frees_its_reduce_slot():
     t = tracker(0, maps=1, reduces=1)
     ans = call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 1, reduces=1)], beats=[beat(t, 1, 1)])
     reduce_id = next(a["engine_id"] for a in ans["assign"] if a["priority"] == 1)
-    assert core.holds_container(reduce_id)
+    assert reduce_id in core._engine.containers
     call(core, "heartbeat", rejected=[{"engine_id": reduce_id, "reason": "no_room"}],
          apps=[job(1, "prod", 0, reduces=1)])
-    assert not core.holds_container(reduce_id)
+    assert reduce_id not in core._engine.containers
     assert core.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 0}
     again = call(core, "heartbeat", beats=[beat(t, 0, 1)])
     assert [a["priority"] for a in again["assign"]] == [1]

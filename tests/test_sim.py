@@ -14,7 +14,8 @@ from slotwise.settings import EngineSettings
 from slotwise.sim import metrics
 from slotwise.sim.hdfs import place_blocks
 from slotwise.sim.policies import variant
-from slotwise.sim.replay import replay, tap_engine
+from slotwise.sim.replay import replay
+from enginecheck import tap_engine
 from slotwise.sim.runner import run_scenario
 from slotwise.sim.simulator import NODE, SimSettings, Simulation
 from slotwise.sim.traces import dump_jsonl

@@ -457,10 +457,6 @@ class PolicyCore:
         with self._lock:
             return self._engine.config_conflicts(config)
 
-    def holds_container(self, container_id: str) -> bool:
-        with self._lock:
-            return container_id in self._engine.containers
-
     def queue_table(self) -> list:
         with self._lock:
             return self._queue_table()

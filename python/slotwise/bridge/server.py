@@ -536,6 +536,7 @@ def serve_main(args) -> int:
     from ..config import ConfigErrors
     from ..config.watcher import load_with_status
     from ..eventlog import EventLog
+    from ..policies.dynamic_priority import follow_config
     from ..settings import EngineSettings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -582,7 +583,7 @@ def serve_main(args) -> int:
                                   # until a master says otherwise at registration: Hadoop's default
                                   preemption=args.preemption == "on")
         services, dp = market_services(args)
-        services["market"].follow_config(config, args.root_policy)  # DP accounts from the file (issue 25)
+        follow_config(services["market"], config, args.root_policy)  # DP accounts from the file (issue 25)
     except ValueError as e:
         print(f"slotwise serve: {e}", file=sys.stderr)
         return 2
@@ -627,7 +628,7 @@ def serve_main(args) -> int:
 
     def reloaded(cfg, text):
         core.set_config(cfg, text)
-        services["market"].follow_config(cfg, args.root_policy)  # DP accounts follow the file (issue 25)
+        follow_config(services["market"], cfg, args.root_policy)  # DP accounts follow the file (issue 25)
         metrics.on_reload(True)
 
     def failed(errors):
