@@ -11,7 +11,7 @@ import re
 import pytest
 
 from slotwise.cli import main
-from slotwise.sim import plots
+from slotwise.sim import scenario_figures as plots
 from slotwise.sim.runner import ProgressBar, run_experiments, run_scenario
 from slotwise.sim.scenarios import Experiment
 from slotwise.sim.simulator import SimSettings

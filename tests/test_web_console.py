@@ -17,7 +17,7 @@ from slotwise.config import parse_allocations
 from slotwise.config.watcher import ConfigStatus
 from slotwise.core import PolicyCore
 from slotwise.web import views
-from slotwise.web.charts import line_chart, nice_ticks
+from slotwise.web.line_charts import line_chart, nice_ticks
 from slotwise.web.history import History
 from webtools import FakeRM, payload, scene, web  # noqa: F401  (the fixtures)
 

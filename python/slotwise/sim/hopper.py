@@ -276,14 +276,14 @@ def markdown(report: dict, plots: list[str]) -> str:
 
 
 def _plots(out_dir: str, report: dict) -> list[str]:
-    from . import plots
+    from . import scenario_figures
 
-    return plots.write_all(out_dir, figures(report))
+    return scenario_figures.write_all(out_dir, figures(report))
 
 
 def figures(report: dict) -> list[tuple[str, object]]:
-    """(file name, Figure): axes labelled, legends outside the data (sim/plots.py)."""
-    from .plots import grouped_bars, legend_outside, new_figure
+    """(file name, Figure): axes labelled, legends outside the data (sim/scenario_figures.py)."""
+    from .scenario_figures import grouped_bars, legend_outside, new_figure
 
     out = []
     fig, (ax,) = new_figure(width=8, height=3.8)

@@ -31,7 +31,7 @@ from .. import __version__
 from ..admin import FILE_NAME_HEADER, MAX_FILE_NAME, AdminError, AdminToken, SchedulerService, Sessions, sent_file_name
 from ..config.loader import MAX_FILE_BYTES
 from ..market.api import MAX_QUERY, Answer
-from . import jobtracker, plots, schemas, views
+from . import jobtracker, market_charts, schemas, share_charts, views
 from .history import History
 
 HERE = os.path.dirname(__file__)
@@ -404,12 +404,12 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
                                        views.gone_master(link)), "apps": views.app_rows(service.apps()),
             "cluster": views.cluster_line(cluster), "slots": "map_slots" in cluster["capacity"],
             "nodes": views.node_rows(service.nodes()),
-            "history": plots.history_charts(history.series(), "map_slots" in cluster["capacity"]),
+            "history": share_charts.history_charts(history.series(), "map_slots" in cluster["capacity"]),
             "targets": service.leaf_queues(), "config": service.config(),
             "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),
             "rounds": views.preemption_rounds(service.preemptions()),
             "admin": sessions.valid(request.cookies.get(COOKIE)),
-            "market": plots.market_view(getattr(service.core, "services", {}).get("market")),
+            "market": market_charts.market_view(getattr(service.core, "services", {}).get("market")),
         }
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
