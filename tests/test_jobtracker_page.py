@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from slotwise.admin import AdminToken, SchedulerService
-from slotwise.bridge.server import start_http
+from slotwise.serve import start_http
 from slotwise.config.watcher import ConfigStatus
 from slotwise.localcluster.mrv1_web import scheduler_status
 from slotwise.web.app import create_app

@@ -260,7 +260,7 @@ def test_nodes_are_unknown_while_the_master_is_gone():
     """A node list emptied by `cluster down` (the NodeManagers left, then the
     master): not "no node has registered", but unknown until it is back."""
     from slotwise.admin import AdminToken
-    from slotwise.bridge.server import start_http
+    from slotwise.serve import start_http
     from slotwise.web.app import create_app
     from webtools import TOKEN, free_port
 

@@ -201,7 +201,7 @@ MEASURE = """(selector) => {
 def wide(tmp_path):
     """A 64-node cluster (128 GB each), nested queues with long names, jobs in each."""
     from slotwise.admin import AdminToken, SchedulerService
-    from slotwise.bridge.server import start_http
+    from slotwise.serve import start_http
     from slotwise.clock import ManualClock
     from slotwise.config.watcher import load_with_status
     from slotwise.core import PolicyCore

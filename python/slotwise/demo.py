@@ -16,7 +16,8 @@ from pathlib import Path
 
 from .admin import AdminToken, SchedulerService
 from .core import PolicyCore
-from .bridge.server import PolicyServer, RMControl, start_http
+from .bridge.server import PolicyServer, RMControl
+from .serve import start_http
 from .config.watcher import load_with_status
 from .metrics import Metrics
 from .web.app import create_app
