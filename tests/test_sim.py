@@ -17,7 +17,8 @@ from slotwise.sim.policies import variant
 from slotwise.sim.replay import replay
 from enginecheck import tap_engine
 from slotwise.sim.runner import run_scenario
-from slotwise.sim.simulator import NODE, SimSettings, Simulation
+from slotwise.sim.results import NODE, SimSettings
+from slotwise.sim.simulator import Simulation
 from slotwise.sim.traces import dump_jsonl
 from slotwise.sim.workload import ClusterSpec, JobSpec, Workload
 from slotwise.resources import Resource

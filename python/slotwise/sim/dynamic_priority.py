@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from ..config.model import AllocationConfig, QueueConfig, default_placement_rules
 from ..market import Market, MarketSettings
 from ..settings import EngineSettings
-from .simulator import JobRecord, Result, SimSettings, Simulation
+from .results import JobRecord, Result, SimSettings
+from .simulator import Simulation
 from .workload import ClusterSpec, JobSpec, Workload
 
 #: 10 TaskTrackers with 4 map slots and 1 reduce slot: 40 map slots.

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from ..config.model import AllocationConfig, QueueConfig, default_placement_rules
 from ..policies.hopper import HopperSettings
 from ..settings import EngineSettings
-from .simulator import Result, SimSettings, Simulation
+from .results import Result, SimSettings
+from .simulator import Simulation
 from .workload import ClusterSpec, JobSpec, Workload, pareto_draw
 
 #: 25 nodes of 4 map slots: 100 slots.
