@@ -284,8 +284,8 @@ def test_replay_covers_reloads_and_admin_actions(tmp_path):
     clock.advance(1)
     second_ids = [a.container_id for a in core.handle_heartbeat(payload(11_000, finished=first_ids[:2], node="n1"))]
     core.set_config(parse_allocations(second, "f.xml"), second)
-    core.admin_move("app2", "root.a")
-    core.admin_priority("app1", 2)
+    core.actions.move("app2", "root.a")
+    core.actions.priority("app1", 2)
     clock.advance(1)
     core.handle_update(payload(12_000))
     core.handle_heartbeat(payload(12_000, finished=(first_ids[2:] + second_ids)[:2], node="n1"))

@@ -178,7 +178,7 @@ def test_a_reload_that_would_strand_running_jobs_is_refused(web):
         time.sleep(0.05)
     errors = httpx.get(f"{web.url}/api/v1/config").json()["errors"]
     assert errors and errors[0].startswith(f"{web.path}:4: root.research holds 2 running app(s)")
-    assert "root.research.x" not in {p["queue"] for p in web.core.queues()}
+    assert "root.research.x" not in {p["queue"] for p in web.core.views.queues()}
     assigned = web.heartbeat("n2")
     assert {a.app_id for a in assigned} & {"app_1", "app_3"}  # still offered containers
 
@@ -198,13 +198,13 @@ def test_admin_changes_wait_for_a_resourcemanager_that_is_away(tmp_path):
         with pytest.raises(AdminError) as e:
             service.move_app("app_1", "research")
         assert e.value.status == 503
-        assert running.core.app_queue("app_1") == "root.other"
+        assert running.core.views.app_queue("app_1") == "root.other"
     finally:
         running.stop()
 
 
 def job(core, app_id: str) -> dict:
-    return next(j for j in core.apps() if j["id"] == app_id)
+    return next(j for j in core.views.apps() if j["id"] == app_id)
 
 
 def test_status_reports_the_link_and_the_policy_counts(web):

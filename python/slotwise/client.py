@@ -12,7 +12,7 @@ import urllib.parse
 import urllib.request
 
 from .admin import FILE_NAME_HEADER, MAX_FILE_NAME
-from .explain import as_text
+from .views.explain import as_text
 from .cliargs import add_server
 from .secretfile import read_secret
 

@@ -80,9 +80,9 @@ class Feed:
 
     def may_skip(self, has_room: bool) -> bool:
         """A heartbeat the engine would answer with nothing and no change of
-        state (PolicyCore.idle_heartbeat_is_noop); its deltas wait for the
+        state (StateViews.idle_heartbeat_is_noop); its deltas wait for the
         next call, as they would wait for the next real heartbeat."""
-        core = self.core
-        if not core.idle_heartbeat_is_noop():
+        views = self.core.views
+        if not views.idle_heartbeat_is_noop():
             return False
-        return not has_room or (not self.changed_apps and not core.has_pending())
+        return not has_room or (not self.changed_apps and not views.has_pending())

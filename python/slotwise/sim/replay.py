@@ -137,7 +137,7 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
         elif call == "move":
             core.handle_move(wire.convert("MoveRequest", msg))
         elif call == "priority":
-            core.admin_priority(msg["app"], msg["priority"])
+            core.actions.priority(msg["app"], msg["priority"])
         elif call == "preemption":  # the master's switch, told at registration
             core.set_preemption(msg["on"])
         elif call == "config":

@@ -244,8 +244,8 @@ class Simulation:
         # a map slot some job asks for, or a reduce slot.
         if self.slot_mode:
             core = feed.core
-            room = ((free[0] > 0 and (core.has_pending("map_slots") or feed.new_asks(0)))
-                    or (free[1] > 0 and (core.has_pending("reduce_slots") or feed.new_asks(1))))
+            room = ((free[0] > 0 and (core.views.has_pending("map_slots") or feed.new_asks(0)))
+                    or (free[1] > 0 and (core.views.has_pending("reduce_slots") or feed.new_asks(1))))
         else:
             room = free[0] > 0 and free[1] > 0
         if not feed.may_skip(room):
@@ -449,9 +449,9 @@ class Simulation:
             self._last_spec = self.clock.now()
             self._refresh_speculation()
         for feed in self.feeds:
-            if not (feed.changed or feed.has_deltas() or feed.core.acts_on_update()):
+            if not (feed.changed or feed.has_deltas() or feed.core.views.acts_on_update()):
                 continue
-            if not sampling and not feed.core.decisions_need_update():
+            if not sampling and not feed.core.views.decisions_need_update():
                 continue
             self._flush(feed)
         if not sampling:
@@ -492,7 +492,7 @@ class Simulation:
             if run.size[0]:
                 row = queues.setdefault(run.job.queue, [0.0, 0.0])
                 row[0] += run.size[0]
-        for name, share in self.feed.core.leaf_fair_shares().items():
+        for name, share in self.feed.core.views.leaf_fair_shares().items():
             row = queues.setdefault(name, [0.0, 0.0])
             row[1] = share.get(first)
         self.result.samples.append((now, {k: (v[0], v[1]) for k, v in queues.items()}, busy))

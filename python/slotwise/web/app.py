@@ -203,7 +203,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         """Every queue: weight, min share, fair shares, usage, demand, starvation.
         While the master is gone its starvation clocks stand at the moment the
         link was lost: nothing is preempted until it is back."""
-        return _finite(views.as_of_loss(service.queues(), service.link_status()["resource_manager"]))
+        return _finite(service.queues())
 
     @app.get("/api/v1/apps", response_model=list[schemas.AppOut], tags=["read"])
     def get_apps():
@@ -400,8 +400,8 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         return {
             "link": link, "link_since": views.when(link.get("since")), "master": views.link_view(link),
             "request": request, "version": __version__, "refresh": refresh_seconds,
-            "queues": views.queue_rows(views.as_of_loss(service.queues(), link), cluster["capacity"],
-                                       views.gone_master(link)), "apps": views.app_rows(service.apps()),
+            "queues": views.queue_rows(service.queues(), cluster["capacity"], views.gone_master(link)),
+            "apps": views.app_rows(service.apps()),
             "cluster": views.cluster_line(cluster), "slots": "map_slots" in cluster["capacity"],
             "nodes": views.node_rows(service.nodes()),
             "history": share_charts.history_charts(history.series(), "map_slots" in cluster["capacity"]),

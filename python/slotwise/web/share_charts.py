@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from .line_charts import COLOURS, line_chart
+from .line_charts import line_chart
 from .views import seconds
 
 #: Small multiples: more queues than this are listed, not drawn.

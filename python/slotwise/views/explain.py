@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 
-from .engine import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App
-from .engine.preemption import compared
-from .finished import outcome
-from .resources import ZERO, Resource
+from ..engine import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App
+from ..engine.preemption import compared
+from ..finished import outcome
+from ..resources import ZERO, Resource
 from .starvation import queue_starvation
 
 LEVELS = {NODE_LOCAL: "node-local", RACK_LOCAL: "rack-local", OFF_SWITCH: "off-switch"}
