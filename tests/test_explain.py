@@ -55,6 +55,24 @@ def test_nothing_asked_and_max_share_and_no_room():
     assert codes(e, "big") == ["nothing_asked"] and out["state"] == "running"
 
 
+def test_room_held_for_another_starved_queue_is_no_room_but_its_own_queue_may_take_it():
+    """Explain counts a node's room as the heartbeat does: room preemption
+    freed and holds for a starved queue is no room for anyone else (the walk
+    takes it off before offering the node), but it is room for that queue."""
+    e, clock = make_engine({"a": {}, "b": {}}, nodes=1, slots=4)
+    submit(e, "a1", "a", tasks=4)
+    fill(e)  # a1 holds the node
+    for c in [c for c in e.containers.values() if c.app_id == "a1"][:2]:  # as if taken back for b, and gone
+        e.container_finished(c.container_id)
+    submit(e, "a2", "a", tasks=2)
+    submit(e, "b1", "b", tasks=2)
+    e.nodes["n0"].held["root.b"] = (Resource.units(2), clock.now() + 10)
+    mine = [h for h in explain_app(e, "a2")["holds"] if h["code"] == "no_node_with_room"]
+    assert mine and mine[0]["most_free"] == {"memory_mb": 0, "vcores": 0}
+    assert "no_node_with_room" not in codes(e, "b1")
+    assert {a.app_id for a in fill(e)} == {"b1"}  # the heartbeat agrees: the held room goes to b alone
+
+
 def test_delay_scheduling_wait_is_named_with_its_clock():
     settings = EngineSettings(node_locality_delay=5, rack_locality_delay=5)
     e, clock = make_engine(nodes=2, slots=1, racks=2, settings=settings)
