@@ -6,6 +6,7 @@ the link to the master (``bridge.server``, which keeps only the Py4J end).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -257,14 +258,18 @@ def local_url(host: str, port: int) -> str:
 
 
 def market_store_path(args) -> str:
-    """--dp-store, else beside the event log, else in the user's state directory."""
+    """--dp-store, else beside the event log, else in the user's state
+    directory under a name keyed to the allocation file (a hash of its
+    absolute path): two serves of two files on one host never share a
+    market by default."""
     if args.dp_store:
         return args.dp_store
     if args.event_log:
         stem = os.path.splitext(os.path.abspath(args.event_log))[0]
         return stem + "-market.sqlite"
     state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return os.path.join(state, "slotwise", "market.sqlite")
+    key = hashlib.sha256(os.path.abspath(args.allocations).encode()).hexdigest()[:16]
+    return os.path.join(state, "slotwise", f"market-{key}.sqlite")
 
 
 def market_services(args):
@@ -369,7 +374,8 @@ def add_serve_parser(sub) -> None:
                          "(lines USER ROLE KEY [QUEUE,...]; mode 0600; reloaded on change)")
     dp.add_argument("--dp-store", metavar="FILE",
                     help="the SQLite store of budgets and charges (default: beside the event log, else "
-                         "~/.local/state/slotwise/market.sqlite); made on first use, mode 0600")
+                         "~/.local/state/slotwise/market-HASH.sqlite, HASH of the allocation file's absolute "
+                         "path); made on first use, mode 0600")
     dp.add_argument("--dp-interval", type=float, default=20.0, metavar="S",
                     help="the allocation interval, seconds (default 20)")
     dp.add_argument("--dp-preemption", choices=("on", "off"), default="on",

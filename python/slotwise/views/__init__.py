@@ -227,6 +227,16 @@ class StateViews:
         with door._lock:
             return list(reversed(door.recorder.preemptions))
 
+    def market_accounts(self) -> set[str]:
+        """The Dynamic Priority accounts this server's allocation file has:
+        the children of its dynamic-priority queues (those the file declares
+        and those made at run time). A market store shared with another
+        serve may hold others; the console shows only these."""
+        door = self._door
+        with door._lock:
+            return {c.name for p in door._engine.queues.values() if p.children
+                    and p.policy.name == "dynamic-priority" for c in p.children}
+
     # ------------------------------------------------------------ what-if
     def dry_run(self, config) -> dict:
         """What ``config`` would do to the live demands, changing nothing

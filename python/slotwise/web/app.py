@@ -409,7 +409,8 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
             "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),
             "rounds": views.preemption_rounds(service.preemptions()),
             "admin": sessions.valid(request.cookies.get(COOKIE)),
-            "market": market_charts.market_view(getattr(service.core, "services", {}).get("market")),
+            "market": market_charts.market_view(getattr(service.core, "services", {}).get("market"),
+                                                service.core.views.market_accounts()),
         }
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)

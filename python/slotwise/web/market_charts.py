@@ -8,14 +8,20 @@ from .line_charts import COLOURS, line_chart
 from .views import seconds
 
 
-def market_view(market) -> dict | None:
+def market_view(market, accounts: set[str] | None = None) -> dict | None:
     """The Dynamic Priority panel: the paper's Fig. 2 columns per queue, the
-    price, and budgets and price over the committed intervals."""
+    price, and budgets and price over the committed intervals. ``accounts``:
+    the ones this server's allocation file has (StateViews.market_accounts);
+    a store another serve shares may hold more, which are not shown. None:
+    all of them."""
     if market is None or not market.accounts:
+        return None
+    infos = [r for r in market.infos() if accounts is None or r["queue"] in accounts]
+    if not infos:
         return None
     rows = [{"queue": r["queue"], "budget": f"{r['budget']:.6g}", "spending": f"{r['spending']:g}",
              "rate": f"{r['rate']:g}", "share": f"{r['share']:.3f}", "used": f"{r['used']:g}",
-             "pending": f"{r['pending']:g}"} for r in market.infos()]
+             "pending": f"{r['pending']:g}"} for r in infos]
     history = market.history(200)
     plots = None
     if len(history) >= 2:
@@ -24,7 +30,8 @@ def market_view(market) -> dict | None:
         last: dict[str, float] = {}
         for h in history:  # a queue not charged in an interval kept its budget
             for c in h["charges"]:
-                last[c["queue"]] = c["budget"]
+                if accounts is None or c["queue"] in accounts:
+                    last[c["queue"]] = c["budget"]
             for q, b in last.items():
                 budgets.setdefault(q, []).append((h["end"] - x0, b))
         lines = [{"name": q, "colour": COLOURS[i % len(COLOURS)], "points": pts}
