@@ -34,7 +34,7 @@ def everyone(core, hog: str) -> dict:
     url = f"http://127.0.0.1:{port}"
     try:
         api = {q["queue"]: q for q in httpx.get(f"{url}/api/v1/queues").json()}["root.prod"]
-        old = {q["queue"]: q for q in httpx.get(f"{url}/api/v1/pools").json()}["root.prod"]
+        old = {q["pool"]: q for q in httpx.get(f"{url}/api/v1/pools").json()}["root.prod"]
         html = " ".join(httpx.get(f"{url}/ui/state").text.replace("\u00a0", " ").split())
         explain = httpx.get(f"{url}/api/v1/apps/p/explain").json()["queue_starvation"]["preemption"]
         diff = httpx.post(f"{url}/api/v1/config/dry-run", content=ALLOC.format(hog=hog),
