@@ -25,15 +25,18 @@ DRY_RUN_FIELDS = ("fair_share", "steady_fair_share", "weight", "min_share", "max
 
 
 def fork(engine) -> "Copier":
-    """The one place a view copies the live engine (under the caller's lock):
-    ``fork(engine).engine(now)`` gives an independent engine on a clock
-    stopped at ``now`` with preemption off, as often as asked. Today a pickle
-    (``_freeze``/``_thaw``); ``Engine.fork()``, once there, replaces it here."""
+    """The one place a view copies the live engine, called under the door's
+    lock: what it returns makes independent engines (``Copier.engine``) on a
+    clock stopped at a given instant, with preemption off, outside the lock.
+    Today the copy is a pickle (``_freeze``/``_thaw``); once ``Engine.fork()``
+    exists this becomes ``Copier(engine.fork())`` and ``Copier.engine`` forks
+    that copy, and nothing else changes."""
     return Copier(_freeze(engine))
 
 
 class Copier:
-    """A frozen engine that thaws into as many independent copies as asked."""
+    """A copy of the engine taken at one moment, thawed into as many
+    independent what-if engines as asked."""
 
     def __init__(self, frozen) -> None:
         self._frozen = frozen
