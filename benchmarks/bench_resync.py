@@ -114,7 +114,7 @@ def run_case(apps: int, waiting: int, repeat: int) -> dict:
         t = time.perf_counter()
         core.handle_heartbeat(msg2)
         delta.append(time.perf_counter() - t)
-        waiting_now = sum(1 for j in core.apps() if not j["runnable"])
+        waiting_now = sum(1 for j in core.views.apps() if not j["runnable"])
     return {"apps": apps, "waiting": waiting_now, "bytes": len(text), "decode": median_ms(decode),
             "first": median_ms(first), "unsettled": median_ms(unsettled), "again": median_ms(again),
             "changed": median_ms(delta)}

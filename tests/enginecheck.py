@@ -71,3 +71,47 @@ def truth_state(e) -> dict:
         "queues": {p.name: (res(p.usage), res(p.am_usage)) for p in e.queues.values() if p.usage.any_positive()
                   or p.apps},
     }
+
+
+#: The engine calls a driver makes, which tap_engine records (the replay contract tests).
+ENGINE_CALLS = ("set_config", "add_node", "update_node", "remove_node", "add_app", "remove_app", "move_app",
+                "set_app_priority", "update_requests", "mark_unmanaged", "container_launched",
+                "container_finished", "rename_container", "confirm_container", "heartbeat", "update")
+
+
+def tap_engine(core, calls: list) -> None:
+    """Record every call into ``core``'s engine as (time, method, args),
+    with requests written out, so two drivers' sequences can be compared."""
+
+    def install(engine):
+        def wrap(name, fn):
+            def recorded(*args, **kwargs):
+                calls.append((engine.clock.now(), name, _plain(args), _plain(kwargs)))
+                return fn(*args, **kwargs)
+            return recorded
+
+        for name in ENGINE_CALLS:
+            setattr(engine, name, wrap(name, getattr(engine, name)))
+
+    core.trace_engine_calls(install)
+
+
+def _plain(x):
+    from slotwise.config.model import AllocationConfig
+    from slotwise.engine import Request
+    from slotwise.resources import Resource
+
+    if isinstance(x, AllocationConfig):
+        return ("AllocationConfig", x.source, tuple((q.name, q.weight) for q in x.root.walk()))
+    if isinstance(x, Request):
+        return ("Request", x.priority, _plain(x.resource), x.num_containers, sorted(x.hosts.items()),
+                sorted(x.racks.items()), x.relax_locality, sorted(x.strict_racks))
+    if isinstance(x, Resource):
+        return (float(x.memory_mb), float(x.vcores))
+    if isinstance(x, dict):
+        return tuple(sorted((k, _plain(v)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        return tuple(_plain(v) for v in x)
+    if isinstance(x, float) and x.is_integer():
+        return x  # 3.0 and 3 compare equal anyway
+    return x

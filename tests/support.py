@@ -136,3 +136,16 @@ def slotwise_steady(cfg, cluster: tuple[int, int] = (65536, 64)) -> dict[str, fl
     engine.add_node("n1", "n1", "/default-rack", Resource(*cluster))
     engine.update()
     return {row["queue"]: row["steady_fair_share"]["memory_mb"] for row in engine.describe_queues()}
+
+
+def read_hadoop_xml(path) -> dict[str, str]:
+    """Name to value of a Hadoop configuration file: what the local cluster's
+    tests check it wrote (the product itself never reads one back)."""
+    import xml.etree.ElementTree as ET
+
+    props = {}
+    for prop in ET.parse(path).getroot().iter("property"):
+        name = prop.findtext("name")
+        if name is not None:
+            props[name] = prop.findtext("value") or ""
+    return props

@@ -225,15 +225,15 @@ def test_move_follows_engine_rules(core):
     call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod")])
     move = lambda a, q: json.loads(core.move(json.dumps({"app": a, "queue": q})))
     assert move("a1", "root.dev") == {"queue": "root.dev"}
-    assert core.app_queue("a1") == "root.dev"
+    assert core.views.app_queue("a1") == "root.dev"
     assert "error" in move("missing", "root.dev")
     assert "error" in move("a1", "root")
     # As YARN: no move to a queue that does not exist when no create rule may make it.
     assert move("a1", "root.nosuch") == {"error": "no queue root.nosuch: moves go to an existing leaf queue (or a "
                                                   "new one only where the placement policy's specified rule may "
                                                   "create it)"}
-    assert core.app_queue("a1") == "root.dev" and "root.nosuch" not in core.leaf_queues()
-    assert core.move_target_problem("root.prod") is None
+    assert core.views.app_queue("a1") == "root.dev" and "root.nosuch" not in core.views.leaf_queues()
+    assert core.actions.target_problem("root.prod") is None
 
 
 def test_a_move_to_a_declared_parent_queue_is_refused_even_without_children():
@@ -349,7 +349,7 @@ def test_a_full_resync_keeps_timers_locality_waits_and_the_container_sequence():
     assert e._seq == seq and sorted(e.containers) == [f"c{i}" for i in range(4)]
     clock.advance(25)
     c.handle_update(payload(0))
-    row = next(r for r in c.queues() if r["queue"] == "root.prod")
+    row = next(r for r in c.views.queues() if r["queue"] == "root.prod")
     assert row["min_share_starved_for"] >= 35  # counted from before the resync (prod waits since t=5)
 
 
@@ -380,7 +380,7 @@ RECOVERING = """<allocations>
 def test_an_app_the_rm_put_where_no_job_can_be_is_placed_and_moved(queue):
     c = make_core(RECOVERING)
     ans = call(c, "heartbeat", full=True, nodes=NODES, apps=[job("x", queue, n=1)], node="n1:1")
-    assert c.app_queue("x") == "root.adhoc" and ans["assign"][0]["app"] == "x"  # scheduled at once
+    assert c.views.app_queue("x") == "root.adhoc" and ans["assign"][0]["app"] == "x"  # scheduled at once
     [r] = events(c, "recover")
     assert (r["asked"], r["queue"]) == (queue, "root.adhoc")
     up = call(c, "update")
@@ -389,16 +389,16 @@ def test_an_app_the_rm_put_where_no_job_can_be_is_placed_and_moved(queue):
     # The RM's own move path asks Python, which agrees.
     assert json.loads(c.move(json.dumps({"app": "x", "queue": "root.adhoc"}))) == {"queue": "root.adhoc"}
     call(c, "update", apps=[job("x", "root.adhoc", n=0)])
-    assert events(c, "recovered") and not any(j["moving_to"] for j in c.apps())
+    assert events(c, "recovered") and not any(j["moving_to"] for j in c.views.apps())
 
 
 def test_an_app_no_rule_places_goes_to_the_recovery_queue_and_orders_repeat():
     clock = ManualClock()
     c = make_core(ALLOC, clock)  # specified, then reject
     call(c, "heartbeat", full=True, nodes=NODES, apps=[job("x", "root")], node="n1:1")
-    assert c.app_queue("x") == RECOVERY_QUEUE
-    assert any(p["queue"] == RECOVERY_QUEUE and p["recovery"] for p in c.queues())
-    assert RECOVERY_QUEUE not in c.leaf_queues()
+    assert c.views.app_queue("x") == RECOVERY_QUEUE
+    assert any(p["queue"] == RECOVERY_QUEUE and p["recovery"] for p in c.views.queues())
+    assert RECOVERY_QUEUE not in c.views.leaf_queues()
     first = call(c, "update")
     assert first["move"][0]["queue"] == RECOVERY_QUEUE
     clock.advance(MOVE_RETRY)
@@ -415,7 +415,7 @@ def test_a_leaf_holding_jobs_never_becomes_a_parent(core):
     call(c, "heartbeat", apps=[job("two", "root.a.b")])
     e = engine(c)
     assert e.queues["root.a"].is_leaf and "root.a.b" not in e.queues
-    assert c.app_queue("two") != "root.a.b" and c.app_queue("one") == "root.a"
+    assert c.views.app_queue("two") != "root.a.b" and c.views.app_queue("one") == "root.a"
     [r] = events(c, "recover")
     assert "root.a holds apps" in r["reason"]
 

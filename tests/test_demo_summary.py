@@ -102,7 +102,7 @@ def three_queues(tmp_path=None):
 
 def sample(timeline, core, t):
     core.handle_update(payload())  # the shim's periodic call: fair shares
-    return timeline.observe(t, core.queues(), core.running_by_queue())
+    return timeline.observe(t, core.views.queues(), core.views.running_by_queue())
 
 
 def test_the_demo_prints_a_snapshot_when_the_apps_change_not_every_sample():
@@ -160,7 +160,7 @@ def test_at_most_five_snapshots_however_busy_the_run():
         core.handle_heartbeat(payload(node="n2") if i >= 40 else payload())
         clock.advance(2.0)
         printed += sample(timeline, core, t)
-        peak = max(peak, core.queues()[0]["usage"]["memory_mb"])  # the root's
+        peak = max(peak, core.views.queues()[0]["usage"]["memory_mb"])  # the root's
     assert sum(ln.startswith("-- ") for ln in printed) == 5
     # The cluster grew after the fifth snapshot: the busiest moment, which none showed, comes at the end.
     heading, table = timeline.closing()
@@ -218,13 +218,13 @@ def test_an_mrv1_snapshot_counts_map_and_reduce_slots():
          beats=[beat(t, 4, 2)])
     call(core, "update")
     timeline = Timeline("mrv1")
-    assert timeline.observe(2.0, core.queues(), core.running_by_queue()) == []  # one sample: not yet stable
-    heading, table = timeline.observe(4.0, core.queues(), core.running_by_queue())
+    assert timeline.observe(2.0, core.views.queues(), core.views.running_by_queue()) == []  # one sample: not yet stable
+    heading, table = timeline.observe(4.0, core.views.queues(), core.views.running_by_queue())
     assert heading == "-- t+4 s: app started in root.prod, root.research (2 apps in 2 queues)"
     lines = table.splitlines()
     assert lines[0].split() == ["queue", "weight", "min", "maps", "fair", "maps", "used", "maps", "min", "reduces",
                                 "fair", "reduces", "used", "reduces", "tasks", "apps", "note"]
-    rows = {r["queue"]: r for r in core.queues()}
+    rows = {r["queue"]: r for r in core.views.queues()}
     for ln in lines[1:]:
         cells = ln.split()
         r = rows[cells[0]]

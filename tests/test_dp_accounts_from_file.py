@@ -17,6 +17,7 @@ from slotwise.config.watcher import load_with_status
 from slotwise.market import Market
 from slotwise.market.acl import Acl
 from slotwise.market.api import DpApi, signed_query
+from slotwise.policies.dynamic_priority import follow_config
 from webtools import free_port
 
 CONF = Path(__file__).resolve().parent.parent / "conf" / "dynamic-priority.xml"
@@ -62,7 +63,7 @@ def test_add_budget_on_a_declared_queue_before_any_rm(tmp_path, acl):
     answered 400 "no queue 'root.market.q1' in the market"."""
     config = load(tmp_path, CONF.read_text().replace('<queue name="carol"/>', '<queue name="q1"/>'))
     m = Market()
-    m.follow_config(config)
+    follow_config(m, config)
     query, sig = signed_query([("addBudget", "100"), ("queue", "root.market.q1")], "root", KEY, now_ms=NOW)
     a = DpApi(m, Acl(acl)).handle(query, sig, now_ms=NOW)
     assert a.status == 200, a.body
@@ -74,7 +75,7 @@ def test_accounts_follow_reloads_and_keep_the_ones_with_budget(tmp_path):
     recorded = []
     m.on_change = lambda op, args: recorded.append((op, args))
     first = load(tmp_path, CONF.read_text())
-    assert m.follow_config(first) == (["root.market.alice", "root.market.bob", "root.market.carol"], [])
+    assert follow_config(m, first) == (["root.market.alice", "root.market.bob", "root.market.carol"], [])
     m.add_budget("alice", 50)
     m.add_queue("root.market.extra")  # an admin's: never closed by a reload
     snapshot = Market.from_snapshot(m.snapshot())  # where a replay of a --record run starts
@@ -82,13 +83,13 @@ def test_accounts_follow_reloads_and_keep_the_ones_with_budget(tmp_path):
     # alice (budget) and carol (none) leave the file; dave comes in.
     second = load(tmp_path, CONF.read_text().replace('<queue name="alice"/>', "")
                   .replace('<queue name="carol"/>', '<queue name="dave"/>'), "second.xml")
-    assert m.follow_config(second) == (["root.market.dave"], ["root.market.carol"])
+    assert follow_config(m, second) == (["root.market.dave"], ["root.market.carol"])
     assert set(m.accounts) == {"root.market.alice", "root.market.bob", "root.market.dave", "root.market.extra"}
     assert m.accounts["root.market.alice"].budget == 50
-    assert m.follow_config(second) == ([], [])  # the same file again: nothing to do
+    assert follow_config(m, second) == ([], [])  # the same file again: nothing to do
     # alice's budget is spent: the next reload closes her account too.
     m.add_budget("alice", -50)
-    assert m.follow_config(second) == ([], ["root.market.alice"])
+    assert follow_config(m, second) == ([], ["root.market.alice"])
     # A replay of the recorded changes ends with the same accounts.
     for op, args in recorded:
         snapshot.apply(op, args)
@@ -97,9 +98,9 @@ def test_accounts_follow_reloads_and_keep_the_ones_with_budget(tmp_path):
 
 def test_a_queue_with_work_keeps_its_account_when_it_leaves_the_file(tmp_path):
     m = Market()
-    m.follow_config(load(tmp_path, CONF.read_text()))
+    follow_config(m, load(tmp_path, CONF.read_text()))
     m.observe("map:root.market", 0.0, {"root.market.carol": 1}, {})
-    m.follow_config(load(tmp_path, CONF.read_text().replace('<queue name="carol"/>', ""), "b.xml"))
+    follow_config(m, load(tmp_path, CONF.read_text().replace('<queue name="carol"/>', ""), "b.xml"))
     assert "root.market.carol" in m.accounts
 
 

@@ -46,7 +46,8 @@ def test_same_seed_same_figures(tmp_path):
 def test_a_recorded_dp_run_with_rate_changes_replays_to_the_same_decisions(tmp_path):
     from slotwise.eventlog import EventLog
     from slotwise.sim.replay import replay
-    from slotwise.sim.simulator import SimSettings, Simulation
+    from slotwise.sim.results import SimSettings
+    from slotwise.sim.simulator import Simulation
     from slotwise.sim.workload import Workload
     from slotwise.settings import EngineSettings
 

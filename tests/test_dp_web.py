@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from slotwise.admin import AdminToken, SchedulerService
-from slotwise.bridge.server import start_http
+from slotwise.serve import start_http
 from slotwise.clock import ManualClock
 from slotwise.config.watcher import load_with_status
 from slotwise.core import PolicyCore

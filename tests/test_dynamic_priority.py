@@ -280,7 +280,7 @@ def test_placement_under_a_dp_queue_needs_the_acl(tmp_path):
 
 
 def test_explain_says_what_the_market_says():
-    from slotwise.explain import explain_app
+    from slotwise.views.explain import explain_app
 
     e, clock, m = dp_engine(queues=("alice", "bob"), nodes=1, slots=2)
     fund(m, alice=(3, 100))

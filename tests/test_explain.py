@@ -11,7 +11,7 @@ import pytest
 
 from slotwise.engine import Request
 from slotwise.config.model import ResourceSpec, UserConfig
-from slotwise.explain import explain_app
+from slotwise.views.explain import explain_app
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 from support import SLOT, fill, make_engine, submit
@@ -53,6 +53,24 @@ def test_nothing_asked_and_max_share_and_no_room():
     e.update_requests("big", [])
     out = explain_app(e, "big")
     assert codes(e, "big") == ["nothing_asked"] and out["state"] == "running"
+
+
+def test_room_held_for_another_starved_queue_is_no_room_but_its_own_queue_may_take_it():
+    """Explain counts a node's room as the heartbeat does: room preemption
+    freed and holds for a starved queue is no room for anyone else (the walk
+    takes it off before offering the node), but it is room for that queue."""
+    e, clock = make_engine({"a": {}, "b": {}}, nodes=1, slots=4)
+    submit(e, "a1", "a", tasks=4)
+    fill(e)  # a1 holds the node
+    for c in [c for c in e.containers.values() if c.app_id == "a1"][:2]:  # as if taken back for b, and gone
+        e.container_finished(c.container_id)
+    submit(e, "a2", "a", tasks=2)
+    submit(e, "b1", "b", tasks=2)
+    e.nodes["n0"].held["root.b"] = (Resource.units(2), clock.now() + 10)
+    mine = [h for h in explain_app(e, "a2")["holds"] if h["code"] == "no_node_with_room"]
+    assert mine and mine[0]["most_free"] == {"memory_mb": 0, "vcores": 0}
+    assert "no_node_with_room" not in codes(e, "b1")
+    assert {a.app_id for a in fill(e)} == {"b1"}  # the heartbeat agrees: the held room goes to b alone
 
 
 def test_delay_scheduling_wait_is_named_with_its_clock():
@@ -169,12 +187,12 @@ def starved_core(preemption=True, hog='<queue name="hog"/>'):
 def test_a_starved_queue_says_since_when_the_timeout_and_what_the_next_round_takes():
     core, clock, until, rounds = starved_core()
     until(25)
-    early = core.explain("p")
+    early = core.views.explain("p")
     assert early["state"] == "pending" and early["queue_starvation"]["for_s"] == 25
     assert early["queue_starvation"]["preemption"]["next_round_in_s"] == 5
     until(35)
     assert [r[0] for r in rounds] == [31]
-    out = core.explain("p")
+    out = core.views.explain("p")
     assert out["state"] == "running"  # one container runs, three more are asked for
     s = out["queue_starvation"]
     assert (s["queue"], s["kind"], s["for_s"], s["timeout_s"]) == ("root.prod", "min_share", 35, 30)
@@ -189,22 +207,22 @@ def test_a_starved_queue_says_since_when_the_timeout_and_what_the_next_round_tak
     # The forecast is the engine's own choice: the round takes exactly those.
     until(64)
     assert rounds[1] == (64, sorted(v["container"] for v in pre["victims"]))
-    assert core.explain("p")["queue_starvation"] is None  # at its min share now
+    assert core.views.explain("p")["queue_starvation"] is None  # at its min share now
 
 
 def test_the_core_gives_a_queues_starvation_by_name():
     core, clock, until, rounds = starved_core()
     until(35)
-    s = core.queue_starvation("root.prod")
-    assert s["for_s"] == 35 and s["message"] == core.explain("p")["queue_starvation"]["message"]
-    assert core.queue_starvation("root.hog") is None and core.queue_starvation("root") is None
-    assert core.queue_starvation("root.nosuch") is None
+    s = core.views.queue_starvation("root.prod")
+    assert s["for_s"] == 35 and s["message"] == core.views.explain("p")["queue_starvation"]["message"]
+    assert core.views.queue_starvation("root.hog") is None and core.views.queue_starvation("root") is None
+    assert core.views.queue_starvation("root.nosuch") is None
 
 
 def test_a_starved_queue_without_preemption_says_so():
     core, clock, until, rounds = starved_core(preemption=False)
     until(40)
-    s = core.explain("p")["queue_starvation"]
+    s = core.views.explain("p")["queue_starvation"]
     assert rounds == [] and s["for_s"] == 40
     assert s["preemption"]["enabled"] is False and s["preemption"]["victims"] == []
     assert s["message"].endswith("min share preemption timeout 30 s; preemption is off")
@@ -214,7 +232,7 @@ def test_a_starved_queue_with_nothing_to_take_says_so():
     core, clock, until, rounds = starved_core(
         hog='<queue name="hog"><allowPreemptionFrom>false</allowPreemptionFrom></queue>')
     until(35)
-    s = core.explain("p")["queue_starvation"]
+    s = core.views.explain("p")["queue_starvation"]
     assert rounds == [] and s["for_s"] == 35
     pre = s["preemption"]
     assert pre["due"] and pre["next_round_in_s"] == 0 and pre["victims"] == []
@@ -225,14 +243,14 @@ def test_a_starved_queue_with_nothing_to_take_says_so():
 def test_a_running_app_gets_its_standing():
     core, clock, until, rounds = starved_core()
     until(35)
-    hog = core.explain("hog")
+    hog = core.views.explain("hog")
     assert hog["state"] == "running" and hog["running_containers"] == 3
     st = hog["standing"]
     assert st["position"] == "over" and st["queue_position"] == "over"  # prod's min share is the whole node
     assert st["usage"]["memory_mb"] == 3072 and st["asks"]["containers"] == 0
     assert st["message"].startswith("it runs 3 container(s) (3072 MB, 3 vcores) against a fair share of 0 MB "
                                     "in root.hog: over it by 3072 MB")
-    p = core.explain("p")["standing"]
+    p = core.views.explain("p")["standing"]
     assert p["position"] == "under" and p["asks"] == {"containers": 3, "resource": {"memory_mb": 3072, "vcores": 3}}
     assert p["not_placed_because"] == ["no_node_with_room"] and "not placed: no node has room" in p["message"]
     assert hog["queue_starvation"] is None and hog["outcome"] is None
@@ -251,7 +269,7 @@ def test_explaining_a_starved_queue_changes_nothing():
 
     before = state()
     for app_id in ("p", "hog"):
-        core.explain(app_id)
+        core.views.explain(app_id)
     assert state() == before
 
 
@@ -263,7 +281,7 @@ def test_a_finished_app_tells_its_outcome_and_an_unknown_one_is_none():
     clock.advance(5)
     core.handle_update(payload(apps_removed=["hog"]))
     clock.advance(7)
-    out = core.explain("hog")
+    out = core.views.explain("hog")
     assert out["state"] == "finished" and out["holds"] == [] and out["queue"] == "root.hog"
     o = out["outcome"]
     assert (o["containers_ran"], o["containers_preempted"], o["running_at_end"]) == (4, 1, 3)
@@ -272,10 +290,10 @@ def test_a_finished_app_tells_its_outcome_and_an_unknown_one_is_none():
     assert re.fullmatch(r"finished at \d\d:\d\d:\d\d \(7 s ago\) in root.hog after 40 s; it ran 4 container\(s\), "
                         r"1 of them taken back by preemption; when it left it still held 3 container\(s\); "
                         r"the ResourceManager removed it without saying how it ended", o["message"]), o["message"]
-    assert core.explain("nosuch") is None
+    assert core.views.explain("nosuch") is None
     # A resync that no longer lists an app: finished too, and said how.
     core.handle_update(payload(full=True, nodes=[], apps=[], launched=[]))
-    assert core.explain("p")["outcome"]["how"] == "resync"
+    assert core.views.explain("p")["outcome"]["how"] == "resync"
 
 
 def test_the_finished_record_is_bounded():
@@ -292,22 +310,22 @@ def test_the_finished_record_is_bounded():
 
 
 def test_the_text_says_state_standing_starvation_and_outcome():
-    from slotwise.explain import as_text
+    from slotwise.views.explain import as_text
     from wiretools import payload
 
     core, clock, until, rounds = starved_core()
     until(35)
-    text = as_text(core.explain("p"))
+    text = as_text(core.views.explain("p"))
     lines = text.splitlines()
     assert lines[0] == "p, user pat, queue root.prod: running; 1 container(s) running, 3 more asked for"
     assert lines[1].startswith("standing: it runs 1 container(s)")
     assert lines[2].startswith("queue root.prod has been below its min share (4096 MB) for 35 s")
     assert "held back by:" in lines
     core.handle_update(payload(apps_removed=["hog"]))
-    done = as_text(core.explain("hog")).splitlines()
+    done = as_text(core.views.explain("hog")).splitlines()
     assert done[0] == "hog, user hal, queue root.hog: finished" and done[1].startswith("finished at ")
     core.handle_update(payload(apps_removed=["p"], apps_finished=[{"id": "p", "final_state": "SUCCEEDED"}]))
-    done = as_text(core.explain("p")).splitlines()
+    done = as_text(core.views.explain("p")).splitlines()
     assert done[0] == "p, user pat, queue root.prod: finished: SUCCEEDED"
     assert re.match(r"finished SUCCEEDED at \d\d:\d\d:\d\d \(0 s ago\) in root.prod after 35 s; it ran 1 "
                     r"container\(s\)", done[1]), done[1]
@@ -324,7 +342,7 @@ def test_the_master_says_how_an_app_ended_and_a_word_on_an_app_not_removed_is_re
     with pytest.raises(ProtocolError) as e:
         core.handle_update(payload(apps_removed=["hog"], apps_finished=[{"id": "p", "final_state": "KILLED"}]))
     assert "apps_finished[0]: app p is not in apps_removed" in str(e.value) and "\n" not in str(e.value)
-    assert core.explain("hog")["state"] == "running" and core.explain("p")["state"] == "running"
+    assert core.views.explain("hog")["state"] == "running" and core.views.explain("p")["state"] == "running"
     assert core.finished.get("hog") is None and len(core.finished) == 0
     with pytest.raises(ProtocolError) as e:
         core.handle_update(payload(apps_removed=["hog"], apps_finished=[{"id": "hog", "final_state": "KILLED"},
@@ -332,8 +350,8 @@ def test_the_master_says_how_an_app_ended_and_a_word_on_an_app_not_removed_is_re
     assert "apps_finished[1]: app hog twice" in str(e.value)
     # Two apps leave in one payload, one with a word on how: each record as said.
     core.handle_update(payload(apps_removed=["hog", "p"], apps_finished=[{"id": "hog", "final_state": "KILLED"}]))
-    assert core.explain("hog")["outcome"]["final_state"] == "KILLED"
-    assert core.explain("p")["outcome"]["final_state"] is None
+    assert core.views.explain("hog")["outcome"]["final_state"] == "KILLED"
+    assert core.views.explain("p")["outcome"]["final_state"] is None
 
 
 def test_a_jobtrackers_starved_queue_and_finished_job():
@@ -349,17 +367,17 @@ def test_a_jobtrackers_starved_queue_and_finished_job():
     for _ in range(10):
         clock.advance(1)
         call(core, "update")
-    s = core.explain("job_202611230000_0002")["queue_starvation"]
+    s = core.views.explain("job_202611230000_0002")["queue_starvation"]
     assert (s["kind"], s["for_s"], s["share"]) == ("min_share", 10, {"map_slots": 2, "reduce_slots": 0})
     assert s["preemption"]["next_round_in_s"] == 10
     forecast = sorted(v["container"] for v in s["preemption"]["victims"])
     clock.advance(11)
     taken = sorted(p["container"] for p in call(core, "update")["preempt"])
     assert taken == forecast and len(taken) == 2
-    after = core.explain("job_202611230000_0002")["queue_starvation"]
+    after = core.views.explain("job_202611230000_0002")["queue_starvation"]
     assert len(after["preemption"]["asked_back"]) == 2 and after["message"].endswith("that covers what it lacks")
     call(core, "update", apps_removed=["job_202611230000_0001"],
          apps_finished=[{"id": "job_202611230000_0001", "final_state": "SUCCEEDED"}])
-    o = core.explain("job_202611230000_0001")["outcome"]
+    o = core.views.explain("job_202611230000_0001")["outcome"]
     assert o["containers_preempted"] == 2 and o["message"].endswith("the JobTracker removed it")
     assert o["final_state"] == "SUCCEEDED" and o["message"].startswith("finished SUCCEEDED at ")

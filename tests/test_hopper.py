@@ -279,7 +279,7 @@ def test_beta_estimated_online_from_finished_containers():
 
 
 def test_explain_says_what_hopper_reads_and_grants():
-    from slotwise.explain import explain_app
+    from slotwise.views.explain import explain_app
 
     e, clock = hopper_engine(nodes=1, slots=2, beta=1.25, epsilon=1.0)
     submit(e, "a", 4)

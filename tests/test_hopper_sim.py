@@ -10,7 +10,8 @@ import pytest
 from slotwise.config.model import AllocationConfig, QueueConfig, default_placement_rules
 from slotwise.settings import EngineSettings
 from slotwise.sim import hopper
-from slotwise.sim.simulator import SimSettings, Simulation
+from slotwise.sim.results import SimSettings
+from slotwise.sim.simulator import Simulation
 from slotwise.sim.workload import ClusterSpec, JobSpec, Workload, pareto_draw
 
 

@@ -83,7 +83,7 @@ def test_a_node_gets_at_most_the_ceiling_of_containers_in_one_heartbeat():
     assert not t.is_alive(), "the heartbeat never returned"
     assert len(done["ans"]["assign"]) == MAX_ASSIGN_PER_HEARTBEAT
     # The lock is free again: a read view answers.
-    assert core.queues()
+    assert core.views.queues()
 
 
 def test_the_ceiling_holds_even_with_max_assign_set_above_it():
@@ -171,7 +171,7 @@ def test_dry_run_of_a_deep_tree_copies_state_without_recursion():
     core = PolicyCore(cfg)
     leaf = ".".join(["root"] + [f"l{i}" for i in range(depth)])
     call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", leaf, n=2)], node="n1:1")
-    out = core.dry_run(parse_allocations(text.replace('<queue name="l199">', '<queue name="l199"><weight>2</weight>'),
+    out = core.views.dry_run(parse_allocations(text.replace('<queue name="l199">', '<queue name="l199"><weight>2</weight>'),
                                          "deep.xml"))
     assert out["conflicts"] == [] and any(r["queue"] == leaf for r in out["queues"])
     # The live engine is untouched and its tree still whole.
@@ -181,9 +181,9 @@ def test_dry_run_of_a_deep_tree_copies_state_without_recursion():
 def test_dry_run_copies_keep_the_tree_linked():
     core = make_core()
     call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=2)], node="n1:1")
-    from slotwise.core import _freeze, _thaw
+    from slotwise.views.dry_run import fork
 
-    copy = _thaw(_freeze(engine(core)), 0.0)
+    copy = fork(engine(core)).engine(0.0)
     assert copy.queues["root.prod"].parent is copy.queues["root"]
     assert copy.queues["root.prod"] in copy.root.children
     assert copy.apps["a1"].queue is copy.queues["root.prod"]

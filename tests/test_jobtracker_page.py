@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from slotwise.admin import AdminToken, SchedulerService
-from slotwise.bridge.server import start_http
+from slotwise.serve import start_http
 from slotwise.config.watcher import ConfigStatus
 from slotwise.localcluster.mrv1_web import scheduler_status
 from slotwise.web.app import create_app
@@ -82,7 +82,7 @@ def test_the_page_lists_queues_and_jobs_with_their_fair_shares_in_slots(jt):
     assert queues["root.research"]["max maps"] == "-"  # no limit
     jobs = {j["job"]: j for j in st["jobs"]}
     prod = jobs["job_202611230000_0001"]
-    fair = core.apps()[0]["fair_share"]
+    fair = core.views.apps()[0]["fair_share"]
     assert (prod["queue"], prod["priority"], prod["fair maps"]) == ("root.prod", "NORMAL", "3")
     assert float(prod["fair maps"]) == fair["map_slots"] and float(prod["fair reduces"]) == fair["reduce_slots"]
     assert int(prod["running maps"]) + int(jobs["job_202611230000_0002"]["running maps"]) == 4
@@ -97,7 +97,7 @@ def test_a_form_without_the_token_is_refused_before_its_body_is_read(jt):
         r = httpx.post(url, content=b"x" * (1 << 20), headers=headers)  # over the cap: not read
         assert r.status_code == 401, r.text
         assert "slotwise serve refused the admin token; nothing was changed." in r.text
-    assert gate.asked == [] and core.app_queue("job_202611230000_0001") == "root.prod"
+    assert gate.asked == [] and core.views.app_queue("job_202611230000_0001") == "root.prod"
 
 
 def test_the_right_token_moves_the_job_and_sets_its_priority_through_the_jobtracker(jt):
@@ -108,7 +108,7 @@ def test_the_right_token_moves_the_job_and_sets_its_priority_through_the_jobtrac
     assert r.status_code == 200, r.text
     assert f"Done: moved {job_id} to root.research; set {job_id}&#x27;s priority to HIGH." in r.text
     assert gate.asked == [("move", job_id, "root.research"), ("priority", job_id, 1)]
-    assert core.app_queue(job_id) == "root.research"
+    assert core.views.app_queue(job_id) == "root.research"
 
 
 @pytest.mark.parametrize("form, status, said", [
@@ -126,7 +126,7 @@ def test_a_form_serve_refuses_says_why_and_changes_nothing(jt, form, status, sai
     r = httpx.post(url, json=form, headers={"Authorization": f"Bearer {TOKEN}"})
     assert r.status_code == status, r.text
     assert said.replace("'", "&#x27;") in r.text, r.text
-    assert gate.asked == [] and core.app_queue("job_202611230000_0001") == "root.prod"
+    assert gate.asked == [] and core.views.app_queue("job_202611230000_0001") == "root.prod"
 
 
 def test_a_move_done_and_a_priority_refused_says_both():

@@ -53,7 +53,7 @@ def test_a_tracker_offers_its_map_slots_and_its_reduce_slots():
     assert kinds == [(0, (("map_slots", 1),))] * 2 + [(1, (("reduce_slots", 1),))]
     assert len({a["engine_id"] for a in ans["assign"]}) == 3
     assert all(a["node"] == t["id"] for a in ans["assign"])
-    cluster = core.cluster()
+    cluster = core.views.cluster()
     assert cluster["capacity"] == {"map_slots": 2, "reduce_slots": 1}
     assert cluster["usage"] == {"map_slots": 2, "reduce_slots": 1}
 
@@ -78,7 +78,7 @@ def test_weights_split_each_kind_three_to_one():
     assert held["map"] == {prod: 6, research: 2}
     assert held["reduce"] == {prod: 6, research: 2}
     call(core, "update")  # fair shares are computed in the periodic pass
-    rows = {r["queue"]: r for r in core.queues()}
+    rows = {r["queue"]: r for r in core.views.queues()}
     assert rows["root.prod"]["fair_share"] == {"map_slots": 6.0, "reduce_slots": 6.0}
     assert rows["root.research"]["usage"] == {"map_slots": 2, "reduce_slots": 2}
 
@@ -99,11 +99,11 @@ def test_a_rejected_reduce_frees_its_reduce_slot():
     t = tracker(0, maps=1, reduces=1)
     ans = call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 1, reduces=1)], beats=[beat(t, 1, 1)])
     reduce_id = next(a["engine_id"] for a in ans["assign"] if a["priority"] == 1)
-    assert core.holds_container(reduce_id)
+    assert reduce_id in core._engine.containers
     call(core, "heartbeat", rejected=[{"engine_id": reduce_id, "reason": "no_room"}],
          apps=[job(1, "prod", 0, reduces=1)])
-    assert not core.holds_container(reduce_id)
-    assert core.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 0}
+    assert reduce_id not in core._engine.containers
+    assert core.views.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 0}
     again = call(core, "heartbeat", beats=[beat(t, 0, 1)])
     assert [a["priority"] for a in again["assign"]] == [1]
 
@@ -117,10 +117,10 @@ def test_launched_and_finished_tasks_are_counted_by_kind():
          "resource": {"map_slots": 1}, "priority": 0},
         {"id": "attempt_202611230000_0001_r_000000_0", "app": "job_202611230000_0001", "node": t["id"],
          "resource": {"reduce_slots": 1}, "priority": 1}])
-    assert core.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 1}
+    assert core.views.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 1}
     call(core, "heartbeat", finished=["attempt_202611230000_0001_r_000000_0"])
-    assert core.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 0}
-    assert core.apps()[0]["running_containers"] == 1
+    assert core.views.cluster()["usage"] == {"map_slots": 1, "reduce_slots": 0}
+    assert core.views.apps()[0]["running_containers"] == 1
 
 
 def test_a_request_for_no_kind_of_slot_changes_nothing():
@@ -129,7 +129,7 @@ def test_a_request_for_no_kind_of_slot_changes_nothing():
     bad["requests"][0]["resource"] = {"memory_mb": 1024, "vcores": 1}
     ans = call(core, "heartbeat", full=True, nodes=[tracker(0)], apps=[bad])
     assert "map slots or reduce slots" in ans["error"]
-    assert core.cluster()["nodes"] == 0 and core.apps() == []
+    assert core.views.cluster()["nodes"] == 0 and core.views.apps() == []
 
 
 def test_a_message_refused_for_a_reduce_changes_nothing_of_its_maps():
@@ -140,13 +140,13 @@ def test_a_message_refused_for_a_reduce_changes_nothing_of_its_maps():
     for method in ("heartbeat", "update"):
         core, _ = make()
         call(core, "heartbeat", full=True, nodes=[t], apps=[job(1, "prod", 0)])
-        before = (core.apps(), core.cluster(), core.queues())
+        before = (core.views.apps(), core.views.cluster(), core.views.queues())
         ans = call(core, method, apps=[job(2, "research", 2)], beats=[beat(t, 2, 0)], launched=[
             {"id": "attempt_202611230000_0001_r_000000_0", "app": "job_202611230000_0001",
              "node": "tracker_nobody:localhost/127.0.0.1:1", "resource": {"reduce_slots": 1}, "priority": 1}])
         assert "tracker_nobody" in ans["error"], ans
         assert not ans.get("assign")
-        assert (core.apps(), core.cluster(), core.queues()) == before, method
+        assert (core.views.apps(), core.views.cluster(), core.views.queues()) == before, method
         # and the next good message is decided as if the bad one never came
         good = call(core, "heartbeat", apps=[job(2, "research", 2)], beats=[beat(t, 2, 0)])
         assert [a["app"] for a in good["assign"]] == ["job_202611230000_0002"] * 2
@@ -159,7 +159,7 @@ def test_reload_changes_both_kinds():
     call(core, "update")
     core.set_config(parse_allocations(POOLS_XML.replace("<weight>3</weight>", "<weight>1</weight>"), "pools.xml"))
     call(core, "update")
-    rows = {r["queue"]: r for r in core.queues()}
+    rows = {r["queue"]: r for r in core.views.queues()}
     assert rows["root.prod"]["fair_share"] == {"map_slots": 2.0, "reduce_slots": 2.0}
     assert rows["root.research"]["fair_share"] == {"map_slots": 2.0, "reduce_slots": 2.0}
 
@@ -167,7 +167,7 @@ def test_reload_changes_both_kinds():
 def test_min_maps_and_reduces_come_from_the_mrv1_file():
     core, _ = make("""<allocations><pool name="prod"><minMaps>3</minMaps><minReduces>1</minReduces></pool>
       <pool name="research"/></allocations>""")
-    rows = {r["queue"]: r for r in core.queues()}
+    rows = {r["queue"]: r for r in core.views.queues()}
     assert rows["root.prod"]["min_share"] == {"map_slots": 3, "reduce_slots": 1}
 
 
@@ -246,7 +246,7 @@ def test_the_jobtrackers_move_puts_a_job_in_another_queue_and_the_shares_follow(
 
     assert move(research["id"], "prod") == {"queue": "root.prod"}
     refused = move(prod["id"], "root")
-    assert set(refused) == {"error"} and core.app_queue(prod["id"]) == "root.prod", refused
+    assert set(refused) == {"error"} and core.views.app_queue(prod["id"]) == "root.prod", refused
     ans = call(core, "update", apps=[{**research, "queue": "root.prod"}])  # the shim's next payload
     assert not ans.get("resync")
     rows = {q["name"]: q for q in ans["queues"]}
@@ -290,4 +290,4 @@ def test_an_operators_priority_on_mrv1_is_very_low_to_very_high_and_messages_nam
     with pytest.raises(AdminError) as e:
         service.move_app(app, "research")
     assert e.value.status == 409 and e.value.message.startswith("the JobTracker refused to move")
-    assert core.app_queue(app) == "root.prod"
+    assert core.views.app_queue(app) == "root.prod"

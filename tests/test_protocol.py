@@ -27,7 +27,7 @@ def test_the_schema_is_a_valid_json_schema_and_every_call_names_its_messages():
     jsonschema.Draft202012Validator.check_schema(wire.SCHEMA)
     for call, spec in wire.SCHEMA["calls"].items():
         assert spec["argument"] in wire.DEFS and spec["answer"] in wire.DEFS, call
-        assert wire.type_of(spec["argument"]) and wire.type_of(spec["answer"])
+        assert getattr(wire, spec["argument"]) and getattr(wire, spec["answer"])
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)
@@ -133,7 +133,7 @@ def test_every_array_is_bounded_by_its_max_items_in_the_binding():
     arrays = list(_arrays())
     assert len(arrays) >= 19
     for name, field, fspec in arrays:
-        t = {f.name: f for f in msgspec.inspect.type_info(wire.type_of(name)).fields}[field].type
+        t = {f.name: f for f in msgspec.inspect.type_info(getattr(wire, name)).fields}[field].type
         if isinstance(t, msgspec.inspect.UnionType):  # nullable
             (t,) = [x for x in t.types if not isinstance(x, msgspec.inspect.NoneType)]
         assert t.max_length == fspec["maxItems"], f"{name}.{field}"

@@ -168,7 +168,8 @@ def test_serve_on_a_jobtracker_names_the_jobtracker_and_tells_it_where_its_api_i
     """Every message of a serve attached to a JobTracker names the JobTracker
     (issue 29), and its registration says where its API is, for the
     JobTracker's /scheduler page (its fair shares, moves and priorities)."""
-    from slotwise.bridge.server import PolicyServer, RMControl, local_url
+    from slotwise.bridge.server import PolicyServer, RMControl
+    from slotwise.serve import local_url
     from slotwise.config.loader import parse_allocations
     from slotwise.core import PolicyCore
 
@@ -237,7 +238,7 @@ def test_py4j_records_are_kept_out_of_serves_log_even_on_the_root_logger():
     (java_gateway.py calls logging.info); serve says what it means itself."""
     import logging
 
-    from slotwise.bridge.server import _not_py4j
+    from slotwise.serve import _not_py4j
 
     def record(path: str) -> logging.LogRecord:
         return logging.LogRecord("root", logging.INFO, path, 1056, "Exception while sending command.", None, None)

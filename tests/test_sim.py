@@ -14,9 +14,11 @@ from slotwise.settings import EngineSettings
 from slotwise.sim import metrics
 from slotwise.sim.hdfs import place_blocks
 from slotwise.sim.policies import variant
-from slotwise.sim.replay import replay, tap_engine
+from slotwise.sim.replay import replay
+from enginecheck import tap_engine
 from slotwise.sim.runner import run_scenario
-from slotwise.sim.simulator import NODE, SimSettings, Simulation
+from slotwise.sim.results import NODE, SimSettings
+from slotwise.sim.simulator import Simulation
 from slotwise.sim.traces import dump_jsonl
 from slotwise.sim.workload import ClusterSpec, JobSpec, Workload
 from slotwise.resources import Resource
@@ -282,8 +284,8 @@ def test_replay_covers_reloads_and_admin_actions(tmp_path):
     clock.advance(1)
     second_ids = [a.container_id for a in core.handle_heartbeat(payload(11_000, finished=first_ids[:2], node="n1"))]
     core.set_config(parse_allocations(second, "f.xml"), second)
-    core.admin_move("app2", "root.a")
-    core.admin_priority("app1", 2)
+    core.actions.move("app2", "root.a")
+    core.actions.priority("app1", 2)
     clock.advance(1)
     core.handle_update(payload(12_000))
     core.handle_heartbeat(payload(12_000, finished=(first_ids[2:] + second_ids)[:2], node="n1"))

@@ -11,10 +11,10 @@ import re
 import pytest
 
 from slotwise.cli import main
-from slotwise.sim import plots
+from slotwise.sim import scenario_figures as plots
 from slotwise.sim.runner import ProgressBar, run_experiments, run_scenario
 from slotwise.sim.scenarios import Experiment
-from slotwise.sim.simulator import SimSettings
+from slotwise.sim.results import SimSettings
 from slotwise.sim.traces import dump_jsonl, load_trace
 from test_sim_cli_report import two_queue_workload
 from test_sim_traces import SLS

@@ -22,7 +22,7 @@ CONF = Path(__file__).resolve().parent.parent / "conf" / "allocations.xml"
 def place(core: PolicyCore, app: str, user: str, queue: str) -> dict:
     answer = core.handle_place(wire.decode("PlaceRequest", json.dumps({"app": app, "user": user, "queue": queue,
                                                                        "priority": 0})))
-    record = core.placement(app)
+    record = core.views.placement(app)
     assert record["queue"] == answer.queue and record["rejected"] == answer.reject
     return record
 

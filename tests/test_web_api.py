@@ -7,6 +7,7 @@ import time
 import httpx
 import pytest
 
+from slotwise.web import legacy
 from webtools import TOKEN, start
 
 
@@ -86,20 +87,43 @@ def test_openapi_describes_the_api(web):
     assert "401" in doc["paths"]["/api/v1/apps/{app_id}/queue"]["post"]["responses"]
 
 
-def test_the_paths_before_one_vocabulary_answer_as_the_new_ones(web):
-    """/pools and /jobs (and a move's "pool" field) stay as aliases; the new
-    names alone are in the OpenAPI document."""
-    assert httpx.get(f"{web.url}/api/v1/pools").json() == httpx.get(f"{web.url}/api/v1/queues").json()
-    assert httpx.get(f"{web.url}/api/v1/jobs").json() == httpx.get(f"{web.url}/api/v1/apps").json()
-    assert (httpx.get(f"{web.url}/api/v1/jobs/app_1/explain").json()["id"]
-            == httpx.get(f"{web.url}/api/v1/apps/app_1/explain").json()["id"] == "app_1")
+def test_the_paths_before_one_vocabulary_answer_in_their_old_shape(web):
+    """/pools and /jobs (and a move's "pool" field) stay, answering as they
+    did: "pool" where the new paths say "queue", explain's old hold codes;
+    the new names alone are in the OpenAPI document."""
+    def renamed(rows):
+        return [{("pool" if k == "queue" else k): v for k, v in r.items()} for r in rows]
+
+    pools, queues = httpx.get(f"{web.url}/api/v1/pools").json(), httpx.get(f"{web.url}/api/v1/queues").json()
+    assert pools == renamed(queues) and all("pool" in r and "queue" not in r for r in pools)
+    jobs, apps = httpx.get(f"{web.url}/api/v1/jobs").json(), httpx.get(f"{web.url}/api/v1/apps").json()
+    assert jobs == renamed(apps) and {j["pool"] for j in jobs} == {"root.research", "root.prod"}
+    old = httpx.get(f"{web.url}/api/v1/jobs/app_1/explain").json()
+    new = httpx.get(f"{web.url}/api/v1/apps/app_1/explain").json()
+    assert old["id"] == new["id"] == "app_1" and old["pool"] == new["queue"] == "root.research"
+    assert "queue" not in old and old["holds"] and len(old["holds"]) == len(new["holds"])
+    assert [h["code"] for h in old["holds"]] == [legacy.OLD_CODES.get(h["code"], h["code"]) for h in new["holds"]]
+    assert not any(k.startswith("queue") for h in old["holds"] for k in h)
     assert httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"}).status_code == 401
     r = httpx.post(f"{web.url}/api/v1/jobs/app_1/pool", json={"pool": "other"}, headers=AUTH)
-    assert r.status_code == 200 and r.json() == {"id": "app_1", "queue": "root.other"}
+    assert r.status_code == 200 and r.json() == {"id": "app_1", "pool": "root.other"}
     r = httpx.post(f"{web.url}/api/v1/jobs/app_1/priority", json={"priority": 3}, headers=AUTH)
     assert r.status_code == 200 and r.json() == {"id": "app_1", "priority": 3}
     paths = set(httpx.get(f"{web.url}/openapi.json").json()["paths"])
     assert not {p for p in paths if "/pools" in p or "/jobs" in p}, paths
+
+
+def test_explain_in_its_old_shape_names_the_holds_as_they_were():
+    new = {"id": "a", "queue": "root.x", "holds": [
+        {"code": "queue_max_running_apps", "message": "m", "queue": "root.x", "running": 1, "limit": 1},
+        {"code": "queue_at_max_share", "message": "m", "queue": "root", "usage": {}},
+        {"code": "waiting_turn", "message": "m", "queue": "root.x", "queue_usage": {}, "queue_fair_share": {}}]}
+    old = legacy.job_explain(new)
+    assert old["pool"] == "root.x" and "queue" not in old
+    assert [h["code"] for h in old["holds"]] == ["pool_max_running_apps", "pool_at_max_share", "waiting_turn"]
+    assert old["holds"][2] == {"code": "waiting_turn", "message": "m", "pool": "root.x", "pool_usage": {},
+                               "pool_fair_share": {}}
+    assert new["holds"][0]["code"] == "queue_max_running_apps"  # the new answer is left as it is
 
 
 def test_config_errors_show_in_the_api_until_fixed(web):
@@ -178,7 +202,7 @@ def test_a_reload_that_would_strand_running_jobs_is_refused(web):
         time.sleep(0.05)
     errors = httpx.get(f"{web.url}/api/v1/config").json()["errors"]
     assert errors and errors[0].startswith(f"{web.path}:4: root.research holds 2 running app(s)")
-    assert "root.research.x" not in {p["queue"] for p in web.core.queues()}
+    assert "root.research.x" not in {p["queue"] for p in web.core.views.queues()}
     assigned = web.heartbeat("n2")
     assert {a.app_id for a in assigned} & {"app_1", "app_3"}  # still offered containers
 
@@ -198,13 +222,13 @@ def test_admin_changes_wait_for_a_resourcemanager_that_is_away(tmp_path):
         with pytest.raises(AdminError) as e:
             service.move_app("app_1", "research")
         assert e.value.status == 503
-        assert running.core.app_queue("app_1") == "root.other"
+        assert running.core.views.app_queue("app_1") == "root.other"
     finally:
         running.stop()
 
 
 def job(core, app_id: str) -> dict:
-    return next(j for j in core.apps() if j["id"] == app_id)
+    return next(j for j in core.views.apps() if j["id"] == app_id)
 
 
 def test_status_reports_the_link_and_the_policy_counts(web):

@@ -17,7 +17,7 @@ from slotwise.config import parse_allocations
 from slotwise.config.watcher import ConfigStatus
 from slotwise.core import PolicyCore
 from slotwise.web import views
-from slotwise.web.charts import line_chart, nice_ticks
+from slotwise.web.line_charts import line_chart, nice_ticks
 from slotwise.web.history import History
 from webtools import FakeRM, payload, scene, web  # noqa: F401  (the fixtures)
 
@@ -58,7 +58,7 @@ def test_the_timer_without_preemption_says_preemption_is_off(scene):  # noqa: F8
 
 
 def test_preemptions_are_grouped_by_round(scene):  # noqa: F811
-    rounds = views.preemption_rounds(scene.core.recent_preemptions())
+    rounds = views.preemption_rounds(scene.core.views.recent_preemptions())
     assert len(rounds) == 1 and rounds[0]["count"] == len(scene.preempted) == 8
     assert rounds[0]["kills"] == 8 and {r["container"] for r in rounds[0]["rows"]} == {
         p.container_id for p in scene.preempted}
@@ -128,7 +128,7 @@ def test_nodes_with_their_free_room(scene):  # noqa: F811
     nodes = httpx.get(f"{scene.url}/api/v1/nodes").json()
     assert [n["node"] for n in nodes] == ["n0", "n1", "n2", "n3"]
     free = sum(n["free"]["memory_mb"] for n in nodes)
-    assert free == 32768 - sum(q["usage"]["memory_mb"] for q in scene.core.queues() if q["queue"] == "root")
+    assert free == 32768 - sum(q["usage"]["memory_mb"] for q in scene.core.views.queues() if q["queue"] == "root")
     assert 'id="nodes"' in state(scene)
 
 
@@ -217,9 +217,8 @@ def test_with_the_master_gone_nothing_is_said_due_and_the_starvation_clock_stand
     assert 'id="starved-summary" class="gone"' in html
     first = {q["queue"]: q for q in httpx.get(f"{scene.url}/api/v1/queues").json()}["root.adhoc"]
     assert 0 < first["min_share_starved_for"] <= 91  # 121 s starved, 30 (and a moment) of them with it gone
-    rows = views.queue_rows(views.as_of_loss(SchedulerService(scene.core, None).queues(),
-                                             {"seen": True, "connected": False, "lost_at": 1000.0}, now=1121.0),
-                            gone="JobTracker")
+    rows = views.queue_rows(scene.core.views.queue_rows({"seen": True, "connected": False, "lost_at": 1000.0},
+                                                        now=1121.0), gone="JobTracker")
     adhoc = {r["name"]: r for r in rows}["root.adhoc"]
     assert adhoc["starvation"][0]["text"] == "Below its min share for 0.0\u00a0s when the JobTracker was lost"
     assert adhoc["due"] is False
@@ -260,7 +259,7 @@ def test_nodes_are_unknown_while_the_master_is_gone():
     """A node list emptied by `cluster down` (the NodeManagers left, then the
     master): not "no node has registered", but unknown until it is back."""
     from slotwise.admin import AdminToken
-    from slotwise.bridge.server import start_http
+    from slotwise.serve import start_http
     from slotwise.web.app import create_app
     from webtools import TOKEN, free_port
 

@@ -132,7 +132,7 @@ def test_explain_and_diff_commands_ask_the_running_server(web, tmp_path):
 
 def test_the_ui_says_why_each_preempted_container_was_chosen(tmp_path):
     from slotwise.admin import AdminToken, SchedulerService
-    from slotwise.bridge.server import start_http
+    from slotwise.serve import start_http
     from slotwise.clock import ManualClock
     from slotwise.config.watcher import load_with_status
     from slotwise.core import PolicyCore
@@ -168,7 +168,7 @@ def test_the_api_says_how_long_a_queue_is_starved_and_what_preemption_will_take(
     """The starved queue of test_explain over real HTTP: the structured fields
     the console shows, as the OpenAPI document describes them."""
     from slotwise.admin import AdminToken, SchedulerService
-    from slotwise.bridge.server import start_http
+    from slotwise.serve import start_http
     from slotwise.config.watcher import ConfigStatus
     from slotwise.web.app import create_app
     from test_explain import starved_core

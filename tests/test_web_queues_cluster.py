@@ -115,6 +115,6 @@ def test_api_jobs_carry_the_application_name(web):
     web.core._engine.apps["app_1"].app_name = "word count"  # what the shim's name field sets
     jobs = {j["id"]: j for j in httpx.get(f"{web.url}/api/v1/apps").json()}
     assert jobs["app_1"]["name"] == "word count" and jobs["app_2"]["name"] is None
-    rows = {r["id"]: r for r in views.app_rows(web.core.apps())}
+    rows = {r["id"]: r for r in views.app_rows(web.core.views.apps())}
     assert (rows["app_1"]["name"], rows["app_1"]["named"]) == ("word count", True)
     assert (rows["app_2"]["name"], rows["app_2"]["named"]) == ("app_2", False)  # falls back to the id

@@ -71,7 +71,7 @@ def test_move_job_click_moves_it_and_the_next_decision_follows(browser, web):
     row.locator("button.move").click()
     page.locator("#action-status", has_text="Moved app_1 to root.other").wait_for(timeout=30000)
     page.locator("#apps tr[data-app='app_1'] .app-queue", has_text="root.other").wait_for(timeout=30000)
-    assert web.core.app_queue("app_1") == "root.other"
+    assert web.core.views.app_queue("app_1") == "root.other"
     assigned = web.heartbeat("n2")
     assert {a.queue for a in assigned if a.app_id == "app_1"} == {"root.other"}
     # Priority, the other admin action.
@@ -99,7 +99,7 @@ def test_a_broken_file_shows_its_error_then_clears(browser, web):
 
 
 def job(core, app_id: str) -> dict:
-    return next(j for j in core.apps() if j["id"] == app_id)
+    return next(j for j in core.views.apps() if j["id"] == app_id)
 
 
 def test_a_banner_shows_while_the_resourcemanager_schedules_without_python(browser, web):
@@ -201,7 +201,7 @@ MEASURE = """(selector) => {
 def wide(tmp_path):
     """A 64-node cluster (128 GB each), nested queues with long names, jobs in each."""
     from slotwise.admin import AdminToken, SchedulerService
-    from slotwise.bridge.server import start_http
+    from slotwise.serve import start_http
     from slotwise.clock import ManualClock
     from slotwise.config.watcher import load_with_status
     from slotwise.core import PolicyCore

@@ -10,7 +10,7 @@ import pytest
 
 from slotwise.admin import AdminToken, SchedulerService
 from slotwise.core import PolicyCore
-from slotwise.bridge.server import start_http
+from slotwise.serve import start_http
 from slotwise.clock import ManualClock
 from slotwise.config.watcher import ConfigWatcher, load_with_status
 from slotwise.localcluster.ports import free_ports

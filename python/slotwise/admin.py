@@ -1,7 +1,8 @@
 """What operators can see and do while the scheduler runs.
 
 The web UI and the REST API both go through this service; it reads the
-PolicyCore's views and carries out admin actions.  With a
+PolicyCore's views (``core.views``: slotwise.views, with the link this
+service knows) and carries out admin actions (``core.actions``).  With a
 ResourceManager connected, a move or a priority change goes through the
 RM's own path (which calls Python's ``move`` or sends the new priority in
 the next payload), so the RM and Python never disagree; with none, the
@@ -25,24 +26,6 @@ from .core import PolicyCore
 from .config.watcher import ConfigStatus
 from .placement import queue_path
 from .secretfile import read_secret
-
-
-#: The link states in which the master is gone (lost, or this server no
-#: longer registered): its FIFO decides and nothing is preempted.
-GONE = ("lost", "dropped")
-
-
-def link_state(link: dict) -> str | None:
-    """The one reading of the link (SchedulerService.link_status's) that the
-    console, the API and explain share: standby (an HA standby's sidecar),
-    lost, dropped (no longer registered), fallback, or None while deciding."""
-    if link.get("ha_state") == "standby":
-        return "standby"
-    if link.get("seen") and not link.get("connected"):
-        return "lost"
-    if link.get("seen") and not link.get("registered"):
-        return "dropped"
-    return "fallback" if link.get("in_fallback") else None
 
 
 class AdminError(Exception):
@@ -102,34 +85,17 @@ class SchedulerService:
     # ------------------------------------------------------------------ reads
     def queues(self) -> list[dict]:
         """Each queue, with how long it has been below its min share and its
-        fair-share threshold: 0 unless it is below now; None while below but
-        not timed (the engine times leaf queues, and only with preemption on)."""
-        rows = self.core.queues()
-        parents = {r["parent"] for r in rows}
-        timed = bool(self.core.settings.preemption)
-        timers = self.core.queue_timers()
-        for r in rows:
-            r.update(timers.get(r["queue"], {}))
-            r["preemption"] = timed
-            for below, since in (("below_min_share", "min_share_starved_for"),
-                                 ("below_fair_share", "fair_share_starved_for")):
-                r[below] = bool(r.get(below))
-                if not r[below]:
-                    r[since] = 0.0
-                elif not timed or r["queue"] in parents:
-                    r[since] = None
-        return rows
+        fair-share threshold (0 unless it is below now; None while below but
+        not timed) and when preemption's next round may act for it, read
+        with the link (views.StateViews.queue_rows)."""
+        return self.core.views.queue_rows(self.link_status()["resource_manager"])
 
     def apps(self) -> list[dict]:
         """Each app, with its running containers by the locality they were placed at."""
-        rows = self.core.apps()
-        placed = self.core.app_localities()
-        for r in rows:
-            r["placed"] = placed.get(r["id"], {})
-        return rows
+        return self.core.views.apps()
 
     def nodes(self) -> list[dict]:
-        return self.core.nodes()
+        return self.core.views.nodes()
 
     @property
     def master(self) -> str:
@@ -137,16 +103,16 @@ class SchedulerService:
         return "JobTracker" if self.core.kind == "mrv1" else "ResourceManager"
 
     def leaf_queues(self) -> list[str]:
-        return self.core.leaf_queues()
+        return self.core.views.leaf_queues()
 
     def cluster(self) -> dict:
         """The cluster as Python sees it: capacity, nodes, usage, share rule."""
-        return self.core.cluster()
+        return self.core.views.cluster()
 
     def config(self) -> dict:
         d = self.status.to_dict()
         d["resource_manager_connected"] = bool(self.rm and self.rm.connected())
-        d["share_rule"] = self.core.share_rule()
+        d["share_rule"] = self.core.views.share_rule()
         return d
 
     def link_status(self) -> dict:
@@ -163,11 +129,11 @@ class SchedulerService:
                 "policy": {**self.core.counters, "refused_by_reason": dict(self.core.refusals)}}
 
     def preemptions(self) -> list[dict]:
-        return self.core.recent_preemptions()
+        return self.core.views.recent_preemptions()
 
     def placement(self, app_id: str) -> dict:
         """How an app was placed (each rule tried), or 404 once forgotten."""
-        out = self.core.placement(app_id)
+        out = self.core.views.placement(app_id)
         if out is None:
             raise AdminError(404, f"no placement remembered for {app_id} (placed before this server "
                                   "started, or long ago)")
@@ -177,22 +143,10 @@ class SchedulerService:
         """Why an app runs no more than it does now (slotwise.explain), how
         it ended, or why it was rejected at placement; the ResourceManager
         scheduling without Python comes first when it is so."""
-        out = self.core.explain(app_id)
+        out = self.core.views.explain(app_id, self.link_status()["resource_manager"])
         if out is None:
             raise AdminError(404, f"unknown app {app_id}: not scheduled now, nor among the last "
                              f"{self.core.finished.limit} that finished")
-        link = self.link_status()["resource_manager"]
-        starving = out.get("queue_starvation")
-        if starving and link_state(link) in GONE:  # nothing is preempted while the master is gone
-            starving["preemption"].update(due=False, next_round_in_s=None, victims=[])
-            what = "its min share" if starving["kind"] == "min_share" else "its fair share threshold"
-            starving["message"] = (f"queue {starving['queue']} has been below {what} for {starving['for_s']:.0f} s;"
-                                   f" the {self.master} is gone (the link is lost): nothing is preempted while "
-                                   "it is gone")
-        if link.get("in_fallback") and out["state"] not in ("finished", "rejected"):
-            out["holds"].insert(0, {"code": "python_away", "message": f"the {self.master} is scheduling without "
-                                    "Python (its FIFO fallback) since it lost the link: "
-                                    + str(link.get("reason") or "no reason given"), "since": link.get("since")})
         return out
 
     def dry_run(self, text: str, source: str = SENT_FILE) -> dict:
@@ -206,7 +160,7 @@ class SchedulerService:
         except ConfigErrors as e:
             return {"valid": False, "errors": [str(x) for x in e.errors],
                     "warnings": [str(x) for x in e.warnings], "queues": [], "conflicts": [], "newly_preemptable": []}
-        out = self.core.dry_run(config)
+        out = self.core.views.dry_run(config)
         return {"valid": not out["conflicts"], "errors": [], "warnings": [str(w) for w in config.warnings], **out}
 
     # ---------------------------------------------------------------- actions
@@ -227,14 +181,14 @@ class SchedulerService:
             raise AdminError(400, "field 'queue': a queue name is required")
         target = queue_path(queue)
         self._known(app_id)
-        problem = self.core.move_target_problem(target)
+        problem = self.core.actions.target_problem(target)
         if problem:
             raise AdminError(422, problem)
         if self._through_rm():
             answer = _granted(self.rm.move(app_id, target), f"to move {app_id} to {target}", self.master)
             return answer.get("queue") or self._queue_of(app_id)
         try:
-            return self.core.admin_move(app_id, target)
+            return self.core.actions.move(app_id, target)
         except KeyError:
             raise AdminError(404, f"unknown app {app_id}") from None
         except ValueError as e:
@@ -252,17 +206,17 @@ class SchedulerService:
             answer = _granted(self.rm.priority(app_id, priority), f"priority {priority} for {app_id}", self.master)
             return int(answer.get("priority", priority))
         try:
-            self.core.admin_priority(app_id, priority)
+            self.core.actions.priority(app_id, priority)
         except KeyError:
             raise AdminError(404, f"unknown app {app_id}") from None
         return priority
 
     def _known(self, app_id: str) -> None:
-        if self.core.app_queue(app_id) is None:
+        if self.core.views.app_queue(app_id) is None:
             raise AdminError(404, f"unknown app {app_id}")
 
     def _queue_of(self, app_id: str) -> str:
-        return self.core.app_queue(app_id) or ""
+        return self.core.views.app_queue(app_id) or ""
 
 
 def _granted(answer: dict, what: str, master: str) -> dict:

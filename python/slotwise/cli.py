@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .localcluster.cli import add_dir, add_parser as add_cluster_parser
 
     add_cluster_parser(sub)
-    from .bridge.server import add_serve_parser
+    from .serve import add_serve_parser
 
     add_serve_parser(sub)
     from .sim.cli import add_parsers as add_sim_parsers

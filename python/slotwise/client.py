@@ -12,7 +12,7 @@ import urllib.parse
 import urllib.request
 
 from .admin import FILE_NAME_HEADER, MAX_FILE_NAME
-from .explain import as_text
+from .views.explain import as_text
 from .cliargs import add_server
 from .secretfile import read_secret
 
@@ -164,7 +164,8 @@ TABLE_FIELDS = ("weight", "fair_share", "steady_fair_share")
 FIELD_NAMES = {"min_share": "min share (minResources)", "max_share": "max share (maxResources)",
                "policy": "schedulingPolicy", "max_running_apps": "maxRunningApps", "max_am_share": "maxAMShare",
                "min_share_timeout": "minSharePreemptionTimeout", "fair_share_timeout": "fairSharePreemptionTimeout",
-               "fair_share_threshold": "fairSharePreemptionThreshold"}
+               "fair_share_threshold": "fairSharePreemptionThreshold",
+               "preemption_due": "preemption due (its next round may act at the next update pass)"}
 MRV1_NAMES = {**FIELD_NAMES, "min_share": "min share (minMaps, minReduces)",
               "max_share": "max share (maxMaps, maxReduces)", "policy": "schedulingMode",
               "max_running_apps": "maxRunningJobs"}
@@ -188,6 +189,8 @@ def _full(key: str):
     def say(v) -> str:
         if isinstance(v, dict):
             return _resource(v)
+        if key == "preemption_due":
+            return "yes" if v else "no round coming" if v is None else "no"
         if _endless(v):
             return "never" if key.endswith("_timeout") else "unlimited"
         if isinstance(v, (int, float)) and not isinstance(v, bool):

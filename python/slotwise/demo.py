@@ -16,7 +16,8 @@ from pathlib import Path
 
 from .admin import AdminToken, SchedulerService
 from .core import PolicyCore
-from .bridge.server import PolicyServer, RMControl, start_http
+from .bridge.server import PolicyServer, RMControl
+from .serve import start_http
 from .config.watcher import load_with_status
 from .metrics import Metrics
 from .web.app import create_app
@@ -100,7 +101,7 @@ def run_demo(cluster_dir: str | None = None, keep: bool = False, ui_port: int = 
         timeline = Timeline(core.kind)
         while any(t.is_alive() for t in threads):
             time.sleep(2)
-            for line in timeline.observe(time.monotonic() - started, core.queues(), core.running_by_queue()):
+            for line in timeline.observe(time.monotonic() - started, core.views.queues(), core.views.running_by_queue()):
                 print(line)
         for line in timeline.closing():
             print(line)

@@ -223,7 +223,7 @@ class PreemptionRecorder:
         def handle_update(msg):
             result = inner(msg)
             if result.preempt:
-                queues = core.queues()
+                queues = core.views.queues()
                 parents = {p["parent"] for p in queues}
                 below = [p["queue"] for p in queues if p["queue"] not in parents
                          and (p.get("below_min_share") or p.get("below_fair_share"))]

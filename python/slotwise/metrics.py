@@ -114,7 +114,7 @@ class _Collector:
             demand = GaugeMetricFamily("slotwise_queue_demand", "What a queue's apps hold and ask for",
                                        labels=["queue", "resource"])
             running = GaugeMetricFamily("slotwise_queue_running_apps", "Runnable apps in a queue", labels=["queue"])
-            for r in core.queues():
+            for r in core.views.queues():
                 for fam, key in ((fair, "fair_share"), (steady, "steady_fair_share"), (usage, "usage"),
                                  (demand, "demand")):
                     for dim, value in r[key].items():  # memory_mb and vcores, or map_slots and reduce_slots

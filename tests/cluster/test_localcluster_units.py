@@ -18,10 +18,11 @@ from slotwise.cli import build_parser, main
 from slotwise.localcluster import process
 from slotwise.localcluster.classpath import jar_is_stale, resolve
 from slotwise.localcluster.config import (FIFO_SCHEDULER, SHIM_SCHEDULER, ClusterConfig, hadoop_xml,
-                                          log4j_properties, marker, parse_conf_pairs, read_hadoop_xml,
+                                          log4j_properties, marker, parse_conf_pairs,
                                           scheduler_class, scheduler_name, write_conf_dir)
 from slotwise.localcluster.jvm import ADD_OPENS, FAST_START, Java, java_major
 from slotwise.localcluster.ports import free_ports
+from support import read_hadoop_xml
 
 RM = {"address": 1001, "scheduler": 1002, "resource_tracker": 1003, "admin": 1004, "webapp": 1005}
 NM = {"address": 2001, "localizer": 2002, "webapp": 2003, "shuffle": 2004}

@@ -117,7 +117,7 @@ def test_weights_split_the_map_slots_and_a_reload_changes_it(mrv1):
 
 
 def check_split_and_reload(cluster, serve, allocations, mark, prod, research):
-    prod_id, research_id = prod.wait_for_id(), research.wait_for_id()
+    prod_id, research_id = job_id_of(prod), job_id_of(research)
     wait_until(lambda: all(map_usage(serve).get(p, 0) for p in ("root.prod", "root.research")), 600)
     # Tasks are not preempted here: the first wave (whichever job's setup ended
     # first takes what is free) has to end before the weights show.
@@ -145,6 +145,18 @@ def check_split_and_reload(cluster, serve, allocations, mark, prod, research):
     save(allocations, pools_xml(3, 1))
 
 
+def job_id_of(job, timeout: float = 60.0) -> str:
+    """The JobTracker's id of a submitted job, once its client has printed it."""
+    deadline = time.monotonic() + timeout
+    while job.job_id is None:
+        if time.monotonic() > deadline:
+            code = job.poll()
+            raise AssertionError(f"{job.program}: no job id after {timeout:.0f} s (client "
+                                 f"{'running' if code is None else f'exited {code}'}); client log {job.log_file}")
+        time.sleep(0.1)
+    return job.job_id
+
+
 def stop_jobs(cluster, serve, *jobs) -> None:
     for job in jobs:
         job.kill()
@@ -166,13 +178,13 @@ def test_a_queue_below_its_min_share_gets_slots_by_preemption(mrv1):
     save(allocations, pools_xml(1, 1, "<minMaps>4</minMaps><minSharePreemptionTimeout>3</minSharePreemptionTimeout>"))
     serve.wait_for(lambda e: e["event"] == "reload", 20, since=mark)
     research = sleep_job(cluster, "research", 16, 60000)  # long maps: nothing frees on its own
-    research_id = research.wait_for_id()
+    research_id = job_id_of(research)
     deadline = time.monotonic() + 90
     while map_usage(serve).get("root.research", 0) < 2 * MAP_SLOTS and time.monotonic() < deadline:
         time.sleep(1)
     assert map_usage(serve).get("root.research", 0) == 2 * MAP_SLOTS
     prod = sleep_job(cluster, "prod", 4, 1000)
-    prod_id = prod.wait_for_id()
+    prod_id = job_id_of(prod)
     registered = [e for e in serve.events() if e["event"] == "register"][-1]
     assert (registered["preemption"], registered["preemption_from"]) == (True, "mapred.fairscheduler.preemption")
     preempt = serve.wait_for(lambda e: e["event"] == "preempt" and e["queue"] == "root.research", 60, since=mark)
@@ -192,7 +204,7 @@ def test_a_queue_below_its_min_share_gets_slots_by_preemption(mrv1):
 def test_a_killed_serve_leaves_the_job_to_the_fifo_and_a_new_one_decides(mrv1):
     cluster, serve, allocations = mrv1
     job = sleep_job(cluster, "prod", 16, 3000)
-    job_id = job.wait_for_id()
+    job_id = job_id_of(job)
     serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == job_id, 300)
     before = cluster.scheduler_status()["fifo_heartbeats"]
     serve.kill()
@@ -209,7 +221,7 @@ def test_a_killed_serve_leaves_the_job_to_the_fifo_and_a_new_one_decides(mrv1):
     mark = len(serve.events())
     serve.start()
     again = sleep_job(cluster, "research", 4, 1000)
-    again_id = again.wait_for_id()
+    again_id = job_id_of(again)
     serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == again_id, 300, since=mark)
     assert again.wait(900).succeeded
     fallback = serve.wait_for(lambda e: e["event"] == "fallback", 60, since=mark)
@@ -228,7 +240,7 @@ def test_the_jobtrackers_scheduler_page_shows_the_job_and_moves_it_with_serves_a
     serve.ensure_running()
     job = sleep_job(cluster, "prod", 40, 3000)
     try:
-        job_id = job.wait_for_id()
+        job_id = job_id_of(job)
         serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == job_id, 300)
         st = cluster.scheduler_status()
         assert st["registered"] and "ResourceManager" not in cluster.web.scheduler_page(), st
@@ -271,7 +283,7 @@ def test_a_restarted_jobtracker_has_the_same_serve_registered_again_and_deciding
     cluster.restart_master(kill=True)
     serve.wait_for(lambda e: e["event"] == "register", 120, since=mark)
     job = sleep_job(cluster, "research", 4, 1000)
-    job_id = job.wait_for_id()
+    job_id = job_id_of(job)
     serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == job_id, 300, since=mark)
     assert job.wait(900).succeeded
     assert serve.proc.pid == pid and serve.proc.poll() is None, "serve was never restarted"
@@ -290,13 +302,13 @@ def test_a_job_over_its_queues_running_limit_stays_uninitialised_until_it_may_ru
                                              "<weight>1</weight><maxRunningJobs>1</maxRunningJobs></pool>"))
     serve.wait_for(lambda e: e["event"] == "reload", 20, since=mark)
     first = sleep_job(cluster, "research", 4, 15000)
-    first_id = first.wait_for_id()
+    first_id = job_id_of(first)
     serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == first_id, 300, since=mark)
     second = sleep_job(cluster, "research", 2, 500)
-    second_id = second.wait_for_id()
+    second_id = job_id_of(second)
     named = cluster.submit("sleep", ["-Dpool.name=prod", "-m", "1", "-r", "0", "-mt", "100"], queue=None,
                            user="carol", wait=False)
-    named_id = named.wait_for_id()
+    named_id = job_id_of(named)
     serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == named_id, 300, since=mark)
     listed = cluster.job_command(["-list"])
     states = {line.split("\t")[0]: line.split("\t")[1] for line in listed.stdout.splitlines()
@@ -411,7 +423,7 @@ def test_spending_rates_3_to_1_split_the_slots_3_to_1_and_kill_9_keeps_the_books
     prod = sleep_job(cluster, "prod", 80, 6000)
     research = sleep_job(cluster, "research", 80, 6000)
     try:
-        prod.wait_for_id(), research.wait_for_id()
+        job_id_of(prod), job_id_of(research)
         wait_until(lambda: all(map_usage(serve).get(p, 0) for p in ("root.prod", "root.research")), 600)
         time.sleep(20)  # the new rates are in force and unpaid slots went after the grace time
         p = r = 0.0

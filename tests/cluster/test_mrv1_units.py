@@ -16,7 +16,8 @@ import pytest
 
 from slotwise.cli import build_parser, main
 from slotwise.localcluster import ClusterError, LocalCluster
-from slotwise.localcluster.config import marker, read_hadoop_xml
+from slotwise.localcluster.config import marker
+from support import read_hadoop_xml
 from slotwise.localcluster.base import first_error as _first_error
 from slotwise.localcluster.mrv1 import Mrv1Cluster, open_cluster
 from slotwise.localcluster.mrv1_conf import Mrv1Config, Mrv1Sizes, mrv1_log4j, write_mrv1_conf_dir

@@ -140,6 +140,14 @@ class Job:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
 
 
+def get_json(url: str, raw: bool = False):
+    """A GET of a cluster's web server: JSON, or the text when ``raw``."""
+    with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": "application/json"}),
+                                timeout=10) as r:
+        body = r.read().decode()
+    return body if raw else json.loads(body)
+
+
 class DockerCluster:
     """docker/compose.yaml: YARN on HDFS."""
 
@@ -176,25 +184,18 @@ class DockerCluster:
 
     # -- HTTP ------------------------------------------------------------------
 
-    @staticmethod
-    def _get(url: str, raw: bool = False):
-        with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": "application/json"}),
-                                    timeout=10) as r:
-            body = r.read().decode()
-        return body if raw else json.loads(body)
-
     def api(self, path: str):
         """Slotwise's REST API (the policy container, through rm's published port)."""
-        return self._get(f"http://127.0.0.1:{self.http_port}{path}")
+        return get_json(f"http://127.0.0.1:{self.http_port}{path}")
 
     def rm(self, path: str, raw: bool = False):
         """The ResourceManager's web server."""
-        return self._get(f"http://127.0.0.1:{self.rm_port}{path}", raw)
+        return get_json(f"http://127.0.0.1:{self.rm_port}{path}", raw)
 
     def nn_info(self) -> dict:
         """The NameNode's state: live DataNodes, safe mode."""
-        beans = self._get(f"http://127.0.0.1:{self.nn_port}/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")
-        info = self._get(f"http://127.0.0.1:{self.nn_port}/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
+        beans = get_json(f"http://127.0.0.1:{self.nn_port}/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")
+        info = get_json(f"http://127.0.0.1:{self.nn_port}/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
         return {**beans["beans"][0], **info["beans"][0]}
 
     def final_report(self, app: str) -> dict | None:
@@ -432,7 +433,7 @@ class HaDockerCluster(DockerCluster):
                 f"{self.http_ports[1]} and :{self.http_ports[2]}, NameNode 127.0.0.1:{self.nn_port}")
 
     def ha_state(self, i: int) -> str:
-        return self._get(f"http://127.0.0.1:{self.rm_ports[i]}/ws/v1/cluster/info")["clusterInfo"]["haState"]
+        return get_json(f"http://127.0.0.1:{self.rm_ports[i]}/ws/v1/cluster/info")["clusterInfo"]["haState"]
 
     def active(self) -> int:
         """Which RM (1 or 2) is active; ValueError if neither is (yet)."""
@@ -446,13 +447,13 @@ class HaDockerCluster(DockerCluster):
 
     def api_of(self, i: int, path: str, raw: bool = False):
         """Policy server I's REST API (through rmI's published port)."""
-        return self._get(f"http://127.0.0.1:{self.http_ports[i]}{path}", raw)
+        return get_json(f"http://127.0.0.1:{self.http_ports[i]}{path}", raw)
 
     def api(self, path: str):
         return self.api_of(self.active(), path)
 
     def rm(self, path: str, raw: bool = False):
-        return self._get(f"http://127.0.0.1:{self.rm_ports[self.active()]}{path}", raw)
+        return get_json(f"http://127.0.0.1:{self.rm_ports[self.active()]}{path}", raw)
 
     def events_of(self, i: int) -> list[dict]:
         out = self.docker("exec", self.container(f"policy{i}"), "cat", "/var/lib/slotwise/events.jsonl").stdout

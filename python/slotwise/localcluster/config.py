@@ -234,18 +234,6 @@ def hadoop_xml(props: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_hadoop_xml(path: Path) -> dict[str, str]:
-    """Name to value of a Hadoop configuration file (for tests and status)."""
-    import xml.etree.ElementTree as ET
-
-    props = {}
-    for prop in ET.parse(path).getroot().iter("property"):
-        name = prop.findtext("name")
-        if name is not None:
-            props[name] = prop.findtext("value") or ""
-    return props
-
-
 def log4j_properties(log_file: Path | None, level: str = "INFO") -> str:
     """A reload4j configuration: to ``log_file``, or to stderr when None."""
     if log_file is None:

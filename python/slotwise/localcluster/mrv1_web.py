@@ -224,15 +224,6 @@ class Mrv1Job:
         """The JobTracker's id of the job, once the client has printed it."""
         return self._job_id
 
-    def wait_for_id(self, timeout: float = 60.0) -> str:
-        self._seen.wait(timeout)
-        if self._job_id is None:
-            code = self.proc.poll()
-            client = "running" if code is None else f"exited {code}"
-            raise ClusterError(f"{self.program}: no job id after {timeout:.0f} s (client {client}); "
-                               f"client log {self.log_file}")
-        return self._job_id
-
     def poll(self) -> int | None:
         return self.proc.poll()
 

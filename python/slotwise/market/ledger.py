@@ -113,7 +113,7 @@ class Market:
         #: bounds, brought within them), "declare_failed" (an account from the
         #: allocation file the store could not open).
         self.counters: collections.Counter = collections.Counter()
-        #: The accounts the allocation file in force declares (``follow_config``).
+        #: The accounts the allocation file in force declares (``follow_declared``).
         self._declared: set[str] = set()
         for a in self.accounts.values():
             self._repair(a)
@@ -323,19 +323,17 @@ class Market:
             return True
 
     # ------------------------------------------------- the allocation file
-    def follow_config(self, config, root_policy: str | None = None) -> tuple[list[str], list[str]]:
+    def follow_declared(self, queues: list[str], source: str = "the allocation file") -> tuple[list[str], list[str]]:
         """Accounts for the queues the allocation file declares under a
-        ``dynamic-priority`` queue (``root_policy``: ``serve --root-policy``),
-        at start-up and on each reload: (opened, closed).  A queue that left
+        ``dynamic-priority`` queue (``policies.dynamic_priority.follow_config``
+        reads them from the file, so the market knows no policy), at start-up
+        and on each reload: (opened, closed).  A queue that left
         the file since the last call keeps its account while it holds budget
         or has work (money is never dropped by an edit; an admin's
         ``removeQueue`` drops it) and is closed otherwise, at this call or a
         later one.  Accounts opened some other way (``addQueue``, a child
         queue made at run time) are left alone.  Never raises: a store
         failure is logged and counted."""
-        from ..policies.dynamic_priority import declared_accounts
-
-        queues = declared_accounts(config, root_policy)
         with self._lock:
             opened = self.declare([q for q in queues if q not in self.accounts])
             closed, kept = [], []
@@ -358,7 +356,7 @@ class Market:
                          "work left; removeQueue closes them)", ", ".join(kept))
             self._declared = wanted | set(kept)
             if opened or closed:
-                log.info("dynamic priority: accounts from %s: opened %s; closed %s", config.source,
+                log.info("dynamic priority: accounts from %s: opened %s; closed %s", source,
                          ", ".join(opened) or "none", ", ".join(closed) or "none")
             return opened, closed
 

@@ -14,7 +14,7 @@ loses its newest containers to children below theirs.
 
 The children the allocation file declares under such a queue are the
 market's accounts as soon as the file loads (``declared_accounts``, read by
-``Market.follow_config`` at ``serve`` start-up and on each reload); a child
+``follow_config`` at ``serve`` start-up and on each reload); a child
 made at run time opens its account on the first update pass.
 """
 
@@ -59,6 +59,13 @@ def declared_accounts(config, root_policy: str | None = None) -> list[str]:
             out.extend(c.name for c in qc.children)
     return out
 
+
+
+def follow_config(market, config, root_policy: str | None = None) -> tuple[list[str], list[str]]:
+    """The market's accounts follow the file's dynamic-priority queues
+    (``Market.follow_declared``), at ``serve`` start-up and on each reload:
+    (opened, closed). Here, not in the market, so market/ needs no policy."""
+    return market.follow_declared(declared_accounts(config, root_policy), config.source)
 
 def _share(r: Resource, cluster: Resource, key: str = "memory_mb") -> float:
     """``r``'s share of the cluster in what is on offer: a YARN container's

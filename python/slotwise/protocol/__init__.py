@@ -136,10 +136,6 @@ _ENCODER = msgspec.json.Encoder()
 globals().update(_TYPES)  # Payload, App, HeartbeatAnswer, ...: the message classes
 
 
-def type_of(name: str) -> type:
-    return _TYPES[name]
-
-
 def _checked(name: str, obj):
     fields = _ONE_OF.get(name)
     if fields is not None and sum(getattr(obj, f) is not None for f in fields) != 1:

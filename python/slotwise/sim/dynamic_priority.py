@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from ..config.model import AllocationConfig, QueueConfig, default_placement_rules
 from ..market import Market, MarketSettings
 from ..settings import EngineSettings
-from .simulator import JobRecord, Result, SimSettings, Simulation
+from .results import JobRecord, Result, SimSettings
+from .simulator import Simulation
 from .workload import ClusterSpec, JobSpec, Workload
 
 #: 10 TaskTrackers with 4 map slots and 1 reduce slot: 40 map slots.
@@ -371,15 +372,15 @@ def markdown(report: dict, plots: list[str]) -> str:
 
 
 def _plots(out_dir: str, report: dict, series: dict) -> list[str]:
-    from . import plots
+    from . import scenario_figures
 
-    return plots.write_all(out_dir, figures(report, series))
+    return scenario_figures.write_all(out_dir, figures(report, series))
 
 
 def figures(report: dict, series: dict) -> list[tuple[str, object]]:
     """The paper's figures, as (file name, Figure): axes labelled, legends
-    outside the data (sim/plots.py)."""
-    from .plots import legend_outside, new_figure
+    outside the data (sim/scenario_figures.py)."""
+    from .scenario_figures import legend_outside, new_figure
 
     out = []
     fig, (ax,) = new_figure()

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from ..config.model import AllocationConfig, QueueConfig, default_placement_rules
 from ..policies.hopper import HopperSettings
 from ..settings import EngineSettings
-from .simulator import Result, SimSettings, Simulation
+from .results import Result, SimSettings
+from .simulator import Simulation
 from .workload import ClusterSpec, JobSpec, Workload, pareto_draw
 
 #: 25 nodes of 4 map slots: 100 slots.
@@ -276,14 +277,14 @@ def markdown(report: dict, plots: list[str]) -> str:
 
 
 def _plots(out_dir: str, report: dict) -> list[str]:
-    from . import plots
+    from . import scenario_figures
 
-    return plots.write_all(out_dir, figures(report))
+    return scenario_figures.write_all(out_dir, figures(report))
 
 
 def figures(report: dict) -> list[tuple[str, object]]:
-    """(file name, Figure): axes labelled, legends outside the data (sim/plots.py)."""
-    from .plots import grouped_bars, legend_outside, new_figure
+    """(file name, Figure): axes labelled, legends outside the data (sim/scenario_figures.py)."""
+    from .scenario_figures import grouped_bars, legend_outside, new_figure
 
     out = []
     fig, (ax,) = new_figure(width=8, height=3.8)

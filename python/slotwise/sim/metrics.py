@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import statistics
 
-from .simulator import NODE, RACK, Result
+from .results import NODE, RACK, Result
 
 
 def locality(result: Result, key=lambda job: job.maps) -> list[dict]:

@@ -1,4 +1,4 @@
-"""A run's report on disk: report.json, report.md and PNG plots (sim/plots.py)."""
+"""A run's report on disk: report.json, report.md and PNG plots (sim/scenario_figures.py)."""
 
 from __future__ import annotations
 
@@ -135,6 +135,6 @@ def markdown(report: dict, plots: list[str]) -> str:
 
 # ------------------------------------------------------------------ plots
 def _plots(out_dir: str, report: dict, runs) -> list[str]:
-    from . import plots
+    from . import scenario_figures
 
-    return plots.write_all(out_dir, plots.figures(report, runs))
+    return scenario_figures.write_all(out_dir, scenario_figures.figures(report, runs))

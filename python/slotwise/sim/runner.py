@@ -11,7 +11,8 @@ from ..settings import EngineSettings
 from . import metrics
 from .policies import variant
 from .scenarios import SCENARIOS, Experiment
-from .simulator import SimSettings, Simulation
+from .results import SimSettings
+from .simulator import Simulation
 from .workload import Workload
 
 

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 
 from . import metrics
-from .simulator import Result, SimSettings
+from .results import Result, SimSettings
 from .workload import ClusterSpec, JobSpec, Workload
 
 

@@ -17,9 +17,7 @@ from __future__ import annotations
 import gc
 import heapq
 import random
-import statistics
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Callable
 
 from ..clock import ManualClock
@@ -30,292 +28,16 @@ from ..engine.decisions import Assignment
 from ..eventlog import EventLog
 from ..resources import KIND_DIMS
 from ..settings import EngineSettings
+from .feed import Feed
 from .hdfs import place_blocks
+from .results import NODE, OFF, RACK, JobRecord, Result, SimSettings, TaskRecord
+from .tasks import JobTasks, SimNode, TaskRun
 from .workload import JobSpec, Workload, pareto_draw
 
-NODE, RACK, OFF = 0, 1, 2
-LEVEL_NAMES = ("node_local", "rack_local", "off_rack")
 MAP_PRIORITY, REDUCE_PRIORITY = 20, 10  # MapReduce's request priorities on YARN
 
 # event kinds, in the order they run when they fall on the same instant
 _FINISH, _FAIL, _RECOVER, _ARRIVE, _UPDATE, _HEARTBEAT, _SAMPLE, _ACTION = range(8)
-
-
-@dataclass
-class SimSettings:
-    """The simulated world (the scheduler's own settings are EngineSettings)."""
-
-    heartbeat_interval: float = 3.0
-    #: How much longer a map's input read takes from another node of the
-    #: same rack, and from another rack (only the ``io`` part slows down).
-    rack_read_slowdown: float = 1.5
-    off_rack_read_slowdown: float = 3.0
-    replication: int = 3
-    #: Fraction of nodes that are slow, and how much slower they run.
-    slow_nodes: float = 0.0
-    slow_factor: float = 2.0
-    #: Node failures: how many, and how long a failed node stays away
-    #: (None: for good).  Failure times fall uniformly in ``failure_window``.
-    node_failures: int = 0
-    failure_window: tuple[float, float] = (60.0, 600.0)
-    repair_time: float | None = 300.0
-    #: How often queues' shares and cluster use are sampled for the report.
-    sample_interval: float = 5.0
-    #: Speculative execution inside jobs (the job's AM, not the scheduler):
-    #: "none", or "late": LATE-style, a job with no task of a kind waiting asks
-    #: for a copy of each running task whose estimated time left exceeds
-    #: what a fresh copy is expected to take (the median of its finished
-    #: tasks of that kind), and runs each container it gets on the task with
-    #: the longest time left.  At most one copy per task; the first copy to
-    #: finish wins and the others are killed.
-    speculation: str = "none"
-    #: Copies running at once, at most this fraction of the cluster's slots
-    #: (LATE's SpeculativeCap; 1 for no cap).
-    speculative_cap: float = 0.1
-    #: Stop here even if jobs are still running.
-    until: float | None = None
-    seed: int = 0
-
-
-@dataclass
-class TaskRecord:
-    job: str
-    kind: str  # map or reduce
-    node: str
-    locality: int  # NODE, RACK, OFF (reduces: OFF, they read from every map)
-    start: float
-    end: float
-
-
-@dataclass
-class JobRecord:
-    job: str
-    queue: str
-    label: str
-    kind: str
-    maps: int
-    reduces: int
-    submit: float
-    finish: float | None = None
-
-
-@dataclass
-class Result:
-    """What one run produced, for metrics and reports."""
-
-    label: str
-    #: A slot cluster (MRv1: samples count map slots) or a YARN one (memory_mb).
-    slot_mode: bool = False
-    tasks: list[TaskRecord] = field(default_factory=list)
-    jobs: dict[str, JobRecord] = field(default_factory=dict)
-    #: (time, {queue: (memory_mb in use, fair share of memory_mb; map slots on MRv1)}, busy_slots)
-    samples: list[tuple[float, dict[str, tuple[float, float]], float]] = field(default_factory=list)
-    total_slots: float = 0.0
-    end_time: float = 0.0
-    events: int = 0
-    heartbeats: int = 0
-    engine_calls: int = 0
-    preempted: int = 0
-    failed_tasks: int = 0
-    #: Speculative copies launched, how many finished first, and the
-    #: containers killed because another copy of their task finished.
-    speculative: int = 0
-    speculative_won: int = 0
-    copies_killed: int = 0
-    wall_seconds: float = 0.0
-    rejected: list[str] = field(default_factory=list)
-
-
-class _Feed:
-    """One stream of protocol messages to one PolicyCore, with the deltas
-    buffered between calls as the shim buffers them."""
-
-    def __init__(self, core: PolicyCore, kind: str, clock: ManualClock) -> None:
-        self.core = core
-        self.kind = kind
-        self.clock = clock
-        self.nodes: list = []  # wire.Node
-        self.apps: dict[str, dict] = {}  # every job this stream knows: its App fields
-        self.changed_apps: set[str] = set()
-        self.launched: list = []  # wire.Container
-        self.finished: list[str] = []
-        self.apps_removed: list[str] = []
-        self.nodes_removed: list[str] = []
-        self.beats: dict[str, list] = {}  # node -> [wire.Beat], made once
-        self.changed = True  # anything new since the last update call
-
-    def _message(self, beats: list):
-        apps = []
-        if self.changed_apps:
-            apps = [wire.App(**self.apps[a]) for a in sorted(self.changed_apps) if a in self.apps]
-            self.changed_apps = set()
-        msg = wire.Payload(now_ms=round(self.clock._now * 1000), nodes=self.nodes, apps=apps,
-                           launched=self.launched, finished=self.finished, apps_removed=self.apps_removed,
-                           nodes_removed=self.nodes_removed, beats=beats)
-        if self.nodes or apps or self.launched or self.finished or self.apps_removed or self.nodes_removed:
-            self.changed = True
-            self.nodes, self.launched, self.finished, self.apps_removed, self.nodes_removed = [], [], [], [], []
-        return msg
-
-    def heartbeat(self, node_id: str) -> list[Assignment]:
-        beats = self.beats.get(node_id)
-        if beats is None:
-            beats = self.beats[node_id] = [wire.Beat(node=node_id)]
-        return self.core.handle_heartbeat(self._message(beats))
-
-    def update(self):
-        msg = self._message([])
-        self.changed = False
-        return self.core.handle_update(msg)
-
-    def node_added(self, node) -> None:
-        """As the shim's Deltas.nodeChanged: a node back before its removal
-        was sent cancels the removal (its lost containers went as finished)."""
-        if node.id in self.nodes_removed:
-            self.nodes_removed.remove(node.id)
-        self.nodes.append(node)
-
-    def app_changed(self, app_id: str) -> dict:
-        """The job's App fields, to change; it goes out with the next call."""
-        self.changed_apps.add(app_id)
-        return self.apps[app_id]
-
-    def new_asks(self, i: int) -> bool:
-        """Whether an app changed since the last call asks for its ``i``-th
-        request (maps 0, reduces 1): news the engine has not heard."""
-        apps = self.apps
-        for a in self.changed_apps:
-            reqs = apps[a]["requests"] if a in apps else ()
-            if len(reqs) > i and reqs[i].count > 0:
-                return True
-        return False
-
-    def has_deltas(self) -> bool:
-        return bool(self.nodes or self.changed_apps or self.launched or self.finished or self.apps_removed
-                    or self.nodes_removed)
-
-    def may_skip(self, has_room: bool) -> bool:
-        """A heartbeat the engine would answer with nothing and no change of
-        state (PolicyCore.idle_heartbeat_is_noop); its deltas wait for the
-        next call, as they would wait for the next real heartbeat."""
-        core = self.core
-        if not core.idle_heartbeat_is_noop():
-            return False
-        return not has_room or (not self.changed_apps and not core.has_pending())
-
-
-class _Node:
-    __slots__ = ("node_id", "host", "rack", "speed", "alive", "free", "capacity", "running", "epoch")
-
-    def __init__(self, node_id: str, host: str, rack: str) -> None:
-        self.node_id = node_id
-        self.host = host
-        self.rack = rack
-        self.speed = 1.0
-        self.alive = True
-        self.free: list[float] = []  # free in the cluster's two dimensions (Simulation.dims)
-        self.capacity: tuple[float, float] = (0.0, 0.0)
-        self.running: set[str] = set()
-        self.epoch = 0  # bumped on failure: heartbeats of an earlier life are dropped
-
-
-class _Run:
-    """One running container: a task's original or a speculative copy."""
-
-    __slots__ = ("job", "kind", "i", "node", "level", "start", "size", "end", "copy")
-
-    def __init__(self, job, kind, i, node, level, start, size, end, copy) -> None:
-        self.job, self.kind, self.i, self.node, self.level = job, kind, i, node, level
-        #: what it holds in the cluster's two dimensions (Simulation.dims)
-        self.start, self.size, self.end, self.copy = start, size, end, copy
-
-
-class _Job:
-    """A job's tasks as the simulated MapReduce AM sees them: which maps
-    still wait, where their input lives, and the request that follows."""
-
-    def __init__(self, spec: JobSpec, blocks: list[tuple[str, ...]], rack_of: dict[str, str]) -> None:
-        self.spec = spec
-        self.queue = ""
-        # The asks' container sizes, as the wire carries them (whole MB and vcores).
-        self.map_resource = wire.Resource(memory_mb=int(spec.map_resource.memory_mb),
-                                          vcores=int(spec.map_resource.vcores))
-        self.reduce_resource = wire.Resource(memory_mb=int(spec.reduce_resource.memory_mb),
-                                             vcores=int(spec.reduce_resource.vcores))
-        self.blocks = blocks
-        self.block_racks = [tuple(sorted({rack_of.get(h, "/unknown") for h in b})) for b in blocks]
-        self.pending_maps: set[int] = set(range(len(spec.maps)))
-        self.by_host: dict[str, list[int]] = {}
-        self.by_rack: dict[str, list[int]] = {}
-        self.host_count: dict[str, int] = {}
-        self.rack_count: dict[str, int] = {}
-        for i in range(len(spec.maps)):
-            self._index(i)
-        self.order = list(range(len(spec.maps) - 1, -1, -1))  # any map, first-to-last
-        self.maps_done = 0
-        self.reduce_queue: deque[int] = deque() if spec.maps else deque(range(len(spec.reduces)))
-        self.reduces_done = 0
-        #: (kind, task index) -> container ids of its running copies.
-        self.running: dict[tuple[str, int], list[str]] = {}
-        #: Winning copies' durations by kind, for the speculation threshold.
-        self.durations: dict[str, list[float]] = {"map": [], "reduce": []}
-        self.typical: dict[str, float | None] = {"map": None, "reduce": None}
-        #: Copies asked for now, by kind (on top of the waiting tasks).
-        self.asks: dict[str, int] = {"map": 0, "reduce": 0}
-
-    @property
-    def pending_reduces(self) -> int:
-        return len(self.reduce_queue)
-
-    def waiting(self, kind: str) -> int:
-        return len(self.pending_maps) if kind == "map" else len(self.reduce_queue)
-
-    def finished_one(self, kind: str, duration: float) -> None:
-        d = self.durations[kind]
-        d.append(duration)
-        self.typical[kind] = statistics.median(d) if len(d) < 64 or len(d) % 8 == 0 else self.typical[kind]
-
-    def _index(self, i: int) -> None:
-        for h in self.blocks[i]:
-            self.by_host.setdefault(h, []).append(i)
-            self.host_count[h] = self.host_count.get(h, 0) + 1
-        for r in self.block_racks[i]:
-            self.by_rack.setdefault(r, []).append(i)
-            self.rack_count[r] = self.rack_count.get(r, 0) + 1
-
-    def take_map(self, host: str, rack: str) -> tuple[int, int]:
-        """The best waiting map for a slot on (host, rack), and its locality."""
-        for level, stack in ((NODE, self.by_host.get(host)), (RACK, self.by_rack.get(rack)),
-                             (OFF, self.order)):
-            while stack:
-                i = stack.pop()
-                if i in self.pending_maps:
-                    self._remove(i)
-                    if level == OFF:  # it may still be closer than the engine knew
-                        level = NODE if host in self.blocks[i] else RACK if rack in self.block_racks[i] else OFF
-                    return i, level
-        raise LookupError(f"job {self.spec.job_id} has no waiting map")
-
-    def _remove(self, i: int) -> None:
-        self.pending_maps.discard(i)
-        for counts, keys in ((self.host_count, self.blocks[i]), (self.rack_count, self.block_racks[i])):
-            for k in keys:
-                n = counts[k] - 1
-                if n:
-                    counts[k] = n
-                else:
-                    del counts[k]
-
-    def requeue_map(self, i: int) -> None:
-        """A map lost with its node or preempted runs again."""
-        self.pending_maps.add(i)
-        self._index(i)
-        self.order.append(i)
-
-    @property
-    def done(self) -> bool:
-        s = self.spec
-        return self.maps_done == len(s.maps) and self.reduces_done == len(s.reduces)
 
 
 class Simulation:
@@ -345,26 +67,26 @@ class Simulation:
         kind = "mrv1" if self.slot_mode else "yarn"
         #: The cluster's two dimensions: a node's room and a task's size in them.
         self.dims = KIND_DIMS[kind]
-        self.feeds = [_Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,
+        self.feeds = [Feed(PolicyCore(self.config, self.settings, self.clock, log, record_inputs,
                                        log_decisions=event_log is not None, config_text=config_text,
                                        services=self.services, kind=kind), kind, self.clock)]
         self.feed = self.feeds[0]
         rng = random.Random(self.sim.seed)
-        self.nodes: dict[str, _Node] = {}
+        self.nodes: dict[str, SimNode] = {}
         self._speculate = self.sim.speculation != "none"
         for host, rack in spec.node_list():
-            self.nodes[host] = _Node(host, host, rack)
+            self.nodes[host] = SimNode(host, host, rack)
         nodes = list(self.nodes.values())
         for n in rng.sample(nodes, round(self.sim.slow_nodes * len(nodes))):
             n.speed = self.sim.slow_factor
         rack_of = self._rack_of = {n.host: n.rack for n in nodes}
-        self.jobs: dict[str, _Job] = {}
+        self.jobs: dict[str, JobTasks] = {}
         racks = self._racks = nodes_by_rack(nodes)
         self._rng = rng
         for job in workload.jobs:
             blocks = job.map_hosts if job.map_hosts is not None else place_blocks(
                 len(job.maps), racks, self.sim.replication, rng)
-            self.jobs[job.job_id] = _Job(job, [tuple(b) for b in blocks], rack_of)
+            self.jobs[job.job_id] = JobTasks(job, [tuple(b) for b in blocks], rack_of)
         self._events: list = []
         self._seq = 0
         for n in nodes:
@@ -376,7 +98,7 @@ class Simulation:
             self._push(job.submit, _ARRIVE, self.jobs[job.job_id])
         self._push(0.0, _UPDATE, None)
         self._push(0.0, _SAMPLE, None)
-        self.containers: dict[str, _Run] = {}
+        self.containers: dict[str, TaskRun] = {}
         if self.sim.speculation not in ("none", "late"):
             raise ValueError(f"unknown speculation {self.sim.speculation!r} (known: none, late)")
         self._copy_rng = random.Random(f"copies-{self.sim.seed}")
@@ -398,7 +120,7 @@ class Simulation:
             raise ValueError(f"job {spec.job_id} submitted twice")
         blocks = spec.map_hosts if spec.map_hosts is not None else place_blocks(
             len(spec.maps), self._racks, self.sim.replication, self._rng)
-        self.jobs[spec.job_id] = job = _Job(spec, [tuple(b) for b in blocks], self._rack_of)
+        self.jobs[spec.job_id] = job = JobTasks(spec, [tuple(b) for b in blocks], self._rack_of)
         self._unfinished += 1
         self._push(max(spec.submit, self.clock.now()), _ARRIVE, job)
 
@@ -465,7 +187,7 @@ class Simulation:
                 self._report_progress()
         return n
 
-    def _add_node(self, n: _Node) -> None:
+    def _add_node(self, n: SimNode) -> None:
         spec = self.workload.cluster
         if self.slot_mode:
             cap = (int(spec.map_slots), int(spec.reduce_slots))
@@ -478,7 +200,7 @@ class Simulation:
     def _wire(self, size) -> "wire.Resource":
         return wire.Resource(**{self.dims[0]: int(size[0]), self.dims[1]: int(size[1])})
 
-    def _on_arrive(self, job: _Job) -> None:
+    def _on_arrive(self, job: JobTasks) -> None:
         s = job.spec
         core = self.feeds[0].core
         answer = core.handle_place(wire.PlaceRequest(app=s.job_id, user=s.user, queue=s.queue or "default",
@@ -496,7 +218,7 @@ class Simulation:
         feed.changed_apps.add(s.job_id)
         self._refresh(job)
 
-    def _refresh(self, job: _Job) -> None:
+    def _refresh(self, job: JobTasks) -> None:
         """Put the job's current requests in the next message: a map and a
         reduce ask, told apart by their resource (a container's size, or a
         map or a reduce slot)."""
@@ -522,8 +244,8 @@ class Simulation:
         # a map slot some job asks for, or a reduce slot.
         if self.slot_mode:
             core = feed.core
-            room = ((free[0] > 0 and (core.has_pending("map_slots") or feed.new_asks(0)))
-                    or (free[1] > 0 and (core.has_pending("reduce_slots") or feed.new_asks(1))))
+            room = ((free[0] > 0 and (core.views.has_pending("map_slots") or feed.new_asks(0)))
+                    or (free[1] > 0 and (core.views.has_pending("reduce_slots") or feed.new_asks(1))))
         else:
             room = free[0] > 0 and free[1] > 0
         if not feed.may_skip(room):
@@ -540,7 +262,7 @@ class Simulation:
                     self._refresh(job)
         self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, beat)
 
-    def _start(self, a: Assignment, node: _Node) -> _Job | None:
+    def _start(self, a: Assignment, node: SimNode) -> JobTasks | None:
         job = self.jobs.get(a.app_id)
         feed = self.feed
         s = job.spec if job else None
@@ -578,7 +300,7 @@ class Simulation:
         free[0] -= size[0]
         free[1] -= size[1]
         cid = a.container_id
-        self.containers[cid] = _Run(job, kind, i, node, level, now, size, now + duration, copy)
+        self.containers[cid] = TaskRun(job, kind, i, node, level, now, size, now + duration, copy)
         job.running.setdefault((kind, i), []).append(cid)
         if copy:
             self.result.speculative += 1
@@ -622,7 +344,7 @@ class Simulation:
                 job.asks[kind] = n
                 self._refresh(job)
 
-    def _drop(self, run: _Run, cid: str) -> None:
+    def _drop(self, run: TaskRun, cid: str) -> None:
         """A container's end, whatever the cause: its slot is free and the
         ResourceManager hears it finished."""
         self._release(run.node, run.size, cid)
@@ -631,7 +353,7 @@ class Simulation:
             self._copies_running -= 1
 
     # ------------------------------------------------------------ speculation
-    def _candidates(self, job: _Job, kind: str) -> list[tuple[float, int]]:
+    def _candidates(self, job: JobTasks, kind: str) -> list[tuple[float, int]]:
         """(time left, task) of the running tasks worth a copy: one copy
         running, longer left than a fresh copy should take."""
         typical = job.typical[kind]
@@ -648,7 +370,7 @@ class Simulation:
                 out.append((left, i))
         return out
 
-    def _asks(self, job: _Job, kind: str) -> int:
+    def _asks(self, job: JobTasks, kind: str) -> int:
         if job.waiting(kind) or not job.running:
             return 0
         room = int(self._copy_cap - self._copies_running)
@@ -656,13 +378,13 @@ class Simulation:
             return 0
         return min(len(self._candidates(job, kind)), room)
 
-    def _pick_copy(self, job: _Job, kind: str) -> int | None:
+    def _pick_copy(self, job: JobTasks, kind: str) -> int | None:
         if not self._speculate or self._copies_running + 1 > self._copy_cap:
             return None
         cands = self._candidates(job, kind)
         return max(cands)[1] if cands else None
 
-    def _copy_time(self, job: _Job, kind: str) -> float:
+    def _copy_time(self, job: JobTasks, kind: str) -> float:
         """A fresh copy's time at normal speed and local read: a new draw from
         the job's Pareto tail if it has one, else one of its own tasks' times."""
         s = job.spec
@@ -679,13 +401,13 @@ class Simulation:
                     job.asks[kind] = n
                     self._refresh(job)
 
-    def _release(self, node: _Node, size, cid: str) -> None:
+    def _release(self, node: SimNode, size, cid: str) -> None:
         free = node.free
         free[0] += size[0]
         free[1] += size[1]
         node.running.discard(cid)
 
-    def _complete(self, job: _Job) -> None:
+    def _complete(self, job: JobTasks) -> None:
         app_id = job.spec.job_id
         self.result.jobs[app_id].finish = self.clock.now()
         for feed in self.feeds:
@@ -727,15 +449,15 @@ class Simulation:
             self._last_spec = self.clock.now()
             self._refresh_speculation()
         for feed in self.feeds:
-            if not (feed.changed or feed.has_deltas() or feed.core.acts_on_update()):
+            if not (feed.changed or feed.has_deltas() or feed.core.views.acts_on_update()):
                 continue
-            if not sampling and not feed.core.decisions_need_update():
+            if not sampling and not feed.core.views.decisions_need_update():
                 continue
             self._flush(feed)
         if not sampling:
             self._push(self.clock.now() + self.settings.update_interval, _UPDATE, None)
 
-    def _on_fail(self, node: _Node) -> None:
+    def _on_fail(self, node: SimNode) -> None:
         node.alive = False
         for cid in list(node.running):
             self._kill(cid)  # lost containers finish, as the RM reports them
@@ -744,13 +466,13 @@ class Simulation:
         if self.sim.repair_time is not None:
             self._push(self.clock.now() + self.sim.repair_time, _RECOVER, node)
 
-    def _on_recover(self, node: _Node) -> None:
+    def _on_recover(self, node: SimNode) -> None:
         node.alive = True
         node.epoch += 1
         self._add_node(node)
         self._push(self.clock.now() + self.sim.heartbeat_interval, _HEARTBEAT, (node, node.epoch))
 
-    def _flush(self, feed: _Feed) -> None:
+    def _flush(self, feed: Feed) -> None:
         """Send the buffered deltas now, with the shim's periodic call."""
         for p in feed.update().preempt:
             if p.kill:
@@ -770,7 +492,7 @@ class Simulation:
             if run.size[0]:
                 row = queues.setdefault(run.job.queue, [0.0, 0.0])
                 row[0] += run.size[0]
-        for name, share in self.feed.core.leaf_fair_shares().items():
+        for name, share in self.feed.core.views.leaf_fair_shares().items():
             row = queues.setdefault(name, [0.0, 0.0])
             row[1] = share.get(first)
         self.result.samples.append((now, {k: (v[0], v[1]) for k, v in queues.items()}, busy))

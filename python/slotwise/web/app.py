@@ -25,13 +25,13 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 from fastapi_offline import FastAPIOffline
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .. import __version__
 from ..admin import FILE_NAME_HEADER, MAX_FILE_NAME, AdminError, AdminToken, SchedulerService, Sessions, sent_file_name
 from ..config.loader import MAX_FILE_BYTES
 from ..market.api import MAX_QUERY, Answer
-from . import jobtracker, plots, schemas, views
+from . import jobtracker, legacy, market_charts, schemas, share_charts, views
 from .history import History
 
 HERE = os.path.dirname(__file__)
@@ -203,7 +203,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         """Every queue: weight, min share, fair shares, usage, demand, starvation.
         While the master is gone its starvation clocks stand at the moment the
         link was lost: nothing is preempted until it is back."""
-        return _finite(views.as_of_loss(service.queues(), service.link_status()["resource_manager"]))
+        return _finite(service.queues())
 
     @app.get("/api/v1/apps", response_model=list[schemas.AppOut], tags=["read"])
     def get_apps():
@@ -296,16 +296,30 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         The JSON body is read after the admin check, 64 KiB at most (413)."""
         return {"id": app_id, "priority": service.set_priority(app_id, body.priority)}
 
-    # The paths of before one vocabulary (queue and app, wire to UI), kept as
-    # aliases with the same answers (docs/admin.md); not in the OpenAPI document.
-    for old, route, model in (("/api/v1/pools", get_queues, list[schemas.QueueOut]),
-                              ("/api/v1/jobs", get_apps, list[schemas.AppOut]),
-                              ("/api/v1/jobs/{app_id}/explain", explain_app, schemas.ExplainOut)):
-        app.add_api_route(old, route, methods=["GET"], response_model=model, include_in_schema=False)
-    for old, route, model in (("/api/v1/jobs/{app_id}/pool", move_app, schemas.MoveOut),
-                              ("/api/v1/jobs/{app_id}/priority", set_priority, schemas.PriorityOut)):
-        app.add_api_route(old, route, methods=["POST"], response_model=model, include_in_schema=False,
-                          dependencies=[Depends(admin)])
+    # The paths of before one vocabulary (queue and app, wire to UI) answer in
+    # their old shape (web/legacy.py, docs/admin.md); not in the OpenAPI document.
+    def shaped(model, data):
+        """``data`` as the new path's response model has it, before renaming."""
+        return TypeAdapter(model).dump_python(TypeAdapter(model).validate_python(data), mode="json")
+
+    @app.get("/api/v1/pools", include_in_schema=False)
+    def get_pools():
+        return legacy.pool_rows(shaped(list[schemas.QueueOut], get_queues()))
+
+    @app.get("/api/v1/jobs", include_in_schema=False)
+    def get_jobs():
+        return legacy.job_rows(shaped(list[schemas.AppOut], get_apps()))
+
+    @app.get("/api/v1/jobs/{app_id}/explain", include_in_schema=False)
+    def explain_job(app_id: str):
+        return legacy.job_explain(shaped(schemas.ExplainOut, explain_app(app_id)))
+
+    @app.post("/api/v1/jobs/{app_id}/pool", include_in_schema=False, dependencies=[Depends(admin)])
+    def move_job(app_id: str, body: schemas.MoveIn = Depends(json_body(schemas.MoveIn))):
+        return legacy.moved(move_app(app_id, body))
+
+    app.add_api_route("/api/v1/jobs/{app_id}/priority", set_priority, methods=["POST"],
+                      response_model=schemas.PriorityOut, include_in_schema=False, dependencies=[Depends(admin)])
 
     # ------------------------------------------------------ Dynamic Priority
     async def dp_query(request: Request, authorization: str | None = Header(default=None)) -> str | Answer:
@@ -400,16 +414,17 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         return {
             "link": link, "link_since": views.when(link.get("since")), "master": views.link_view(link),
             "request": request, "version": __version__, "refresh": refresh_seconds,
-            "queues": views.queue_rows(views.as_of_loss(service.queues(), link), cluster["capacity"],
-                                       views.gone_master(link)), "apps": views.app_rows(service.apps()),
+            "queues": views.queue_rows(service.queues(), cluster["capacity"], views.gone_master(link)),
+            "apps": views.app_rows(service.apps()),
             "cluster": views.cluster_line(cluster), "slots": "map_slots" in cluster["capacity"],
             "nodes": views.node_rows(service.nodes()),
-            "history": plots.history_charts(history.series(), "map_slots" in cluster["capacity"]),
+            "history": share_charts.history_charts(history.series(), "map_slots" in cluster["capacity"]),
             "targets": service.leaf_queues(), "config": service.config(),
             "loaded_at": views.when(service.status.loaded_at), "error_at": views.when(service.status.error_at),
             "rounds": views.preemption_rounds(service.preemptions()),
             "admin": sessions.valid(request.cookies.get(COOKIE)),
-            "market": plots.market_view(getattr(service.core, "services", {}).get("market")),
+            "market": market_charts.market_view(getattr(service.core, "services", {}).get("market"),
+                                                service.core.views.market_accounts()),
         }
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)

@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 
-from ..admin import GONE, link_state
+from ..views.link import GONE, link_state
 
 log = logging.getLogger(__name__)
 

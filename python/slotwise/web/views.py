@@ -7,7 +7,7 @@ import time
 
 from markupsafe import Markup, escape
 
-from ..admin import GONE, link_state
+from ..views.link import GONE, link_state
 from .history import measure
 
 
@@ -65,8 +65,11 @@ def _finite_or_none(x):
 
 def starvation(row: dict) -> list[dict]:
     """What the console says of a starved queue: below which share, for how
-    long, and what preemption will do and when (the queue's timeout, or why
-    it will not act).  One dict per share it is below; [] when it is fine."""
+    long, and what preemption will do and when: "due" and "in N s" are the
+    preemption unit's next round for the queue (the row's preemption_due and
+    next_preemption_in_s, views.StateViews.queue_rows), never a restatement
+    from the since-clock, which runs on across the rounds that serve it.
+    One dict per share it is below; [] when it is fine."""
     out = []
     for flag, since, timeout, what in (
             ("below_min_share", "min_share_starved_for", "min_share_timeout", "its min share"),
@@ -78,6 +81,7 @@ def starvation(row: dict) -> list[dict]:
         said = f"{limit:g}{NBSP}s" if limit is not None else ""  # as the file says it
         head = f"Below {what}" + (f" for {seconds(starved_for)}" if starved_for is not None else "")
         gone = row.get("_gone")
+        next_in = row.get("next_preemption_in_s")
         if gone:  # no master, no preemption: the clock stopped when the link was lost
             head += f" when the {gone} was lost"
             then, due = "nothing is preempted while it is gone", None
@@ -89,12 +93,13 @@ def starvation(row: dict) -> list[dict]:
             then, due = "no preemption timeout: it gets room as containers end", None
         elif starved_for is None:
             then, due = f"preemption after {said} below it", None
+        elif next_in is None:
+            then, due = f"no preemption round is coming for it (timeout {said})", None
         else:
-            left = limit - starved_for
-            due = left <= 0
+            due = bool(row.get("preemption_due"))
             then = (f"preemption due now (timeout {said}): containers go back from queues over "
                     f"their fair share" if due else
-                    f"preemption in {seconds(left)} (timeout {said}) unless it gets room first")
+                    f"preemption in {seconds(next_in)} (timeout {said}) unless it gets room first")
         out.append({"text": head, "then": then, "due": due, "kind": flag})
     return out
 
@@ -123,25 +128,6 @@ def gone_master(link: dict) -> str | None:
     """The master's name while it is gone (the link lost, or this server no
     longer registered: its FIFO decides, nothing is preempted); else None."""
     return (link.get("master") or "ResourceManager") if link_state(link) in GONE else None
-
-
-def as_of_loss(queues: list[dict], link: dict, now: float | None = None) -> list[dict]:
-    """Queue rows with their starvation clocks stopped at the moment the
-    link to the master was lost: nothing is preempted while it is gone, so a
-    clock that kept counting would read as a preemption ever more overdue."""
-    lost_at = link.get("lost_at")
-    if not gone_master(link) or not lost_at:
-        return queues
-    away = max(0.0, (time.time() if now is None else now) - lost_at)
-    out = []
-    for q in queues:
-        q = dict(q)
-        for key in ("min_share_starved_for", "fair_share_starved_for"):
-            x = q.get(key)
-            if x and x != float("inf"):
-                q[key] = max(0.0, x - away)
-        out.append(q)
-    return out
 
 
 def queue_rows(queues: list[dict], capacity: dict | None = None, gone: str | None = None) -> list[dict]:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 
-from .engine import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App
-from .engine.preemption import compared
-from .finished import outcome
-from .resources import ZERO, Resource
+from ..engine import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App
+from ..engine.preemption import compared
+from ..finished import outcome
+from ..resources import ZERO, Resource
 from .starvation import queue_starvation
 
 LEVELS = {NODE_LOCAL: "node-local", RACK_LOCAL: "rack-local", OFF_SWITCH: "off-switch"}
@@ -54,7 +54,7 @@ def explain_app(engine, app_id: str) -> dict:
             _am_limit(engine, app, smallest, say)  # an MRv1 job has no AM: it says nothing there
             if local:
                 _locality(engine, app, mine, say)
-            _room(engine, smallest, say)
+            _room(engine, app, smallest, say)
             if len(holds) == before:
                 _turn(engine, app, say, key)
     if app.runnable and pending:
@@ -150,24 +150,31 @@ _SHORT = {"user_max_running_apps": "a running-app limit", "queue_max_running_app
 
 
 def _running_limits(engine, app: App, hold) -> None:
-    limit = engine.config.user_max_apps(app.user)
-    running = engine.limits.user_running.get(app.user, 0)
-    full = False
+    """Which running-app limits hold the app back. Whether one does is the
+    limits unit's own answer (``engine.limits.may_run``, with its counts);
+    the limits named are those at their maximum now."""
+    limits = engine.limits
+    if limits.may_run(app):  # room opened since the last update pass, which admits it
+        hold("admission", "it is admitted at the next update pass (a running-app limit had no room)")
+        return
+    limit = limits.config.user_max_apps(app.user)
+    running = limits.user_running.get(app.user, 0)
     if limit is not None and running >= limit:
-        full = True
         hold("user_max_running_apps", f"user {app.user} already runs {running} app(s), the most it may "
              f"(maxRunningApps {limit})", user=app.user, running=running, limit=limit)
     for p in app.queue.ancestors():
         if p.running_apps >= p.max_running_apps:
-            full = True
             hold("queue_max_running_apps", f"queue {p.name} already runs {p.running_apps} app(s), the most it may "
                  f"(maxRunningApps {p.max_running_apps:g})", queue=p.name, running=p.running_apps,
                  limit=p.max_running_apps)
-    if not full:  # room opened since the last update pass, which admits it
-        hold("admission", "it is admitted at the next update pass (a running-app limit had no room)")
 
 
 def _max_shares(engine, app: App, smallest: Resource, hold) -> None:
+    """Whether the max shares above the app leave no room for its smallest
+    ask is the walk's own check (``Queue.fits``, AM limit aside); the queues
+    named are those the ask would take past their max share."""
+    if app.queue.fits(smallest, False, engine.cluster):
+        return
     d = engine.dims
     for p in app.queue.ancestors():
         u, cap = p.usage, p.max_share
@@ -207,11 +214,23 @@ def _locality(engine, app: App, pending, hold) -> None:
          waited=done, wait=need, **fields)
 
 
-def _room(engine, smallest: Resource, hold) -> None:
+def _room(engine, app: App, smallest: Resource, hold) -> None:
+    """Whether a node has room for the app's smallest ask, as a heartbeat
+    counts room: the node's free resources (``Node.free``) less what it
+    holds for another starved queue (``Preemptor.held_on``, which drops
+    lapsed holds as the next heartbeat would; what it holds for the app's
+    own queue is the app's to take)."""
     best = ZERO
     d = engine.dims
+    now = engine.clock.now()
+    mine = app.queue.name
     for node in engine.nodes.values():
-        free = (node.capacity - node.used).clamp_zero()
+        free = node.free
+        if node.held:
+            held = engine.preemption.held_on(node, now)
+            own = node.held.get(mine)
+            free = free - (held - own[0] if own is not None else held).clamp_zero()
+        free = free.clamp_zero()
         if smallest.fits_in(free):
             return
         if tuple(free.get(k) for k in d) > tuple(best.get(k) for k in d):

@@ -1,7 +1,10 @@
-"""The simulator's plots, drawn one way: every axis labelled with its unit,
-the legend outside the data (beside the figure, so no line hides under it),
-one small panel per queue or experiment rather than many crossing lines,
-and the fair share drawn as a reference where the samples have it.
+"""The figures of the delay-scheduling scenarios and of traces (locality,
+response times, utilization, each queue's share over time), and the drawing
+helpers the Hopper and Dynamic Priority figures share. Drawn one way: every
+axis labelled with its unit, the legend outside the data (beside the figure,
+so no line hides under it), one small panel per queue or experiment rather
+than many crossing lines, and the fair share drawn as a reference where the
+samples have it.
 
 ``figures`` returns (file name, matplotlib Figure) pairs, so tests can read
 the labels and legends; ``save`` writes and closes them."""

@@ -1,12 +1,12 @@
-"""The console's charts: each queue's usage and shares over the server's
-own history (web/history.py), and the Dynamic Priority market's budgets
-and price.  Drawn by web/charts.py, axes and units on every one."""
+"""The console's share charts: each queue's usage, fair, steady and min
+share over the server's own history (web/history.py), one small chart per
+queue.  Drawn by web/line_charts.py, axes and units on every one."""
 
 from __future__ import annotations
 
 import time
 
-from .charts import COLOURS, line_chart
+from .line_charts import line_chart
 from .views import seconds
 
 #: Small multiples: more queues than this are listed, not drawn.
@@ -53,37 +53,3 @@ def history_charts(series: dict, slots: bool) -> dict:
     out["more"] = active[MAX_CHARTS:]
     out["unit"] = unit
     return out
-
-
-def market_view(market) -> dict | None:
-    """The Dynamic Priority panel: the paper's Fig. 2 columns per queue, the
-    price, and budgets and price over the committed intervals."""
-    if market is None or not market.accounts:
-        return None
-    rows = [{"queue": r["queue"], "budget": f"{r['budget']:.6g}", "spending": f"{r['spending']:g}",
-             "rate": f"{r['rate']:g}", "share": f"{r['share']:.3f}", "used": f"{r['used']:g}",
-             "pending": f"{r['pending']:g}"} for r in market.infos()]
-    history = market.history(200)
-    plots = None
-    if len(history) >= 2:
-        x0 = history[0]["end"]
-        budgets: dict[str, list[tuple[float, float]]] = {}
-        last: dict[str, float] = {}
-        for h in history:  # a queue not charged in an interval kept its budget
-            for c in h["charges"]:
-                last[c["queue"]] = c["budget"]
-            for q, b in last.items():
-                budgets.setdefault(q, []).append((h["end"] - x0, b))
-        lines = [{"name": q, "colour": COLOURS[i % len(COLOURS)], "points": pts}
-                 for i, (q, pts) in enumerate(sorted(budgets.items()))]
-        prices = [{"name": "price", "colour": "#333", "points": [(h["end"] - x0, h["price"]) for h in history]}]
-        x_title = "seconds since the first interval shown"
-        plots = {"intervals": len(history), "span": seconds(history[-1]["end"] - x0),
-                 "legend": [{"name": l["name"], "colour": l["colour"]} for l in lines],
-                 "budgets": line_chart(lines, x_title=x_title, y_title="budget", chart_id="dp-budgets",
-                                       width=560, height=180, title="budgets"),
-                 "price": line_chart(prices, x_title=x_title, y_title="price / slot / interval",
-                                     chart_id="dp-price-plot", width=560, height=180, title="price")}
-    s = market.settings
-    return {"rows": rows, "price": f"{market.price():g}", "interval": f"{s.interval:g}",
-            "preemption": f"after {s.grace:g} s" if s.preemption else "off", "plots": plots}
