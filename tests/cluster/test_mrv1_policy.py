@@ -289,7 +289,7 @@ def job_history(cluster, job_id: str, timeout: float = 120) -> dict[str, str]:
     deadline = time.monotonic() + timeout
     while True:
         out: dict[str, str] = {}
-        for path in root.rglob(f"*_{job_id}_*"):
+        for path in root.rglob(f"{job_id}_*"):  # job_N_M_<submit ms>_<user>_<name>, and _conf.xml
             if path.name.endswith(("_conf.xml", ".crc")):
                 continue
             for line in path.read_text(errors="replace").splitlines():
