@@ -165,6 +165,25 @@ def test_count_mode_a_launch_starts_the_count_of_missed_opportunities_again():
     assert a.locality == "rack_local"
 
 
+def test_count_mode_node_threshold_gates_rack_local_and_rack_threshold_off_switch():
+    """YARN's two thresholds, each a fraction of the cluster's nodes:
+    locality.threshold.node (here 0.25: one missed offer on 4 nodes) before
+    rack-local, locality.threshold.rack (1.0: four) before off-switch. Fails
+    if the settings feed them the other way round (the other count test
+    uses the same value for both)."""
+    s = EngineSettings(locality_mode="count", node_locality_threshold=0.25, rack_locality_threshold=1.0,
+                       assign_multiple=False)
+    e, _ = make_engine(nodes=4, slots=2, racks=2, settings=s)  # host0, host2 on rack0; host1, host3 on rack1
+    local_job(e, tasks=4)
+    assert e.heartbeat("n1") == []  # one miss: rack-local allowed now, but n1 is off-rack
+    [a] = e.heartbeat("n2")
+    assert a.locality == "rack_local"
+    for node in ("n1", "n3", "n1"):  # off-rack, 1 to 3 misses since that launch: not yet
+        assert e.heartbeat(node) == []
+    [a] = e.heartbeat("n3")  # the fourth
+    assert a.locality == "off_switch"
+
+
 # YARN's relaxLocality rules, as the shim checks them (FifoFallback.allows,
 # after FairScheduler's hasContainerForNode): what Python may offer on a
 # node of host h1 in rack /r1. A request for specific nodes with relaxLocality
