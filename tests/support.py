@@ -89,18 +89,24 @@ def missing_java_tools() -> str | None:
     return None
 
 
+def skip_unless_required(what: str, why: str, require: str) -> None:
+    """Skip ``what``, saying ``why``; where the environment variable
+    ``require`` is 1 (.ci/run sets each) a failure instead, with the reason
+    on one line: a tier CI requires can never pass by not running."""
+    import pytest
+
+    if os.environ.get(require) == "1":
+        pytest.fail(f"{what} cannot run, and {require}=1 requires it: {why}", pytrace=False)
+    pytest.skip(f"{what} unavailable: {why}")
+
+
 def skip_without_java(what: str) -> None:
     """Skip, saying why, where the machine lacks a JDK or Maven; under CI
     (SLOTWISE_REQUIRE_JAVA=1, set by .ci/run) that is a failure instead, so
     the YARN-reference and cluster tests can never pass by not running."""
-    import pytest
-
     why = missing_java_tools()
-    if why is None:
-        return
-    if os.environ.get("SLOTWISE_REQUIRE_JAVA") == "1":
-        pytest.fail(f"{what} cannot run, and SLOTWISE_REQUIRE_JAVA=1 requires it: {why}")
-    pytest.skip(f"{what} unavailable: {why}")
+    if why is not None:
+        skip_unless_required(what, why, "SLOTWISE_REQUIRE_JAVA")
 
 
 def warnings_of(cfg) -> list[tuple[int, str]]:

@@ -118,6 +118,36 @@ def test_new_rate_comes_into_force_at_the_next_interval():
     assert m.price() == 4
 
 
+def test_an_interval_is_charged_at_the_rate_in_force_not_the_rate_asked_during_it():
+    """The paper: a queue pays, for an interval, the rate that was in force
+    during it; a new spending rate asked mid-interval is charged from the
+    next interval on. Alice holds 4 slots throughout and asks for 3 instead
+    of 1 at t=5: [0, 10) costs her 1 x 4, [10, 20) 3 x 4. Fails if an
+    interval is charged at the rate asked during it (12 for the first)."""
+    e, clock, m = dp_engine(queues=("alice",), nodes=1, slots=4, interval=10, initial_budget=1000)
+    job(e, "a", "alice")
+    e.update()  # opens alice's account: budget 1000, spending rate 1 in force
+    assert m.rate_of("root.dp.alice") == 1
+    fill(e)
+    e.update()
+    assert running(e, "root.dp.alice") == 4
+    clock.advance(5)
+    m.set_spending("alice", 3)
+    e.update()
+    assert m.rate_of("root.dp.alice") == 1  # asked, not yet in force
+    clock.advance(5)
+    e.update()  # t=10: [0, 10) closes
+    (c,) = m.last_interval.charges
+    assert (c.slots, c.rate, c.amount) == pytest.approx((4, 1, 4))
+    assert m.accounts["root.dp.alice"].budget == pytest.approx(996)
+    assert m.rate_of("root.dp.alice") == 3  # in force from this interval
+    clock.advance(10)
+    e.update()  # t=20: [10, 20) closes
+    (c,) = m.last_interval.charges
+    assert (c.slots, c.rate, c.amount) == pytest.approx((4, 3, 12))
+    assert m.accounts["root.dp.alice"].budget == pytest.approx(984)
+
+
 def test_out_of_budget_drops_out_and_runs_on_what_others_leave():
     e, clock, m = dp_engine(queues=("alice", "bob"), nodes=2, slots=4, interval=10)
     fund(m, alice=(2, 8), bob=(1, 1000))

@@ -70,6 +70,28 @@ def test_local_launch_resets_the_level():
     assert e.apps["j"].locality_level == 0
 
 
+def test_t1_is_the_node_wait_and_t2_the_rack_wait_when_they_differ():
+    """node_locality_delay feeds T1 (node-local to rack-local) and
+    rack_locality_delay T2 (rack-local to off-switch): with T1 = 1 and
+    T2 = 4 the job runs rack-local after 1 s and then off-rack 4 s after
+    that launch. Fails if the settings feed them the other way round (the
+    other tests use T1 = T2, or read only T1 + T2)."""
+    e, clock = delay_engine(t1=1, t2=4)  # host0, host2 on rack0; host1, host3 on rack1
+    local_job(e, tasks=3)
+    start = clock.now()
+    while not (got := e.heartbeat("n2")):  # same rack as the data, not its host
+        clock.advance(HB)
+        assert clock.now() - start <= 10
+    assert [a.locality for a in got] == ["rack_local", "rack_local"]
+    assert clock.now() - start == pytest.approx(1)
+    t_rack = clock.now()
+    while not (got := e.heartbeat("n1")):  # off-rack
+        clock.advance(HB)
+        assert clock.now() - t_rack <= 10
+    assert got[0].locality == "off_switch"
+    assert clock.now() - t_rack == pytest.approx(4)
+
+
 def test_zero_delay_turns_it_off():
     e, _ = delay_engine(t1=0, t2=0)
     local_job(e)
@@ -118,6 +140,48 @@ def test_count_mode_uses_missed_opportunities_per_cluster_size():
     assert e.heartbeat("n3") == []  # 2 missed: rack-local allowed next
     [a] = e.heartbeat("n2")
     assert a.locality == "rack_local"
+
+
+def test_count_mode_a_launch_starts_the_count_of_missed_opportunities_again():
+    """Count mode counts the offers an app missed since its last launch
+    (locality.CountDelay): after a node-local launch the count starts from
+    zero, so with a threshold of one whole cluster (4 nodes) it
+    is not allowed rack-local until four more nodes have passed it over.
+    Fails if a launch leaves the count where it was (the two misses before
+    the launch would let the fourth offer after it run rack-local)."""
+    s = EngineSettings(locality_mode="count", node_locality_threshold=1.0, rack_locality_threshold=1.0,
+                       assign_multiple=False)  # one container per heartbeat: one launch
+    e, _ = make_engine(nodes=4, slots=2, racks=2, settings=s)  # host0, host2 on rack0; host1, host3 on rack1
+    local_job(e, tasks=4)
+    assert e.heartbeat("n1") == []  # missed: 1
+    assert e.heartbeat("n3") == []  # missed: 2
+    [a] = e.heartbeat("n0")  # its own node: launches there, node-local, before the threshold (3 of 4)
+    assert a.locality == "node_local"
+    assert e.heartbeat("n1") == []  # missed: 1 since the launch
+    assert e.heartbeat("n3") == []  # 2
+    assert e.heartbeat("n2") == []  # 3 of 4: still node-local only, so not on host2 in its rack
+    assert e.heartbeat("n1") == []  # 4: rack-local from now on, but n1 is off-rack
+    [a] = e.heartbeat("n2")
+    assert a.locality == "rack_local"
+
+
+def test_count_mode_node_threshold_gates_rack_local_and_rack_threshold_off_switch():
+    """YARN's two thresholds, each a fraction of the cluster's nodes:
+    locality.threshold.node (here 0.25: one missed offer on 4 nodes) before
+    rack-local, locality.threshold.rack (1.0: four) before off-switch. Fails
+    if the settings feed them the other way round (the other count test
+    uses the same value for both)."""
+    s = EngineSettings(locality_mode="count", node_locality_threshold=0.25, rack_locality_threshold=1.0,
+                       assign_multiple=False)
+    e, _ = make_engine(nodes=4, slots=2, racks=2, settings=s)  # host0, host2 on rack0; host1, host3 on rack1
+    local_job(e, tasks=4)
+    assert e.heartbeat("n1") == []  # one miss: rack-local allowed now, but n1 is off-rack
+    [a] = e.heartbeat("n2")
+    assert a.locality == "rack_local"
+    for node in ("n1", "n3", "n1"):  # off-rack, 1 to 3 misses since that launch: not yet
+        assert e.heartbeat(node) == []
+    [a] = e.heartbeat("n3")  # the fourth
+    assert a.locality == "off_switch"
 
 
 # YARN's relaxLocality rules, as the shim checks them (FifoFallback.allows,

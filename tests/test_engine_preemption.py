@@ -346,3 +346,59 @@ def test_the_clock_runs_on_over_several_rounds():
     e.update_requests("p", [Request(2, Resource.units(1), 1)])
     second(101)
     assert e.preemption.starvation(e.queues["root.prod"], e.clock.now())[0] == 101
+
+
+def test_room_held_for_a_starved_queue_stays_idle_while_that_queue_cannot_use_it_yet():
+    """The hold (YARN-6432) keeps what a victim freed for the queue it was
+    taken for even on a heartbeat where that queue cannot place there (its
+    container needs two slots and only one victim has finished): the slot
+    stays idle, a third queue asking anywhere does not get it, and prod takes
+    both once the second victim ends. Fails if the walk offers held room to
+    everyone when the starved queue cannot use it (drops ``held_on`` from
+    the room it offers)."""
+    e, clock = make_engine({"prod": {"min_resources": Resource.units(2), "min_share_preemption_timeout": 5},
+                            "hog": {}, "adhoc": {}}, nodes=1, slots=4)
+    submit(e, "hog", "hog", tasks=4)
+    e.update()
+    fill(e)
+    assert running(e, "root.hog") == 4
+    e.add_app("prod-job", "prod", queue="prod")
+    e.mark_unmanaged("prod-job")
+    e.update_requests("prod-job", [Request(1, Resource.units(2), 1)])  # one container of two slots
+    submit(e, "adhoc-job", "adhoc", tasks=4)
+    e.update()
+    clock.advance(6)
+    got = e.update()
+    assert len(got) == 2 and {p.queue for p in got} == {"root.hog"}
+    e.container_finished(got[0].container_id)  # one slot free, held for prod; the other victim still runs
+    clock.advance(1)
+    assert e.heartbeat("n0") == []  # prod cannot place two slots in one; adhoc may not have prod's slot
+    assert running(e, "root.adhoc") == 0
+    e.container_finished(got[1].container_id)
+    [a] = e.heartbeat("n0")
+    assert a.queue == "root.prod" and a.resource == Resource.units(2)
+    assert running(e, "root.adhoc") == 0
+
+
+def test_victims_stop_at_the_victim_queues_fair_share_when_the_starved_queue_wants_more():
+    """Three queues sharing 18 slots, fair shares 6 each: hog runs 10, mid 6,
+    and prod, starved of its whole fair share (6), may take back only hog's
+    4 over its share: mid is at its share, and hog is never pushed below its
+    own. Fails if a victim may push its queue below its fair share (6 taken,
+    hog left at 4)."""
+    queues = {"prod": {"fair_share_preemption_timeout": 5, "fair_share_preemption_threshold": 1.0},
+              "mid": {}, "hog": {}}
+    e, clock = make_engine(queues, nodes=3, slots=6)
+    submit(e, "hog", "hog", tasks=10)
+    submit(e, "mid", "mid", tasks=6)
+    e.update()
+    fill(e)
+    assert running(e, "root.hog") == 10 and running(e, "root.mid") == 6  # two slots idle
+    submit(e, "prod-job", "prod", tasks=12)
+    e.update()
+    assert {q: e.queues[f"root.{q}"].fair_share.memory_mb for q in ("prod", "mid", "hog")} == \
+        pytest.approx({"prod": 6, "mid": 6, "hog": 6})
+    clock.advance(6)  # past prod's timeout with no heartbeat meanwhile
+    got = e.update()
+    assert len(got) == 4 and {p.queue for p in got} == {"root.hog"}
+    assert running(e, "root.hog") - len(got) == 6

@@ -204,3 +204,29 @@ def test_cluster_capacity_tracks_nodes_and_node_loss_frees_containers():
     assert len(lost) == 4
     assert e.cluster.memory_mb == 4
     assert running(e, "root.p") == 4
+
+
+def test_drf_serves_the_queue_with_the_smaller_dominant_share_not_the_smaller_memory_share():
+    """Dominant Resource Fairness orders by the larger of a queue's memory
+    and vcores shares. On a 100 MB, 100 vcore node, a holds 10 MB and 30
+    vcores (dominant: vcores, 0.3), b 20 MB and 5 vcores (dominant: memory,
+    0.2): b is below a, so it takes the next containers, until its dominant
+    share passes a's. Fails if DRF orders by memory alone (a, at 0.1 of the
+    memory, would come first)."""
+    from slotwise.clock import ManualClock
+    from slotwise.engine import Engine, Request
+    from support import make_config
+
+    cfg = make_config({"p": {"scheduling_policy": "drf", "children": {"a": {}, "b": {}}}})
+    e = Engine(cfg, ManualClock(), EngineSettings(node_locality_delay=0, rack_locality_delay=0,
+                                                  assign_multiple=False))
+    e.add_node("n0", "host0", "/rack0", Resource(100, 100))
+    for app, queue, held in (("a1", "root.p.a", Resource(10, 30)), ("b1", "root.p.b", Resource(20, 5))):
+        e.add_app(app, app, queue=queue)
+        e.mark_unmanaged(app)
+        e.container_launched(f"{app}-c0", app, "n0", held)
+        e.update_requests(app, [Request(1, Resource(1, 1), 50)])
+    e.update()
+    got = [a.queue for _ in range(10) for a in e.heartbeat("n0")]
+    assert got == ["root.p.b"] * 10  # b's memory share 0.2 -> 0.3, a's vcores share stays 0.3
+    assert e.heartbeat("n0")[0].queue == "root.p.a"  # b at 0.3 of the memory now, a's 0.3 first by submit

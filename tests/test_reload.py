@@ -1,12 +1,15 @@
 """Hot reload of the allocation file: real files, a real watcher thread.
 
 Every wait is ``wait_for(pred)``: it only says "this happened within the
-timeout", never how fast.  The few "nothing happened" checks give the watcher
-a quiet spell first; they can only pass wrongly, never fail wrongly.
+timeout", never how fast.  The few "nothing happened" checks first
+``settle`` the watcher: it has seen every event of what the test did, and a
+check begun after the last change it noticed is done; no sleep stands in
+for that.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -51,9 +54,20 @@ def wait_for(pred, timeout: float = 30.0, what: str | None = None):
         time.sleep(0.02)
 
 
-def quiet(seconds: float = 0.6) -> None:
-    """Let any event the watcher could react to be seen and debounced."""
-    time.sleep(seconds)
+_sentinels = itertools.count()
+
+
+def settle(w: ConfigWatcher) -> None:
+    """Wait until the watcher has seen every event of what the test did in
+    its directory so far (a sentinel file is made there, of a name it does
+    not react to: inotify hands its events over after every earlier one),
+    then until a check begun after the last change it noticed is done."""
+    sentinel = os.path.join(os.path.dirname(w.path), f"zz-settle-{next(_sentinels)}")
+    with open(sentinel, "w"):
+        pass
+    wait_for(lambda: sentinel in w.last_event, what="the watcher to see the sentinel file")
+    changes = w.changes
+    wait_for(lambda: w.checked_changes >= changes, what=f"a check begun after change {changes}")
 
 
 def write_in_place(path, text: str) -> None:
@@ -236,7 +250,7 @@ def test_quick_writes_end_with_the_last_content(alloc_file, start_watcher):
         time.sleep(0.005)
     wait_for(lambda: rec.last_weight() == 11.0, what="the last write (weight 11) in force")
     wait_for(lambda: status.text == alloc(11), what="status.text is the last write")
-    quiet()
+    settle(w)
     assert rec.last_weight() == 11.0 and status.text == alloc(11)
     # Whatever was picked up on the way, only the versions written, in order.
     ws = rec.weights()
@@ -249,12 +263,13 @@ def test_identical_content_does_not_reload(alloc_file, start_watcher):
     rename_save(alloc_file, alloc(1))
     os.utime(alloc_file)
     assert w.check() is False
-    quiet()
+    settle(w)
+    assert w.checked_changes > 0  # the watcher did look at the file after those saves
     assert rec.configs == [] and status.reloads == 0 and rec.errors == []
     # It is still watching: a real change after that is picked up, alone.
     write_in_place(alloc_file, alloc(2))
     wait_for(lambda: rec.last_weight() == 2.0, what="weight 2 handed over")
-    quiet()
+    settle(w)
     assert rec.weights() == [2.0] and status.reloads == 1
 
 
@@ -298,8 +313,8 @@ def test_hard_link_write_is_invisible_to_the_directory_watch(linked_file, start_
     # (Not path.read_text(): the watcher reacts to anyone opening the file.)
     assert os.stat(path).st_ino == os.stat(other).st_ino
     assert os.stat(path).st_size == len(alloc(2))
-    quiet(1.0)
-    assert rec.configs == [] and status.reloads == 0
+    settle(w)  # every event the watch had for the directory is in
+    assert w.changes == 0 and rec.configs == [] and status.reloads == 0
 
 
 def test_stat_safety_net_catches_what_the_watch_misses(linked_file, start_watcher):
@@ -312,27 +327,18 @@ def test_stat_safety_net_catches_what_the_watch_misses(linked_file, start_watche
 
 
 # ------------------------------------------- regressions (once watcher bugs)
-class CountingWatcher(ConfigWatcher):
-    """Counts check() calls; behaviour unchanged."""
-
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
-        self.checks = 0
-
-    def check(self):
-        self.checks += 1
-        return super().check()
-
-
 def test_watcher_goes_quiet_after_a_reload(alloc_file, start_watcher):
-    w, rec, status = start_watcher(alloc_file, cls=CountingWatcher, debounce=0.1,
-                                   stat_interval=0)
+    """The watcher's own reads of the file (opens, read-only closes) are no
+    change: once it has checked the last write, the events of that check
+    reach it before a second sentinel's and start nothing. Fails if it
+    reacts to its own reads (it would check again and again)."""
+    w, rec, status = start_watcher(alloc_file, debounce=0.1, stat_interval=0)
     write_in_place(alloc_file, alloc(2))
     wait_for(lambda: rec.last_weight() == 2.0, what="weight 2 handed over")
-    quiet(0.5)
-    before = w.checks
-    quiet(1.0)  # nothing touches the file in this second
-    assert w.checks - before <= 1, f"{w.checks - before} checks in 1 s of quiet"
+    settle(w)
+    changes, checks = w.changes, w.checks
+    settle(w)  # whatever the last check's reads made the watcher see is in by now
+    assert (w.changes, w.checks) == (changes, checks)
 
 
 def test_slow_on_config_does_not_let_an_older_version_win(alloc_file, start_watcher):
@@ -359,15 +365,17 @@ def test_slow_on_config_does_not_let_an_older_version_win(alloc_file, start_watc
         write_in_place(alloc_file, alloc(2))
         wait_for(entered.is_set, what="first on_config entered")
         write_in_place(alloc_file, alloc(3))
-        # Give the second version every chance to be handed over meanwhile
-        # (a correct watcher holds it back until the first call returns).
+        # The second version's check is asked for while the first call is
+        # still in on_config; give it every chance to be handed over
+        # meanwhile (a correct watcher holds it back until the first returns).
+        wait_for(lambda: w.checks_asked >= 2, what="the second version's check asked for")
         deadline = time.monotonic() + 1.5
         while time.monotonic() < deadline and len(state["texts"]) < 2:
             time.sleep(0.02)
         release.set()
         wait_for(lambda: state["texts"][-1:] == [alloc(3)], what="weight 3 handed over")
         wait_for(lambda: state["active"] == 0, what="on_config calls finished")
-        quiet(0.3)
+        settle(w)
         assert state["max_active"] == 1, "on_config ran on two threads at once"
         assert status.text == alloc(3), "status names an older version than the one in force"
     finally:

@@ -8,16 +8,31 @@ import shutil
 
 import pytest
 
+from support import skip_unless_required
 from webtools import TOKEN, start
 
 CHROMIUM = os.environ.get("SLOTWISE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 
+def playwright_or_skip(what: str = "the UI tests"):
+    """Playwright's sync API, with chromium there to drive; without either
+    the test skips, saying why, or fails under SLOTWISE_REQUIRE_BROWSER=1
+    (set by .ci/run), so the UI tests never pass by not running in CI."""
+    if not os.path.exists(CHROMIUM):
+        skip_unless_required(what, f"no chromium at {CHROMIUM} (Debian: apt-get install chromium; "
+                             "`make browser` does it as root)", "SLOTWISE_REQUIRE_BROWSER")
+    try:
+        from playwright import sync_api
+    except ImportError as e:
+        skip_unless_required(what, f"Playwright does not import ({e}; `make setup` installs it)",
+                             "SLOTWISE_REQUIRE_BROWSER")
+    return sync_api
+
+
 @pytest.fixture(scope="module")
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no chromium at {CHROMIUM} (Debian: apt-get install chromium; `make test` does it as root)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    """Chromium under Playwright (``playwright_or_skip``)."""
+    sync_api = playwright_or_skip()
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
                                                                "--disable-dev-shm-usage"])

@@ -290,12 +290,36 @@ def test_a_restarted_jobtracker_has_the_same_serve_registered_again_and_deciding
     assert cluster.scheduler_status()["registered"]
 
 
+def job_history(cluster, job_id: str, timeout: float = 120) -> dict[str, str]:
+    """The JobTracker's own record of a job, from its history file (under
+    hadoop.log.dir/history, moved to history/done once the job ends): the
+    fields of its ``Job`` lines, merged: SUBMIT_TIME, LAUNCH_TIME (when the
+    JobTracker initialised it), FINISH_TIME... (ms, the JobTracker's clock).
+    Waits for the record of the job's end."""
+    root = cluster.layout.home("jt") / "logs" / "history"
+    field = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+    deadline = time.monotonic() + timeout
+    while True:
+        out: dict[str, str] = {}
+        for path in root.rglob(f"{job_id}_*"):  # job_N_M_<submit ms>_<user>_<name>, and _conf.xml
+            if path.name.endswith(("_conf.xml", ".crc")):
+                continue
+            for line in path.read_text(errors="replace").splitlines():
+                if line.startswith("Job ") and f'JOBID="{job_id}"' in line:
+                    out.update(field.findall(line))
+        if "FINISH_TIME" in out:
+            return out
+        assert time.monotonic() < deadline, f"no history of {job_id}'s end under {root}: {out}"
+        time.sleep(1)
+
+
 def test_a_job_over_its_queues_running_limit_stays_uninitialised_until_it_may_run(mrv1):
-    """maxRunningJobs 1: the second job of the queue stays in PREP (not
-    initialised, as in the original Fair Scheduler) while the first runs,
-    then runs and succeeds. And a job that sets pool.name alone goes to its
-    user's queue: Hadoop 1 reads mapred.fairscheduler.pool, then the
-    pool-name property (user.name)."""
+    """maxRunningJobs 1: the second job of the queue, submitted while the
+    first runs, is not initialised (it stays in PREP, as in the original
+    Fair Scheduler) until the first has finished: the JobTracker's history
+    says when it launched each; then it runs and succeeds. And a job that
+    sets pool.name alone goes to its user's queue: Hadoop 1 reads
+    mapred.fairscheduler.pool, then the pool-name property (user.name)."""
     cluster, serve, allocations = mrv1
     mark = len(serve.events())
     save(allocations, pools_xml(3, 1).replace("<weight>1</weight></pool>",
@@ -310,12 +334,10 @@ def test_a_job_over_its_queues_running_limit_stays_uninitialised_until_it_may_ru
                            user="carol", wait=False)
     named_id = job_id_of(named)
     serve.wait_for(lambda e: e["event"] == "assign" and e["app"] == named_id, 300, since=mark)
-    listed = cluster.job_command(["-list"])
-    states = {line.split("\t")[0]: line.split("\t")[1] for line in listed.stdout.splitlines()
-              if line.startswith("job_")}
-    # Asked while the first job still runs (its maps take 15 s each): 1 RUNNING, 4 PREP.
-    assert states.get(first_id) == "1" and states.get(second_id) == "4", listed.stdout
     assert first.wait(900).succeeded and second.wait(900).succeeded
+    ran, waited = job_history(cluster, first_id), job_history(cluster, second_id)
+    assert int(waited["SUBMIT_TIME"]) < int(ran["FINISH_TIME"]), (ran, waited)  # it did have to wait
+    assert int(waited["LAUNCH_TIME"]) >= int(ran["FINISH_TIME"]), (ran, waited)  # initialised only then
     assigns = [e for e in serve.events()[mark:] if e["event"] == "assign"]
     first_done = max(i for i, e in enumerate(assigns) if e["app"] == first_id)
     assert min(i for i, e in enumerate(assigns) if e["app"] == second_id) > first_done  # not one task before

@@ -382,11 +382,9 @@ def test_the_scheduler_page_has_no_script_error_in_chromium_and_shows_shares_in_
     never wrote ("appsTableData is not defined" in the console); the fair
     share read in % beside the steady fair share in MB; the two fallback
     counts stood side by side with no word on how they relate."""
-    from test_web_ui import CHROMIUM
+    from test_web_ui import CHROMIUM, playwright_or_skip
 
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no chromium at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = playwright_or_skip("the RM scheduler page in chromium")
     cluster, _ = shim
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",

@@ -28,7 +28,7 @@ def compose_cluster(cls):
     problem = docker_problem()
     if problem:
         if os.environ.get("SLOTWISE_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"the docker tier cannot run, and SLOTWISE_REQUIRE_DOCKER=1 requires it: {problem}")
+            pytest.fail(f"the docker tier cannot run, and SLOTWISE_REQUIRE_DOCKER=1 requires it: {problem}", pytrace=False)
         pytest.skip(f"docker tier skipped: {problem}")
     from testcontainers.compose import DockerCompose
 

@@ -142,6 +142,8 @@ class PolicyServer:
                                            started_ms=int(time.time() * 1000), version=__version__,
                                            web=web)
         self._state: dict = {"connected": False, "registered": False, "in_fallback": False, "ha_state": None}
+        #: Tries to reach the master's gateway that failed, since start (status: ``connect_failures``).
+        self.connect_failures = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
@@ -241,7 +243,7 @@ class PolicyServer:
 
     def status(self) -> dict:
         with self._lock:
-            return dict(self._state)
+            return {**self._state, "connect_failures": self.connect_failures}
 
     def unregister(self) -> None:
         if self.gateway is not None and self.session is not None:
@@ -282,6 +284,7 @@ class PolicyServer:
                                "one registers when it turns active") if standby else self.why_waiting(e)
                         with self._lock:
                             self._state["waiting"] = why  # for the console's banner
+                            self.connect_failures += 1
                         if why != waiting_logged:  # again whenever the reason changes
                             log.log(logging.INFO if standby else logging.WARNING, "waiting for the %s's gateway: %s",
                                     self.master, why)

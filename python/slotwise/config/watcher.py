@@ -71,6 +71,16 @@ class ConfigWatcher:
         self._observer = None
         self._ticker: threading.Thread | None = None
         self._config: AllocationConfig | None = None  # the last one handed over
+        # What the watcher has reacted to, for tests that must know it has
+        # seen everything before saying "nothing happened": the paths of the
+        # last event on any file in the directory, the changes to the file
+        # noticed, the checks asked for and done, and how many changes had
+        # been noticed when the last check done began.
+        self.last_event: tuple[str, ...] = ()
+        self.changes = 0
+        self.checks_asked = 0
+        self.checks = 0
+        self.checked_changes = 0
 
     # -------------------------------------------------------------- running
     def start(self) -> None:
@@ -88,6 +98,8 @@ class ConfigWatcher:
                     return
                 paths = {os.path.abspath(p) for p in (event.src_path, getattr(event, "dest_path", ""))
                          if p}
+                if not event.is_directory:
+                    watcher.last_event = tuple(sorted(paths))
                 name = os.path.basename(watcher.path)
                 # The file itself, or anything an editor's or a ConfigMap's
                 # rename dance touches in its directory.
@@ -127,6 +139,7 @@ class ConfigWatcher:
     def changed(self) -> None:
         """Something happened to the file: look again once it is quiet."""
         with self._lock:
+            self.changes += 1
             if self._timer:
                 self._timer.cancel()
             self._timer = threading.Timer(self.debounce, self.check)
@@ -138,7 +151,10 @@ class ConfigWatcher:
         """Read and parse the file if its content changed; True if a new
         config was handed over.  One at a time, so an older version can
         never land after a newer one."""
+        with self._lock:
+            self.checks_asked += 1
         with self._check_lock:
+            begun = self.changes
             try:
                 return self._check()
             except Exception as e:  # never a silent stop: the status (API, UI) shows it
@@ -147,6 +163,9 @@ class ConfigWatcher:
                 self._failed([str(ConfigError(self.status.path, None,
                                               f"cannot reload: {type(e).__name__}: {e}"))], None)
                 return False
+            finally:
+                self.checked_changes = begun
+                self.checks += 1
 
     def _check(self) -> bool:
         if self._stop.is_set():

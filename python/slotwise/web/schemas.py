@@ -155,6 +155,8 @@ class LinkOut(BaseModel):
     lost_at: float | None = Field(None, description="Unix time the link to the master was lost (unset once "
                                   "it registers again)")
     waiting: str | None = Field(None, description="why there is no link now, while waiting for the master")
+    connect_failures: int = Field(0, description="tries to reach the master's gateway that failed since this "
+                                  "server started (it tries again every second while waiting)")
 
 
 class PolicyCounts(BaseModel):
