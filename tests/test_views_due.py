@@ -82,3 +82,19 @@ def test_before_and_past_the_timeout_without_a_round_everyone_agrees(at):
     assert said["page_row"]["due"] is due and said["diff"]["preemption_due_before"] is due
     assert ("due" in said["html_row"].group(1).split()) is due
     assert said["api"]["next_preemption_in_s"] == said["explain"]["next_round_in_s"] == max(0, 30 - at)
+
+
+def test_with_the_master_gone_the_queue_table_and_explain_say_no_round_is_coming():
+    from webtools import FakeRM
+
+    core, clock, until, rounds = starved_core(hog=NO_VICTIMS)
+    until(35)  # due while the master is there
+    rm = FakeRM()
+    rm.was_seen = True
+    rm.state = {"connected": False, "registered": True, "in_fallback": False}
+    service = SchedulerService(core, ConfigStatus("a.xml"), rm)
+    row = {q["queue"]: q for q in service.queues()}["root.prod"]
+    pre = service.explain_app("p")["queue_starvation"]["preemption"]
+    assert (row["preemption_due"], row["next_preemption_in_s"]) == (pre["due"], pre["next_round_in_s"]) == (False, None)
+    rows = {r["name"]: r for r in console.queue_rows(service.queues(), gone="ResourceManager")}
+    assert rows["root.prod"]["due"] is False

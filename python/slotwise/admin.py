@@ -140,7 +140,7 @@ class SchedulerService:
         return out
 
     def explain_app(self, app_id: str) -> dict:
-        """Why an app runs no more than it does now (slotwise.explain), how
+        """Why an app runs no more than it does now (slotwise.views.explain), how
         it ended, or why it was rejected at placement; the ResourceManager
         scheduling without Python comes first when it is so."""
         out = self.core.views.explain(app_id, self.link_status()["resource_manager"])

@@ -226,7 +226,9 @@ class PolicyCore:
         """Apply a Payload, then decide for its beats.  Raises ProtocolError
         (nothing applied) if the payload is not consistent."""
         with self._lock, self._clock:
-            self.recorder.call("heartbeat", msg)
+            recorder = self.recorder
+            if recorder.record_inputs:
+                recorder.call("heartbeat", msg)
             stats = self.stats
             started = time.perf_counter() if stats is not None else 0.0
             self._apply(msg)
@@ -235,7 +237,8 @@ class PolicyCore:
                 assigned += self._engine.heartbeat(beat.node, None if beat.free is None else _res(beat.free))
             if stats is not None:
                 stats.on_heartbeat(time.perf_counter() - started, len(assigned))
-            self.recorder.assignments(assigned)
+            if assigned:
+                recorder.assignments(assigned)
             return assigned
 
     def handle_update(self, msg) -> UpdateResult:
@@ -246,7 +249,8 @@ class PolicyCore:
             self._apply(msg)
             resync = self._check_truth(msg.check) if msg.check is not None else False
             preempt = self._engine.update()
-            self.recorder.preempted(preempt, self._engine.containers)
+            if preempt:
+                self.recorder.preempted(preempt, self._engine.containers)
             e = self._engine
             waiting = sorted(a.app_id for a in e.apps.values() if not a.runnable) if e.limits.waiting else []
             return UpdateResult(preempt, self._due_moves(), resync, waiting)

@@ -49,10 +49,11 @@ class StateViews:
         ``queues`` with its preemption settings in force, how long it has been
         below its min share and its fair-share threshold (0 unless below now;
         None while below but not timed: preemption off, or a parent), and
-        when the preemption unit's next round may act for it
-        (``preemption_due``, ``next_preemption_in_s``: None where no round
-        will). While the master is gone (``link``) nothing is preempted: no
-        round is due, and the clocks stand at the moment the link was lost."""
+        when the preemption unit's next round may act for it, as explain says
+        it (``preemption_due``; ``next_preemption_in_s``, None where no round
+        will; both None for a queue at its shares or a parent). While the
+        master is gone (``link``) nothing is preempted: no round is due, and
+        the clocks stand at the moment the link was lost."""
         door = self._door
         with door._lock, door._clock:
             e = door._engine
@@ -67,8 +68,7 @@ class StateViews:
                      "preemption_due": None, "next_preemption_in_s": None}
                 if not p.children:
                     r = next_round(e, p, at, scope)
-                    if r["next_round_in_s"] is not None:
-                        x["preemption_due"], x["next_preemption_in_s"] = r["due"], r["next_round_in_s"]
+                    x["preemption_due"], x["next_preemption_in_s"] = r["due"], r["next_round_in_s"]
                 extra[p.name] = x
         parents = {r["parent"] for r in rows}
         stopped = gone(link)
@@ -86,10 +86,10 @@ class StateViews:
                     r[since] = None
                 elif away is not None and r[since] != float("inf"):
                     r[since] = max(0.0, r[since] - away)  # it stood still from the loss on
-            if not (r["below_min_share"] or r["below_fair_share"]) or stopped:
-                r["preemption_due"] = None if stopped or r["preemption_due"] is None else False
-                if stopped:
-                    r["next_preemption_in_s"] = None
+            if not (r["below_min_share"] or r["below_fair_share"]) or r["queue"] in parents:
+                r["preemption_due"] = r["next_preemption_in_s"] = None
+            elif stopped:  # as explain says it (starvation.stand_still)
+                r["preemption_due"], r["next_preemption_in_s"] = False, None
         return rows
 
     def queue_starvation(self, name: str) -> dict | None:

@@ -93,7 +93,7 @@ def explain_finished(rec: dict, now: float, dims) -> dict:
 
 def explain_rejected(rec: dict, dims) -> dict:
     """The answer for an app the placement policy rejected when the master
-    asked where it goes (``PolicyCore.placement``'s record): never scheduled,
+    asked where it goes (``StateViews.placement``'s record): never scheduled,
     so no holds; ``rejected`` says why, with the rules tried."""
     zero = ZERO.to_dict(dims)
     asked = f"it asked for queue {rec['asked']}; " if rec.get("asked") else ""

@@ -60,10 +60,11 @@ class QueueOut(BaseModel):
     compared: list[str] = Field(default_factory=list, description="the dimensions its shares are compared in "
                                 "(its parent's policy: memory_mb for fair and fifo, with vcores for drf)")
     preemption: bool | None = Field(None, description="whether this server preempts at all")
-    preemption_due: bool | None = Field(None, description="the preemption unit's next round may act for it at "
-                                        "the next update pass (its timeout has passed since it was last at "
-                                        "that share); false: not yet; null: no round will act for it (at its "
-                                        "shares, a parent, preemption off, no timeout, or the master gone)")
+    preemption_due: bool | None = Field(None, description="a leaf queue below a share: the preemption unit's "
+                                        "next round may act for it at the next update pass (its timeout has "
+                                        "passed since it was last at that share), as explain says it; false: "
+                                        "not yet, or no round will (preemption off, no timeout, the master "
+                                        "gone); null: at its shares, or a parent")
     next_preemption_in_s: float | None = Field(None, description="seconds until that round may act (0 when "
                                                "due); null when none will. A round that served the queue "
                                                "restarts this wait while its *_starved_for clock runs on")
