@@ -8,11 +8,10 @@ It runs on independent copies of the engine (``fork``)."""
 from __future__ import annotations
 
 import dataclasses
-import io
-import pickle
 
 from ..clock import ManualClock
-from ..config.model import AllocationConfig, QueueConfig
+from ..config.model import AllocationConfig
+from ..engine import fork as engine_fork
 from .starvation import next_round, preemption_scope
 
 #: A queue's settings in force a dry run compares too (the engine's, after
@@ -26,23 +25,27 @@ DRY_RUN_FIELDS = ("fair_share", "steady_fair_share", "weight", "min_share", "max
 
 def fork(engine) -> "Copier":
     """The one place a view copies the live engine, called under the door's
-    lock: what it returns makes independent engines (``Copier.engine``) on a
-    clock stopped at a given instant, with preemption off, outside the lock.
-    Today the copy is a pickle (``_freeze``/``_thaw``); once ``Engine.fork()``
-    exists this becomes ``Copier(engine.fork())`` and ``Copier.engine`` forks
-    that copy, and nothing else changes."""
-    return Copier(_freeze(engine))
+    lock: ``engine/fork.py``'s snapshot (the copy of every object), from
+    which ``Copier.engine`` makes independent engines outside the lock."""
+    return Copier(engine_fork.snapshot(engine))
 
 
 class Copier:
-    """A copy of the engine taken at one moment, thawed into as many
-    independent what-if engines as asked."""
+    """A copy of the engine taken at one moment, made into as many
+    independent what-if engines as asked: on a clock stopped at a given
+    instant, with preemption off, so they change nothing."""
 
-    def __init__(self, frozen) -> None:
-        self._frozen = frozen
+    def __init__(self, snapshot) -> None:
+        self._snapshot = snapshot
+        self._base = None
 
     def engine(self, now: float):
-        return _thaw(self._frozen, now)
+        if self._base is None:
+            self._base = engine_fork.build(self._snapshot, ManualClock(now))
+            self._snapshot = None
+        engine = self._base.fork(ManualClock(now))
+        engine.settings = dataclasses.replace(engine.settings, preemption=False)
+        return engine
 
 
 def dry_run(copies: "Copier", now: float, config: AllocationConfig, scope, preemption: bool, dims) -> dict:
@@ -85,37 +88,3 @@ def dry_run(copies: "Copier", now: float, config: AllocationConfig, scope, preem
 def live_scope(engine):
     """The live engine's preemption scope, taken with the fork (under the lock)."""
     return preemption_scope(engine)
-
-
-def _freeze(engine) -> tuple[bytes, dict]:
-    """A whole copy of an engine as bytes, without recursion along the queue
-    tree or the allocation file's queue tree (any depth the file allows):
-    queues are linked by name in the copy, and the parsed file, which nothing
-    changes at runtime, is shared by reference."""
-    shared: dict[int, object] = {}
-    out = io.BytesIO()
-
-    class _Pickler(pickle.Pickler):
-        def persistent_id(self, obj):
-            if isinstance(obj, (AllocationConfig, QueueConfig)):
-                shared[id(obj)] = obj
-                return id(obj)
-            return None
-
-    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(engine)
-    return out.getvalue(), shared
-
-
-def _thaw(frozen: tuple[bytes, dict], now: float):
-    """An engine from a frozen one, on a clock stopped at ``now`` and with
-    preemption off: for what-if questions that must change nothing."""
-    data, shared = frozen
-
-    class _Unpickler(pickle.Unpickler):
-        def persistent_load(self, pid):
-            return shared[pid]
-
-    engine = _Unpickler(io.BytesIO(data)).load()
-    engine.clock = ManualClock(now)
-    engine.settings = dataclasses.replace(engine.settings, preemption=False)
-    return engine
