@@ -1,9 +1,7 @@
 package org.slotwise.shim;
 
 import java.nio.file.Paths;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
@@ -110,44 +108,6 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
       gateway.stop();
     }
     link.stop();
-  }
-
-  /** The most assignments a shim carries out for one node from one answer; more refuse the answer. */
-  public static final int MAX_ASSIGN_PER_NODE = 1024; // Python: engine.MAX_ASSIGN_PER_HEARTBEAT
-
-  /**
-   * Python's answer to a heartbeat, checked whole (the schema's limits, and
-   * at most MAX_ASSIGN_PER_NODE assignments per node) before any of it is
-   * carried out: throwing refuses it (a failed call; the FIFO schedules the
-   * heartbeat), as does an answer that refuses the payload.
-   */
-  public static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
-    Messages.HeartbeatAnswer a = Wire.read(json, Messages.HeartbeatAnswer.class);
-    if (a.assign().size() > MAX_ASSIGN_PER_NODE) {
-      Map<String, Integer> perNode = new HashMap<>();
-      for (Messages.Assignment x : a.assign()) {
-        if (perNode.merge(x.node(), 1, Integer::sum) > MAX_ASSIGN_PER_NODE) {
-          throw new Wire.BadMessage("HeartbeatAnswer: $.assign: more than " + String.format("%,d",
-              MAX_ASSIGN_PER_NODE) + " assignments for node " + Messages.cut(x.node(), 64)
-              + " in one answer (" + String.format("%,d", a.assign().size()) + " in all)");
-        }
-      }
-    }
-    return accepted(a.error(), a);
-  }
-
-  /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
-  public static Messages.UpdateAnswer updateAnswer(String json) {
-    Messages.UpdateAnswer a = Wire.read(json, Messages.UpdateAnswer.class);
-    return accepted(a.error(), a);
-  }
-
-  /** An answer Python marked as a refusal of the payload counts as a failed call. */
-  private static <A> A accepted(String error, A answer) {
-    if (error != null) {
-      throw new IllegalArgumentException("Python refused the payload: " + error);
-    }
-    return answer;
   }
 
   /** A configured time past Int32 would keep every policy server from registering: clamped. */

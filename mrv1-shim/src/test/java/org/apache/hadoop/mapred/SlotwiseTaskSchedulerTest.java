@@ -199,7 +199,9 @@ class SlotwiseTaskSchedulerTest {
     manager.remove(lost);
     manager.remove(gone); // retired while it still ran: how it ended is not known
     scheduler.update();
-    JsonNode p = python.last("update");
+    // This update, or one the new jobs woke the update thread for, carries them.
+    JsonNode p = python.calls("update").stream().filter(u -> u.has("apps_removed")).reduce((a, b) -> b)
+        .orElseThrow();
     assertEquals(List.of(won.getJobID().toString(), lost.getJobID().toString(), gone.getJobID().toString()),
         JSON.convertValue(p.get("apps_removed"), List.class));
     assertEquals("[{\"id\":\"" + won.getJobID() + "\",\"final_state\":\"SUCCEEDED\"},"
@@ -236,6 +238,21 @@ class SlotwiseTaskSchedulerTest {
     python.update = p -> "{}";
     scheduler.update();
     waitFor("the second job's initialisation", () -> manager.inited.contains(second));
+  }
+
+  /**
+   * Issue 39: jobs were initialised one at a time from the 500 ms update
+   * thread, so a tracker's first heartbeat gave all its slots to whichever
+   * job was ready first. A new job now wakes the update thread, whose answer
+   * lets it be initialised at once (here the periodic update is an hour away).
+   */
+  @Test
+  void newJobsAreInitialisedAtOnceWhenPythonLetsThemRun() throws Exception {
+    register();
+    python.update = p -> "{}";
+    FakeJob ann = manager.add(new FakeJob(1, conf("ann"), 2, 0, false));
+    FakeJob bob = manager.add(new FakeJob(2, conf("bob"), 2, 0, false));
+    waitFor("both jobs' initialisation", () -> manager.inited.containsAll(List.of(ann, bob)));
   }
 
   @Test
