@@ -115,44 +115,9 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
     return (int) Math.max(1, Math.min(ms, Integer.MAX_VALUE));
   }
 
-  // ------------------------------------------------- the masters' pages
-
   /** "ResourceManager" or "JobTracker": the master this shim runs in, as its pages name it. */
   public String master() {
     return kind == Messages.Kind.YARN ? "ResourceManager" : "JobTracker";
-  }
-
-  /** The link in one sentence for the master's scheduler page: who decides, since when the FIFO does. */
-  public String describe(Messages.ShimStatus st) {
-    String who = st.holder() == null ? "none registered"
-        : "pid " + st.holder().pid() + " on " + st.holder().host();
-    return "Python policy: " + who + (!st.inFallback() ? ", deciding."
-        : "; the " + master() + " schedules by its FIFO since "
-            + new java.text.SimpleDateFormat("yyyy-MM-dd HH:mm:ss").format(new java.util.Date(st.sinceMs()))
-            + " (" + st.reason() + ").");
-  }
-
-  /**
-   * The link's counts as both masters' scheduler pages show them, each with
-   * what it counts, so that an operator sees how they relate (PolicyLink):
-   * rows of {id, label, value, meaning}.
-   */
-  public List<String[]> counts(Messages.ShimStatus st) {
-    String beats = kind == Messages.Kind.YARN ? "NodeManager" : "TaskTracker";
-    String last = link.lastRefusal();
-    return List.of(
-        new String[] {"heartbeats", "Heartbeats", Long.toString(st.heartbeats()),
-            beats + " heartbeats since the " + master() + " started"},
-        new String[] {"fifo-heartbeats", "Scheduled by the FIFO", Long.toString(st.fallbackHeartbeats()),
-            "heartbeats the " + master() + "'s built-in FIFO scheduled: each one whose call to Python failed, "
-                + "and each while no policy server was registered or a new one was warming up"},
-        new String[] {"failures", "Failed calls to Python", Long.toString(st.failures()),
-            "calls of every kind (heartbeats, updates, placements, moves) that found no policy server, "
-                + "missed their deadline, broke or got an unusable answer; a failed heartbeat call sends its "
-                + "heartbeat(s) to the FIFO, a failed update or placement none, so the two counts differ"},
-        new String[] {"refused", "Answers refused", Long.toString(link.refusedAnswers()),
-            "answers refused whole for breaking the protocol's limits, each also a failed call"
-                + (last == null ? "" : " (last: " + last + ")")});
   }
 
   // ---------------------------------------------------------- the gateway

@@ -170,7 +170,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       }
       events.add(new Object[] {"add", job, a == null || a.queue() == null ? asked : pool(a.queue()),
           a == null ? null : a.reject()});
-      registered();
+      if (link.hasPolicy()) {
+        registered(); // without one, the next heartbeat initialises it (initJobs(null))
+      }
     }
 
     @Override
