@@ -504,17 +504,8 @@ public class SlotwiseScheduler
     String requested = e.getQueue() == null || e.getQueue().isEmpty() ? "default" : e.getQueue();
     String target = SlotwiseQueue.qualify(requested);
     String tooLong = SlotwiseQueue.tooLong(requested);
-    if (tooLong != null && !e.getIsAppRecovering()) {
-      // No queue can have that name (the protocol's and validate's bound): refused here, as
-      // Python would, whether or not it answers.
-      String why = "Rejected by Slotwise: " + tooLong;
-      LOG.info("Slotwise: {}: {}", id, why);
-      rmContext.getDispatcher().getEventHandler()
-          .handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
-      return;
-    }
     Messages.PlaceAnswer answer = null;
-    if (!e.getIsAppRecovering()) {
+    if (!e.getIsAppRecovering() && tooLong == null) {
       try (PolicyLink.Turn turn = link.turn("place")) {
         answer = turn == null ? null : turn.send(Wire.write(new Messages.PlaceRequest(id.toString(), user,
             requested, groups(user), priority.getPriority())), Messages.PlaceAnswer.class);
@@ -522,14 +513,17 @@ public class SlotwiseScheduler
     }
     if (answer != null) {
       target = answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
-      if (target == null) {
-        String why = answer.reject() != null ? "Rejected by the Slotwise policy: " + answer.reject()
-            : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
-        LOG.info("Slotwise: {}: {}", id, why);
-        rmContext.getDispatcher().getEventHandler()
-            .handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
-        return;
-      }
+    }
+    // A name no queue can have (the protocol's and validate's bound) is refused here, as Python
+    // would, whether or not it answers.
+    String why = tooLong != null && !e.getIsAppRecovering() ? "Rejected by Slotwise: " + tooLong
+        : answer == null || target != null ? null : answer.reject() != null
+        ? "Rejected by the Slotwise policy: " + answer.reject()
+        : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
+    if (why != null) {
+      LOG.info("Slotwise: {}: {}", id, why);
+      rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
+      return;
     }
     String queueName = target == null ? DEFAULT_QUEUE : target;
     locked(() -> {

@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * from the master's configuration. A shim keeps only what is its master's:
  * the payload, carrying out answers, moves and priorities ({@link Master}).
  */
-public final class ShimRuntime implements GatewayEntryPoint.Shim {
+public final class ShimRuntime {
   /** Both shims' version, told to Python at registration. */
   public static final String VERSION = "0.2.0";
   public static final String GATEWAY_PORT = "slotwise.gateway.port";
@@ -128,7 +128,6 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
    * master's update thread with a longer deadline; heartbeats use the FIFO
    * until then.
    */
-  @Override
   public Messages.Registered registerPolicy(PolicyServer policy, String json) {
     Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, kind, Messages.PROTOCOL,
         int32(link.getTimeoutMs()), int32(updateInterval), resourceTypes, preemption.getAsBoolean());
@@ -144,22 +143,19 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
     return answer;
   }
 
-  @Override
+  /** The gateway's other calls: a clean exit, the link's status (a lease renewed), an operator's move or priority. */
   public boolean unregisterPolicy(String session) {
     return link.unregister(session);
   }
 
-  @Override
   public Messages.ShimStatus linkStatus(String session) {
     return link.status(session);
   }
 
-  @Override
   public Messages.MoveAnswer adminMove(String app, String queue) {
     return master.adminMove(app, queue);
   }
 
-  @Override
   public Messages.PriorityAnswer adminPriority(String app, int priority) {
     return master.adminPriority(app, priority);
   }

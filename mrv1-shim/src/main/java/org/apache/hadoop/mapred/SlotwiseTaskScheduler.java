@@ -409,14 +409,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   /** How a job ended, by its run state (a job removed before it ended: UNDEFINED). */
   static Messages.FinalState finalState(JobInProgress job) {
     int run = job.getStatus().getRunState();
-    if (run == JobStatus.SUCCEEDED) {
-      return Messages.FinalState.SUCCEEDED;
-    } else if (run == JobStatus.FAILED) {
-      return Messages.FinalState.FAILED;
-    } else if (run == JobStatus.KILLED) {
-      return Messages.FinalState.KILLED;
-    }
-    return Messages.FinalState.UNDEFINED;
+    return run == JobStatus.SUCCEEDED ? Messages.FinalState.SUCCEEDED : run == JobStatus.FAILED
+        ? Messages.FinalState.FAILED : run == JobStatus.KILLED ? Messages.FinalState.KILLED : Messages.FinalState.UNDEFINED;
   }
 
   /** Hadoop's five priorities as the protocol's: NORMAL 0, each step up or down one. */
