@@ -1069,16 +1069,7 @@ public class SlotwiseScheduler
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
-  /** Answers from Python refused whole for breaking the protocol, and why the last one was. */
-  long refusedAnswers() {
-    return link.refusedAnswers();
-  }
-
-  String lastRefusal() {
-    return link.lastRefusal();
-  }
-
-  /** For the scheduler page and tests: the queues YARN currently knows, by full name. */
+  /** For tests: the queues YARN currently knows, by full name. */
   Map<String, SlotwiseQueue> getQueues() {
     return new HashMap<>(queues);
   }

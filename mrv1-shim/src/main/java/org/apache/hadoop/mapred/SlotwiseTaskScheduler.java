@@ -250,7 +250,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     List<Task> out = new ArrayList<>();
     long[] at = new long[4]; // line taken, payload built, answered, carried out
     Messages.HeartbeatAnswer answer = null;
-    try (PolicyLink.Turn turn = link.turn("heartbeat")) {
+    // A new policy warms up on the update thread, which holds the line up to PolicyLink.WARMUP_MS:
+    // the FIFO schedules meanwhile rather than wait for it inside the JobTracker's lock.
+    try (PolicyLink.Turn turn = link.hasPolicy() && link.isCold() ? null : link.turn("heartbeat")) {
       at[0] = System.nanoTime();
       if (turn != null) {
         String payload = payload(List.of(node), null, List.of(new Messages.Beat(node.id(),
@@ -752,10 +754,5 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     } catch (IllegalArgumentException e) {
       return null;
     }
-  }
-
-  /** The link as the /scheduler page shows it. */
-  Messages.ShimStatus status() {
-    return link.status(null);
   }
 }

@@ -80,9 +80,11 @@ class SlotwiseTaskSchedulerTest {
     scheduler.terminate();
   }
 
-  private void register() {
+  /** A policy registered and warm: its first call (the update it wakes) answered; heartbeats use the FIFO until then. */
+  private void register() throws InterruptedException {
     scheduler.runtime().registerPolicy(python, Wire.write(new Messages.Register(Messages.PROTOCOL, 40004,
         "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test", null))));
+    waitFor("the warm-up update", () -> !scheduler.runtime().link().isCold());
   }
 
   private static String assign(FakeJob job, String locality, boolean map, String engineId) {
@@ -238,6 +240,38 @@ class SlotwiseTaskSchedulerTest {
     python.update = p -> "{}";
     scheduler.update();
     waitFor("the second job's initialisation", () -> manager.inited.contains(second));
+  }
+
+  /**
+   * Issue 39: a heartbeat inside the JobTracker's lock waited up to the
+   * deadline for the line a new policy's warm-up update holds (up to
+   * PolicyLink.WARMUP_MS), then went to the FIFO anyway: now it goes to the
+   * FIFO at once, as the ResourceManager's shim does.
+   */
+  @Test
+  void whileANewPolicyWarmsUpAHeartbeatGoesToTheFifoWithoutWaitingForTheLine() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    python.update = p -> {
+      try {
+        release.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return "{}";
+    };
+    scheduler.runtime().registerPolicy(python, Wire.write(new Messages.Register(Messages.PROTOCOL, 40004,
+        "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test", null))));
+    try {
+      waitFor("the warm-up update to reach Python", () -> !python.calls("update").isEmpty());
+      long start = System.nanoTime();
+      beat(1, 0);
+      long ms = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(ms < 1000, "the heartbeat took " + ms + " ms");
+      assertEquals(1, scheduler.runtime().linkStatus(null).fallbackHeartbeats());
+      assertTrue(python.calls("heartbeat").isEmpty());
+    } finally {
+      release.countDown();
+    }
   }
 
   /**
