@@ -375,8 +375,12 @@ public class SlotwiseScheduler
       } catch (InterruptedException e) {
         return;
       }
-      if (!nodes.isEmpty()) {
-        scheduleNodes(nodes);
+      try {
+        if (!nodes.isEmpty()) {
+          scheduleNodes(nodes);
+        }
+      } catch (Throwable t) { // the thread goes on: a bug must not stop the RM's scheduling
+        LOG.error("Slotwise: error while scheduling {} node(s)", nodes.size(), t);
       }
     }
   }
@@ -384,7 +388,8 @@ public class SlotwiseScheduler
   /**
    * One call to Python for these nodes, or the built-in FIFO on each of them
    * if it fails (a new policy warms up on the update thread: FIFO until then).
-   * Never throws: a failure is logged and the FIFO schedules the nodes.
+   * An error while building the payload or carrying out the answer is logged
+   * and the FIFO schedules the nodes.
    */
   private void scheduleNodes(Collection<FiCaSchedulerNode> nodes) {
     Messages.HeartbeatAnswer answer = null;

@@ -743,6 +743,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     } catch (IOException e) {
       return new Messages.PriorityAnswer(null, "the JobTracker refused: " + e.getMessage());
     }
+    deltas.appChanged(app); // as the JobTracker's PRIORITY_CHANGED event would say
     return new Messages.PriorityAnswer(priorityOf(s.job), null);
   }
 
