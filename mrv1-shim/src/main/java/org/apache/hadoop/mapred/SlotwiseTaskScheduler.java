@@ -99,6 +99,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private Thread updater;
   private volatile boolean running;
   private final Object wake = new Object();
+  private boolean woken; // guarded by wake: an update is due now (a wake-up is never lost)
 
   // -------------------------------------------------------------- lifecycle
 
@@ -589,7 +590,10 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     while (running) {
       try {
         synchronized (wake) {
-          wake.wait(updateInterval);
+          if (!woken) {
+            wake.wait(updateInterval);
+          }
+          woken = false;
         }
         update();
       } catch (InterruptedException e) {
@@ -691,6 +695,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   @Override
   public void registered() {
     synchronized (wake) {
+      woken = true;
       wake.notifyAll();
     }
   }
