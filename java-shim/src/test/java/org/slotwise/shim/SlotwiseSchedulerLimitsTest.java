@@ -14,10 +14,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The YARN shim's side of the limits: its heartbeat and update answers go
- * through the parse functions {@link SlotwiseScheduler} hands to
- * {@link PolicyLink#call}, so an answer outside the schema's limits is never
- * applied (the scheduler's apply step, which allocates and preempts, does
+ * The YARN shim's side of the limits: its heartbeat and update answers come
+ * back from {@link PolicyLink.Turn#send} checked whole ({@link PolicyLink#read}),
+ * as {@link SlotwiseScheduler} receives them, so an answer outside the
+ * schema's limits is never applied (the scheduler's apply step, which allocates and preempts, does
  * not run; the heartbeat goes to the FIFO as for any failed call) and is
  * counted where the scheduler page shows it. Queue names past the schema's
  * bound are refused before they reach Python or a queue.

@@ -21,9 +21,9 @@ import org.slotwise.shim.PolicyServer;
 /**
  * The MRv1 shim's side of the limits (it binds with the same Messages and
  * Schema, compiled from shim-link into its jar): a heartbeat or update answer
- * outside the schema's limits goes through the parse functions
- * {@link SlotwiseTaskScheduler} hands to {@link PolicyLink#call}, so none of
- * it is carried out (no task obtained, no task killed; the FIFO schedules the
+ * outside the schema's limits comes back from {@link PolicyLink.Turn#send}
+ * refused ({@link PolicyLink#read}), as {@link SlotwiseTaskScheduler} receives
+ * it, so none of it is carried out (no task obtained, no task killed; the FIFO schedules the
  * tracker) and it is counted, as the /scheduler page shows. The schema comes
  * from the jar's copy of schema.json, as in the JobTracker.
  */
