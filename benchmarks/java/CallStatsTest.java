@@ -96,10 +96,8 @@ class CallStatsTest {
   void policyLinkReportsSuccessfulCallsOnlyToItsObserver() {
     CallStats observer = new CallStats();
     PolicyLink link = new PolicyLink(30_000, () -> { }, new Gateway.Callbacks(1000), observer);
-    java.util.function.Function<String, Messages.HeartbeatAnswer> parse =
-        json -> Wire.read(json, Messages.HeartbeatAnswer.class);
     try {
-      link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, parse, a -> { }); // no policy
+      Turns.heartbeat(link); // no policy
       assertEquals(0, CallStats.of("heartbeat").count());
       link.register(PolicyLinkTest.policy(
           payload -> payload.equals("bad") ? "not json" : "{\"assign\": []}"),
@@ -107,9 +105,9 @@ class CallStatsTest {
               new Messages.ServerInfo(1, "h", "a", 0, "v", null)),
           new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 200, 500, java.util.List.of(), false));
       for (int i = 0; i < 3; i++) {
-        link.call("heartbeat", () -> "{\"now_ms\":1}", PolicyServer::heartbeat, parse, a -> { });
+        Turns.call(link, 30_000, "{\"now_ms\":1}", Messages.HeartbeatAnswer.class, a -> { });
       }
-      link.call("heartbeat", () -> "bad", PolicyServer::heartbeat, parse, a -> { });
+      Turns.call(link, 30_000, "bad", Messages.HeartbeatAnswer.class, a -> { });
       Map<String, Object> m = parse(CallStats.json("heartbeat", false));
       assertEquals(3L, ((Number) m.get("count")).longValue());
       assertEquals(12L, get(m, "payload_chars", "mean"));

@@ -31,7 +31,7 @@ from .. import __version__
 from ..admin import FILE_NAME_HEADER, MAX_FILE_NAME, AdminError, AdminToken, SchedulerService, Sessions, sent_file_name
 from ..config.loader import MAX_FILE_BYTES
 from ..market.api import MAX_QUERY, Answer
-from . import jobtracker, legacy, market_charts, schemas, share_charts, views
+from . import jobtracker, legacy, market_charts, rm_scheduler, schemas, share_charts, views
 from .history import History
 
 HERE = os.path.dirname(__file__)
@@ -405,6 +405,9 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
                                       else f"slotwise serve refused the form ({e.status}): {e.message}")
             said += "; nothing was changed."
         return HTMLResponse(jobtracker.fragment(service, said, status == 200), status_code=status)
+
+    # ------------- the ResourceManager's scheduler REST view and page (web/rm_scheduler.py)
+    app.include_router(rm_scheduler.router(service))
 
     # -------------------------------------------------------------------- UI
     def context(request: Request) -> dict:

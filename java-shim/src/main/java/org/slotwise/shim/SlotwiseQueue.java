@@ -88,11 +88,6 @@ final class SlotwiseQueue implements Queue {
     this.row = r;
   }
 
-  /** Python's last row for this queue; null until it sent one. */
-  Messages.QueueRow row() {
-    return row;
-  }
-
   /** A child Python no longer has (an empty dynamic queue it removed). */
   void forgetChild(String childName) {
     children.remove(childName);

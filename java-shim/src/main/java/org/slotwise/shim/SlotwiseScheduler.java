@@ -49,9 +49,11 @@ import org.slf4j.LoggerFactory;
  * to move) come from Python over Py4J, one call per node heartbeat. When
  * Python cannot answer in time, a built-in FIFO schedules the heartbeat.
  *
- * <p>One heartbeat: {@link #nodeUpdate} builds a Payload ({@link #payload}),
- * {@link PolicyLink#call} sends it, {@link #applyHeartbeat} checks and
- * carries out the answer.
+ * <p>One heartbeat: {@link #nodeUpdate} (or, with async scheduling, the
+ * scheduling thread) runs {@link #scheduleNodes}, top to bottom: it takes
+ * the line ({@link PolicyLink#turn}), builds the Payload ({@link #payload}),
+ * sends it ({@link PolicyLink.Turn#send}) and carries out the answer
+ * ({@link #applyHeartbeat}), or the FIFO's choice if the call failed.
  *
  * <p>Locking: the scheduler's write lock guards every change of scheduler
  * state; calls to Python are made without it (see {@link PolicyLink}), with
@@ -99,6 +101,7 @@ public class SlotwiseScheduler
   private long checkIntervalMs;
   private long lastCheck;
   private NodeBatcher<NodeId> batcher; // null: each heartbeat calls Python itself
+  private Thread scheduling; // with async scheduling: takes the batcher's nodes to Python
 
   public SlotwiseScheduler() {
     super(SlotwiseScheduler.class.getName());
@@ -128,8 +131,7 @@ public class SlotwiseScheduler
     updateInterval = runtime.updateInterval();
     checkIntervalMs = conf.getLong(CHECK_INTERVAL_MS, 5000);
     if (conf.getBoolean(ASYNC, true)) {
-      batcher = new NodeBatcher<>("slotwise-scheduling", conf.getInt(MAX_NODES_PER_CALL, 100),
-          this::scheduleBatch);
+      batcher = new NodeBatcher<>(conf.getInt(MAX_NODES_PER_CALL, 100));
     }
     // The RM's web server (started after this) reads its filters from this same configuration.
     if (conf.getBoolean(SCHEDULER_INFO, true)) {
@@ -142,7 +144,9 @@ public class SlotwiseScheduler
   public void serviceStart() throws Exception {
     super.serviceStart();
     if (batcher != null) {
-      batcher.start();
+      scheduling = new Thread(this::schedulingLoop, "slotwise-scheduling");
+      scheduling.setDaemon(true);
+      scheduling.start();
     }
     runtime.start(conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
   }
@@ -152,8 +156,9 @@ public class SlotwiseScheduler
     if (runtime != null) {
       runtime.stop();
     }
-    if (batcher != null) {
-      batcher.stop();
+    if (scheduling != null) {
+      scheduling.interrupt();
+      scheduling.join(5000);
     }
     mover.shutdownNow();
     super.serviceStop();
@@ -356,29 +361,49 @@ public class SlotwiseScheduler
     return batcher == null ? null : batcher.counts();
   }
 
-  /** The scheduling thread's turn: the nodes that heartbeated with room since the last call. */
-  private void scheduleBatch(List<NodeId> ids) {
-    List<FiCaSchedulerNode> nodes = new ArrayList<>(ids.size());
-    for (NodeId id : ids) {
-      FiCaSchedulerNode n = nodeTracker.getNode(id);
-      if (n != null) {
-        nodes.add(n);
+  /** The scheduling thread: the nodes that heartbeated with room since its last call, in one call. */
+  private void schedulingLoop() {
+    while (!Thread.currentThread().isInterrupted()) {
+      List<FiCaSchedulerNode> nodes = new ArrayList<>();
+      try {
+        for (NodeId id : batcher.take()) {
+          FiCaSchedulerNode n = nodeTracker.getNode(id);
+          if (n != null) {
+            nodes.add(n);
+          }
+        }
+      } catch (InterruptedException e) {
+        return;
       }
-    }
-    if (!nodes.isEmpty()) {
-      scheduleNodes(nodes);
+      try {
+        if (!nodes.isEmpty()) {
+          scheduleNodes(nodes);
+        }
+      } catch (Throwable t) { // the thread goes on: a bug must not stop the RM's scheduling
+        LOG.error("Slotwise: error while scheduling {} node(s)", nodes.size(), t);
+      }
     }
   }
 
   /**
    * One call to Python for these nodes, or the built-in FIFO on each of them
    * if it fails (a new policy warms up on the update thread: FIFO until then).
+   * An error while building the payload or carrying out the answer is logged
+   * and the FIFO schedules the nodes.
    */
   private void scheduleNodes(Collection<FiCaSchedulerNode> nodes) {
     Messages.HeartbeatAnswer answer = null;
     if (!(link.hasPolicy() && link.isCold())) {
-      answer = link.call("heartbeat", () -> payload(nodes, false), PolicyServer::heartbeat,
-          ShimRuntime::heartbeatAnswer, this::applyHeartbeat);
+      try (PolicyLink.Turn turn = link.turn("heartbeat")) {
+        answer = turn == null ? null : turn.send(payload(nodes, false), Messages.HeartbeatAnswer.class);
+        if (answer != null) {
+          applyHeartbeat(answer);
+        }
+      } catch (RuntimeException e) {
+        LOG.error("Slotwise: error while scheduling {} node(s) by Python's answer", nodes.size(), e);
+        deltas.requireFull();
+        answer = null;
+      }
     }
     if (answer == null) {
       locked(() -> {
@@ -418,8 +443,13 @@ public class SlotwiseScheduler
       if (check) {
         lastCheck = now;
       }
-      link.call("update", deadline, () -> payload(null, check), PolicyServer::update,
-          ShimRuntime::updateAnswer, this::applyUpdate);
+      try (PolicyLink.Turn turn = link.turn("update", deadline)) {
+        Messages.UpdateAnswer answer = turn == null ? null
+            : turn.send(payload(null, check), Messages.UpdateAnswer.class);
+        if (answer != null) {
+          applyUpdate(answer);
+        }
+      }
     } catch (Throwable t) {
       LOG.error("Slotwise: periodic update failed", t);
     }
@@ -479,29 +509,26 @@ public class SlotwiseScheduler
     String requested = e.getQueue() == null || e.getQueue().isEmpty() ? "default" : e.getQueue();
     String target = SlotwiseQueue.qualify(requested);
     String tooLong = SlotwiseQueue.tooLong(requested);
-    if (tooLong != null && !e.getIsAppRecovering()) {
-      // No queue can have that name (the protocol's and validate's bound): refused here, as
-      // Python would, whether or not it answers.
-      String why = "Rejected by Slotwise: " + tooLong;
-      LOG.info("Slotwise: {}: {}", id, why);
-      rmContext.getDispatcher().getEventHandler()
-          .handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
-      return;
+    Messages.PlaceAnswer answer = null;
+    if (!e.getIsAppRecovering() && tooLong == null) {
+      try (PolicyLink.Turn turn = link.turn("place")) {
+        answer = turn == null ? null : turn.send(Wire.write(new Messages.PlaceRequest(id.toString(), user,
+            requested, groups(user), priority.getPriority())), Messages.PlaceAnswer.class);
+      }
     }
-    Messages.PlaceAnswer answer = e.getIsAppRecovering() ? null : link.call("place",
-        () -> Wire.write(new Messages.PlaceRequest(id.toString(), user, requested,
-            groups(user), priority.getPriority())),
-        PolicyServer::place, json -> Wire.read(json, Messages.PlaceAnswer.class), a -> { });
     if (answer != null) {
       target = answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
-      if (target == null) {
-        String why = answer.reject() != null ? "Rejected by the Slotwise policy: " + answer.reject()
-            : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
-        LOG.info("Slotwise: {}: {}", id, why);
-        rmContext.getDispatcher().getEventHandler()
-            .handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
-        return;
-      }
+    }
+    // A name no queue can have (the protocol's and validate's bound) is refused here, as Python
+    // would, whether or not it answers.
+    String why = tooLong != null && !e.getIsAppRecovering() ? "Rejected by Slotwise: " + tooLong
+        : answer == null || target != null ? null : answer.reject() != null
+        ? "Rejected by the Slotwise policy: " + answer.reject()
+        : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
+    if (why != null) {
+      LOG.info("Slotwise: {}: {}", id, why);
+      rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
+      return;
     }
     String queueName = target == null ? DEFAULT_QUEUE : target;
     locked(() -> {
@@ -695,9 +722,11 @@ public class SlotwiseScheduler
     if (tooLong != null) {
       throw new YarnException("Cannot move " + appId + ": " + tooLong);
     }
-    String request = Wire.write(new Messages.MoveRequest(appId.toString(), newQueue));
-    Messages.MoveAnswer answer = link.call("move", () -> request, PolicyServer::move,
-        json -> Wire.read(json, Messages.MoveAnswer.class), a -> { });
+    Messages.MoveAnswer answer;
+    try (PolicyLink.Turn turn = link.turn("move")) {
+      answer = turn == null ? null
+          : turn.send(Wire.write(new Messages.MoveRequest(appId.toString(), newQueue)), Messages.MoveAnswer.class);
+    }
     String target = answer == null || answer.error() != null ? null : SlotwiseQueue.qualify(answer.queue());
     if (target == null) {
       throw new YarnException("Cannot move " + appId + " to " + newQueue + ": " + (answer == null
@@ -854,8 +883,8 @@ public class SlotwiseScheduler
   // ---------------------------------------------------------------- payload
 
   /**
-   * The next heartbeat ({@code node} set) or update payload; PolicyLink.call
-   * runs it under callLock. A beat carries the node's room as YARN counts it
+   * The next heartbeat ({@code beating} set) or update payload, built while
+   * this call holds the line (callLock). A beat carries the node's room as YARN counts it
    * (a killed container holds its resources until the NodeManager reports it
    * gone); an update carries every app's truth to check.
    */
@@ -900,12 +929,8 @@ public class SlotwiseScheduler
           truth.add(YarnRecords.appCheck(e.getKey().toString(), e.getValue().getCurrentAppAttempt()));
         }
       }
-      return Wire.write(new Messages.Payload(d.full(), System.currentTimeMillis(),
-          nodes, d.nodesRemoved(), apps,
-          d.appsRemoved(), launched,
-          d.rejected(), d.finished(),
-          YarnRecords.beats(beating),
-          link.episodesToReport(), truth, d.appsFinished()));
+      return Wire.write(d.payload(nodes, apps, launched, YarnRecords.beats(beating),
+          link.episodesToReport(), truth));
     } finally {
       readLock.unlock();
     }
@@ -1049,16 +1074,7 @@ public class SlotwiseScheduler
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
-  /** Answers from Python refused whole for breaking the protocol, and why the last one was. */
-  long refusedAnswers() {
-    return link.refusedAnswers();
-  }
-
-  String lastRefusal() {
-    return link.lastRefusal();
-  }
-
-  /** For the scheduler page and tests: the queues YARN currently knows, by full name. */
+  /** For tests: the queues YARN currently knows, by full name. */
   Map<String, SlotwiseQueue> getQueues() {
     return new HashMap<>(queues);
   }

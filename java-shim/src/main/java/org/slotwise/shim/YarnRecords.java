@@ -31,27 +31,15 @@ final class YarnRecords {
    * anything else, or an AM that said nothing, UNDEFINED. Null: no state given.
    */
   static Messages.FinalState finalState(RMAppState state, RMApp app) {
-    if (state == null) {
-      return null;
-    }
-    switch (state) {
-      case FAILED:
-        return Messages.FinalState.FAILED;
-      case KILLED:
-        return Messages.FinalState.KILLED;
-      case FINISHED:
-        FinalApplicationStatus s = app == null ? null : app.getFinalApplicationStatus();
-        if (s == FinalApplicationStatus.SUCCEEDED) {
-          return Messages.FinalState.SUCCEEDED;
-        } else if (s == FinalApplicationStatus.FAILED) {
-          return Messages.FinalState.FAILED;
-        } else if (s == FinalApplicationStatus.KILLED) {
-          return Messages.FinalState.KILLED;
-        }
-        return Messages.FinalState.UNDEFINED;
-      default:
-        return Messages.FinalState.UNDEFINED;
-    }
+    FinalApplicationStatus s = app == null ? null : app.getFinalApplicationStatus();
+    return state == null ? null : switch (state) {
+      case FAILED -> Messages.FinalState.FAILED;
+      case KILLED -> Messages.FinalState.KILLED;
+      case FINISHED -> s == FinalApplicationStatus.SUCCEEDED ? Messages.FinalState.SUCCEEDED
+          : s == FinalApplicationStatus.FAILED ? Messages.FinalState.FAILED
+          : s == FinalApplicationStatus.KILLED ? Messages.FinalState.KILLED : Messages.FinalState.UNDEFINED;
+      default -> Messages.FinalState.UNDEFINED;
+    };
   }
 
   static List<Messages.Beat> beats(Collection<FiCaSchedulerNode> beating) {

@@ -14,10 +14,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The YARN shim's side of the limits: its heartbeat and update answers go
- * through the parse functions {@link SlotwiseScheduler} hands to
- * {@link PolicyLink#call}, so an answer outside the schema's limits is never
- * applied (the scheduler's apply step, which allocates and preempts, does
+ * The YARN shim's side of the limits: its heartbeat and update answers come
+ * back from {@link PolicyLink.Turn#send} checked whole ({@link PolicyLink#read}),
+ * as {@link SlotwiseScheduler} receives them, so an answer outside the
+ * schema's limits is never applied (the scheduler's apply step, which allocates and preempts, does
  * not run; the heartbeat goes to the FIFO as for any failed call) and is
  * counted where the scheduler page shows it. Queue names past the schema's
  * bound are refused before they reach Python or a queue.
@@ -42,8 +42,8 @@ class SlotwiseSchedulerLimitsTest {
         + ", \"locality\": \"" + locality + "\", \"engine_id\": \"e1\"}";
   }
 
-  private <A> A call(Function<String, A> parse, List<A> applied) {
-    return link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, parse, applied::add);
+  private <A> A call(Class<A> type, List<A> applied) {
+    return Turns.call(link, link.getTimeoutMs(), "{}", type, applied::add);
   }
 
   @Test
@@ -51,7 +51,7 @@ class SlotwiseSchedulerLimitsTest {
     List<Messages.HeartbeatAnswer> applied = new ArrayList<>();
     answer("{\"assign\": [" + assign("h:1", 1, "node_local") + "], \"preempt\": [{\"container\": \""
         + "c".repeat(1025) + "\", \"kill\": true}]}");
-    assertNull(call(ShimRuntime::heartbeatAnswer, applied));
+    assertNull(call(Messages.HeartbeatAnswer.class, applied));
     assertTrue(applied.isEmpty(), "not carried out");
     assertEquals(1, link.refusedAnswers());
     assertTrue(link.lastRefusal().contains("$.preempt[0].container: has 1,025 characters"),
@@ -59,16 +59,16 @@ class SlotwiseSchedulerLimitsTest {
     assertTrue(link.status(null).inFallback());
 
     StringBuilder many = new StringBuilder();
-    for (int i = 0; i <= ShimRuntime.MAX_ASSIGN_PER_NODE; i++) {
+    for (int i = 0; i <= PolicyLink.MAX_ASSIGN_PER_NODE; i++) {
       many.append(i == 0 ? "" : ",").append(assign("h:1", 1, "off_switch"));
     }
     answer("{\"assign\": [" + many + "]}");
-    assertNull(call(ShimRuntime::heartbeatAnswer, applied));
+    assertNull(call(Messages.HeartbeatAnswer.class, applied));
     assertTrue(applied.isEmpty(), "1,025 assignments for one node: none carried out");
     assertEquals(2, link.refusedAnswers());
 
     answer("{\"assign\": [" + assign("h:1", 1, "node_local") + "]}");
-    assertNotNull(call(ShimRuntime::heartbeatAnswer, applied));
+    assertNotNull(call(Messages.HeartbeatAnswer.class, applied));
     assertEquals(1, applied.size(), "a good answer is carried out");
     assertEquals(2, link.refusedAnswers());
   }
@@ -78,7 +78,7 @@ class SlotwiseSchedulerLimitsTest {
     List<Messages.UpdateAnswer> applied = new ArrayList<>();
     answer("{\"move\": [{\"app\": \"application_1_0001\", \"queue\": \"root.a\", \"reason\": \""
         + "r".repeat(4097) + "\"}]}");
-    assertNull(call(ShimRuntime::updateAnswer, applied));
+    assertNull(call(Messages.UpdateAnswer.class, applied));
     assertTrue(applied.isEmpty());
     assertEquals(1, link.refusedAnswers());
     assertTrue(link.lastRefusal().startsWith("UpdateAnswer: $.move[0].reason"), link.lastRefusal());
@@ -88,7 +88,7 @@ class SlotwiseSchedulerLimitsTest {
   void pythonsOwnRefusalIsAFailedCallButNoBadAnswer() {
     List<Messages.HeartbeatAnswer> applied = new ArrayList<>();
     answer("{\"error\": \"two requests at one priority\"}");
-    assertNull(call(ShimRuntime::heartbeatAnswer, applied));
+    assertNull(call(Messages.HeartbeatAnswer.class, applied));
     assertEquals(0, link.refusedAnswers());
     assertEquals(1, link.status(null).failures());
   }

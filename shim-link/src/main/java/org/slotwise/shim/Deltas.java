@@ -18,6 +18,21 @@ public final class Deltas {
   public record Taken(boolean full, List<Messages.Node> nodes, List<String> nodesRemoved,
       List<String> appsChanged, List<String> appsRemoved, List<Messages.Container> launched,
       List<Messages.Refusal> rejected, List<String> finished, List<Messages.AppEnd> appsFinished) {
+    /**
+     * The Payload of one call, built the same way by both masters: what was
+     * taken, with the master's own records: {@code nodes}, {@code apps} and
+     * {@code launched} are the whole state when {@link #full} (nothing was
+     * taken then), else the nodes and containers taken and the apps whose
+     * ids were; {@code beats} null for an update, {@code check} null unless
+     * this call carries the truth. The schema's records read a null list as
+     * empty.
+     */
+    public Messages.Payload payload(List<Messages.Node> nodes, List<Messages.App> apps,
+        List<Messages.Container> launched, List<Messages.Beat> beats,
+        List<Messages.FallbackEpisode> episodes, List<Messages.AppCheck> check) {
+      return new Messages.Payload(full, System.currentTimeMillis(), nodes, nodesRemoved, apps, appsRemoved,
+          launched, rejected, finished, beats, episodes, check, appsFinished);
+    }
   }
 
   private boolean fullNeeded = true;

@@ -6,23 +6,9 @@ package org.slotwise.shim;
  * throws; a message that does not bind is answered as refused.
  */
 public final class GatewayEntryPoint {
-  /** What a shim (the ResourceManager's or the JobTracker's) does for these calls. */
-  public interface Shim {
-    Messages.Registered registerPolicy(PolicyServer policy, String register);
+  private final ShimRuntime scheduler; // the ResourceManager's or the JobTracker's shim
 
-    boolean unregisterPolicy(String session);
-
-    Messages.ShimStatus linkStatus(String session);
-
-    /** An operator's move, carried out as the master's own move. */
-    Messages.MoveAnswer adminMove(String app, String queue);
-
-    Messages.PriorityAnswer adminPriority(String app, int priority);
-  }
-
-  private final Shim scheduler;
-
-  public GatewayEntryPoint(Shim scheduler) {
+  GatewayEntryPoint(ShimRuntime scheduler) {
     this.scheduler = scheduler;
   }
 

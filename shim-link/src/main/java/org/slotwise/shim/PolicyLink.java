@@ -1,15 +1,14 @@
 package org.slotwise.shim;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.*;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BiFunction;
-import java.util.function.Consumer;
-import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 import org.slf4j.Logger;
@@ -33,7 +32,7 @@ import py4j.Py4JNetworkException;
  * them in a row drop the policy.
  *
  * <p>An answer that breaks the protocol's limits ({@link Wire.BadMessage}
- * from {@code parse}) is refused whole: not applied, counted as a failed call
+ * from {@link #read}) is refused whole: not applied, counted as a failed call
  * and as a refused answer ({@link #refusedAnswers}), logged with the field it
  * breaks (WARN, again when the reason changes or a minute later).
  *
@@ -42,10 +41,13 @@ import py4j.Py4JNetworkException;
  * refused: it is dead) and takes over once it lapses, or at once with
  * takeover.
  *
- * <p>Locking: {@link #call} holds {@code callLock} while it builds the
- * payload, waits for the answer and applies it, so each answer is applied
- * before the next payload is read. Order: callLock, then the scheduler lock;
- * callers must not hold the scheduler lock. Registration state and the
+ * <p>One call is one {@link Turn}, which the master drives top to bottom:
+ * {@link #turn} takes the line ({@code callLock}), the master builds its
+ * payload, {@link Turn#send} calls Python and returns the answer checked and
+ * bound, the master carries it out, and closing the turn gives the line
+ * back; so each answer is carried out before the next payload is read.
+ * Order: callLock, then the scheduler lock; callers must not hold the
+ * scheduler lock. Registration state and the
  * episode are guarded by {@code this}, a leaf.
  */
 public final class PolicyLink {
@@ -256,110 +258,179 @@ public final class PolicyLink {
 
   // ------------------------------------------------------------------- calls
 
-  /** One call with the configured deadline; see the full form. */
-  public <A> A call(String what, Callable<String> build, BiFunction<PolicyServer, String, String> invoke,
-      Function<String, A> parse, Consumer<A> apply) {
-    return call(what, timeoutMs, build, invoke, parse, apply);
+  /** Takes the line with the configured deadline; see {@link #turn(String, long)}. */
+  public Turn turn(String what) {
+    return turn(what, timeoutMs);
   }
 
   /**
-   * One call to Python: {@code build} makes the argument (under callLock, only
-   * if a call is made; it takes the pending deltas), {@code invoke} calls the
-   * policy on the call thread, {@code parse} turns the answer into a value
-   * (throwing means a bad or refusing answer) and {@code apply} carries it out
-   * before the next call may build its payload. Null if the call failed.
+   * Takes the line for one call to Python ({@code what}: heartbeat, update,
+   * place or move), waiting at most {@code deadlineMs}, which also bounds the
+   * call itself. Null when no call can be made (no policy, the line busy past
+   * the deadline, the previous call still running): that is a failed call,
+   * already counted. Otherwise the caller builds its payload, {@link
+   * Turn#send sends} it, carries out the answer and closes the turn, in that
+   * order, so each answer is carried out before the next payload is built.
    */
-  public <A> A call(String what, long deadlineMs, Callable<String> build,
-      BiFunction<PolicyServer, String, String> invoke, Function<String, A> parse,
-      Consumer<A> apply) {
+  public Turn turn(String what, long deadlineMs) {
     long entered = System.nanoTime();
     long deadline = entered + TimeUnit.MILLISECONDS.toNanos(Math.max(1, deadlineMs));
-    boolean locked = false;
-    boolean built = false;
     try {
-      locked = callLock.tryLock(remaining(deadline), TimeUnit.NANOSECONDS);
-      if (!locked || (inFlight != null && !inFlight.isDone())) {
-        busy(what, locked ? "the previous call to Python is still running"
-            : "another call to Python holds the line past the deadline");
+      if (!callLock.tryLock(remaining(deadline), TimeUnit.NANOSECONDS)) {
+        busy(what, "another call to Python holds the line past the deadline");
         return null;
       }
-      final PolicyServer target;
-      synchronized (this) {
-        target = policy;
-      }
-      if (target == null) {
-        failed(what, "no policy registered", true);
-        return null;
-      }
-      built = true;
-      long buildStart = System.nanoTime();
-      final String arg = build.call();
-      long sent = System.nanoTime();
-      final long[] invokeNs = new long[1];
-      Future<String> f = executor.submit(() -> {
-        long start = System.nanoTime();
-        try {
-          String answer = invoke.apply(target, arg);
-          timeoutsInARow.set(0);
-          return answer;
-        } catch (RuntimeException e) {
-          if (isTimeout(e)) {
-            int n = timeoutsInARow.incrementAndGet();
-            if (n >= maxTimeouts) {
-              drop(target, n + " calls in a row got no answer within the read timeout");
-            }
-          } else if (isLinkFailure(e)) {
-            drop(target, "the call '" + what + "' could not reach it: " + e);
-          }
-          throw e;
-        } finally {
-          invokeNs[0] = System.nanoTime() - start;
-        }
-      });
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      failed(what, "interrupted", false);
+      return null;
+    }
+    PolicyServer target;
+    synchronized (this) {
+      target = policy;
+    }
+    if (inFlight != null && !inFlight.isDone()) {
+      callLock.unlock();
+      busy(what, "the previous call to Python is still running");
+      return null;
+    }
+    if (target == null) {
+      callLock.unlock();
+      failed(what, "no policy registered", true);
+      return null;
+    }
+    return new Turn(what, target, deadlineMs, entered, deadline);
+  }
+
+  /** One call's hold on the line (callLock), from {@link #turn} to {@link #close}. */
+  public final class Turn implements AutoCloseable {
+    private final String what;
+    private final PolicyServer target;
+    private final long deadlineMs;
+    private final long entered;
+    private final long deadline;
+    private final long opened = System.nanoTime();
+    private boolean sent;
+
+    private Turn(String what, PolicyServer target, long deadlineMs, long entered, long deadline) {
+      this.what = what;
+      this.target = target;
+      this.deadlineMs = deadlineMs;
+      this.entered = entered;
+      this.deadline = deadline;
+    }
+
+    /**
+     * Sends the payload on the call thread and waits for the answer until the
+     * deadline; the answer checked whole and bound ({@link #read}). Null if
+     * the call failed (counted, a fallback episode opened, a full payload
+     * asked for next, as its deltas may be lost).
+     */
+    public <A> A send(String payload, Class<A> type) {
+      sent = true;
+      long start = System.nanoTime();
+      long[] invokeNs = new long[1];
+      Future<String> f = executor.submit(() -> invoke(target, what, payload, invokeNs));
       inFlight = f;
       String answer;
+      A parsed;
       try {
         answer = f.get(remaining(deadline), TimeUnit.NANOSECONDS);
+        parsed = read(answer, type);
       } catch (TimeoutException e) {
         failed(what, "no answer within " + deadlineMs + " ms", true);
         return null;
       } catch (ExecutionException e) {
         failed(what, "Python failed: " + (e.getCause() == null ? e : e.getCause()), true);
         return null;
-      } finally {
-        synchronized (this) {
-          cold = false; // the callback connection has been tried
-        }
-      }
-      A parsed;
-      try {
-        parsed = parse.apply(answer);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        failed(what, "interrupted", true);
+        return null;
       } catch (RuntimeException e) {
         if (e instanceof Wire.BadMessage) {
           refused(what, e.getMessage());
         }
         failed(what, e.getMessage(), true);
         return null;
+      } finally {
+        synchronized (PolicyLink.this) {
+          cold = false; // the callback connection has been tried
+        }
       }
       succeeded();
       if (observer != null) {
-        observer.observe(what, buildStart - entered, sent - buildStart, invokeNs[0],
-            System.nanoTime() - sent, arg.length(), answer.length());
+        observer.observe(what, opened - entered, start - opened, invokeNs[0], System.nanoTime() - start,
+            payload.length(), answer.length());
       }
-      apply.accept(parsed);
       return parsed;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      failed(what, "interrupted", built);
-      return null;
-    } catch (Throwable t) {
-      failed(what, t.toString(), built);
-      return null;
+    }
+
+    /** Gives the line back; a turn that sent nothing (its payload failed to build) is a failed call. */
+    @Override
+    public void close() {
+      if (!sent) {
+        failed(what, "the payload could not be built (see the master's log)", true);
+      }
+      callLock.unlock();
+    }
+  }
+
+  /** The policy's method of that name, on the call thread; a broken link drops the policy. */
+  private String invoke(PolicyServer target, String what, String payload, long[] invokeNs) {
+    long start = System.nanoTime();
+    try {
+      String answer = switch (what) {
+        case "heartbeat" -> target.heartbeat(payload);
+        case "update" -> target.update(payload);
+        case "place" -> target.place(payload);
+        case "move" -> target.move(payload);
+        default -> throw new IllegalArgumentException("no call " + what);
+      };
+      timeoutsInARow.set(0);
+      return answer;
+    } catch (RuntimeException e) {
+      if (isTimeout(e)) {
+        int n = timeoutsInARow.incrementAndGet();
+        if (n >= maxTimeouts) {
+          drop(target, n + " calls in a row got no answer within the read timeout");
+        }
+      } else if (isLinkFailure(e)) {
+        drop(target, "the call '" + what + "' could not reach it: " + e);
+      }
+      throw e;
     } finally {
-      if (locked) {
-        callLock.unlock();
+      invokeNs[0] = System.nanoTime() - start;
+    }
+  }
+
+  /** The most assignments a shim carries out for one node from one answer; more refuse the answer. */
+  public static final int MAX_ASSIGN_PER_NODE = 1024; // Python: engine.MAX_ASSIGN_PER_HEARTBEAT
+
+  /**
+   * An answer from Python, checked whole (the schema's limits, and at most
+   * MAX_ASSIGN_PER_NODE assignments per node) before any of it is carried
+   * out: throwing refuses it (a failed call), as does an answer whose
+   * {@code error} refuses the payload.
+   */
+  public static <A> A read(String json, Class<A> type) {
+    A a = Wire.read(json, type);
+    if (a instanceof Messages.HeartbeatAnswer h && h.assign().size() > MAX_ASSIGN_PER_NODE) {
+      Map<String, Integer> perNode = new HashMap<>();
+      for (Messages.Assignment x : h.assign()) {
+        if (perNode.merge(x.node(), 1, Integer::sum) > MAX_ASSIGN_PER_NODE) {
+          throw new Wire.BadMessage("HeartbeatAnswer: $.assign: more than " + String.format("%,d",
+              MAX_ASSIGN_PER_NODE) + " assignments for node " + Messages.cut(x.node(), 64)
+              + " in one answer (" + String.format("%,d", h.assign().size()) + " in all)");
+        }
       }
     }
+    String error = a instanceof Messages.HeartbeatAnswer h ? h.error()
+        : a instanceof Messages.UpdateAnswer u ? u.error() : null;
+    if (error != null) {
+      throw new IllegalArgumentException("Python refused the payload: " + error);
+    }
+    return a;
   }
 
   /** The socket's read timeout ran out: Python is slow or paused, its connection may be whole. */
@@ -408,7 +479,10 @@ public final class PolicyLink {
       if (!inEpisode) {
         openEpisode("a newly registered policy server is warming up (its first call is under way)");
       }
-      episodeFallbacks++;
+      if (episodeFallbacks++ == 0) {
+        LOG.warn("Slotwise: the built-in FIFO schedules heartbeats until Python answers again ({})",
+            lastReason);
+      }
     }
   }
 
@@ -418,8 +492,9 @@ public final class PolicyLink {
     if (inEpisode) {
       inEpisode = false;
       long now = System.currentTimeMillis();
-      LOG.info("Slotwise: Python policy answering again after {} ms and {} fallback heartbeat(s)",
-          now - episodeStartMs, episodeFallbacks);
+      LOG.info("Slotwise: Python policy answering again after {} ms; {}", now - episodeStartMs,
+          episodeFallbacks == 0 ? "no heartbeat went to the built-in FIFO meanwhile"
+              : "the built-in FIFO scheduled " + episodeFallbacks + " heartbeat(s) meanwhile");
       if (ended.size() >= 100) {
         ended.remove(0); // Python has not heard of them for long: keep the recent ones
       }
@@ -450,14 +525,18 @@ public final class PolicyLink {
     }
   }
 
-  /** Starts an episode of FIFO heartbeats (caller holds this monitor). */
+  /**
+   * Starts an episode without Python (caller holds this monitor); what it
+   * logs is what happened: a failed call, or a policy warming up. The first
+   * heartbeat the FIFO schedules in it is logged then, so a failed update
+   * that no heartbeat followed says nothing of the FIFO.
+   */
   private void openEpisode(String reason) {
     lastReason = reason;
     inEpisode = true;
     episodeStartMs = System.currentTimeMillis();
     episodeFallbacks = 0;
-    LOG.warn("Slotwise: Python policy unavailable ({}); the built-in FIFO schedules until it "
-        + "answers again", reason);
+    LOG.warn("Slotwise: Python policy unavailable: {}", reason);
   }
 
   /** An answer outside the protocol: counted, and logged when its reason is new or a minute on. */

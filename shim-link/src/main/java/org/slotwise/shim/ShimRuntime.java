@@ -1,9 +1,7 @@
 package org.slotwise.shim;
 
 import java.nio.file.Paths;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
@@ -15,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * from the master's configuration. A shim keeps only what is its master's:
  * the payload, carrying out answers, moves and priorities ({@link Master}).
  */
-public final class ShimRuntime implements GatewayEntryPoint.Shim {
+public final class ShimRuntime {
   /** Both shims' version, told to Python at registration. */
   public static final String VERSION = "0.2.0";
   public static final String GATEWAY_PORT = "slotwise.gateway.port";
@@ -112,87 +110,14 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
     link.stop();
   }
 
-  /** The most assignments a shim carries out for one node from one answer; more refuse the answer. */
-  public static final int MAX_ASSIGN_PER_NODE = 1024; // Python: engine.MAX_ASSIGN_PER_HEARTBEAT
-
-  /**
-   * Python's answer to a heartbeat, checked whole (the schema's limits, and
-   * at most MAX_ASSIGN_PER_NODE assignments per node) before any of it is
-   * carried out: throwing refuses it (a failed call; the FIFO schedules the
-   * heartbeat), as does an answer that refuses the payload.
-   */
-  public static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
-    Messages.HeartbeatAnswer a = Wire.read(json, Messages.HeartbeatAnswer.class);
-    if (a.assign().size() > MAX_ASSIGN_PER_NODE) {
-      Map<String, Integer> perNode = new HashMap<>();
-      for (Messages.Assignment x : a.assign()) {
-        if (perNode.merge(x.node(), 1, Integer::sum) > MAX_ASSIGN_PER_NODE) {
-          throw new Wire.BadMessage("HeartbeatAnswer: $.assign: more than " + String.format("%,d",
-              MAX_ASSIGN_PER_NODE) + " assignments for node " + Messages.cut(x.node(), 64)
-              + " in one answer (" + String.format("%,d", a.assign().size()) + " in all)");
-        }
-      }
-    }
-    return accepted(a.error(), a);
-  }
-
-  /** Python's answer to an update, checked whole as {@link #heartbeatAnswer} is. */
-  public static Messages.UpdateAnswer updateAnswer(String json) {
-    Messages.UpdateAnswer a = Wire.read(json, Messages.UpdateAnswer.class);
-    return accepted(a.error(), a);
-  }
-
-  /** An answer Python marked as a refusal of the payload counts as a failed call. */
-  private static <A> A accepted(String error, A answer) {
-    if (error != null) {
-      throw new IllegalArgumentException("Python refused the payload: " + error);
-    }
-    return answer;
-  }
-
   /** A configured time past Int32 would keep every policy server from registering: clamped. */
   static int int32(long ms) {
     return (int) Math.max(1, Math.min(ms, Integer.MAX_VALUE));
   }
 
-  // ------------------------------------------------- the masters' pages
-
   /** "ResourceManager" or "JobTracker": the master this shim runs in, as its pages name it. */
   public String master() {
     return kind == Messages.Kind.YARN ? "ResourceManager" : "JobTracker";
-  }
-
-  /** The link in one sentence for the master's scheduler page: who decides, since when the FIFO does. */
-  public String describe(Messages.ShimStatus st) {
-    String who = st.holder() == null ? "none registered"
-        : "pid " + st.holder().pid() + " on " + st.holder().host();
-    return "Python policy: " + who + (!st.inFallback() ? ", deciding."
-        : "; the " + master() + " schedules by its FIFO since "
-            + new java.text.SimpleDateFormat("yyyy-MM-dd HH:mm:ss").format(new java.util.Date(st.sinceMs()))
-            + " (" + st.reason() + ").");
-  }
-
-  /**
-   * The link's counts as both masters' scheduler pages show them, each with
-   * what it counts, so that an operator sees how they relate (PolicyLink):
-   * rows of {id, label, value, meaning}.
-   */
-  public List<String[]> counts(Messages.ShimStatus st) {
-    String beats = kind == Messages.Kind.YARN ? "NodeManager" : "TaskTracker";
-    String last = link.lastRefusal();
-    return List.of(
-        new String[] {"heartbeats", "Heartbeats", Long.toString(st.heartbeats()),
-            beats + " heartbeats since the " + master() + " started"},
-        new String[] {"fifo-heartbeats", "Scheduled by the FIFO", Long.toString(st.fallbackHeartbeats()),
-            "heartbeats the " + master() + "'s built-in FIFO scheduled: each one whose call to Python failed, "
-                + "and each while no policy server was registered or a new one was warming up"},
-        new String[] {"failures", "Failed calls to Python", Long.toString(st.failures()),
-            "calls of every kind (heartbeats, updates, placements, moves) that found no policy server, "
-                + "missed their deadline, broke or got an unusable answer; a failed heartbeat call sends its "
-                + "heartbeat(s) to the FIFO, a failed update or placement none, so the two counts differ"},
-        new String[] {"refused", "Answers refused", Long.toString(link.refusedAnswers()),
-            "answers refused whole for breaking the protocol's limits, each also a failed call"
-                + (last == null ? "" : " (last: " + last + ")")});
   }
 
   // ---------------------------------------------------------- the gateway
@@ -203,7 +128,6 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
    * master's update thread with a longer deadline; heartbeats use the FIFO
    * until then.
    */
-  @Override
   public Messages.Registered registerPolicy(PolicyServer policy, String json) {
     Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, kind, Messages.PROTOCOL,
         int32(link.getTimeoutMs()), int32(updateInterval), resourceTypes, preemption.getAsBoolean());
@@ -219,22 +143,19 @@ public final class ShimRuntime implements GatewayEntryPoint.Shim {
     return answer;
   }
 
-  @Override
+  /** The gateway's other calls: a clean exit, the link's status (a lease renewed), an operator's move or priority. */
   public boolean unregisterPolicy(String session) {
     return link.unregister(session);
   }
 
-  @Override
   public Messages.ShimStatus linkStatus(String session) {
     return link.status(session);
   }
 
-  @Override
   public Messages.MoveAnswer adminMove(String app, String queue) {
     return master.adminMove(app, queue);
   }
 
-  @Override
   public Messages.PriorityAnswer adminPriority(String app, int priority) {
     return master.adminPriority(app, priority);
   }

@@ -105,10 +105,7 @@ class OutgoingLimitsTest {
           new Messages.Register(Messages.PROTOCOL, 40001, "t".repeat(64), true,
               new Messages.ServerInfo(1, "host", "/a.xml", 0, "test", null)),
           new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 200, 500, List.of(), false));
-      assertNull(link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, json -> {
-        Messages.HeartbeatAnswer a = Wire.read(json, Messages.HeartbeatAnswer.class);
-        throw new IllegalArgumentException("Python refused the payload: " + a.error());
-      }, a -> { }));
+      assertNull(Turns.heartbeat(link));
       Messages.ShimStatus status = roundTrip(link.status(null), Messages.ShimStatus.class);
       assertEquals(Messages.TEXT_MAX, status.reason().length());
       link.fallbackHeartbeat();
@@ -117,8 +114,7 @@ class OutgoingLimitsTest {
           new Messages.Register(Messages.PROTOCOL, 40002, "t".repeat(64), true,
               new Messages.ServerInfo(2, "host", "/a.xml", 0, "test", null)),
           new Messages.ShimInfo("t", Messages.Kind.YARN, 1, 200, 500, List.of(), false));
-      link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
-          json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> { });
+      Turns.heartbeat(link);
       List<Messages.FallbackEpisode> episodes = link.episodesToReport();
       assertEquals(1, episodes.size());
       Messages.Payload payload = new Messages.Payload(false, 1, null, null, null, null, null, null,

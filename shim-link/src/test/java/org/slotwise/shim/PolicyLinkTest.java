@@ -92,14 +92,12 @@ class PolicyLinkTest {
   }
 
   private Messages.HeartbeatAnswer heartbeat() {
-    return link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
-        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> { });
+    return Turns.heartbeat(link);
   }
 
   /** A heartbeat the test expects answered: a deadline no slow machine misses. */
   private Messages.HeartbeatAnswer answered() {
-    return link.call("heartbeat", 30_000, () -> "{}", PolicyServer::heartbeat,
-        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> { });
+    return Turns.call(link, 30_000, "{}", Messages.HeartbeatAnswer.class, a -> { });
   }
 
   @Test
@@ -118,8 +116,8 @@ class PolicyLinkTest {
     register(policy(p -> "{\"assign\": [{\"app\": \"application_1_0001\", \"node\": \"h:1\","
         + " \"priority\": 1, \"locality\": \"off_switch\", \"engine_id\": \"e1\"}]}"));
     AtomicReference<Messages.HeartbeatAnswer> applied = new AtomicReference<>();
-    Messages.HeartbeatAnswer h = link.call("heartbeat", () -> "{}", PolicyServer::heartbeat,
-        json -> Wire.read(json, Messages.HeartbeatAnswer.class), applied::set);
+    Messages.HeartbeatAnswer h = Turns.call(link, TIMEOUT_MS, "{}", Messages.HeartbeatAnswer.class,
+        applied::set);
     assertEquals("e1", h.assign().get(0).engineId());
     assertEquals(h, applied.get());
     assertFalse(link.status(null).inFallback());
@@ -176,8 +174,7 @@ class PolicyLinkTest {
         + " \"container_1_0001_01_000002\", \"kill\": true}]}"));
     int resyncsBefore = resyncs.get();
     AtomicInteger applied = new AtomicInteger();
-    assertNull(link.call("heartbeat", 30_000, () -> "{}", PolicyServer::heartbeat,
-        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> applied.incrementAndGet()));
+    assertNull(Turns.call(link, 30_000, "{}", Messages.HeartbeatAnswer.class, a -> applied.incrementAndGet()));
     assertEquals(0, applied.get(), "nothing of it is carried out: not the good assignment, not the preemption");
     assertEquals(1, link.refusedAnswers());
     assertEquals(1, link.status(null).failures(), "a failed call: that heartbeat goes to the FIFO");
@@ -189,8 +186,7 @@ class PolicyLinkTest {
     assertTrue(link.hasPolicy(), "a bad answer is not a broken link");
 
     register(policy(p -> "{\"assign\": [" + good + "]}"));
-    assertNotNull(link.call("heartbeat", 30_000, () -> "{}", PolicyServer::heartbeat,
-        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> applied.incrementAndGet()));
+    assertNotNull(Turns.call(link, 30_000, "{}", Messages.HeartbeatAnswer.class, a -> applied.incrementAndGet()));
     assertEquals(1, applied.get());
     assertEquals(1, link.refusedAnswers());
   }
@@ -373,8 +369,7 @@ class PolicyLinkTest {
       return "{}";
     }));
     assertTrue(link.isCold());
-    assertNotNull(link.call("heartbeat", PolicyLink.WARMUP_MS, () -> "{}", PolicyServer::heartbeat,
-        json -> Wire.read(json, Messages.HeartbeatAnswer.class), a -> { }));
+    assertNotNull(Turns.call(link, PolicyLink.WARMUP_MS, "{}", Messages.HeartbeatAnswer.class, a -> { }));
     assertFalse(link.isCold());
   }
 

@@ -297,19 +297,19 @@ class SchemaLimitsTest {
 
   @Test
   void atMostMaxAssignPerNodeAssignmentsForOneNodeInOneAnswer() {
-    int max = ShimRuntime.MAX_ASSIGN_PER_NODE;
+    int max = PolicyLink.MAX_ASSIGN_PER_NODE;
     assertEquals(1024, max, "Python's engine.MAX_ASSIGN_PER_HEARTBEAT");
     StringBuilder many = new StringBuilder("{\"assign\": [");
     for (int i = 0; i < max; i++) {
       many.append(i == 0 ? "" : ",").append(assignment("h:1", "1"));
     }
     String atMax = many + "]}";
-    assertEquals(max, ShimRuntime.heartbeatAnswer(atMax).assign().size());
+    assertEquals(max, PolicyLink.read(atMax, Messages.HeartbeatAnswer.class).assign().size());
     String twoNodes = many + "," + assignment("h:2", "1") + "]}";
-    assertEquals(max + 1, ShimRuntime.heartbeatAnswer(twoNodes).assign().size());
+    assertEquals(max + 1, PolicyLink.read(twoNodes, Messages.HeartbeatAnswer.class).assign().size());
     String past = many + "," + assignment("h:1", "1") + "]}";
     Wire.BadMessage e = assertThrows(Wire.BadMessage.class,
-        () -> ShimRuntime.heartbeatAnswer(past));
+        () -> PolicyLink.read(past, Messages.HeartbeatAnswer.class));
     assertEquals("HeartbeatAnswer: $.assign: more than 1,024 assignments for node h:1 in one "
         + "answer (1,025 in all)", e.getMessage());
   }

@@ -3,6 +3,9 @@ package org.apache.hadoop.mapred;
 import java.io.IOException;
 import java.util.*;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -15,17 +18,19 @@ import org.slotwise.shim.FifoFallback;
 import org.slotwise.shim.Messages;
 import org.slotwise.shim.Wire;
 import org.slotwise.shim.PolicyLink;
-import org.slotwise.shim.PolicyServer;
 import org.slotwise.shim.ShimRuntime;
 
 /**
  * The MRv1 JobTracker's scheduler, with its policy in Python (docs/mrv1.md).
  *
  * <p>Each {@link #assignTasks} (a TaskTracker heartbeat, inside the
- * JobTracker's lock) is one call to Python with what changed since the last
- * call and the tracker's free slots; Python answers which jobs get a map or a
- * reduce there and at which locality level, and this carries it out with the
- * JobInProgress method of that level. Every {@code slotwise.update.interval-ms}
+ * JobTracker's lock) is one call to Python, top to bottom: it takes the line
+ * ({@link PolicyLink#turn}), builds the payload ({@link #payload}: what
+ * changed since the last call, from {@link Deltas}, and the tracker's free
+ * slots), sends it, and carries out the answer ({@link #carryOut}): which
+ * jobs get a map or a reduce there and at which locality level, each by the
+ * JobInProgress method of that level. Its deadline bounds the call and the
+ * carrying out; a slow heartbeat is logged with where its time went. Every {@code slotwise.update.interval-ms}
  * an update call brings preemptions (the tasks to kill) and the pool table.
  * When Python cannot answer within the deadline, a FIFO (priority, then
  * submit time) schedules the heartbeat.
@@ -45,6 +50,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   static final String EXPLICIT_POOL = "mapred.fairscheduler.pool";
   /** A tight deadline: assignTasks holds the JobTracker's lock. */
   public static final long DEFAULT_TIMEOUT_MS = 100;
+  /** Threads that initialise jobs at once (the Fair Scheduler's JobInitializer reads the same; 4). */
+  static final String INIT_THREADS = "mapred.jobinit.threads";
   /**
    * The request keys of a job's two asks (one key per ask, as the protocol
    * has it). Which kind of task an answer starts is its resource: a map slot
@@ -53,14 +60,20 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   static final int MAP_ASK = 0;
   static final int REDUCE_ASK = 1;
 
-  /** What the shim knows of a job: its pool and what Python last heard of its asks. */
+  /**
+   * What the shim knows of a job: its pool, and the two states that change
+   * its asks with no event (its tasks' launches and ends go to {@link
+   * Deltas} as they happen): whether it may run, and whether it schedules
+   * reduces, as Python last heard them.
+   */
   private static final class JobState {
     final JobInProgress job;
     String pool; // an operator's move changes it
     final String rejected; // why Python's place refused it; null: placed
-    String sent; // the request signature Python holds; null: must be sent
     boolean known; // sent to Python at least once
     boolean init; // its initialisation was asked for
+    boolean runnable; // as last sent
+    boolean reduces; // as last sent
 
     JobState(JobInProgress job, String pool, String rejected) {
       this.job = job;
@@ -77,7 +90,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private final Map<JobID, JobState> jobs = new LinkedHashMap<>(); // guarded by this
   private final Map<TaskAttemptID, Launch> live = new HashMap<>(); // guarded by this
   private final Map<String, Messages.Node> trackers = new HashMap<>(); // guarded by this
-  private java.util.concurrent.ExecutorService initializer;
+  private ExecutorService initializer;
+  private long lastSlowLogMs;
   private final Listener listener = new Listener();
   private ShimRuntime runtime;
   private PolicyLink link;
@@ -85,13 +99,14 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private Thread updater;
   private volatile boolean running;
   private final Object wake = new Object();
+  private boolean woken; // guarded by wake: an update is due now (a wake-up is never lost)
 
   // -------------------------------------------------------------- lifecycle
 
   @Override
   public synchronized void start() throws IOException {
     Configuration c = getConf();
-    initializer = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+    initializer = Executors.newFixedThreadPool(Math.max(1, c.getInt(INIT_THREADS, 4)), r -> {
       Thread t = new Thread(r, "slotwise-init");
       t.setDaemon(true);
       return t;
@@ -120,7 +135,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   public void terminate() throws IOException {
     Thread u;
     ShimRuntime rt;
-    java.util.concurrent.ExecutorService init;
+    ExecutorService init;
     synchronized (this) {
       running = false;
       u = updater;
@@ -140,16 +155,25 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     super.terminate();
   }
 
-  /** Only queues: the JobTracker may call these holding a job's lock. */
+  /**
+   * Only queues (the JobTracker may call these holding a job's lock), but for
+   * a new job's place call; a new job wakes the update thread, whose call
+   * carries it to Python and whose answer lets it be initialised at once.
+   */
   private final class Listener extends JobInProgressListener {
     @Override
     public void jobAdded(JobInProgress job) {
       String asked = poolOf(job);
-      Messages.PlaceAnswer a = link.call("place", () -> Wire.write(new Messages.PlaceRequest(
-          job.getJobID().toString(), job.getProfile().getUser(), asked, List.of(), priorityOf(job))),
-          PolicyServer::place, json -> Wire.read(json, Messages.PlaceAnswer.class), x -> { });
+      Messages.PlaceAnswer a = null;
+      try (PolicyLink.Turn turn = link.turn("place")) {
+        a = turn == null ? null : turn.send(Wire.write(new Messages.PlaceRequest(job.getJobID().toString(),
+            job.getProfile().getUser(), asked, List.of(), priorityOf(job))), Messages.PlaceAnswer.class);
+      }
       events.add(new Object[] {"add", job, a == null || a.queue() == null ? asked : pool(a.queue()),
           a == null ? null : a.reject()});
+      if (link.hasPolicy()) {
+        registered(); // without one, the next heartbeat initialises it (initJobs(null))
+      }
     }
 
     @Override
@@ -159,9 +183,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
 
     @Override
     public void jobUpdated(JobChangeEvent event) {
-      if (event.getJobInProgress().isComplete()) {
-        events.add(new Object[] {"remove", event.getJobInProgress(), null});
-      }
+      events.add(new Object[] {event.getJobInProgress().isComplete() ? "remove" : "update",
+          event.getJobInProgress(), null});
     }
   }
 
@@ -211,42 +234,86 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
 
   // ---------------------------------------------------------- the heartbeat
 
+  /**
+   * One TaskTracker heartbeat, top to bottom, inside the JobTracker's lock:
+   * the payload, the call and Python's assignments carried out, all within
+   * the deadline ({@code slotwise.policy.timeout-ms}, from entry); or, if the
+   * call fails, the FIFO. A heartbeat past its deadline is logged (once a
+   * minute at most) with where its time went.
+   */
   @Override
   public List<Task> assignTasks(TaskTracker tracker) throws IOException {
+    long entered = System.nanoTime();
+    long deadline = entered + TimeUnit.MILLISECONDS.toNanos(link.getTimeoutMs());
     TaskTrackerStatus st = tracker.getStatus();
-    int numTrackers = taskTrackerManager.getClusterStatus().getTaskTrackers();
-    int hosts = taskTrackerManager.getNumberOfUniqueHosts();
     Messages.Node node = nodeOf(st);
     link.heartbeat();
     List<Task> out = new ArrayList<>();
-    Messages.HeartbeatAnswer answer = link.call("heartbeat",
-        () -> payload(List.of(node), null,
-            List.of(new Messages.Beat(node.id(), new Messages.Resource(0, 0, 
-                st.getAvailableMapSlots(), st.getAvailableReduceSlots())))),
-        PolicyServer::heartbeat, SlotwiseTaskScheduler::heartbeatAnswer,
-        a -> carryOut(a, st, numTrackers, hosts, out));
+    long[] at = new long[4]; // line taken, payload built, answered, carried out
+    Messages.HeartbeatAnswer answer = null;
+    // A new policy warms up on the update thread, which holds the line up to PolicyLink.WARMUP_MS:
+    // the FIFO schedules meanwhile rather than wait for it inside the JobTracker's lock.
+    try (PolicyLink.Turn turn = link.hasPolicy() && link.isCold() ? null : link.turn("heartbeat")) {
+      at[0] = System.nanoTime();
+      if (turn != null) {
+        String payload = payload(List.of(node), null, List.of(new Messages.Beat(node.id(),
+            new Messages.Resource(0, 0, st.getAvailableMapSlots(), st.getAvailableReduceSlots()))));
+        at[1] = System.nanoTime();
+        answer = turn.send(payload, Messages.HeartbeatAnswer.class);
+        at[2] = System.nanoTime();
+        if (answer != null && answer.resync()) {
+          deltas.requireFull(); // the JobTracker's state whole next time; the FIFO takes this one
+          answer = null;
+        }
+        if (answer != null) {
+          carryOut(answer, st, out, deadline);
+        }
+        at[3] = System.nanoTime();
+      }
+    }
     if (answer == null) {
       link.fallbackHeartbeat();
       initJobs(null);
-      fifo(st, numTrackers, hosts, out);
+      fifo(st, out);
+    }
+    long done = System.nanoTime();
+    if (done > deadline) {
+      slow(entered, at, done, answer == null);
     }
     return out;
   }
 
-  /** ShimRuntime's check of a heartbeat answer; a resync the JobTracker has no use for refuses it too. */
-  static Messages.HeartbeatAnswer heartbeatAnswer(String json) {
-    Messages.HeartbeatAnswer a = ShimRuntime.heartbeatAnswer(json);
-    if (a.resync()) {
-      throw new IllegalArgumentException("Python asked for a full payload");
+  /** A heartbeat past its deadline: where the time went, once a minute at most. */
+  private void slow(long entered, long[] at, long done, boolean fifo) {
+    long now = System.currentTimeMillis();
+    synchronized (this) {
+      if (now - lastSlowLogMs < 60_000) {
+        return;
+      }
+      lastSlowLogMs = now;
     }
-    return a;
+    long line = at[0] - entered;
+    LOG.warn(String.format("Slotwise: assignTasks took %.1f ms, past its %d ms deadline, inside the "
+        + "JobTracker's lock: waiting for the line to Python %.1f ms, building the payload %.1f ms, "
+        + "the call %.1f ms, carrying out the answer %.1f ms%s (later ones are logged a minute on)",
+        (done - entered) / 1e6, link.getTimeoutMs(), line / 1e6,
+        at[1] == 0 ? 0 : (at[1] - at[0]) / 1e6, at[2] == 0 ? 0 : (at[2] - at[1]) / 1e6,
+        at[3] == 0 || at[2] == 0 ? 0 : (at[3] - at[2]) / 1e6,
+        fifo ? String.format(", the FIFO (the call failed: %s) %.1f ms", link.getLastFailure(),
+            (done - Math.max(at[0], at[3])) / 1e6) : ""));
   }
 
-  /** Python's assignments for this tracker, checked against its free slots, each by the level Python chose. */
-  private void carryOut(Messages.HeartbeatAnswer a, TaskTrackerStatus st, int numTrackers, int hosts,
-      List<Task> out) {
+  /**
+   * Python's assignments for this tracker, checked against its free slots,
+   * each by the level Python chose; past the deadline the rest go back to
+   * Python ({@code error}), as the heartbeat holds the JobTracker's lock.
+   */
+  private void carryOut(Messages.HeartbeatAnswer a, TaskTrackerStatus st, List<Task> out, long deadline) {
+    int numTrackers = taskTrackerManager.getClusterStatus().getTaskTrackers();
+    int hosts = taskTrackerManager.getNumberOfUniqueHosts();
     int freeMaps = st.getAvailableMapSlots();
     int freeReduces = st.getAvailableReduceSlots();
+    int late = 0;
     for (Messages.Assignment as : a.assign()) {
       JobState s;
       synchronized (this) {
@@ -258,6 +325,10 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
           : s == null || !runnable(s.job) ? Messages.Reason.NO_ATTEMPT
           : !as.node().equals(st.getTrackerName()) ? Messages.Reason.NO_NODE
           : (map ? freeMaps <= 0 : freeReduces <= 0) ? Messages.Reason.NO_ROOM : null;
+      if (refused == null && System.nanoTime() > deadline) {
+        refused = Messages.Reason.ERROR;
+        late++;
+      }
       try {
         if (refused == null) {
           t = !map ? s.job.obtainNewReduceTask(st, numTrackers, hosts) : switch (as.locality()) {
@@ -273,11 +344,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       }
       if (t == null) {
         deltas.rejected(as.engineId(), refused == null ? Messages.Reason.ERROR : refused);
-        if (s != null) {
-          synchronized (this) {
-            s.sent = null; // re-sent with the refusal: Python took the ask when it assigned
-          }
-        }
+        deltas.appChanged(as.app()); // re-sent with the refusal: Python took the ask when it assigned
         continue;
       }
       if (map) {
@@ -288,11 +355,16 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       launched(t, s.job, st.getTrackerName(), as.engineId());
       out.add(t);
     }
+    if (late > 0) {
+      LOG.info("Slotwise: " + late + " of Python's assignments for " + st.getTrackerName()
+          + " went back to it: the heartbeat was past its deadline");
+    }
   }
 
   /** The fallback: jobs by priority then submit time, maps then reduces, while slots are free. */
-  private void fifo(TaskTrackerStatus st, int numTrackers, int hosts, List<Task> out)
-      throws IOException {
+  private void fifo(TaskTrackerStatus st, List<Task> out) throws IOException {
+    int numTrackers = taskTrackerManager.getClusterStatus().getTaskTrackers();
+    int hosts = taskTrackerManager.getNumberOfUniqueHosts();
     List<FifoFallback.App<JobInProgress>> order = new ArrayList<>();
     synchronized (this) {
       drainEvents();
@@ -323,10 +395,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     boolean map = t.isMapTask();
     live.put(t.getTaskID(), new Launch(job.getJobID(), tracker, map));
     deltas.launched(container(t.getTaskID(), job.getJobID(), tracker, map, engineId));
-    JobState s = jobs.get(job.getJobID());
-    if (s != null) {
-      s.sent = null; // its pending counts changed
-    }
+    deltas.appChanged(job.getJobID().toString()); // its pending counts changed
   }
 
   private static Messages.Container container(TaskAttemptID id, JobID job, String tracker,
@@ -343,14 +412,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   /** How a job ended, by its run state (a job removed before it ended: UNDEFINED). */
   static Messages.FinalState finalState(JobInProgress job) {
     int run = job.getStatus().getRunState();
-    if (run == JobStatus.SUCCEEDED) {
-      return Messages.FinalState.SUCCEEDED;
-    } else if (run == JobStatus.FAILED) {
-      return Messages.FinalState.FAILED;
-    } else if (run == JobStatus.KILLED) {
-      return Messages.FinalState.KILLED;
-    }
-    return Messages.FinalState.UNDEFINED;
+    return run == JobStatus.SUCCEEDED ? Messages.FinalState.SUCCEEDED : run == JobStatus.FAILED
+        ? Messages.FinalState.FAILED : run == JobStatus.KILLED ? Messages.FinalState.KILLED : Messages.FinalState.UNDEFINED;
   }
 
   /** Hadoop's five priorities as the protocol's: NORMAL 0, each step up or down one. */
@@ -379,8 +442,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   // ----------------------------------------------------------- the payload
 
   /**
-   * What Python must hear: the queued job events, tasks that ended, jobs whose
-   * asks changed, the given trackers if new or changed; everything if a full
+   * What Python must hear ({@link Deltas}, as the ResourceManager's shim
+   * keeps it): the queued job events, tasks that ended, jobs whose asks
+   * changed, the given trackers if new or changed; everything if a full
    * payload is due. {@code liveTrackers}, when given (the update thread),
    * removes trackers the JobTracker no longer lists.
    */
@@ -388,18 +452,12 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       List<Messages.Beat> beats) {
     drainEvents();
     sweepFinished(beats == null ? null : beats.get(0).node());
-    for (Messages.Node n : seen) {
-      if (!n.equals(trackers.put(n.id(), n))) {
-        deltas.nodeChanged(n);
-      }
-    }
+    List<Messages.Node> nodes = new ArrayList<>(seen);
     if (liveTrackers != null) {
       Set<String> ids = new HashSet<>();
       for (Messages.Node n : liveTrackers) {
         ids.add(n.id());
-        if (!n.equals(trackers.put(n.id(), n))) {
-          deltas.nodeChanged(n);
-        }
+        nodes.add(n);
       }
       for (Iterator<String> it = trackers.keySet().iterator(); it.hasNext();) {
         String id = it.next();
@@ -409,31 +467,36 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         }
       }
     }
-    boolean full = deltas.isFullNeeded();
+    for (Messages.Node n : nodes) {
+      if (!n.equals(trackers.put(n.id(), n))) {
+        deltas.nodeChanged(n);
+      }
+    }
+    for (JobState s : jobs.values()) { // no event says a job may now run, or now schedules reduces
+      boolean r = runnable(s.job);
+      boolean reduces = r && s.job.scheduleReduces();
+      if (r != s.runnable || reduces != s.reduces) {
+        deltas.appChanged(s.job.getJobID().toString());
+      }
+    }
     Deltas.Taken t = deltas.take();
     List<Messages.App> apps = new ArrayList<>();
+    Set<String> changed = new HashSet<>(t.appsChanged());
     for (JobState s : jobs.values()) {
-      String sig = signature(s.job);
-      if (s.rejected == null && (full || !sig.equals(s.sent))) {
+      if (s.rejected == null && (t.full() || changed.contains(s.job.getJobID().toString()))) {
         apps.add(app(s));
-        s.sent = sig;
-        s.known = true;
       }
     }
     List<Messages.Container> launched = t.launched();
-    if (full) {
+    if (t.full()) {
       launched = new ArrayList<>();
       for (Map.Entry<TaskAttemptID, Launch> e : live.entrySet()) {
         Launch l = e.getValue();
         launched.add(container(e.getKey(), l.job(), l.tracker(), l.map(), null));
       }
     }
-    Messages.Payload p = new Messages.Payload(full, System.currentTimeMillis(),
-        full ? new ArrayList<>(trackers.values()) : t.nodes(), full ? null : t.nodesRemoved(),
-        apps, full ? null : t.appsRemoved(), launched, full ? null : t.rejected(),
-        full ? null : t.finished(), beats, link.episodesToReport(), null,
-        full ? null : t.appsFinished());
-    return Wire.write(p);
+    return Wire.write(t.payload(t.full() ? new ArrayList<>(trackers.values()) : t.nodes(), apps, launched,
+        beats, link.episodesToReport(), null));
   }
 
   /** Job events from the listeners, in order (under this). */
@@ -441,7 +504,15 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     for (Object[] e; (e = events.poll()) != null;) {
       JobInProgress job = (JobInProgress) e[1];
       if (e[0].equals("add")) {
-        jobs.put(job.getJobID(), new JobState(job, (String) e[2], (String) e[3]));
+        JobState s = new JobState(job, (String) e[2], (String) e[3]);
+        jobs.put(job.getJobID(), s);
+        if (s.rejected == null) {
+          deltas.appChanged(job.getJobID().toString());
+        }
+      } else if (e[0].equals("update")) {
+        if (jobs.containsKey(job.getJobID())) {
+          deltas.appChanged(job.getJobID().toString()); // its priority or run state
+        }
       } else if (jobs.remove(job.getJobID()) != null) {
         deltas.appRemoved(job.getJobID().toString(), finalState(job));
         live.values().removeIf(l -> l.job().equals(job.getJobID()));
@@ -465,9 +536,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       if (!active || (ts != null && !occupiesSlot(ts.getRunState()))) {
         it.remove();
         deltas.finished(e.getKey().toString());
-        if (s != null) {
-          s.sent = null;
-        }
+        deltas.appChanged(l.job().toString());
       }
     }
   }
@@ -479,17 +548,14 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     };
   }
 
-  private static String signature(JobInProgress job) {
-    boolean r = runnable(job);
-    return priorityOf(job) + "/" + (r ? job.pendingMaps() : 0) + "/"
-        + (r && job.scheduleReduces() ? job.pendingReduces() : 0);
-  }
-
   /** A job as the protocol's App: a map request (with its splits' hosts and racks) and a reduce one. */
   private Messages.App app(JobState s) {
     JobInProgress job = s.job;
     List<Messages.Request> requests = new ArrayList<>();
-    if (runnable(job)) {
+    s.known = true;
+    s.runnable = runnable(job);
+    s.reduces = s.runnable && job.scheduleReduces();
+    if (s.runnable) {
       int maps = job.pendingMaps();
       if (maps > 0) {
         Map<String, Integer> hosts = new HashMap<>();
@@ -507,7 +573,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         requests.add(new Messages.Request(MAP_ASK, new Messages.Resource(0, 0, 1, 0), maps,
             hosts.isEmpty() ? null : hosts, racks.isEmpty() ? null : racks, true, null));
       }
-      int reduces = job.scheduleReduces() ? job.pendingReduces() : 0;
+      int reduces = s.reduces ? job.pendingReduces() : 0;
       if (reduces > 0) {
         requests.add(new Messages.Request(REDUCE_ASK, new Messages.Resource(0, 0, 0, 1), reduces, null, null,
             true, null));
@@ -524,7 +590,10 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     while (running) {
       try {
         synchronized (wake) {
-          wake.wait(updateInterval);
+          if (!woken) {
+            wake.wait(updateInterval);
+          }
+          woken = false;
         }
         update();
       } catch (InterruptedException e) {
@@ -542,13 +611,16 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       nodes.add(nodeOf(st));
     }
     long deadline = link.isCold() ? PolicyLink.WARMUP_MS : link.getTimeoutMs();
-    Messages.UpdateAnswer a = link.call("update", deadline, () -> payload(List.of(), nodes, null),
-        PolicyServer::update, ShimRuntime::updateAnswer, u -> {
-          if (u.resync()) {
-            deltas.requireFull();
-          }
-          initJobs(new HashSet<>(u.waiting()));
-        });
+    Messages.UpdateAnswer a = null;
+    try (PolicyLink.Turn turn = link.turn("update", deadline)) {
+      a = turn == null ? null : turn.send(payload(List.of(), nodes, null), Messages.UpdateAnswer.class);
+      if (a != null) {
+        if (a.resync()) {
+          deltas.requireFull();
+        }
+        initJobs(new HashSet<>(a.waiting()));
+      }
+    }
     if (a == null && !link.hasPolicy()) {
       initJobs(null);
     }
@@ -623,6 +695,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   @Override
   public void registered() {
     synchronized (wake) {
+      woken = true;
       wake.notifyAll();
     }
   }
@@ -640,16 +713,17 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     if (s == null) {
       return new Messages.MoveAnswer(null, "the JobTracker has no running job " + app);
     }
-    Messages.MoveAnswer a = link.call("move", () -> Wire.write(new Messages.MoveRequest(app, queue)),
-        PolicyServer::move, json -> Wire.read(json, Messages.MoveAnswer.class), m -> {
-          if (m.queue() != null) {
-            synchronized (this) {
-              s.pool = pool(m.queue());
-              s.sent = null;
-            }
-            LOG.info("Slotwise: " + app + " moved to " + m.queue() + " by an operator");
-          }
-        });
+    Messages.MoveAnswer a;
+    try (PolicyLink.Turn turn = link.turn("move")) {
+      a = turn == null ? null : turn.send(Wire.write(new Messages.MoveRequest(app, queue)), Messages.MoveAnswer.class);
+      if (a != null && a.queue() != null) {
+        synchronized (this) {
+          s.pool = pool(a.queue());
+          deltas.appChanged(app);
+        }
+        LOG.info("Slotwise: " + app + " moved to " + a.queue() + " by an operator");
+      }
+    }
     return a != null ? a
         : new Messages.MoveAnswer(null, "the Slotwise policy did not answer (" + link.getLastFailure() + ")");
   }
@@ -674,6 +748,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     } catch (IOException e) {
       return new Messages.PriorityAnswer(null, "the JobTracker refused: " + e.getMessage());
     }
+    deltas.appChanged(app); // as the JobTracker's PRIORITY_CHANGED event would say
     return new Messages.PriorityAnswer(priorityOf(s.job), null);
   }
 
@@ -685,10 +760,5 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     } catch (IllegalArgumentException e) {
       return null;
     }
-  }
-
-  /** The link as the /scheduler page shows it. */
-  Messages.ShimStatus status() {
-    return link.status(null);
   }
 }

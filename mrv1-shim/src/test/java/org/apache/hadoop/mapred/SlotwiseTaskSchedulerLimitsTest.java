@@ -21,9 +21,9 @@ import org.slotwise.shim.PolicyServer;
 /**
  * The MRv1 shim's side of the limits (it binds with the same Messages and
  * Schema, compiled from shim-link into its jar): a heartbeat or update answer
- * outside the schema's limits goes through the parse functions
- * {@link SlotwiseTaskScheduler} hands to {@link PolicyLink#call}, so none of
- * it is carried out (no task obtained, no task killed; the FIFO schedules the
+ * outside the schema's limits comes back from {@link PolicyLink.Turn#send}
+ * refused ({@link PolicyLink#read}), as {@link SlotwiseTaskScheduler} receives
+ * it, so none of it is carried out (no task obtained, no task killed; the FIFO schedules the
  * tracker) and it is counted, as the /scheduler page shows. The schema comes
  * from the jar's copy of schema.json, as in the JobTracker.
  */
@@ -44,8 +44,15 @@ class SlotwiseTaskSchedulerLimitsTest {
         new Messages.ShimInfo("t", Messages.Kind.MRV1, 1, 500, 500, List.of("map_slots", "reduce_slots"), false));
   }
 
-  private <A> A call(Function<String, A> parse, List<A> applied) {
-    return link.call("heartbeat", () -> "{}", PolicyServer::heartbeat, parse, applied::add);
+  /** One call as the scheduler makes it: the answer checked whole, then carried out. */
+  private <A> A call(Class<A> type, List<A> applied) {
+    try (PolicyLink.Turn turn = link.turn("heartbeat")) {
+      A a = turn == null ? null : turn.send("{}", type);
+      if (a != null) {
+        applied.add(a);
+      }
+      return a;
+    }
   }
 
   private static String assign(String tracker, String priority) {
@@ -58,7 +65,7 @@ class SlotwiseTaskSchedulerLimitsTest {
     List<Messages.HeartbeatAnswer> applied = new ArrayList<>();
     String tracker = "tracker_h1:localhost/127.0.0.1:4000";
     answer("{\"assign\": [" + assign(tracker, "0") + ", " + assign(tracker, "-2147483649") + "]}");
-    assertNull(call(SlotwiseTaskScheduler::heartbeatAnswer, applied));
+    assertNull(call(Messages.HeartbeatAnswer.class, applied));
     assertTrue(applied.isEmpty(), "no task obtained for either assignment");
     assertEquals(1, link.refusedAnswers());
     assertEquals("HeartbeatAnswer: $.assign[1].priority: -2147483649 is below the minimum "
@@ -66,16 +73,16 @@ class SlotwiseTaskSchedulerLimitsTest {
     assertEquals(1, link.status(null).failures());
 
     StringBuilder many = new StringBuilder();
-    for (int i = 0; i <= ShimRuntime.MAX_ASSIGN_PER_NODE; i++) {
+    for (int i = 0; i <= PolicyLink.MAX_ASSIGN_PER_NODE; i++) {
       many.append(i == 0 ? "" : ",").append(assign(tracker, "0"));
     }
     answer("{\"assign\": [" + many + "]}");
-    assertNull(call(SlotwiseTaskScheduler::heartbeatAnswer, applied));
+    assertNull(call(Messages.HeartbeatAnswer.class, applied));
     assertTrue(applied.isEmpty());
     assertEquals(2, link.refusedAnswers());
 
     answer("{\"assign\": [" + assign(tracker, "0") + "]}");
-    assertNotNull(call(SlotwiseTaskScheduler::heartbeatAnswer, applied));
+    assertNotNull(call(Messages.HeartbeatAnswer.class, applied));
     assertEquals(1, applied.size());
   }
 
@@ -85,7 +92,7 @@ class SlotwiseTaskSchedulerLimitsTest {
     answer("{\"preempt\": [{\"container\": \"attempt_202401010000_0001_m_000001_0\", \"kill\": true}],"
         + " \"queues\": [{\"name\": \"production\", \"weight\": -1, \"min\": {}, \"fair\": {},"
         + " \"steady\": {}, \"usage\": {}, \"demand\": {}, \"running_apps\": 0, \"apps\": 0}]}");
-    assertNull(call(ShimRuntime::updateAnswer, applied));
+    assertNull(call(Messages.UpdateAnswer.class, applied));
     assertTrue(applied.isEmpty(), "the preemption is not carried out either");
     assertEquals(1, link.refusedAnswers());
     assertTrue(link.lastRefusal().startsWith("UpdateAnswer: $.queues[0].weight: -1 is below"),

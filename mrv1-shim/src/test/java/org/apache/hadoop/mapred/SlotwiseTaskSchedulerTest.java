@@ -80,9 +80,11 @@ class SlotwiseTaskSchedulerTest {
     scheduler.terminate();
   }
 
-  private void register() {
+  /** A policy registered and warm: its first call (the update it wakes) answered; heartbeats use the FIFO until then. */
+  private void register() throws InterruptedException {
     scheduler.runtime().registerPolicy(python, Wire.write(new Messages.Register(Messages.PROTOCOL, 40004,
         "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test", null))));
+    waitFor("the warm-up update", () -> !scheduler.runtime().link().isCold());
   }
 
   private static String assign(FakeJob job, String locality, boolean map, String engineId) {
@@ -199,7 +201,9 @@ class SlotwiseTaskSchedulerTest {
     manager.remove(lost);
     manager.remove(gone); // retired while it still ran: how it ended is not known
     scheduler.update();
-    JsonNode p = python.last("update");
+    // This update, or one the new jobs woke the update thread for, carries them.
+    JsonNode p = python.calls("update").stream().filter(u -> u.has("apps_removed")).reduce((a, b) -> b)
+        .orElseThrow();
     assertEquals(List.of(won.getJobID().toString(), lost.getJobID().toString(), gone.getJobID().toString()),
         JSON.convertValue(p.get("apps_removed"), List.class));
     assertEquals("[{\"id\":\"" + won.getJobID() + "\",\"final_state\":\"SUCCEEDED\"},"
@@ -236,6 +240,53 @@ class SlotwiseTaskSchedulerTest {
     python.update = p -> "{}";
     scheduler.update();
     waitFor("the second job's initialisation", () -> manager.inited.contains(second));
+  }
+
+  /**
+   * Issue 39: a heartbeat inside the JobTracker's lock waited up to the
+   * deadline for the line a new policy's warm-up update holds (up to
+   * PolicyLink.WARMUP_MS), then went to the FIFO anyway: now it goes to the
+   * FIFO at once, as the ResourceManager's shim does.
+   */
+  @Test
+  void whileANewPolicyWarmsUpAHeartbeatGoesToTheFifoWithoutWaitingForTheLine() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    python.update = p -> {
+      try {
+        release.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return "{}";
+    };
+    scheduler.runtime().registerPolicy(python, Wire.write(new Messages.Register(Messages.PROTOCOL, 40004,
+        "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test", null))));
+    try {
+      waitFor("the warm-up update to reach Python", () -> !python.calls("update").isEmpty());
+      long start = System.nanoTime();
+      beat(1, 0);
+      long ms = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(ms < 1000, "the heartbeat took " + ms + " ms");
+      assertEquals(1, scheduler.runtime().linkStatus(null).fallbackHeartbeats());
+      assertTrue(python.calls("heartbeat").isEmpty());
+    } finally {
+      release.countDown();
+    }
+  }
+
+  /**
+   * Issue 39: jobs were initialised one at a time from the 500 ms update
+   * thread, so a tracker's first heartbeat gave all its slots to whichever
+   * job was ready first. A new job now wakes the update thread, whose answer
+   * lets it be initialised at once (here the periodic update is an hour away).
+   */
+  @Test
+  void newJobsAreInitialisedAtOnceWhenPythonLetsThemRun() throws Exception {
+    register();
+    python.update = p -> "{}";
+    FakeJob ann = manager.add(new FakeJob(1, conf("ann"), 2, 0, false));
+    FakeJob bob = manager.add(new FakeJob(2, conf("bob"), 2, 0, false));
+    waitFor("both jobs' initialisation", () -> manager.inited.containsAll(List.of(ann, bob)));
   }
 
   @Test

@@ -1,0 +1,141 @@
+package org.slotwise.shim;
+
+import static org.apache.hadoop.http.HtmlQuoting.quoteHtmlChars;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.text.SimpleDateFormat;
+import java.util.Date;
+
+/**
+ * The masters' scheduler views, forwarded to {@code slotwise serve}, which
+ * draws them from its own tree (python/slotwise/web/jobtracker.py and
+ * rm_scheduler.py): no view is drawn in Java but the link's own part (who
+ * decides, the link's counts), which must show when serve is gone. Each call
+ * is bounded (1 s to connect, 2 s for a view, 10 s for an action, 16 MiB
+ * read), made on the web server's thread, never under the master's lock;
+ * an admin token goes only as a Bearer header and is never kept, echoed or
+ * logged.
+ */
+public final class ServeWeb {
+  /** The most of serve's answer read for one view (about 400 bytes a job). */
+  public static final int MAX_BODY = 16 << 20;
+  private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(java.time.Duration.ofSeconds(1)).build(); // serve speaks HTTP/1.1: no h2c upgrade
+
+  private ServeWeb() {
+  }
+
+  /** serve's answer: its status and body, or (body null) why there is none, in words. */
+  public record Answer(int status, String body, String why) {}
+
+  /** serve's web address as the master reaches it, from its registration; null with none registered. */
+  public static String address(ShimRuntime rt) {
+    Messages.ShimStatus st = rt.linkStatus(null);
+    String web = st.holder() == null ? null : st.holder().web();
+    return web == null || !web.startsWith("http://") ? null : web.replaceAll("/+$", "");
+  }
+
+  /**
+   * GETs serve's {@code path} ({@code form} null) or POSTs the JSON form to
+   * it with the token as Bearer; {@code type}: the content type a usable
+   * answer has (a view of another type is an older serve's). {@code accept}
+   * is passed on when given.
+   */
+  public static Answer call(ShimRuntime rt, String path, String accept, String form, String token, String type) {
+    String nothing = form == null ? "." : "; nothing was changed.";
+    String web = address(rt);
+    if (web == null) {
+      return new Answer(form == null ? 200 : 503, null, "No policy server is registered: this view's queues, "
+          + "shares and actions are slotwise serve's" + nothing);
+    }
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(web + path));
+    try {
+      if (accept != null) {
+        b.header("Accept", accept);
+      }
+      if (form != null) {
+        b.timeout(java.time.Duration.ofSeconds(10)).header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(form));
+        if (token != null && !token.isBlank()) {
+          b.header("Authorization", "Bearer " + token.trim());
+        }
+      } else {
+        b.timeout(java.time.Duration.ofSeconds(2));
+      }
+      HttpResponse<InputStream> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+      byte[] body;
+      try (InputStream in = r.body()) {
+        body = in.readNBytes(MAX_BODY + 1);
+      }
+      boolean typed = r.headers().firstValue("Content-Type").orElse("").startsWith(type);
+      if (!typed || body.length > MAX_BODY) {
+        return new Answer(502, null, "slotwise serve at " + web + " answered " + r.statusCode() + (typed
+            ? " with more than " + (MAX_BODY >> 20) + " MiB" : " with no " + type + ": is it an older build?")
+            + nothing);
+      }
+      return new Answer(r.statusCode(), new String(body, StandardCharsets.UTF_8), null);
+    } catch (IllegalArgumentException e) { // a token with a line break, say: not echoed
+      return new Answer(400, null, "An admin token is one line of printable characters" + nothing);
+    } catch (IOException e) {
+      return new Answer(form == null ? 200 : 504, null, "slotwise serve at " + web + " did not answer (" + e
+          + (form == null ? ")." : "): if it got the form, reload this page to see whether it took effect."));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new Answer(503, null, "Interrupted" + nothing);
+    }
+  }
+
+  /**
+   * The link's part of a master's scheduler page, in HTML: who decides (and
+   * since when the master's FIFO does, and why), serve's console, and the
+   * link's counts, each with what it counts, so an operator sees how they
+   * relate (PolicyLink).
+   */
+  public static String linkHtml(ShimRuntime rt) {
+    Messages.ShimStatus st = rt.linkStatus(null);
+    String master = rt.master();
+    String who = st.holder() == null ? "none registered" : "pid " + st.holder().pid() + " on " + st.holder().host();
+    String web = address(rt);
+    StringBuilder out = new StringBuilder("<p id=\"link\">").append(quoteHtmlChars("Python policy: " + who
+        + (!st.inFallback() ? ", deciding." : "; the " + master + " schedules by its FIFO since "
+            + new SimpleDateFormat("yyyy-MM-dd HH:mm:ss").format(new Date(st.sinceMs())) + " (" + st.reason()
+            + ").")));
+    if (web != null) {
+      out.append(" Its console: <a href=\"").append(quoteHtmlChars(web)).append("/\">")
+          .append(quoteHtmlChars(web)).append("</a>.");
+    }
+    out.append("</p>\n<table border=\"1\" id=\"counts\">\n");
+    String beats = master.equals("JobTracker") ? "TaskTracker" : "NodeManager";
+    String last = rt.link().lastRefusal();
+    String[][] rows = {
+        {"heartbeats", "Heartbeats", Long.toString(st.heartbeats()),
+            beats + " heartbeats since the " + master + " started"},
+        {"fifo-heartbeats", "Scheduled by the FIFO", Long.toString(st.fallbackHeartbeats()),
+            "heartbeats the " + master + "'s built-in FIFO scheduled: each one whose call to Python failed, "
+                + "and each while no policy server was registered or a new one was warming up"},
+        {"failures", "Failed calls to Python", Long.toString(st.failures()),
+            "calls of every kind (heartbeats, updates, placements, moves) that found no policy server, "
+                + "missed their deadline, broke or got an unusable answer; a failed heartbeat call sends its "
+                + "heartbeat(s) to the FIFO, a failed update or placement none, so the two counts differ"},
+        {"refused", "Answers refused", Long.toString(rt.link().refusedAnswers()),
+            "answers refused whole for breaking the protocol's limits, each also a failed call"
+                + (last == null ? "" : " (last: " + last + ")")}};
+    for (String[] c : rows) {
+      out.append("<tr><th>").append(c[1]).append("</th><td id=\"").append(c[0]).append("\">").append(c[2])
+          .append("</td><td>").append(quoteHtmlChars(c[3])).append("</td></tr>\n");
+    }
+    return out.append("</table>").toString();
+  }
+
+  /** What a view shows of serve's answer: its page, or why there is none. */
+  public static String body(Answer a) {
+    return a.body() != null ? a.body()
+        : "<p id=\"outcome\" class=\"refused\"><b>" + quoteHtmlChars(a.why()) + "</b></p>";
+  }
+}
