@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from slotwise.admin import AdminToken, SchedulerService
-from slotwise.bridge.server import start_http
+from slotwise.serve import start_http
 from slotwise.config.watcher import ConfigStatus
 from slotwise.web.app import create_app
 from test_core import call, make_core
