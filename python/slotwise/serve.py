@@ -6,7 +6,6 @@ the link to the master (``bridge.server``, which keeps only the Py4J end).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import logging
 import os
@@ -230,11 +229,8 @@ def serve_main(args) -> int:
                 log.info("serving %s (%s format, %d queues); web UI and API on http://%s:%d/ (admin token in %s); "
                          "gateway file %s", args.allocations, config.format, sum(1 for _ in config.root.walk()) - 1,
                          host, port, args.admin_token_file, info_file)
-        frozen_at = None
         while not stopped.wait(0.5):
-            if frozen_at is None or time.monotonic() - frozen_at >= FREEZE_EVERY:
-                keep_collector_off_the_state()
-                frozen_at = time.monotonic()
+            pass
         link.join(15)
     finally:
         if http is not None:  # let go of the web port before exiting: a server taking over waits for it
@@ -251,23 +247,6 @@ def serve_main(args) -> int:
     if "crashed" in outcome:
         raise outcome["crashed"]
     return 0
-
-
-#: Seconds between two moves of what serve holds out of the collector's way.
-FREEZE_EVERY = 60.0
-
-
-def keep_collector_off_the_state() -> None:
-    """Move every object alive now (the engine's queues, apps, containers,
-    the parsed file, the modules) to the collector's permanent generation,
-    so a full collection does not walk them under a heartbeat: its pauses
-    grow with the state, not with the garbage (docs/benchmarks.md). What
-    serve makes and drops between two calls is still collected, and what
-    it lets go of, refcounting frees, frozen or not (an app, a container, a
-    pruned queue is in no cycle once it has left); only a dry run's copy
-    alive at the very moment of a freeze would outlive its request."""
-    gc.collect()
-    gc.freeze()
 
 
 def local_url(host: str, port: int) -> str:
