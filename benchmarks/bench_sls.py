@@ -222,6 +222,7 @@ def run_one(d: Path, classpath: list[str], scheduler: str, limit: float, heap: s
     res["wall_s"] = round(wall, 1)
     res["python_cpu_s"] = round(python_cpu, 1) if serve is not None else None
     res["fifo_heartbeats"], res["fifo_episodes"] = fallbacks(d / "events.jsonl") if serve is not None else (None, None)
+    res["fifo"] = fifo_detail(d / "events.jsonl") if serve is not None else None
     res["jct"] = job_times(out)
     res["shares"] = queue_shares(out)
     return res
@@ -229,16 +230,39 @@ def run_one(d: Path, classpath: list[str], scheduler: str, limit: float, heap: s
 
 def fallbacks(events: Path) -> tuple[int, int]:
     """Heartbeats the shim's FIFO scheduled while Python was away or late,
-    and the episodes, from serve's event log."""
-    count = episodes = 0
+    and the episodes, from serve's event log (``fifo_detail`` says more)."""
+    d = fifo_detail(events)
+    return d["heartbeats"], d["episodes"]
+
+
+def fifo_detail(events: Path) -> dict:
+    """serve's ``fallback`` records, each episode once: the shim reports an
+    ended episode in the next payload and again in the one after if it
+    counted the first call failed (it timed out in Java while Python, which
+    had it already, logged it), so one episode can be logged twice with the
+    same start, end and count. ``episodes`` counts every episode, those in
+    which no heartbeat went to the FIFO (a late update call) included;
+    ``with_heartbeats`` only those that handed it heartbeats; ``repeated``
+    the records dropped as repeats."""
+    seen: set[tuple] = set()
+    heartbeats = with_heartbeats = repeated = 0
     if events.is_file():
         for line in events.read_text().splitlines():
-            if '"fallback"' in line:
-                e = json.loads(line)
-                if e.get("event") == "fallback":
-                    episodes += 1
-                    count += int(e.get("count", 0))
-    return count, episodes
+            if '"fallback"' not in line:
+                continue
+            e = json.loads(line)
+            if e.get("event") != "fallback":
+                continue
+            key = (e.get("started"), e.get("ended"), e.get("count"), e.get("reason"))
+            if key in seen:
+                repeated += 1
+                continue
+            seen.add(key)
+            n = int(e.get("count", 0))
+            heartbeats += n
+            with_heartbeats += n > 0
+    return {"heartbeats": heartbeats, "episodes": len(seen), "with_heartbeats": with_heartbeats,
+            "repeated": repeated}
 
 
 def job_times(out: Path) -> dict:
@@ -353,6 +377,11 @@ def print_table(rows) -> None:
                 print(f"{'':>6} {name}: {r['calls']} heartbeat calls to Python ({per}), round trip median "
                       f"{r['call_ms']['median']:.3f} ms, p99 {r['call_ms']['p99']:.3f} ms; payload built in "
                       f"{r['build_ms']['median']:.3f} ms median")
+            if r.get("fifo"):
+                x = r["fifo"]
+                print(f"{'':>6} {name}: the FIFO scheduled {x['heartbeats']} heartbeat(s) in {x['with_heartbeats']} "
+                      f"episode(s); {x['episodes']} episode(s) in all (a late update call opens one with none), "
+                      f"{x['repeated']} repeated report(s) not counted")
 
 
 def row_text(n: int, name: str, r: dict) -> str:
