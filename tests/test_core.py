@@ -214,6 +214,18 @@ def test_fallback_episodes_are_logged_with_cause_and_length(core, caplog):
                              "(update: no answer within 100 ms)")]
 
 
+def test_a_fallback_episode_sent_again_is_counted_once(core):
+    """The shim sends an episode again when the call that carried it timed
+    out after Python had read it: one episode, one record, one count."""
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.dev", n=0)])
+    ep = {"reason": "update: no answer within 1000 ms", "started_ms": 7000, "ended_ms": 9000, "heartbeats": 4}
+    call(core, "heartbeat", node="n1:1", fallbacks=[ep])
+    call(core, "heartbeat", node="n1:1", fallbacks=[ep])
+    call(core, "heartbeat", node="n1:1", fallbacks=[{**ep, "started_ms": 9500, "ended_ms": 9600}])
+    assert [f["started"] for f in events(core, "fallback")] == [7.0, 9.5]
+    assert core.counters["fallback_episodes"] == 2 and core.counters["fallback_heartbeats"] == 8
+
+
 def test_place_and_reject(core):
     place = lambda q: json.loads(core.place(json.dumps({"app": "x", "user": "ann", "queue": q, "priority": 0})))
     assert place("prod") == {"queue": "root.prod"}

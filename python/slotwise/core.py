@@ -151,6 +151,7 @@ class PolicyCore:
         self._table = TableDiff()
         self._resynced = False  # a full payload since the last update answer: the shim starts afresh
         self.counters = collections.Counter()  # calls, resyncs, rejected messages, divergences, recoveries
+        self._episodes_seen: collections.deque = collections.deque(maxlen=64)  # the last fallback episodes counted
         self.refusals = collections.Counter()  # the shim's refused assignments, by reason
         #: The read side (slotwise.views) and an operator's actions (slotwise.actions).
         self.views = StateViews(self)
@@ -515,6 +516,13 @@ class PolicyCore:
             self.stats.on_refusal(r.reason)
 
     def _fallback_episode(self, ep) -> None:
+        """An episode the master scheduled without Python, once: a call that
+        carried it and timed out in the shim after Python had read it is
+        sent again with the next payload (bench_sls counted such twice)."""
+        key = (ep.started_ms, ep.ended_ms, ep.reason, ep.heartbeats)
+        if key in self._episodes_seen:
+            return
+        self._episodes_seen.append(key)
         seconds = self.recorder.fallback(ep, "JobTracker" if self.kind == "mrv1" else "ResourceManager")
         self.counters["fallback_episodes"] += 1
         self.counters["fallback_heartbeats"] += ep.heartbeats
