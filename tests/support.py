@@ -155,3 +155,30 @@ def read_hadoop_xml(path) -> dict[str, str]:
         if name is not None:
             props[name] = prop.findtext("value") or ""
     return props
+
+
+def scheduler_queues(answer: dict) -> dict[str, dict]:
+    """Every queue of a FairScheduler-shaped /ws/v1/cluster/scheduler answer, by name."""
+    out = {}
+
+    def walk(q):
+        out[q["queueName"]] = q
+        for child in (q.get("childQueues") or {}).get("queue", []):
+            walk(child)
+
+    walk(answer["scheduler"]["schedulerInfo"]["rootQueue"])
+    return out
+
+
+def key_paths(node, prefix: str = "") -> set[str]:
+    """A queue's keys, nested ones (resources) as paths; its children's left out."""
+    out = set()
+    if isinstance(node, list):
+        for item in node:
+            out |= key_paths(item, prefix + "[].")
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            out.add(prefix + key)
+            if key != "childQueues":
+                out |= key_paths(value, prefix + key + ".")
+    return out

@@ -19,6 +19,7 @@ from slotwise.admin import AdminToken, SchedulerService
 from slotwise.serve import start_http
 from slotwise.config.watcher import ConfigStatus
 from slotwise.web.app import create_app
+from support import key_paths, scheduler_queues
 from test_core import call, make_core
 from wiretools import app, container, node, req
 from webtools import TOKEN, free_port
@@ -51,32 +52,6 @@ def rm():
     server.should_exit = True
 
 
-def queues(answer: dict) -> dict[str, dict]:
-    out = {}
-
-    def walk(q):
-        out[q["queueName"]] = q
-        for child in (q.get("childQueues") or {}).get("queue", []):
-            walk(child)
-
-    walk(answer["scheduler"]["schedulerInfo"]["rootQueue"])
-    return out
-
-
-def keys(node, prefix: str = "") -> set[str]:
-    """A queue's key paths, nested ones (resources) in, its children's out."""
-    out = set()
-    if isinstance(node, list):
-        for item in node:
-            out |= keys(item, prefix + "[].")
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            out.add(prefix + key)
-            if key != "childQueues":
-                out |= keys(value, prefix + key + ".")
-    return out
-
-
 def test_queues_are_fair_scheduler_queues_with_pythons_numbers(rm):
     base, core = rm
     r = httpx.get(base + "/rm/ws/scheduler?max_mb=4096&max_vcores=8")
@@ -84,7 +59,7 @@ def test_queues_are_fair_scheduler_queues_with_pythons_numbers(rm):
     info = r.json()["scheduler"]["schedulerInfo"]
     assert info["type"] == "fairScheduler"
     root = info["rootQueue"]
-    q = queues(r.json())
+    q = scheduler_queues(r.json())
     table = {row.name: row for row in core.queue_table()}
     assert root["queueName"] == "root" and "type" not in root  # YARN marks only leaves
     assert [c["queueName"] for c in root["childQueues"]["queue"]] == ["root.eng", "root.prod", "root.users"]
@@ -118,11 +93,11 @@ def test_queues_are_fair_scheduler_queues_with_pythons_numbers(rm):
 
 def test_the_keys_are_those_of_a_real_fair_scheduler(rm):
     base, _ = rm
-    ours = queues(httpx.get(base + "/rm/ws/scheduler").json())
+    ours = scheduler_queues(httpx.get(base + "/rm/ws/scheduler").json())
     recorded = json.loads(RECORDED.read_text())
-    yarn = queues(recorded["answer"])
+    yarn = scheduler_queues(recorded["answer"])
     for name in ("root", "root.eng", "root.eng.web", "root.prod"):
-        assert keys(ours[name]) == keys(yarn[name]), name
+        assert key_paths(ours[name]) == key_paths(yarn[name]), name
 
 
 def test_json_only_in_yarns_error_shape_and_the_callers_figures_are_bounded(rm):

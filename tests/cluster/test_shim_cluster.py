@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import skip_without_tools
-from support import CLUSTER_START_TIMEOUT
+from support import CLUSTER_START_TIMEOUT, key_paths, scheduler_queues
 from slotwise.localcluster import SHIM_SCHEDULER, LocalCluster
 from slotwise.localcluster.ports import free_ports
 
@@ -421,33 +421,6 @@ def scheduler_rest(cluster, accept: str | None = None):
                      headers={"Accept": accept} if accept else {}, timeout=60)
 
 
-def rest_queues(answer: dict) -> dict[str, dict]:
-    """Every queue of a FairScheduler-shaped answer, by name."""
-    out = {}
-
-    def walk(q):
-        out[q["queueName"]] = q
-        for child in (q.get("childQueues") or {}).get("queue", []):
-            walk(child)
-
-    walk(answer["scheduler"]["schedulerInfo"]["rootQueue"])
-    return out
-
-
-def key_paths(node, prefix: str = "") -> set[str]:
-    """A queue's keys, nested ones (resources) as paths; its children's left out."""
-    out = set()
-    if isinstance(node, list):
-        for item in node:
-            out |= key_paths(item, prefix + "[].")
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            out.add(prefix + key)
-            if key != "childQueues":
-                out |= key_paths(value, prefix + key + ".")
-    return out
-
-
 def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_queues_shares_and_job_names(shim):
     """GET /ws/v1/cluster/scheduler, which YARN answers only for its own
     schedulers, answers in the FairScheduler's shape: the allocation file's
@@ -468,7 +441,7 @@ def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_queues_share
     while True:  # the shim holds Python's table of its last update (every 500 ms): retry until both agree
         r = scheduler_rest(cluster)
         assert r.status_code == 200 and r.headers["content-type"].startswith("application/json"), r.text
-        rest = rest_queues(r.json())
+        rest = scheduler_queues(r.json())
         queues = {p["queue"]: p for p in httpx.get(f"{serve.url}/api/v1/queues", timeout=60).json()}
         differ = {name: (rest[name]["fairResources"], p["fair_share"], rest[name]["steadyFairResources"],
                          p["steady_fair_share"])
@@ -500,7 +473,7 @@ def test_rm_rest_scheduler_answers_as_a_fair_scheduler_with_pythons_queues_share
     recorded = json.loads(FAIR_SCHEDULER_ANSWER.read_text())
     assert recorded["hadoop_version"] == cluster.state.hadoop_version, \
         f"re-record {FAIR_SCHEDULER_ANSWER.name} for Hadoop {cluster.state.hadoop_version} (see this docstring)"
-    yarn = rest_queues(recorded["answer"])
+    yarn = scheduler_queues(recorded["answer"])
     assert list(recorded["answer"]["scheduler"]["schedulerInfo"]) == list(info)
     for name in ("root", "root.eng", "root.eng.web", "root.prod"):
         assert key_paths(rest[name]) == key_paths(yarn[name]), name
@@ -803,7 +776,7 @@ def rm_figures(cluster, queue: str) -> dict:
     RM's REST API: the cluster's and the queue's allocations, each node's
     used and available resources and containers."""
     m = cluster.rest.metrics()
-    q = rest_queues(scheduler_rest(cluster).json())[queue]
+    q = scheduler_queues(scheduler_rest(cluster).json())[queue]
     return {"cluster": {k: m.get(k) for k in ("allocatedMB", "allocatedVirtualCores", "containersAllocated",
                                                "availableMB", "availableVirtualCores", "appsRunning")},
             "queue": {k: q.get(k) for k in ("usedResources", "numActiveApps", "numPendingApps")},
