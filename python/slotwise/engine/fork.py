@@ -27,8 +27,12 @@ _ENGINE_PLAIN = ("kind", "dims", "offers", "settings", "cluster", "config", "sha
 
 def _copier(cls):
     """A function that copies an object of ``cls`` slot by slot, written
-    out (a loop of setattr costs three times as much per object)."""
-    body = "".join(f"    n.{name} = o.{name}\n" for name in cls.__slots__)
+    out (a loop of setattr costs three times as much per object). A
+    queue's parent is set last: setting its usage before tells the parent
+    (``Queue.__setattr__``), and the copy's parent is the live one until
+    ``build`` ties it."""
+    names = sorted(cls.__slots__, key=lambda name: name == "parent")
+    body = "".join(f"    n.{name} = o.{name}\n" for name in names)
     scope = {"new": object.__new__, "cls": cls}
     exec(f"def copy(o):\n    n = new(cls)\n{body}    return n\n", scope)  # noqa: S102 (slot names only)
     return scope["copy"]
@@ -70,6 +74,7 @@ def snapshot(engine) -> Snapshot:
         p = queues[name] = _copy_queue(q)
         p.wanting, p.policy_state, p.orders = dict(q.wanting), copy.deepcopy(q.policy_state), {}
         p.asking_cache = {}
+        p.forget_order()
         p.children, p.apps = list(q.children), list(q.apps)
     s.services = engine.ctx.services
     s.stream = engine.ctx.stream
