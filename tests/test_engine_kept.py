@@ -2,7 +2,7 @@
 rule it stands for: a fair parent's order of its children
 (``Queue.kept_order``: only the children whose key moved are placed again)
 and a leaf's summary of what its asking apps want (``Queue.keep_asking``,
-read by the delay rule to pass a leaf without reading its apps one by
+``queue.wants_of``, read by the delay rule to pass a leaf without reading its apps one by
 one). Each test fails if what is kept goes stale."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from slotwise.config.model import AllocationConfig, QueueConfig, default_placeme
 from slotwise.engine import Engine, Queue, Request
 from slotwise.engine.app import App
 from slotwise.engine.locality import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, offered_by_wait
+from slotwise.engine.queue import wants_of
 from slotwise.policies import get_policy
 from slotwise.resources import OFFERS, ZERO, Resource
 from slotwise.settings import EngineSettings
@@ -104,9 +105,7 @@ def test_the_delay_rule_answers_the_same_from_what_a_leaf_kept_of_its_apps_while
     for trial in range(500):
         apps = [_random_app(rng, i) for i in range(rng.randint(1, 5))]
         since = rng.choice((0.0, 0.3, 7.0))
-        wants = (set().union(*[a.want_hosts for a in apps]), set().union(*[a.want_racks for a in apps]),
-                 any(a.want_anywhere for a in apps), max(a.locality_level for a in apps),
-                 max(a.locality_wait for a in apps), since)
+        wants = wants_of(apps, since)
         now = since
         for _ in range(rng.randint(0, 40)):  # heartbeats: each passes over some of the apps
             dt = rng.choice((0.0, 0.01, 0.1, 0.3, 1.0))

@@ -217,10 +217,11 @@ class App:
 
     def wants_moved(self) -> None:
         """Where it wants to run, or its level, changed: the queues above
-        forget what they kept of their apps' wants (``Queue.keep_asking``)."""
+        forget what they kept of their apps' wants (``queue.wants_of``)."""
         q = self.queue
         while q is not None:
-            q.asking_cache.clear()
+            for cached in q.asking_cache.values():
+                cached[3] = None
             q = q.parent
 
     def take(self, req: Request, node: Node, level: int) -> None:

@@ -39,7 +39,7 @@ def offered_by_wait(apps, host: str | None, rack: str | None, t1: float, t2: flo
     as the heartbeat's walk asks it.
 
     ``wants``, when given, is what the apps asked for together when their
-    queue kept them at time ``since`` (``Queue.keep_asking``: (hosts,
+    queue kept them at time ``since`` (``queue.wants_of``: (hosts,
     racks, whether one asks for anywhere, the highest level and the
     longest wait among them, since)), kept only while their asks and
     levels stand. A wait grows by at most the time that has passed since

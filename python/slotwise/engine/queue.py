@@ -150,7 +150,9 @@ class Queue:
     def charge(self, r: Resource, is_am: bool, sign: int) -> None:
         """A container of ``r`` started (sign=+1) or ended (-1) beneath."""
         for p in self.ancestors():
-            p.usage = p.usage + r if sign > 0 else p.usage - r
+            _set(p, "usage", p.usage + r if sign > 0 else p.usage - r)  # (what __setattr__ does, spelt out)
+            if p.parent is not None:
+                p.parent.moved.add(p)
             if is_am:
                 p.am_usage = p.am_usage + r if sign > 0 else p.am_usage - r
 
@@ -276,8 +278,10 @@ class Queue:
             return None
         cached = self.asking_cache.get(key)
         if cached is None or cached[0] != walk.version:
-            cached = self.keep_asking(key, walk.version, walk.now)
+            cached = self.keep_asking(key, walk.version)
         _, apps, by_id, wants = cached
+        if wants is None:
+            wants = cached[3] = wants_of(apps, walk.now)
         skipped.update(by_id)
         levels = rule.offered_all(apps, host, rack, wants, walk.now)
         if not levels:
@@ -312,18 +316,13 @@ class Queue:
             self.orders[offer.key] = (walk.version, apps)
         return apps
 
-    def keep_asking(self, key: str, version: int, now: float) -> tuple:
-        """Keep, until the engine's order version moves or one of them asks
-        for other places or launches (``App.wants_moved``), the apps asking
-        for ``key``, the same by id, and what they want together as of
-        ``now``, for the delay rule (``locality.offered_by_wait``): the
-        hosts, the racks, whether one asks for anywhere, the highest level
-        and the longest wait among them."""
+    def keep_asking(self, key: str, version: int) -> list:
+        """Keep, until the engine's order version moves, the apps asking for
+        ``key``, the same by id, and (made on the walk's first visit, again
+        whenever one of them asks for other places or launches:
+        ``App.wants_moved``) what they want together (``wants_of``)."""
         apps = self.asking_apps(key)
-        wants = (set().union(*[a.want_hosts for a in apps]), set().union(*[a.want_racks for a in apps]),
-                 any(a.want_anywhere for a in apps), max((a.locality_level for a in apps), default=0),
-                 max((a.locality_wait for a in apps), default=0.0), now)
-        cached = self.asking_cache[key] = (version, apps, {a.app_id: a for a in apps}, wants)
+        cached = self.asking_cache[key] = [version, apps, {a.app_id: a for a in apps}, None]
         return cached
 
     def asking_apps(self, key: str) -> list[App]:
@@ -454,6 +453,16 @@ class Queue:
         clipped to the max instead, when shares are computed."""
         m = self.max_share_spec.resolve(cluster) if self.max_share_spec else INF_RESOURCE
         self.max_share = m.max(self.min_share) if self.raise_max_to_min else m
+
+
+def wants_of(apps: list[App], now: float) -> tuple:
+    """What ``apps`` want together as of ``now``, for the delay rule
+    (``locality.offered_by_wait``): the hosts, the racks, whether one asks
+    for anywhere, the highest level and the longest wait among them, and
+    ``now``."""
+    return (set().union(*[a.want_hosts for a in apps]), set().union(*[a.want_racks for a in apps]),
+            any([a.want_anywhere for a in apps]), max([a.locality_level for a in apps], default=0),
+            max([a.locality_wait for a in apps], default=0.0), now)
 
 
 class Walk:
