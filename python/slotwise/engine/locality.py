@@ -30,36 +30,9 @@ _SLACK = 1e-6
 
 def offered_by_wait(apps, host: str | None, rack: str | None, t1: float, t2: float, wants=None,
                     now: float = 0.0) -> dict:
-    """The delay rule, written once: each app's level by how long it has
-    waited since its last launch (``level_by_wait``), for the apps with
-    something they may run on a node on ``host`` in ``rack`` at that level
-    (any ask once off-switch is allowed, an ask with no preference, one
-    naming the host, or one naming the rack once rack-local is allowed):
-    app id -> level. ``host`` None: every app. One call per queue's apps,
-    as the heartbeat's walk asks it.
-
-    ``wants``, when given, is what the apps asked for together when their
-    queue kept them at time ``since`` (``queue.wants_of``: (hosts,
-    racks, whether one asks for anywhere, the highest level and the
-    longest wait among them, since)), kept only while their asks and
-    levels stand. A wait grows by at most the time that has passed since
-    (the engine adds the time between heartbeats, once per app), so when
-    none asks for the host, and the furthest any may go by ``now`` is
-    neither off-switch nor a rack one asks for, nobody may run there and
-    the apps are not read one by one."""
-    if wants is not None and host is not None and t1 >= 0:
-        hosts, racks, anywhere, level, waited, since = wants
-        if not anywhere and host not in hosts and now >= since:
-            furthest = level_by_wait(level, (waited + (now - since)) * (1 + _SLACK) + _SLACK, t1, t2)
-            if furthest == NODE_LOCAL or (furthest == RACK_LOCAL and rack not in racks):
-                return {}
-    out = {}
-    for app in apps:
-        level = level_by_wait(app.locality_level, app.locality_wait, t1, t2)
-        if (host is None or level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
-                or (level == RACK_LOCAL and rack in app.want_racks)):
-            out[app.app_id] = level
-    return out
+    """The delay rule (``TimeDelay.offered_all``) with thresholds ``t1``
+    and ``t2``."""
+    return TimeDelay(t1, t2).offered_all(apps, host, rack, wants, now)
 
 
 class TimeDelay:
@@ -75,17 +48,43 @@ class TimeDelay:
 
     def level(self, app) -> int:
         """How far from its data ``app`` may run now (read only)."""
-        return offered_by_wait((app,), None, None, self.t1, self.t2)[app.app_id]
+        return self.offered_all((app,), None, None)[app.app_id]
 
-    def offered_all(self, apps, host: str, rack: str, wants=None, now: float = 0.0) -> dict:
-        """``apps`` are offered a node on ``host`` in ``rack`` at ``now``:
-        the level each may take a container there at (app id -> level),
-        for those with something they may run there yet (``wants``: what
-        their queue keeps of them, as ``offered_by_wait`` reads it)."""
-        return offered_by_wait(apps, host, rack, self.t1, self.t2, wants, now)
+    def offered_all(self, apps, host: str | None, rack: str | None, wants=None, now: float = 0.0) -> dict:
+        """The delay rule, written once: each app's level by how long it
+        has waited since its last launch (``level_by_wait``), for the apps
+        with something they may run on a node on ``host`` in ``rack`` at
+        that level (any ask once off-switch is allowed, an ask with no
+        preference, one naming the host, or one naming the rack once
+        rack-local is allowed): app id -> level. ``host`` None: every app.
+        One call per queue's apps, as the heartbeat's walk asks it.
+
+        ``wants``, when given, is what the apps asked for together when
+        their queue kept them at time ``since`` (``queue.wants_of``:
+        (hosts, racks, whether one asks for anywhere, the highest level and
+        the longest wait among them, since)), kept only while their asks
+        and levels stand. A wait grows by at most the time that has passed
+        since (the engine adds the time between heartbeats, once per app),
+        so when none asks for the host, and the furthest any may go by
+        ``now`` is neither off-switch nor a rack one asks for, nobody may
+        run there and the apps are not read one by one."""
+        t1, t2 = self.t1, self.t2
+        if wants is not None and host is not None and t1 >= 0:
+            hosts, racks, anywhere, level, waited, since = wants
+            if not anywhere and host not in hosts and now >= since:
+                furthest = level_by_wait(level, (waited + (now - since)) * (1 + _SLACK) + _SLACK, t1, t2)
+                if furthest == NODE_LOCAL or (furthest == RACK_LOCAL and rack not in racks):
+                    return {}
+        out = {}
+        for app in apps:
+            level = level_by_wait(app.locality_level, app.locality_wait, t1, t2)
+            if (host is None or level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+                    or (level == RACK_LOCAL and rack in app.want_racks)):
+                out[app.app_id] = level
+        return out
 
     def offered(self, app, host: str, rack: str) -> int | None:
-        return offered_by_wait((app,), host, rack, self.t1, self.t2).get(app.app_id)
+        return self.offered_all((app,), host, rack).get(app.app_id)
 
     def withdrawn(self, app) -> None:
         """The offer counted by ``offered`` was never made after all."""
@@ -125,7 +124,7 @@ class CountDelay:
             if app.locality_level == RACK_LOCAL and app.missed_opportunities >= rack_after:
                 app.locality_level = OFF_SWITCH
                 app.missed_opportunities = 0
-        return offered_by_wait(apps, host, rack, math.inf, math.inf)  # levels just moved: ``wants`` is not read
+        return _STILL.offered_all(apps, host, rack)  # levels just moved: ``wants`` is not read
 
     def offered(self, app, host: str, rack: str) -> int | None:
         return self.offered_all((app,), host, rack).get(app.app_id)
@@ -136,6 +135,10 @@ class CountDelay:
     def progress(self, app) -> tuple[float, float, str]:
         threshold = self.node_threshold if app.locality_level == NODE_LOCAL else self.rack_threshold
         return app.missed_opportunities, threshold * len(self.nodes), "offers"
+
+
+#: The time rule that never moves a level on: the count rule's levels as they are.
+_STILL = TimeDelay(math.inf, math.inf)
 
 
 class Anywhere:

@@ -457,7 +457,7 @@ class Queue:
 
 def wants_of(apps: list[App], now: float) -> tuple:
     """What ``apps`` want together as of ``now``, for the delay rule
-    (``locality.offered_by_wait``): the hosts, the racks, whether one asks
+    (``TimeDelay.offered_all``): the hosts, the racks, whether one asks
     for anywhere, the highest level and the longest wait among them, and
     ``now``."""
     return (set().union(*[a.want_hosts for a in apps]), set().union(*[a.want_racks for a in apps]),
