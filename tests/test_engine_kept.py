@@ -169,3 +169,23 @@ def test_a_launch_that_moves_the_apps_level_reaches_the_kept_wants():
     assert offer() is None  # node-local only, and h2 is not asked for
     a.launched(OFF_SWITCH, local_ask=True)  # (as after an off-switch launch elsewhere)
     assert offer()[2] == OFF_SWITCH
+
+
+def test_a_fork_keeps_its_own_order_and_leaves_the_live_one_untouched():
+    cfg = AllocationConfig(placement_rules=default_placement_rules())
+    for name in ("a", "b", "c"):
+        cfg.root.children.append(QueueConfig(f"root.{name}"))
+    e = Engine(cfg, ManualClock(), EngineSettings(preemption=False))
+    e.add_node("n1", "h1", "/r1", Resource.units(8))
+    for i, q in enumerate(("a", "b", "c")):
+        e.add_app(f"app{i}", "u", queue=q, placed=True)
+        e.apps[f"app{i}"].has_am = True
+        e.update_requests(f"app{i}", [Request(1, Resource.units(1), 3)])
+    e.heartbeat("n1")
+    live = list(e.root.kept_order(YARN))
+    assert not e.root.moved
+    f = e.fork()
+    assert not e.root.moved, "copying a queue's usage must not touch the live parent"
+    assert [q.name for q in f.root.kept_order(YARN)] == [q.name for q in live]
+    assert all(q is f.queues[q.name] for q in f.root.kept_order(YARN))
+    assert e.root.kept_order(YARN) == live

@@ -27,13 +27,15 @@ _ENGINE_PLAIN = ("kind", "dims", "offers", "settings", "cluster", "config", "sha
 
 def _copier(cls):
     """A function that copies an object of ``cls`` slot by slot, written
-    out (a loop of setattr costs three times as much per object). A
-    queue's parent is set last: setting its usage before tells the parent
-    (``Queue.__setattr__``), and the copy's parent is the live one until
-    ``build`` ties it."""
-    names = sorted(cls.__slots__, key=lambda name: name == "parent")
-    body = "".join(f"    n.{name} = o.{name}\n" for name in names)
-    scope = {"new": object.__new__, "cls": cls}
+    out (a loop of setattr costs three times as much per object). A class
+    that watches its attributes (``Queue.__setattr__`` tells the parent of
+    a usage change, and the copy's parent is the live one until ``build``
+    ties it) is copied past the watch."""
+    if cls.__setattr__ is object.__setattr__:
+        body = "".join(f"    n.{name} = o.{name}\n" for name in cls.__slots__)
+    else:
+        body = "".join(f"    put(n, {name!r}, o.{name})\n" for name in cls.__slots__)
+    scope = {"new": object.__new__, "cls": cls, "put": object.__setattr__}
     exec(f"def copy(o):\n    n = new(cls)\n{body}    return n\n", scope)  # noqa: S102 (slot names only)
     return scope["copy"]
 

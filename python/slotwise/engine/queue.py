@@ -99,7 +99,7 @@ class Queue:
         if name in ORDER_FIELDS:
             try:
                 parent = self.parent
-            except AttributeError:  # a copy being made (engine/fork.py sets the parent last)
+            except AttributeError:  # set before the parent, as a copy may be
                 return
             if parent is not None and parent.__class__ is Queue:
                 parent.moved.add(self)
