@@ -48,6 +48,10 @@ class ContainerOffer:
         only takes no key)."""
         return policy.order(items, cluster)
 
+    def key_of(self, policy, item) -> float:
+        """``item``'s key in a keyed ``policy``'s order for it."""
+        return policy.order_key(item)
+
 
 class SlotOffer:
     """What a TaskTracker offers on a heartbeat: its free slots of one kind,
@@ -74,6 +78,9 @@ class SlotOffer:
 
     def order(self, policy, items: list, cluster: "Resource") -> list:
         return policy.order(items, cluster, self.key)
+
+    def key_of(self, policy, item) -> float:
+        return policy.order_key(item, self.key)
 
     def __reduce__(self):
         return (SlotOffer, (self.key, self.local))

@@ -99,6 +99,7 @@ class App:
     def launched(self, level: int, local_ask: bool) -> None:
         """A container launched at ``level``: the wait starts again, from
         that level when the ask named places."""
+        self.wants_moved()
         if local_ask:
             self.locality_level = level
         self.locality_wait = 0.0
@@ -133,6 +134,7 @@ class App:
         self.weight = _weight(priority)
 
     def set_requests(self, requests) -> None:
+        self.wants_moved()
         self.requests = {r.priority: r for r in requests}
         if self.refused and asks_key(self.requests.values()) != self.refused_asks:
             self.refused.clear()  # new asks: what the shim refused may now be allowed
@@ -213,8 +215,18 @@ class App:
         self.containers.pop(c.container_id, None)
         self.usage = self.usage - c.resource
 
+    def wants_moved(self) -> None:
+        """Where it wants to run, or its level, changed: the queues above
+        forget what they kept of their apps' wants (``queue.wants_of``)."""
+        q = self.queue
+        while q is not None:
+            for cached in q.asking_cache.values():
+                cached[3] = None
+            q = q.parent
+
     def take(self, req: Request, node: Node, level: int) -> None:
         """One container of ``req`` placed on ``node`` at ``level``."""
+        self.wants_moved()
         had_locality = req.has_locality
         req.take(node, level)
         self.pending = self.pending - req.resource

@@ -127,6 +127,7 @@ class Engine(NodeEvents):
         self._order_version += 1
         for p in queues:
             p.usage = p.am_usage = ZERO
+            p.forget_order()
             p.running_apps = p.active_apps = 0
             p.wanting = {}
         self.limits.user_running = {}

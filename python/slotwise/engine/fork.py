@@ -27,9 +27,15 @@ _ENGINE_PLAIN = ("kind", "dims", "offers", "settings", "cluster", "config", "sha
 
 def _copier(cls):
     """A function that copies an object of ``cls`` slot by slot, written
-    out (a loop of setattr costs three times as much per object)."""
-    body = "".join(f"    n.{name} = o.{name}\n" for name in cls.__slots__)
-    scope = {"new": object.__new__, "cls": cls}
+    out (a loop of setattr costs three times as much per object). A class
+    that watches its attributes (``Queue.__setattr__`` tells the parent of
+    a usage change, and the copy's parent is the live one until ``build``
+    ties it) is copied past the watch."""
+    if cls.__setattr__ is object.__setattr__:
+        body = "".join(f"    n.{name} = o.{name}\n" for name in cls.__slots__)
+    else:
+        body = "".join(f"    put(n, {name!r}, o.{name})\n" for name in cls.__slots__)
+    scope = {"new": object.__new__, "cls": cls, "put": object.__setattr__}
     exec(f"def copy(o):\n    n = new(cls)\n{body}    return n\n", scope)  # noqa: S102 (slot names only)
     return scope["copy"]
 
@@ -70,6 +76,7 @@ def snapshot(engine) -> Snapshot:
         p = queues[name] = _copy_queue(q)
         p.wanting, p.policy_state, p.orders = dict(q.wanting), copy.deepcopy(q.policy_state), {}
         p.asking_cache = {}
+        p.forget_order()
         p.children, p.apps = list(q.children), list(q.apps)
     s.services = engine.ctx.services
     s.stream = engine.ctx.stream

@@ -10,29 +10,29 @@ LOCALITY_NAMES = ("node_local", "rack_local", "off_switch")
 ANY = "*"
 
 
-def offered_by_wait(apps, host: str | None, rack: str | None, t1: float, t2: float) -> dict:
-    """The delay rule, written once: each app's level by how long it has
-    waited since its last launch (T1 from node-local to rack-local, T2 more
-    to off-switch; infinite thresholds leave each at the level it is at),
-    for the apps with something they may run on a node on ``host`` in
-    ``rack`` at that level (any ask once off-switch is allowed, an ask with
-    no preference, one naming the host, or one naming the rack once
-    rack-local is allowed): app id -> level. ``host`` None: every app.
-    One call per queue's apps, as the heartbeat's walk asks it."""
-    t12 = t1 + t2
-    out = {}
-    for app in apps:
-        lv, w = app.locality_level, app.locality_wait
-        if lv == NODE_LOCAL:
-            level = OFF_SWITCH if w >= t12 else RACK_LOCAL if w >= t1 else NODE_LOCAL
-        elif lv == RACK_LOCAL:
-            level = OFF_SWITCH if w >= t2 else RACK_LOCAL
-        else:
-            level = OFF_SWITCH
-        if (host is None or level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
-                or (level == RACK_LOCAL and rack in app.want_racks)):
-            out[app.app_id] = level
-    return out
+def level_by_wait(lv: int, w: float, t1: float, t2: float) -> int:
+    """The level an app at ``lv`` since its last launch may take after
+    waiting ``w``: T1 from node-local to rack-local, T2 more to off-switch
+    (infinite thresholds leave it at the level it is at). It never falls
+    as ``lv`` or ``w`` grow (T1 >= 0)."""
+    if lv == NODE_LOCAL:
+        return OFF_SWITCH if w >= t1 + t2 else RACK_LOCAL if w >= t1 else NODE_LOCAL
+    if lv == RACK_LOCAL:
+        return OFF_SWITCH if w >= t2 else RACK_LOCAL
+    return OFF_SWITCH
+
+
+#: The slack the bound below allows a wait summed heartbeat by heartbeat
+#: against the same time taken at once (rounding): only ever in the
+#: direction that reads the apps.
+_SLACK = 1e-6
+
+
+def offered_by_wait(apps, host: str | None, rack: str | None, t1: float, t2: float, wants=None,
+                    now: float = 0.0) -> dict:
+    """The delay rule (``TimeDelay.offered_all``) with thresholds ``t1``
+    and ``t2``."""
+    return TimeDelay(t1, t2).offered_all(apps, host, rack, wants, now)
 
 
 class TimeDelay:
@@ -48,16 +48,43 @@ class TimeDelay:
 
     def level(self, app) -> int:
         """How far from its data ``app`` may run now (read only)."""
-        return offered_by_wait((app,), None, None, self.t1, self.t2)[app.app_id]
+        return self.offered_all((app,), None, None)[app.app_id]
 
-    def offered_all(self, apps, host: str, rack: str) -> dict:
-        """``apps`` are offered a node on ``host`` in ``rack``: the level
-        each may take a container there at (app id -> level), for those
-        with something they may run there yet."""
-        return offered_by_wait(apps, host, rack, self.t1, self.t2)
+    def offered_all(self, apps, host: str | None, rack: str | None, wants=None, now: float = 0.0) -> dict:
+        """The delay rule, written once: each app's level by how long it
+        has waited since its last launch (``level_by_wait``), for the apps
+        with something they may run on a node on ``host`` in ``rack`` at
+        that level (any ask once off-switch is allowed, an ask with no
+        preference, one naming the host, or one naming the rack once
+        rack-local is allowed): app id -> level. ``host`` None: every app.
+        One call per queue's apps, as the heartbeat's walk asks it.
+
+        ``wants``, when given, is what the apps asked for together when
+        their queue kept them at time ``since`` (``queue.wants_of``:
+        (hosts, racks, whether one asks for anywhere, the highest level and
+        the longest wait among them, since)), kept only while their asks
+        and levels stand. A wait grows by at most the time that has passed
+        since (the engine adds the time between heartbeats, once per app),
+        so when none asks for the host, and the furthest any may go by
+        ``now`` is neither off-switch nor a rack one asks for, nobody may
+        run there and the apps are not read one by one."""
+        t1, t2 = self.t1, self.t2
+        if wants is not None and host is not None and t1 >= 0:
+            hosts, racks, anywhere, level, waited, since = wants
+            if not anywhere and host not in hosts and now >= since:
+                furthest = level_by_wait(level, (waited + (now - since)) * (1 + _SLACK) + _SLACK, t1, t2)
+                if furthest == NODE_LOCAL or (furthest == RACK_LOCAL and rack not in racks):
+                    return {}
+        out = {}
+        for app in apps:
+            level = level_by_wait(app.locality_level, app.locality_wait, t1, t2)
+            if (host is None or level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+                    or (level == RACK_LOCAL and rack in app.want_racks)):
+                out[app.app_id] = level
+        return out
 
     def offered(self, app, host: str, rack: str) -> int | None:
-        return offered_by_wait((app,), host, rack, self.t1, self.t2).get(app.app_id)
+        return self.offered_all((app,), host, rack).get(app.app_id)
 
     def withdrawn(self, app) -> None:
         """The offer counted by ``offered`` was never made after all."""
@@ -83,7 +110,7 @@ class CountDelay:
     def level(self, app) -> int:
         return app.locality_level
 
-    def offered_all(self, apps, host: str, rack: str) -> dict:
+    def offered_all(self, apps, host: str, rack: str, wants=None, now: float = 0.0) -> dict:
         """Each app counts a missed opportunity (``withdrawn`` undoes it)
         and moves a level on past its threshold; then, at the level it is
         at, as ``TimeDelay.offered_all``."""
@@ -97,7 +124,7 @@ class CountDelay:
             if app.locality_level == RACK_LOCAL and app.missed_opportunities >= rack_after:
                 app.locality_level = OFF_SWITCH
                 app.missed_opportunities = 0
-        return offered_by_wait(apps, host, rack, math.inf, math.inf)
+        return _STILL.offered_all(apps, host, rack)  # levels just moved: ``wants`` is not read
 
     def offered(self, app, host: str, rack: str) -> int | None:
         return self.offered_all((app,), host, rack).get(app.app_id)
@@ -110,6 +137,10 @@ class CountDelay:
         return app.missed_opportunities, threshold * len(self.nodes), "offers"
 
 
+#: The time rule that never moves a level on: the count rule's levels as they are.
+_STILL = TimeDelay(math.inf, math.inf)
+
+
 class Anywhere:
     """The delay rule set aside (an offer that waits for no locality, or
     capacity preemption took back for the apps' queue): any level their
@@ -117,7 +148,7 @@ class Anywhere:
 
     __slots__ = ()
 
-    def offered_all(self, apps, host: str, rack: str) -> dict:
+    def offered_all(self, apps, host: str, rack: str, wants=None, now: float = 0.0) -> dict:
         return {app.app_id: OFF_SWITCH for app in apps}
 
     def offered(self, app, host: str, rack: str) -> int:

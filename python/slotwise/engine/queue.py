@@ -9,6 +9,7 @@ queue: its demand and how it splits its fair share."""
 
 from __future__ import annotations
 
+import bisect
 import math
 
 from ..config.model import AllocationConfig, QueueConfig
@@ -19,6 +20,10 @@ from .app import App
 from ..policies.fairshare import YARN
 
 INF_RESOURCE = Resource(math.inf, math.inf, math.inf, math.inf)
+#: What a keyed policy's order of a queue among its siblings reads
+#: (``SchedulingPolicy.keyed``): setting one re-places the queue.
+ORDER_FIELDS = frozenset(("usage", "demand", "weight", "min_share"))
+_set = object.__setattr__
 
 
 class Queue:
@@ -30,7 +35,7 @@ class Queue:
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
                  "active_apps", "wanting", "last_at_min_share", "last_at_fair_share", "acl_submit",
                  "acl_administer", "policy_state", "min_starved_since", "fair_starved_since",
-                 "preempted_at", "orders", "asking_cache")
+                 "preempted_at", "orders", "asking_cache", "kept", "moved")
 
     def __init__(self, name: str, parent: "Queue | None", now: float) -> None:
         self.name = name
@@ -83,6 +88,21 @@ class Queue:
         #: of them, as of the engine's order version they were made at.
         self.orders: dict = {}
         self.asking_cache: dict = {}
+        #: A keyed policy's order of the children, per offer, kept between
+        #: heartbeats (``kept_order``), and the children whose key may have
+        #: moved since (their usage changed beneath them).
+        self.kept: dict = {}
+        self.moved: set = set()
+
+    def __setattr__(self, name: str, value) -> None:
+        _set(self, name, value)
+        if name in ORDER_FIELDS:
+            try:
+                parent = self.parent
+            except AttributeError:  # set before the parent, as a copy may be
+                return
+            if parent is not None and parent.__class__ is Queue:
+                parent.moved.add(self)
 
     def __getstate__(self):
         """The tree's links by name (``Engine.__setstate__`` ties them again),
@@ -90,6 +110,7 @@ class Queue:
         state = {k: getattr(self, k) for k in self.__slots__}
         state["parent"] = self.parent.name if self.parent is not None else None
         state["children"] = [c.name for c in self.children]
+        state["kept"], state["moved"] = {}, set()
         return state
 
     def __setstate__(self, state) -> None:
@@ -129,7 +150,9 @@ class Queue:
     def charge(self, r: Resource, is_am: bool, sign: int) -> None:
         """A container of ``r`` started (sign=+1) or ended (-1) beneath."""
         for p in self.ancestors():
-            p.usage = p.usage + r if sign > 0 else p.usage - r
+            _set(p, "usage", p.usage + r if sign > 0 else p.usage - r)  # (what __setattr__ does, spelt out)
+            if p.parent is not None:
+                p.parent.moved.add(p)
             if is_am:
                 p.am_usage = p.am_usage + r if sign > 0 else p.am_usage - r
 
@@ -178,6 +201,13 @@ class Queue:
             return None
         if self.policy.flatten or not self.children:
             return self.assign_apps(walk)
+        if self.policy.keyed:  # the order is kept between heartbeats
+            for child in self.kept_order(offer):
+                if child.wanting.get(key):
+                    pick = child.assign(walk)
+                    if pick is not None:
+                        return pick
+            return None
         kids = [c for c in self.children if c.wanting.get(key)]
         if len(kids) > 1:
             kids = offer.order(self.policy, kids, walk.cluster)
@@ -186,6 +216,42 @@ class Queue:
             if pick is not None:
                 return pick
         return None
+
+    def kept_order(self, offer) -> list["Queue"]:
+        """All the children in a keyed policy's order for ``offer`` (one
+        key per child, ties in the children's order, as ``policy.order``
+        sorts them), kept between heartbeats: only the children whose key
+        may have moved (``moved``: usage changed beneath them) are placed
+        again. Demand, weights, min shares and the children themselves
+        change on the update pass or a reload, which forget the order
+        (``forget_order``)."""
+        kept = self.kept.get(offer.key)
+        if kept is None:
+            policy, children = self.policy, self.children
+            ks = sorted((offer.key_of(policy, c), i) for i, c in enumerate(children))
+            kept = self.kept[offer.key] = (ks, [children[i] for _, i in ks], {children[i]: (k, i) for k, i in ks},
+                                           offer)
+        if self.moved:
+            policy = self.policy
+            for ks, qs, at, of in self.kept.values():
+                for c in self.moved:
+                    old = at.get(c)
+                    if old is None:
+                        continue  # no longer a child (forget_order follows)
+                    j = bisect.bisect_left(ks, old)
+                    del ks[j], qs[j]
+                    new = at[c] = (of.key_of(policy, c), old[1])
+                    j = bisect.bisect_left(ks, new)
+                    ks.insert(j, new)
+                    qs.insert(j, c)
+            self.moved.clear()
+        return kept[1]
+
+    def forget_order(self) -> None:
+        """The children's keys or the children themselves changed: the
+        kept order is made again on the next heartbeat."""
+        self.kept = {}
+        self.moved = set()
 
     def assign_apps(self, walk: "Walk"):
         """Offer the node to this queue's apps (all beneath it, for a
@@ -210,9 +276,14 @@ class Queue:
                     if pick is not None:
                         return pick
             return None
-        apps, by_id = self.asking(key, walk.version)
+        cached = self.asking_cache.get(key)
+        if cached is None or cached[0] != walk.version:
+            cached = self.keep_asking(key, walk.version)
+        _, apps, by_id, wants = cached
+        if wants is None:
+            wants = cached[3] = wants_of(apps, walk.now)
         skipped.update(by_id)
-        levels = rule.offered_all(apps, host, rack)
+        levels = rule.offered_all(apps, host, rack, wants, walk.now)
         if not levels:
             return None
         if len(apps) > 1:
@@ -245,14 +316,14 @@ class Queue:
             self.orders[offer.key] = (walk.version, apps)
         return apps
 
-    def asking(self, key: str, version: int) -> tuple[list[App], dict[str, App]]:
-        """``asking_apps(key)`` and the same by id, kept until the engine's
-        order version (the apps, their asks) moves."""
-        cached = self.asking_cache.get(key)
-        if cached is None or cached[0] != version:
-            apps = self.asking_apps(key)
-            cached = self.asking_cache[key] = (version, apps, {a.app_id: a for a in apps})
-        return cached[1], cached[2]
+    def keep_asking(self, key: str, version: int) -> list:
+        """Keep, until the engine's order version moves, the apps asking for
+        ``key``, the same by id, and (made on the walk's first visit, again
+        whenever one of them asks for other places or launches:
+        ``App.wants_moved``) what they want together (``wants_of``)."""
+        apps = self.asking_apps(key)
+        cached = self.asking_cache[key] = [version, apps, {a.app_id: a for a in apps}, None]
+        return cached
 
     def asking_apps(self, key: str) -> list[App]:
         """Apps beneath that ask for an offer of ``key``, skipping idle
@@ -276,6 +347,7 @@ class Queue:
             app.demand = app.usage + app.pending if app.runnable else app.usage
             total = total + app.demand
         self.demand = total.min(self.max_share)
+        self.forget_order()  # every child's demand was set: the order is made again, once
         return total
 
     def share_out(self, offers, rule: str, ctx) -> None:
@@ -381,6 +453,16 @@ class Queue:
         clipped to the max instead, when shares are computed."""
         m = self.max_share_spec.resolve(cluster) if self.max_share_spec else INF_RESOURCE
         self.max_share = m.max(self.min_share) if self.raise_max_to_min else m
+
+
+def wants_of(apps: list[App], now: float) -> tuple:
+    """What ``apps`` want together as of ``now``, for the delay rule
+    (``TimeDelay.offered_all``): the hosts, the racks, whether one asks
+    for anywhere, the highest level and the longest wait among them, and
+    ``now``."""
+    return (set().union(*[a.want_hosts for a in apps]), set().union(*[a.want_racks for a in apps]),
+            any([a.want_anywhere for a in apps]), max([a.locality_level for a in apps], default=0),
+            max([a.locality_wait for a in apps], default=0.0), now)
 
 
 class Walk:

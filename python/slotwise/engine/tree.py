@@ -80,6 +80,7 @@ class QueueTree:
             queue.children.sort(key=by_name)
             queue.orders = {}
             queue.asking_cache = {}
+            queue.forget_order()
         self.root = self.queues["root"]
         if root_policy:
             self.root.policy = get_policy(root_policy)
@@ -136,6 +137,7 @@ class QueueTree:
             raise PlacementRejected(f"{parent_name} holds apps and cannot become the parent of {name}")
         queue = Queue(name, parent, now)
         bisect.insort(parent.children, queue, key=by_name)
+        parent.forget_order()
         parent.is_parent = True
         self.queues[name] = queue
         queue.apply_config(None, self.config, cluster, rule)
@@ -150,6 +152,7 @@ class QueueTree:
                and not queue.children and queue.name in self.queues):
             parent = queue.parent
             parent.children.remove(queue)
+            parent.forget_order()
             del self.queues[queue.name]
             queue = parent
 

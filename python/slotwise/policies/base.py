@@ -54,6 +54,12 @@ class SchedulingPolicy:
     #: (priority, submit time, name), never usage: the engine may then keep
     #: the order between heartbeats instead of sorting on each one.
     stable_order = False
+    #: True when ``order`` sorts by one number per child (``order_key``),
+    #: ties in the order the children arrive in, and that number reads
+    #: only the child's usage, demand, weight and min share: the engine may
+    #: then keep a parent's order of its children between heartbeats and
+    #: place again only those whose usage changed (``Queue.kept_order``).
+    keyed = False
     #: The dimensions compared for starvation and preemption.
     dimensions: tuple[str, ...] = ("memory_mb",)
 
@@ -61,6 +67,10 @@ class SchedulingPolicy:
         """``key``: the dimension on offer (resources.OFFERS): memory for a
         YARN container, or one kind of MRv1 slot. The engine leaves it out
         for a YARN container, so a plugin without it runs on YARN."""
+        raise NotImplementedError
+
+    def order_key(self, s: Schedulable, key: str = "memory_mb") -> float:
+        """A keyed policy's number for ``s`` (see ``keyed``)."""
         raise NotImplementedError
 
     def order(self, children: list, cluster: Resource, key: str = "memory_mb") -> list:

@@ -41,9 +41,13 @@ class FairPolicy(SchedulingPolicy):
     of min share) first; then the one with the fewest running per weight."""
 
     name = "fair"
+    keyed = True
 
     def sort_key(self, s: Schedulable, cluster: Resource, key: str = "memory_mb"):
         return (share_key(s) if key == "memory_mb" else share_key_on(s, key), s.start_time, s.name)
+
+    def order_key(self, s: Schedulable, key: str = "memory_mb") -> float:
+        return share_key(s) if key == "memory_mb" else share_key_on(s, key)
 
     def order(self, children: list, cluster: Resource, key: str = "memory_mb") -> list:
         # Children arrive in (start_time, name) order and the sort is stable,
