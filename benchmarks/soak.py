@@ -47,7 +47,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "docker"))
 
-from dockertools import HaDockerCluster, Job, fresh_allocations, wait_until  # noqa: E402
+from dockertools import HaDockerCluster, Job, fresh_allocations, get_json, wait_until  # noqa: E402
 
 FAULTS = ("policy-kill", "policy-pause", "worker-stop", "failover")
 STREAM = (("prod", "alice"), ("research", "bob"), ("default", "carol"))
@@ -79,7 +79,7 @@ def sample_counters(c: HaDockerCluster, t: Tally) -> None:
         except (OSError, ValueError, KeyError):
             continue
         try:
-            born = c._get(f"http://127.0.0.1:{c.rm_ports[i]}/ws/v1/cluster/info")["clusterInfo"]["startedOn"]
+            born = get_json(f"http://127.0.0.1:{c.rm_ports[i]}/ws/v1/cluster/info")["clusterInfo"]["startedOn"]
         except (OSError, ValueError, KeyError):
             continue
         if link.get("registered"):
