@@ -120,13 +120,25 @@ class StateViews:
 
     def running_by_queue(self) -> dict[str, int]:
         """Containers each leaf queue holds now."""
+        return {name: f["containers"] for name, f in self.queue_containers().items() if f["containers"]}
+
+    def queue_containers(self) -> dict[str, dict]:
+        """Per leaf queue with apps: the containers its apps hold, the AM
+        containers' memory and vcores, and the containers its apps still
+        ask for (YARN's allocatedContainers, amUsedResources and
+        pendingContainers)."""
         door = self._door
+        out: dict[str, dict] = {}
         with door._lock:
-            out: dict[str, int] = {}
             for app in door._engine.apps.values():
-                if app.containers:
-                    out[app.queue.name] = out.get(app.queue.name, 0) + len(app.containers)
-            return out
+                f = out.setdefault(app.queue.name, {"containers": 0, "am": [0.0, 0.0], "pending": 0})
+                f["containers"] += len(app.containers)
+                for c in app.containers.values():
+                    if c.is_am:
+                        f["am"][0] += c.resource.memory_mb
+                        f["am"][1] += c.resource.vcores
+                f["pending"] += sum(r.num_containers for r in app.requests.values())
+        return out
 
     # --------------------------------------------------------------- apps
     def apps(self) -> list[dict]:

@@ -49,31 +49,13 @@ def _amount(a) -> tuple[float, float]:
     return (0.0, 0.0) if a is None else (a.memory_mb, a.vcores)
 
 
-def _facts(core) -> dict[str, dict]:
-    """Per leaf queue: the containers of its apps, the AM containers'
-    resources and the containers its apps still ask for, read from the
-    engine's apps under the core's lock (YARN's allocatedContainers,
-    amUsedResources and pendingContainers)."""
-    out: dict[str, dict] = {}
-    with core._lock:
-        for app in core._engine.apps.values():
-            f = out.setdefault(app.queue.name, {"containers": 0, "am": [0.0, 0.0], "pending": 0})
-            f["containers"] += len(app.containers)
-            for c in app.containers.values():
-                if c.is_am:
-                    f["am"][0] += c.resource.memory_mb
-                    f["am"][1] += c.resource.vcores
-            f["pending"] += sum(r.num_containers for r in app.requests.values())
-    return out
-
-
 def scheduler_info(service, max_mb: float = 0, max_vcores: float = 0) -> dict:
     """``{"scheduler": {"schedulerInfo": {"type": "fairScheduler", "rootQueue": ...}}}``."""
     core = service.core
     rows = [r for r in core.queue_table() if not (r.name == RECOVERY_QUEUE and not r.apps)]
     capacity = service.cluster()["capacity"]
     cluster = (capacity.get("memory_mb", 0), capacity.get("vcores", 0))
-    facts = _facts(core)
+    facts = core.views.queue_containers()
     children: dict[str | None, list] = {}
     for r in rows:
         children.setdefault(r.parent, []).append(r)
