@@ -13,7 +13,7 @@ import random
 import pytest
 
 from slotwise.clock import ManualClock
-from slotwise.config.model import AllocationConfig, QueueConfig, default_placement_rules
+from slotwise.config.model import AllocationConfig, QueueConfig, ResourceSpec, default_placement_rules
 from slotwise.engine import Engine, Queue, Request
 from slotwise.engine.app import App
 from slotwise.engine.locality import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, offered_by_wait
@@ -189,3 +189,63 @@ def test_a_fork_keeps_its_own_order_and_leaves_the_live_one_untouched():
     assert [q.name for q in f.root.kept_order(YARN)] == [q.name for q in live]
     assert all(q is f.queues[q.name] for q in f.root.kept_order(YARN))
     assert e.root.kept_order(YARN) == live
+
+
+def _full_pass_of(engine):
+    """A copy of ``engine`` whose update pass reads every app again, as a
+    pass with nothing kept would."""
+    other = engine.fork()
+    for q in other.queues.values():
+        q.stale, q.split_of = True, None
+    other.update()
+    return other
+
+
+def _shares(engine):
+    qs = {n: (q.demand, q.fair_share, q.steady_fair_share) for n, q in engine.queues.items()}
+    apps = {a: (x.demand, x.fair_share) for a, x in engine.apps.items()}
+    return qs, apps
+
+
+@pytest.mark.parametrize("share_rule", ["yarn", "design"])
+def test_the_incremental_update_pass_gives_what_a_full_pass_gives(share_rule):
+    """The pass reads again only the queues whose apps changed
+    (``Queue.stale``) and splits again only the shares whose inputs moved
+    (``Queue.split_of``); after every kind of change its demands and fair
+    shares equal those of a pass that reads everything."""
+    rng = random.Random(11)
+    # Two running apps per user: an app waits and becomes runnable when
+    # another app of its user, in another queue, ends.
+    cfg = AllocationConfig(placement_rules=default_placement_rules(), user_max_apps_default=2)
+    for i in range(6):
+        cfg.root.children.append(QueueConfig(f"root.q{i}", weight=float(1 + i % 3),
+                                             min_resources=Resource.units(4 if i % 2 else 0),
+                                             max_resources=ResourceSpec(memory_pct=25.0) if i == 5 else None))
+    clock = ManualClock()
+    e = Engine(cfg, clock, EngineSettings(preemption=False, share_rule=share_rule))
+    for n in range(8):
+        e.add_node(f"n{n}", f"host{n}", f"/rack{n % 2}", Resource.units(8))
+    ids = 0
+    for step in range(300):
+        clock.advance(0.5)
+        what = rng.randrange(7)
+        apps = list(e.apps)
+        if what == 0 or not apps:
+            ids += 1
+            e.add_app(f"a{ids}", f"u{ids % 3}", queue=f"q{rng.randrange(6)}", placed=True)
+            e.apps[f"a{ids}"].has_am = True
+        elif what == 1:
+            e.update_requests(rng.choice(apps), [Request(1, Resource.units(rng.randint(1, 2)), rng.randint(0, 6))])
+        elif what == 2:
+            e.heartbeat(f"n{rng.randrange(8)}")
+        elif what == 3 and e.containers:
+            e.container_finished(rng.choice(list(e.containers)))
+        elif what == 4:
+            e.move_app(rng.choice(apps), f"root.q{rng.randrange(6)}", force=True)
+        elif what == 5:
+            e.set_app_priority(rng.choice(apps), rng.randint(0, 3))
+        elif rng.random() < 0.3:
+            e.remove_app(rng.choice(apps))
+        if step % 4 == 0:
+            e.update()
+            assert _shares(e) == _shares(_full_pass_of(e)), step

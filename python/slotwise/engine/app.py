@@ -132,9 +132,18 @@ class App:
     def set_priority(self, priority: int) -> None:
         self.priority = priority
         self.weight = _weight(priority)
+        self.changed()
+
+    def changed(self) -> None:
+        """Its usage, asks, runnability or weight changed: its queue adds
+        its apps up again on the next update pass (``Queue.update_demand``)."""
+        q = self.queue
+        if q is not None:
+            q.stale = True
 
     def set_requests(self, requests) -> None:
         self.wants_moved()
+        self.changed()
         self.requests = {r.priority: r for r in requests}
         if self.refused and asks_key(self.requests.values()) != self.refused_asks:
             self.refused.clear()  # new asks: what the shim refused may now be allowed
@@ -208,12 +217,14 @@ class App:
         """A container of this app started."""
         self.containers[c.container_id] = c
         self.usage = self.usage + c.resource
+        self.changed()
         self.ran += 1
 
     def remove(self, c: Container) -> None:
         """A container of this app ended."""
         self.containers.pop(c.container_id, None)
         self.usage = self.usage - c.resource
+        self.changed()
 
     def wants_moved(self) -> None:
         """Where it wants to run, or its level, changed: the queues above
@@ -227,6 +238,7 @@ class App:
     def take(self, req: Request, node: Node, level: int) -> None:
         """One container of ``req`` placed on ``node`` at ``level``."""
         self.wants_moved()
+        self.changed()
         had_locality = req.has_locality
         req.take(node, level)
         self.pending = self.pending - req.resource

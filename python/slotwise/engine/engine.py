@@ -127,6 +127,7 @@ class Engine(NodeEvents):
         self._order_version += 1
         for p in queues:
             p.usage = p.am_usage = ZERO
+            p.stale = True
             p.forget_order()
             p.running_apps = p.active_apps = 0
             p.wanting = {}
@@ -176,6 +177,7 @@ class Engine(NodeEvents):
             app.app_name = name
         app.queue = leaf
         bisect.insort(leaf.apps, app, key=_by_submit)
+        leaf.stale = True
         self.apps[app_id] = app
         self._order_version += 1
         self.limits.waiting += 1
@@ -198,6 +200,7 @@ class Engine(NodeEvents):
             self.container_finished(cid)
         self._attach(app, app.queue, -1)
         app.queue.apps.remove(app)
+        app.queue.stale = True
         del self.apps[app_id]
         self._refused_apps.discard(app_id)
         self._order_version += 1
@@ -223,6 +226,7 @@ class Engine(NodeEvents):
         source.apps.remove(app)
         app.queue = target
         bisect.insort(target.apps, app, key=_by_submit)
+        source.stale = target.stale = True
         self._attach(app, target, +1)
         self._order_version += 1
         self.tree.prune(source)
@@ -385,6 +389,8 @@ class Engine(NodeEvents):
         ctx.cluster = self.cluster
         for queue in self.queues.values():
             queue.policy.on_update(queue, now, ctx)
+            if self._policy_hooks:  # a policy that moves weights or charges: every share split again
+                queue.split_of = None
         root.fair_share = root.steady_fair_share = self.cluster
         root.share_out(self.offers, self.share_rule, ctx)
         on, eligible = self.preemption_scope()

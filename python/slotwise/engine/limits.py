@@ -46,6 +46,7 @@ class MaxRunningApps:
             if not self.may_run(app):
                 continue
             app.runnable = True
+            app.changed()
             self.waiting -= 1
             self.user_running[app.user] = self.user_running.get(app.user, 0) + 1
             for p in app.queue.ancestors():

@@ -35,7 +35,7 @@ class Queue:
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
                  "active_apps", "wanting", "last_at_min_share", "last_at_fair_share", "acl_submit",
                  "acl_administer", "policy_state", "min_starved_since", "fair_starved_since",
-                 "preempted_at", "orders", "asking_cache", "kept", "moved")
+                 "preempted_at", "orders", "asking_cache", "kept", "moved", "stale", "apps_demand", "split_of")
 
     def __init__(self, name: str, parent: "Queue | None", now: float) -> None:
         self.name = name
@@ -93,6 +93,14 @@ class Queue:
         #: moved since (their usage changed beneath them).
         self.kept: dict = {}
         self.moved: set = set()
+        #: The update pass is incremental: a queue whose apps changed since
+        #: the last pass (their usage, asks, runnability, weight, or the set
+        #: of them) is ``stale`` and adds its apps up again; the others keep
+        #: the sum (``apps_demand``) and their apps' fair shares, split last
+        #: from the share and cluster in ``split_of``.
+        self.stale = True
+        self.apps_demand = ZERO
+        self.split_of = None
 
     def __setattr__(self, name: str, value) -> None:
         _set(self, name, value)
@@ -339,13 +347,21 @@ class Queue:
     # ------------------------------------------------------ the update pass
     def update_demand(self) -> Resource:
         """Demand of the subtree (what its runnable apps use and ask),
-        capped at the max share here; returns it uncapped for the parent."""
+        capped at the max share here; returns it uncapped for the parent.
+        Only a ``stale`` queue reads its apps again."""
         total = ZERO
         for child in self.children:
             total = total + child.update_demand()
-        for app in self.apps:
-            app.demand = app.usage + app.pending if app.runnable else app.usage
-            total = total + app.demand
+        if self.stale:
+            own = ZERO
+            for app in self.apps:
+                app.demand = app.usage + app.pending if app.runnable else app.usage
+                own = own + app.demand
+            self.apps_demand = own
+            self.split_of = None
+            self.stale = False
+        if self.apps:
+            total = total + self.apps_demand
         self.demand = total.min(self.max_share)
         self.forget_order()  # every child's demand was set: the order is made again, once
         return total
@@ -353,7 +369,8 @@ class Queue:
     def share_out(self, offers, rule: str, ctx) -> None:
         """Split this queue's fair share (instantaneous: among children with
         runnable apps; steady: among all) and its apps' shares, down the
-        tree, once per offer kind, the kinds added up."""
+        tree, once per offer kind, the kinds added up. A queue whose apps
+        and share did not change since its last split keeps its apps' shares."""
         if self.children:
             active = [c for c in self.children if c.running_apps > 0]
             shares = self._split(active, self.fair_share, False, offers, rule, ctx) if active else []
@@ -367,6 +384,10 @@ class Queue:
             for c in self.children:
                 c.share_out(offers, rule, ctx)
         if self.apps:
+            split_of = (self.fair_share, ctx.cluster)
+            if split_of == self.split_of:
+                return
+            self.split_of = split_of
             runnable = [a for a in self.apps if a.runnable]
             shares = self._split(runnable, self.fair_share, False, offers, rule, ctx) if runnable else []
             for a in self.apps:
