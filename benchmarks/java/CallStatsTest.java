@@ -95,7 +95,7 @@ class CallStatsTest {
   @Test
   void policyLinkReportsSuccessfulCallsOnlyToItsObserver() {
     CallStats observer = new CallStats();
-    PolicyLink link = new PolicyLink(30_000, () -> { }, new Gateway.Callbacks(1000), observer);
+    PolicyLink link = new PolicyLink(30_000, () -> { }, new PolicyLink.Callbacks(1000), observer);
     try {
       Turns.heartbeat(link); // no policy
       assertEquals(0, CallStats.of("heartbeat").count());

@@ -1,6 +1,9 @@
 """Generates the Java binding of the protocol from schema.json, at build time.
 
-``python3 java.py OUTDIR`` writes ``OUTDIR/org/slotwise/shim/Messages.java``:
+``python3 java.py OUTDIR`` writes ``OUTDIR/org/slotwise/shim/PolicyServer.java``
+(the interface Python implements: one method per call of the schema's
+``calls`` the shim makes, and the dispatch of a call by its name) and
+``OUTDIR/org/slotwise/shim/Messages.java``:
 a record per object definition (snake_case on the wire, the schema's fields
 in its order, required ones marked), an enum per enumerated field, and a
 checker per definition that walks a message's JSON tree and refuses the first
@@ -15,6 +18,7 @@ not drift from the schema Python binds; only the standard library is used.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -275,6 +279,37 @@ class Gen:
             version=self.schema["version"], name_max=self.defs["Name"]["maxLength"], text_max=text_max,
             records="\n".join(records), enums="\n".join(enums), checkers="\n".join(checkers),
             dispatch=dispatch, bounds=consts, names=", ".join(jstr(n) for n in objects))
+
+
+def policy_server(schema: dict) -> str:
+    """The interface Python implements (Py4J's proxy), from the calls the shim makes."""
+    calls = {n: c for n, c in schema["calls"].items() if c["caller"] == "shim"}
+    arg = {n: camel(re.sub(r"(?<!^)(?=[A-Z])", "_", c["argument"]).lower()) for n, c in calls.items()}
+    methods = "".join(f'  /** {c["argument"]} to {c["answer"]}: {c["doc"]} */\n  String {camel(n)}(String {arg[n]});\n\n'
+                      for n, c in calls.items())
+    cases = "".join(f'      case {jstr(n)} -> policy.{camel(n)}(argument);\n' for n in calls)
+    return POLICY_SERVER.format(methods=methods, cases=cases)
+
+
+POLICY_SERVER = """\
+// Generated from python/slotwise/protocol/schema.json ("calls") by python/slotwise/protocol/java.py
+// at build time. Do not edit: change the schema.
+package org.slotwise.shim;
+
+/**
+ * What the Python policy server implements: the calls the shim makes, each
+ * one JSON message of the protocol each way (docs/protocol.md), so each call
+ * is exactly one Py4J round trip.
+ */
+public interface PolicyServer {{
+{methods}  /** The call of that name (as the schema names it) made to {{@code policy}}. */
+  static String call(PolicyServer policy, String call, String argument) {{
+    return switch (call) {{
+{cases}      default -> throw new IllegalArgumentException("no call " + call);
+    }};
+  }}
+}}
+"""
 
 
 TEMPLATE = """\
@@ -574,11 +609,13 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: java.py OUTDIR", file=sys.stderr)
         return 2
-    out = Path(argv[1]) / "org" / "slotwise" / "shim" / "Messages.java"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = Gen(json.loads(SCHEMA.read_text(encoding="utf-8"))).java()
-    if not out.exists() or out.read_text(encoding="utf-8") != text:
-        out.write_text(text, encoding="utf-8")
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    outdir = Path(argv[1]) / "org" / "slotwise" / "shim"
+    outdir.mkdir(parents=True, exist_ok=True)
+    for name, text in (("Messages.java", Gen(schema).java()), ("PolicyServer.java", policy_server(schema))):
+        out = outdir / name
+        if not out.exists() or out.read_text(encoding="utf-8") != text:
+            out.write_text(text, encoding="utf-8")
     return 0
 
 

@@ -49,16 +49,10 @@ final class SlotwiseQueue implements Queue {
    * are the same queue; null if the name is not usable.
    */
   static String qualify(String queue) {
-    if (queue == null) {
+    if (queue == null || queue.trim().isEmpty()) {
       return null;
     }
-    String q = queue.trim();
-    if (q.isEmpty()) {
-      return null;
-    }
-    if (!q.equals(ROOT) && !q.startsWith(ROOT + ".")) {
-      q = ROOT + "." + q;
-    }
+    String q = rooted(queue.trim());
     if (q.length() > Messages.NAME_MAX && q.codePointCount(0, q.length()) > Messages.NAME_MAX) {
       return null; // no queue can have it: the protocol's bound, and validate's
     }
@@ -75,13 +69,14 @@ final class SlotwiseQueue implements Queue {
     if (queue == null || queue.length() + ROOT.length() + 1 <= Messages.NAME_MAX) {
       return null;
     }
-    String q = queue.trim();
-    if (!q.equals(ROOT) && !q.startsWith(ROOT + ".")) {
-      q = ROOT + "." + q;
-    }
+    String q = rooted(queue.trim());
     int n = q.codePointCount(0, q.length());
     return n <= Messages.NAME_MAX ? null : String.format("the queue name has %,d characters "
         + "(with \"root.\"); at most %,d are allowed", n, Messages.NAME_MAX);
+  }
+
+  private static String rooted(String q) {
+    return q.equals(ROOT) || q.startsWith(ROOT + ".") ? q : ROOT + "." + q;
   }
 
   void describe(Messages.QueueRow r) {

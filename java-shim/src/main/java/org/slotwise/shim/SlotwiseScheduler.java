@@ -35,6 +35,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.*;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+import org.apache.hadoop.yarn.server.utils.BuilderUtils;
 import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.Resources;
@@ -50,10 +52,12 @@ import org.slf4j.LoggerFactory;
  * Python cannot answer in time, a built-in FIFO schedules the heartbeat.
  *
  * <p>One heartbeat: {@link #nodeUpdate} (or, with async scheduling, the
- * scheduling thread) runs {@link #scheduleNodes}, top to bottom: it takes
- * the line ({@link PolicyLink#turn}), builds the Payload ({@link #payload}),
- * sends it ({@link PolicyLink.Turn#send}) and carries out the answer
- * ({@link #applyHeartbeat}), or the FIFO's choice if the call failed.
+ * scheduling thread, fed by a {@link NodeBatcher}) runs {@link #scheduleNodes},
+ * top to bottom: it takes the line ({@link PolicyLink#turn}), builds the
+ * Payload ({@link #payload}), sends it ({@link PolicyLink.Turn#send}) and
+ * carries out the answer ({@link #applyHeartbeat}: each assignment checked
+ * against Hadoop's own locality rule and the node's room, {@link #tryAssign}),
+ * or the FIFO's choice ({@link #fifo}) if the call failed.
  *
  * <p>Locking: the scheduler's write lock guards every change of scheduler
  * state; calls to Python are made without it (see {@link PolicyLink}), with
@@ -85,7 +89,6 @@ public class SlotwiseScheduler
   private final Map<String, SlotwiseQueue> queues = new ConcurrentHashMap<>();
   /** Python's id for each live container it placed. */
   private final Map<ContainerId, String> engineIds = new ConcurrentHashMap<>();
-  private Allocator allocator;
   /** Moves Python orders run here: YARN's move path waits for the state store and for Python. */
   private final ExecutorService mover = Executors.newSingleThreadExecutor(r -> {
     Thread t = new Thread(r, "slotwise-moves");
@@ -115,8 +118,6 @@ public class SlotwiseScheduler
     applications = new ConcurrentHashMap<>();
     minimumAllocation = super.getMinimumAllocation();
     initMaximumResourceCapability(super.getMaximumAllocation());
-    allocator = new Allocator(applications, nodeTracker, deltas, engineIds, minimumAllocation,
-        this::submitTime);
     usePortForNodeName = conf.getBoolean(
         YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
@@ -281,10 +282,10 @@ public class SlotwiseScheduler
     locked(() -> {
       FiCaSchedulerNode node = new FiCaSchedulerNode(nm, usePortForNodeName);
       nodeTracker.addNode(node);
-      deltas.nodeChanged(YarnRecords.nodeRecord(node));
+      deltas.nodeChanged(nodeRecord(node));
       recoverContainersOnNode(e.getContainerReports(), nm);
       for (RMContainer c : node.getCopiedListOfRunningContainers()) {
-        deltas.launched(YarnRecords.containerRecord(c, null, c.isAMContainer()));
+        deltas.launched(containerRecord(c, null, c.isAMContainer()));
       }
       updateRootQueueMetrics();
     });
@@ -317,7 +318,7 @@ public class SlotwiseScheduler
       super.updateNodeResource(nm, option);
       FiCaSchedulerNode node = nodeTracker.getNode(nm.getNodeID());
       if (node != null) {
-        deltas.nodeChanged(YarnRecords.nodeRecord(node));
+        deltas.nodeChanged(nodeRecord(node));
       }
       updateRootQueueMetrics();
     });
@@ -410,7 +411,7 @@ public class SlotwiseScheduler
         for (FiCaSchedulerNode node : nodes) {
           link.fallbackHeartbeat();
           if (nodeTracker.exists(node.getNodeID())) {
-            allocator.fifo(node);
+            fifo(node);
           }
         }
         updateRootQueueMetrics();
@@ -420,13 +421,180 @@ public class SlotwiseScheduler
 
   private void applyHeartbeat(Messages.HeartbeatAnswer answer) {
     locked(() -> {
-      allocator.apply(answer.assign());
+      assign(answer.assign());
       applyPreemptions(answer.preempt());
       if (answer.resync()) {
         deltas.requireFull();
       }
       updateRootQueueMetrics();
     });
+  }
+
+  // ------------------------------------------------------------ allocation
+
+  /**
+   * Checks and allocates Python's assignments; under the write lock. A refused one is reported with
+   * its app, whose ask Python took when it assigned and must get back.
+   */
+  private void assign(List<Messages.Assignment> assignments) {
+    for (Messages.Assignment a : assignments) {
+      Refused refused;
+      try {
+        refused = tryAssign(a);
+      } catch (RuntimeException e) {
+        refused = new Refused(Messages.Reason.ERROR, e.toString());
+        LOG.warn("Slotwise: error while allocating {}", a.engineId(), e);
+      }
+      if (refused != null) {
+        deltas.rejected(a.engineId(), refused.reason());
+        deltas.appChanged(a.app());
+        LOG.info("Slotwise: refused assignment {} of {} on {} ({}): {}", a.engineId(), a.app(),
+            a.node(), a.locality(), refused.why());
+      }
+    }
+  }
+
+  /** Why an assignment was not carried out: the wire's reason, and words for the log. */
+  private record Refused(Messages.Reason reason, String why) {
+  }
+
+  /** Allocates one assignment; returns null when done, else why not. */
+  private Refused tryAssign(Messages.Assignment a) {
+    ApplicationId appId;
+    NodeId nodeId;
+    try {
+      appId = ApplicationId.fromString(a.app());
+      nodeId = NodeId.fromString(a.node());
+    } catch (IllegalArgumentException e) {
+      return new Refused(Messages.Reason.ERROR, "malformed id");
+    }
+    SlotwiseAppAttempt attempt = liveAttempt(applications.get(appId));
+    if (attempt == null) {
+      return new Refused(Messages.Reason.NO_ATTEMPT, "no live attempt");
+    }
+    FiCaSchedulerNode node = nodeTracker.getNode(nodeId);
+    if (node == null) {
+      return new Refused(Messages.Reason.NO_NODE, "no such node");
+    }
+    if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
+      return new Refused(Messages.Reason.BLACKLISTED, "node blacklisted by the app");
+    }
+    for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
+      if (key.getPriority().getPriority() == a.priority()
+          && a.locality() == locality(attempt, key, node, a.locality())) {
+        if (!fits(attempt, key, node)) {
+          return new Refused(Messages.Reason.NO_ROOM, "does not fit");
+        }
+        return allocateOne(attempt, node, key, a.locality(), a.engineId()) ? null
+            : new Refused(Messages.Reason.ERROR, "allocation refused");
+      }
+    }
+    return new Refused(Messages.Reason.LOCALITY,
+        "no outstanding request at priority " + a.priority() + " allowing " + a.locality());
+  }
+
+  private static SlotwiseAppAttempt liveAttempt(SchedulerApplication<SlotwiseAppAttempt> app) {
+    SlotwiseAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
+    return attempt == null || attempt.isStopped() ? null : attempt;
+  }
+
+  /** Whether one container of this request fits in the node's room. */
+  private static boolean fits(SlotwiseAppAttempt attempt, SchedulerRequestKey key, FiCaSchedulerNode node) {
+    return Resources.fitsIn(attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource(),
+        node.getUnallocatedResource());
+  }
+
+  /**
+   * The locality one container of this request may have on this node: the
+   * wanted one if given and allowed, else the best allowed; null if none.
+   * Allowed is Hadoop's own answer: the asks, by AppSchedulingInfo's
+   * checkAllocation (node-local needs the node's and its rack's asks,
+   * rack-local the rack's, off-switch ANY's), and relaxLocality as the
+   * FairScheduler's FSAppAttempt reads it (a rack that may not be relaxed
+   * to takes node-local only; ANY's forbids off-switch).
+   */
+  private static Messages.Locality locality(SlotwiseAppAttempt attempt, SchedulerRequestKey key,
+      FiCaSchedulerNode node, Messages.Locality wanted) {
+    AppSchedulingInfo asks = attempt.getAppSchedulingInfo();
+    for (Messages.Locality level : wanted != null ? List.of(wanted) : List.of(Messages.Locality.values())) {
+      NodeType type = nodeType(level);
+      if (asks.checkAllocation(type, node, key)
+          && (type == NodeType.NODE_LOCAL || asks.canDelayTo(key, node.getRackName()))
+          && (type != NodeType.OFF_SWITCH || asks.canDelayTo(key, ResourceRequest.ANY))) {
+        return level;
+      }
+    }
+    return null;
+  }
+
+  private static NodeType nodeType(Messages.Locality level) {
+    return level == Messages.Locality.NODE_LOCAL ? NodeType.NODE_LOCAL
+        : level == Messages.Locality.RACK_LOCAL ? NodeType.RACK_LOCAL : NodeType.OFF_SWITCH;
+  }
+
+  /**
+   * Allocates one container the normal way; under the write lock. A container
+   * Python did not place (engineId null) changes the app's ask behind its back:
+   * the app goes to Python again.
+   */
+  private boolean allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
+      SchedulerRequestKey key, Messages.Locality locality, String engineId) {
+    boolean am = attempt.waitsForAM();
+    ContainerId id = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
+        attempt.getNewContainerId());
+    Container container = BuilderUtils.newContainer(id, node.getNodeID(),
+        node.getRMNode().getHttpAddress(), attempt.getPendingAsk(key, ResourceRequest.ANY)
+            .getPerAllocationResource(), key.getPriority(), null, key.getAllocationRequestId());
+    RMContainer rmContainer = attempt.allocate(nodeType(locality), node, key, container);
+    if (rmContainer == null) {
+      return false;
+    }
+    node.allocateContainer(rmContainer);
+    if (engineId != null) {
+      engineIds.put(id, engineId);
+    } else {
+      deltas.appChanged(attempt.getApplicationId().toString());
+    }
+    deltas.launched(containerRecord(rmContainer, engineId, am));
+    return true;
+  }
+
+  /** The built-in FIFO for one heartbeat (FifoFallback's rules), when Python cannot decide; under the write lock. */
+  private void fifo(FiCaSchedulerNode node) {
+    if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
+      return;
+    }
+    List<FifoFallback.App<SlotwiseAppAttempt>> apps = new ArrayList<>();
+    applications.forEach((id, app) -> {
+      SlotwiseAppAttempt attempt = liveAttempt(app);
+      if (attempt != null) {
+        apps.add(new FifoFallback.App<>(attempt, id.toString(), priorityOf(app), submitTime(id)));
+      }
+    });
+    for (FifoFallback.App<SlotwiseAppAttempt> app : FifoFallback.order(apps)) {
+      SlotwiseAppAttempt attempt = app.attempt();
+      if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
+        continue;
+      }
+      for (SchedulerRequestKey key : FifoFallback.byRequestPriority(
+          attempt.getSchedulerKeys(), k -> k.getPriority().getPriority())) {
+        if (attempt.getOutstandingAsksCount(key, ResourceRequest.ANY) <= 0) {
+          continue;
+        }
+        int assigned = 0;
+        Messages.Locality loc;
+        while ((loc = locality(attempt, key, node, null)) != null && fits(attempt, key, node)
+            && allocateOne(attempt, node, key, loc, null)) {
+          assigned++;
+        }
+        if (assigned == 0) {
+          break; // as FifoScheduler: an app's requests are served in priority order
+        }
+      }
+      if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
+        break;
+      }
+    }
   }
 
   /** The periodic call; AbstractYarnScheduler's update thread runs it. */
@@ -458,29 +626,18 @@ public class SlotwiseScheduler
   private void applyUpdate(Messages.UpdateAnswer answer) {
     locked(() -> {
       applyPreemptions(answer.preempt());
-      Set<String> listed = new HashSet<>();
+      // The answer carries only the rows that changed (all of them when queuesFull); queues Python
+      // dropped (an empty dynamic queue) go, unless the RM still holds an app there.
+      Set<String> gone = new HashSet<>(answer.queuesFull() ? queues.keySet() : Set.of());
       for (Messages.QueueRow row : answer.queues()) {
         String name = SlotwiseQueue.qualify(row.name());
         if (name != null) {
           queue(name).describe(row);
-          listed.add(name);
+          gone.remove(name);
         }
       }
-      // The answer carries only the rows that changed; queues Python dropped
-      // (an empty dynamic queue) go, unless the RM still holds an app there.
-      List<String> gone = new ArrayList<>();
       for (String name : answer.queuesRemoved()) {
-        String full = SlotwiseQueue.qualify(name);
-        if (full != null) {
-          gone.add(full);
-        }
-      }
-      if (answer.queuesFull()) {
-        for (String name : queues.keySet()) {
-          if (!listed.contains(name)) {
-            gone.add(name);
-          }
-        }
+        gone.add(SlotwiseQueue.qualify(name));
       }
       forgetQueues(gone);
       if (answer.resync()) {
@@ -565,7 +722,7 @@ public class SlotwiseScheduler
   }
 
   private void removeApplication(ApplicationId id, RMAppState finalState) {
-    Messages.FinalState end = YarnRecords.finalState(finalState, rmContext.getRMApps().get(id));
+    Messages.FinalState end = finalState(finalState, rmContext.getRMApps().get(id));
     locked(() -> {
       SchedulerApplication<SlotwiseAppAttempt> app = applications.remove(id);
       if (app != null) { // else it was rejected
@@ -898,18 +1055,15 @@ public class SlotwiseScheduler
       if (d.full()) {
         nodes = new ArrayList<>();
         for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
-          nodes.add(YarnRecords.nodeRecord(n));
+          nodes.add(nodeRecord(n));
         }
         launched = new ArrayList<>();
         for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
             : applications.entrySet()) {
           apps.add(appRecord(e.getKey(), e.getValue()));
           SlotwiseAppAttempt attempt = e.getValue().getCurrentAppAttempt();
-          if (attempt != null) {
-            for (RMContainer c : attempt.getLiveContainers()) {
-              launched.add(YarnRecords.containerRecord(c, engineIds.get(c.getContainerId()),
-                  c.isAMContainer()));
-            }
+          for (RMContainer c : attempt == null ? List.<RMContainer>of() : attempt.getLiveContainers()) {
+            launched.add(containerRecord(c, engineIds.get(c.getContainerId()), c.isAMContainer()));
           }
         }
       } else {
@@ -921,29 +1075,34 @@ public class SlotwiseScheduler
           }
         }
       }
+      List<Messages.Beat> beats = null;
+      if (beating != null) {
+        beats = new ArrayList<>(beating.size());
+        for (FiCaSchedulerNode n : beating) {
+          beats.add(new Messages.Beat(n.getNodeID().toString(), res(n.getUnallocatedResource())));
+        }
+      }
       List<Messages.AppCheck> truth = null;
       if (check) {
         truth = new ArrayList<>();
         for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
             : applications.entrySet()) {
-          truth.add(YarnRecords.appCheck(e.getKey().toString(), e.getValue().getCurrentAppAttempt()));
+          truth.add(appCheck(e.getKey().toString(), e.getValue().getCurrentAppAttempt()));
         }
       }
-      return Wire.write(d.payload(nodes, apps, launched, YarnRecords.beats(beating),
-          link.episodesToReport(), truth));
+      return Wire.write(d.payload(nodes, apps, launched, beats, link.episodesToReport(), truth));
     } finally {
       readLock.unlock();
     }
   }
 
   private Messages.App appRecord(ApplicationId id, SchedulerApplication<SlotwiseAppAttempt> app) {
-    SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
     RMApp rmApp = rmContext.getRMApps().get(id);
     boolean unmanaged = rmApp != null && rmApp.getApplicationSubmissionContext() != null
         && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
     return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : rmApp.getName(),
         app.getQueue().getQueueName(), priorityOf(app), submitTime(id), unmanaged,
-        YarnRecords.requests(attempt));
+        requests(app.getCurrentAppAttempt()));
   }
 
   static int priorityOf(SchedulerApplication<?> app) {
@@ -953,6 +1112,107 @@ public class SlotwiseScheduler
   private long submitTime(ApplicationId id) {
     RMApp rmApp = rmContext.getRMApps().get(id);
     return rmApp == null ? id.getClusterTimestamp() : rmApp.getSubmitTime();
+  }
+
+  /**
+   * How an app ended, from the state the RM removes it in: FAILED and KILLED
+   * as they are; FINISHED as its AM reported it (SUCCEEDED, FAILED or KILLED);
+   * anything else, or an AM that said nothing, UNDEFINED. Null: no state given.
+   */
+  static Messages.FinalState finalState(RMAppState state, RMApp app) {
+    FinalApplicationStatus s = app == null ? null : app.getFinalApplicationStatus();
+    return state == null ? null : switch (state) {
+      case FAILED -> Messages.FinalState.FAILED;
+      case KILLED -> Messages.FinalState.KILLED;
+      case FINISHED -> s == FinalApplicationStatus.SUCCEEDED ? Messages.FinalState.SUCCEEDED
+          : s == FinalApplicationStatus.FAILED ? Messages.FinalState.FAILED
+          : s == FinalApplicationStatus.KILLED ? Messages.FinalState.KILLED : Messages.FinalState.UNDEFINED;
+      default -> Messages.FinalState.UNDEFINED;
+    };
+  }
+
+  static Messages.Node nodeRecord(FiCaSchedulerNode n) {
+    return new Messages.Node(n.getNodeID().toString(), n.getNodeName(), n.getRackName(),
+        res(n.getTotalResource()));
+  }
+
+  static Messages.Container containerRecord(RMContainer c, String engineId, boolean am) {
+    return new Messages.Container(c.getContainerId().toString(),
+        c.getApplicationAttemptId().getApplicationId().toString(),
+        c.getAllocatedNode().toString(), res(c.getAllocatedResource()), am,
+        c.getAllocatedSchedulerKey().getPriority().getPriority(), engineId);
+  }
+
+  /** A YARN resource as the protocol's (Messages.Resource clamps a negative room to 0). */
+  static Messages.Resource res(Resource r) {
+    return new Messages.Resource(r.getMemorySize(), r.getVirtualCores(), 0, 0);
+  }
+
+  /** An attempt's outstanding asks, one Request per request priority (none if stopped). */
+  static List<Messages.Request> requests(SlotwiseAppAttempt attempt) {
+    if (attempt == null || attempt.isStopped()) {
+      return new ArrayList<>();
+    }
+    return requests(attempt.getAppSchedulingInfo().getAllResourceRequests());
+  }
+
+  /**
+   * YARN's resource requests as the protocol's: per request priority, the
+   * ANY ask's count, size and relaxLocality, the hosts' and racks' counts,
+   * and the racks whose own ask forbids relaxing (what canDelayTo reads).
+   */
+  static List<Messages.Request> requests(Collection<ResourceRequest> asks) {
+    List<Messages.Request> out = new ArrayList<>();
+    Map<Integer, List<ResourceRequest>> byPriority = new TreeMap<>();
+    for (ResourceRequest r : asks) {
+      byPriority.computeIfAbsent(r.getPriority().getPriority(), p -> new ArrayList<>()).add(r);
+    }
+    for (Map.Entry<Integer, List<ResourceRequest>> e : byPriority.entrySet()) {
+      long total = 0;
+      boolean relax = true;
+      Resource size = Resources.none();
+      Map<String, Integer> hosts = new LinkedHashMap<>();
+      Map<String, Integer> racks = new LinkedHashMap<>();
+      List<String> strictRacks = new ArrayList<>(); // canDelayTo(rack) is false there, asks or not
+      for (ResourceRequest r : e.getValue()) {
+        String name = r.getResourceName();
+        if (ResourceRequest.ANY.equals(name)) {
+          total += r.getNumContainers();
+          size = r.getCapability();
+          relax = r.getRelaxLocality();
+          continue;
+        }
+        boolean rack = name.startsWith("/");
+        if (rack && !r.getRelaxLocality()) {
+          strictRacks.add(name);
+        }
+        if (r.getNumContainers() > 0) {
+          (rack ? racks : hosts).merge(name, r.getNumContainers(),
+              (x, y) -> (int) Math.min(Integer.MAX_VALUE, (long) x + y));
+        }
+      }
+      if (total > 0) {
+        out.add(new Messages.Request(e.getKey(), res(size),
+            (int) Math.min(Integer.MAX_VALUE, total), hosts, racks, relax, strictRacks));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The RM's truth about one app: its pending asks and live containers, summed.
+   * Summed in doubles: exact below 2^53, and Messages.Resource clamps to 2^53 - 1 above it.
+   */
+  static Messages.AppCheck appCheck(String id, SlotwiseAppAttempt attempt) {
+    double mb = 0;
+    double vc = 0;
+    for (Messages.Request r : requests(attempt)) {
+      mb += (double) r.resource().memoryMb() * r.count();
+      vc += (double) r.resource().vcores() * r.count();
+    }
+    return new Messages.AppCheck(id, new Messages.Resource((long) mb, (long) vc, 0, 0),
+        res(attempt == null ? Resources.none() : attempt.getCurrentConsumption()),
+        attempt == null ? 0 : attempt.getLiveContainers().size());
   }
 
   // ----------------------------------------------------------------- queues
@@ -977,10 +1237,12 @@ public class SlotwiseScheduler
 
   /** Drops queues Python no longer has, deepest first; a queue that holds an
    * app in the RM, has children, or is root stays. */
-  private void forgetQueues(List<String> names) {
-    if (names.isEmpty()) {
+  private void forgetQueues(Set<String> gone) {
+    gone.remove(null);
+    if (gone.isEmpty()) {
       return;
     }
+    List<String> names = new ArrayList<>(gone);
     Set<String> busy = new HashSet<>();
     for (SchedulerApplication<SlotwiseAppAttempt> app : applications.values()) {
       String q = app.getQueue().getQueueName();
@@ -991,8 +1253,8 @@ public class SlotwiseScheduler
     names.sort((a, b) -> Integer.compare(b.length(), a.length()));
     synchronized (queues) {
       for (String name : names) {
-        SlotwiseQueue q = name == null ? null : queues.get(name);
-        int dot = name == null ? -1 : name.lastIndexOf('.');
+        SlotwiseQueue q = queues.get(name);
+        int dot = name.lastIndexOf('.');
         if (q == null || dot < 0 || busy.contains(name) || !q.children().isEmpty()) {
           continue;
         }
@@ -1077,5 +1339,57 @@ public class SlotwiseScheduler
   /** For tests: the queues YARN currently knows, by full name. */
   Map<String, SlotwiseQueue> getQueues() {
     return new HashMap<>(queues);
+  }
+
+  /**
+   * The nodes waiting for the scheduling thread: a node heartbeat only says
+   * "this node has room" ({@link #offer}) and returns; the thread {@link #take
+   * takes} every node that asked since its last call, up to {@code maxPerCall},
+   * and sends them to Python in one call (the YARN-5139 pattern: Python
+   * proposes assignments for many nodes, Java checks and commits them). While
+   * a call is under way more nodes gather, so the batch grows with the load
+   * by itself and a quiet cluster still sees one node per call at once. A
+   * node offered twice before it is taken goes once; its room is read when
+   * the payload is built. A leaf monitor; it calls nothing.
+   */
+  static final class NodeBatcher<K> {
+    private final int maxPerCall;
+    private final LinkedHashSet<K> pending = new LinkedHashSet<>(); // guarded by this
+    private long batches; // guarded by this, as is the next
+    private long nodes;
+
+    NodeBatcher(int maxPerCall) {
+      this.maxPerCall = Math.max(1, maxPerCall);
+    }
+
+    synchronized void offer(K nodeId) {
+      if (pending.add(nodeId)) {
+        notifyAll();
+      }
+    }
+
+    synchronized void remove(K nodeId) {
+      pending.remove(nodeId);
+    }
+
+    /** Batches taken and nodes in them since the start: {batches, nodes}. */
+    synchronized long[] counts() {
+      return new long[] {batches, nodes};
+    }
+
+    /** The next batch, oldest offers first, at most maxPerCall; waits while there is none. */
+    synchronized List<K> take() throws InterruptedException {
+      while (pending.isEmpty()) {
+        wait();
+      }
+      List<K> batch = new ArrayList<>(Math.min(pending.size(), maxPerCall));
+      for (Iterator<K> it = pending.iterator(); it.hasNext() && batch.size() < maxPerCall; ) {
+        batch.add(it.next());
+        it.remove();
+      }
+      batches++;
+      nodes += batch.size();
+      return batch;
+    }
   }
 }

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * bound are refused before they reach Python or a queue.
  */
 class SlotwiseSchedulerLimitsTest {
-  private final PolicyLink link = new PolicyLink(30_000, () -> { }, new Gateway.Callbacks(1000), null);
+  private final PolicyLink link = new PolicyLink(30_000, () -> { }, new PolicyLink.Callbacks(1000), null);
 
   @AfterEach
   void stop() {
@@ -110,7 +110,7 @@ class SlotwiseSchedulerLimitsTest {
 
   @Test
   void theNodeRoomOfAnOvercommittedNodeIsSentAsNone() {
-    Messages.Resource room = YarnRecords.res(
+    Messages.Resource room = SlotwiseScheduler.res(
         org.apache.hadoop.yarn.api.records.Resource.newInstance(-1024, -2));
     assertEquals(new Messages.Resource(0, 0, 0, 0), Wire.read(Wire.write(room), Messages.Resource.class));
     assertThrows(Wire.BadMessage.class,

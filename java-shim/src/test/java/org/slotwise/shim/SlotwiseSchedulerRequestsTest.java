@@ -26,7 +26,7 @@ class SlotwiseSchedulerRequestsTest {
   void aStrictNodeRequestCarriesItsInferredRacksAsStrict() {
     // As AMRMClient asks for host1 with relaxLocality false: the node ask
     // relaxable, its rack's ask and ANY's strict.
-    List<Messages.Request> out = YarnRecords.requests(List.of(
+    List<Messages.Request> out = SlotwiseScheduler.requests(List.of(
         ask(20, "host1", 1, true), ask(20, "/rack1", 1, false), ask(20, ResourceRequest.ANY, 1, false)));
     assertEquals(1, out.size());
     Messages.Request r = out.get(0);
@@ -38,7 +38,7 @@ class SlotwiseSchedulerRequestsTest {
 
   @Test
   void aStrictRackWithNoContainersLeftIsStillStrictAndRelaxableOnesAreNotListed() {
-    List<Messages.Request> out = YarnRecords.requests(List.of(
+    List<Messages.Request> out = SlotwiseScheduler.requests(List.of(
         ask(1, "/rack2", 0, false), ask(1, "/rack1", 2, true), ask(1, "h1", 2, true),
         ask(1, ResourceRequest.ANY, 2, true), ask(5, ResourceRequest.ANY, 0, true)));
     assertEquals(1, out.size(), "a priority with no containers left at ANY is no request");
@@ -50,7 +50,7 @@ class SlotwiseSchedulerRequestsTest {
 
   @Test
   void aRequestWithNoStrictRackSendsNone() {
-    Messages.Request r = YarnRecords.requests(List.of(ask(1, ResourceRequest.ANY, 3, true))).get(0);
+    Messages.Request r = SlotwiseScheduler.requests(List.of(ask(1, ResourceRequest.ANY, 3, true))).get(0);
     assertEquals(List.of(), r.strictRacks());
     assertTrue(!Wire.write(r).contains("strict_racks"), Wire.write(r));
   }

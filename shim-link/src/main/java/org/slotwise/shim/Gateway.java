@@ -4,7 +4,6 @@ import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
@@ -19,27 +18,19 @@ import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-
-import javax.net.SocketFactory;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import py4j.CallbackClient;
 import py4j.GatewayServer;
-import py4j.Protocol;
-import py4j.Py4JNetworkException;
-import py4j.Py4JPythonClient;
 import py4j.commands.AbstractCommand;
 import py4j.commands.ShutdownGatewayServerCommand;
-import py4j.reflection.ReflectionUtil;
 
 /**
  * The Py4J gateway inside the RM: bound to 127.0.0.1, guarded by a fresh
  * 32-byte token written (mode 0600) before the gateway listens. It outlives
  * every Python: a Python's request to shut it down is ignored. Calls to
- * Python go through {@link Callbacks}, which each registration points at that
+ * Python go through {@link PolicyLink.Callbacks}, which each registration points at that
  * Python's own callback port and token, and which is cut the moment the
  * link drops it: the gateway's token never leaves the RM.
  */
@@ -55,10 +46,10 @@ public final class Gateway {
   private final int port;
   private final Path tokenFile;
   private final Path infoFile;
-  private final Callbacks callbacks;
+  private final PolicyLink.Callbacks callbacks;
   private GatewayServer server;
 
-  public Gateway(Object entryPoint, int port, Path tokenFile, Path infoFile, Callbacks callbacks) {
+  public Gateway(Object entryPoint, int port, Path tokenFile, Path infoFile, PolicyLink.Callbacks callbacks) {
     this.entryPoint = entryPoint;
     this.port = port;
     this.tokenFile = tokenFile;
@@ -174,129 +165,6 @@ public final class Gateway {
     @Override
     public void execute(String name, BufferedReader reader, BufferedWriter writer) {
       LOG.info("Slotwise: ignored a Python's request to stop the gateway; it stays up");
-    }
-  }
-
-  /**
-   * The gateway's way to Python: the callback port and token of the policy
-   * registered now, or nothing. A call with nothing connected fails at once
-   * (and so never reaches a port some other process may hold by now).
-   */
-  public static final class Callbacks implements Py4JPythonClient {
-    /**
-     * Py4J writes a command in 8 KB pieces: without TCP_NODELAY the last piece
-     * of a larger payload waits for the first one's delayed ACK (40 ms).
-     */
-    private static final SocketFactory NO_DELAY = new SocketFactory() {
-      private Socket noDelay(Socket s) throws IOException {
-        s.setTcpNoDelay(true);
-        return s;
-      }
-
-      @Override
-      public Socket createSocket(String host, int port) throws IOException {
-        return noDelay(new Socket(host, port));
-      }
-
-      @Override
-      public Socket createSocket(String host, int port, InetAddress local, int localPort)
-          throws IOException {
-        return noDelay(new Socket(host, port, local, localPort));
-      }
-
-      @Override
-      public Socket createSocket(InetAddress host, int port) throws IOException {
-        return noDelay(new Socket(host, port));
-      }
-
-      @Override
-      public Socket createSocket(InetAddress host, int port, InetAddress local, int localPort)
-          throws IOException {
-        return noDelay(new Socket(host, port, local, localPort));
-      }
-    };
-
-    private final int readTimeoutMs;
-    private volatile CallbackClient client;
-
-    /** @param readTimeoutMs socket read timeout of calls: a hung Python is cut off (0 = never) */
-    public Callbacks(int readTimeoutMs) {
-      this.readTimeoutMs = readTimeoutMs;
-    }
-
-    /** Calls go to this port, authenticated with this (per-registration) token. */
-    synchronized void connect(int pythonPort, String token) {
-      CallbackClient old = client;
-      client = new CallbackClient(pythonPort, LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
-          readTimeoutMs);
-      if (old != null) {
-        old.shutdown();
-      }
-    }
-
-    synchronized void disconnect() {
-      CallbackClient old = client;
-      client = null;
-      if (old != null) {
-        old.shutdown();
-      }
-    }
-
-    boolean isConnected() {
-      return client != null;
-    }
-
-    @Override
-    public String sendCommand(String command) {
-      return sendCommand(command, true);
-    }
-
-    @Override
-    public String sendCommand(String command, boolean blocking) {
-      CallbackClient c = client;
-      if (c == null) {
-        throw new Py4JNetworkException("no Python policy is registered");
-      }
-      return c.sendCommand(command, blocking);
-    }
-
-    /** Only {@link #disconnect} ends a connection (Py4J calls this on resets). */
-    @Override
-    public void shutdown() {
-    }
-
-    /** Python registers its port with the entry point, not with resetCallbackClient. */
-    @Override
-    public Py4JPythonClient copyWith(InetAddress pythonAddress, int pythonPort) {
-      return this;
-    }
-
-    @Override
-    public boolean isMemoryManagementEnabled() {
-      return false; // a finalized proxy of an old Python must never reach the new one
-    }
-
-    @Override
-    public int getPort() {
-      CallbackClient c = client;
-      return c == null ? 0 : c.getPort();
-    }
-
-    @Override
-    public int getReadTimeout() {
-      return readTimeoutMs;
-    }
-
-    @Override
-    public InetAddress getAddress() {
-      return LOOPBACK;
-    }
-
-    @Override
-    @SuppressWarnings("rawtypes")
-    public Object getPythonServerEntryPoint(py4j.Gateway gateway, Class[] interfaces) {
-      return gateway.createProxy(ReflectionUtil.getClassLoader(), interfaces,
-          Protocol.ENTRY_POINT_OBJECT_ID);
     }
   }
 }

@@ -1,5 +1,8 @@
 package org.slotwise.shim;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -11,10 +14,16 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
+import javax.net.SocketFactory;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import py4j.CallbackClient;
+import py4j.Protocol;
 import py4j.Py4JNetworkException;
+import py4j.Py4JPythonClient;
+import py4j.reflection.ReflectionUtil;
 
 /**
  * The link to the Python policy: who is registered, and every call to it.
@@ -73,7 +82,7 @@ public final class PolicyLink {
   private final long leaseMs;
   private final LongSupplier clock;
   private final Runnable onResync;
-  private final Gateway.Callbacks callbacks;
+  private final Callbacks callbacks;
   private final CallObserver observer;
   private final ReentrantLock callLock = new ReentrantLock();
   private volatile String master = "ResourceManager"; // as messages name the master
@@ -101,13 +110,13 @@ public final class PolicyLink {
   private volatile String lastRefusal; // guarded by this for writes
   private long lastRefusalLogMs;
 
-  public PolicyLink(long timeoutMs, Runnable onResync, Gateway.Callbacks callbacks, CallObserver observer) {
+  public PolicyLink(long timeoutMs, Runnable onResync, Callbacks callbacks, CallObserver observer) {
     this(timeoutMs, MAX_TIMEOUTS, LEASE_MS, System::currentTimeMillis, onResync, callbacks, observer);
   }
 
   /** @param clock the lease's clock (ms) */
   public PolicyLink(long timeoutMs, int maxTimeouts, long leaseMs, LongSupplier clock, Runnable onResync,
-      Gateway.Callbacks callbacks, CallObserver observer) {
+      Callbacks callbacks, CallObserver observer) {
     this.timeoutMs = Math.max(1, timeoutMs);
     this.maxTimeouts = Math.max(1, maxTimeouts);
     this.leaseMs = Math.max(1, leaseMs);
@@ -380,13 +389,7 @@ public final class PolicyLink {
   private String invoke(PolicyServer target, String what, String payload, long[] invokeNs) {
     long start = System.nanoTime();
     try {
-      String answer = switch (what) {
-        case "heartbeat" -> target.heartbeat(payload);
-        case "update" -> target.update(payload);
-        case "place" -> target.place(payload);
-        case "move" -> target.move(payload);
-        default -> throw new IllegalArgumentException("no call " + what);
-      };
+      String answer = PolicyServer.call(target, what, payload);
       timeoutsInARow.set(0);
       return answer;
     } catch (RuntimeException e) {
@@ -446,7 +449,7 @@ public final class PolicyLink {
   /** The callback connection failed (as opposed to Python raising); a timeout is one too, see isTimeout. */
   static boolean isLinkFailure(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof Py4JNetworkException || t instanceof java.io.IOException
+      if (t instanceof Py4JNetworkException || t instanceof IOException
           || String.valueOf(t.getMessage()).contains("communication channel")) {
         return true;
       }
@@ -581,6 +584,129 @@ public final class PolicyLink {
       executor.shutdownNow();
     } finally {
       callLock.unlock();
+    }
+  }
+
+  /**
+   * The gateway's way to Python: the callback port and token of the policy
+   * registered now, or nothing. A call with nothing connected fails at once
+   * (and so never reaches a port some other process may hold by now).
+   */
+  public static final class Callbacks implements Py4JPythonClient {
+    /**
+     * Py4J writes a command in 8 KB pieces: without TCP_NODELAY the last piece
+     * of a larger payload waits for the first one's delayed ACK (40 ms).
+     */
+    private static final SocketFactory NO_DELAY = new SocketFactory() {
+      private Socket noDelay(Socket s) throws IOException {
+        s.setTcpNoDelay(true);
+        return s;
+      }
+
+      @Override
+      public Socket createSocket(String host, int port) throws IOException {
+        return noDelay(new Socket(host, port));
+      }
+
+      @Override
+      public Socket createSocket(String host, int port, InetAddress local, int localPort)
+          throws IOException {
+        return noDelay(new Socket(host, port, local, localPort));
+      }
+
+      @Override
+      public Socket createSocket(InetAddress host, int port) throws IOException {
+        return noDelay(new Socket(host, port));
+      }
+
+      @Override
+      public Socket createSocket(InetAddress host, int port, InetAddress local, int localPort)
+          throws IOException {
+        return noDelay(new Socket(host, port, local, localPort));
+      }
+    };
+
+    private final int readTimeoutMs;
+    private volatile CallbackClient client;
+
+    /** @param readTimeoutMs socket read timeout of calls: a hung Python is cut off (0 = never) */
+    public Callbacks(int readTimeoutMs) {
+      this.readTimeoutMs = readTimeoutMs;
+    }
+
+    /** Calls go to this port, authenticated with this (per-registration) token. */
+    synchronized void connect(int pythonPort, String token) {
+      CallbackClient old = client;
+      client = new CallbackClient(pythonPort, Gateway.LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
+          readTimeoutMs);
+      if (old != null) {
+        old.shutdown();
+      }
+    }
+
+    synchronized void disconnect() {
+      CallbackClient old = client;
+      client = null;
+      if (old != null) {
+        old.shutdown();
+      }
+    }
+
+    boolean isConnected() {
+      return client != null;
+    }
+
+    @Override
+    public String sendCommand(String command) {
+      return sendCommand(command, true);
+    }
+
+    @Override
+    public String sendCommand(String command, boolean blocking) {
+      CallbackClient c = client;
+      if (c == null) {
+        throw new Py4JNetworkException("no Python policy is registered");
+      }
+      return c.sendCommand(command, blocking);
+    }
+
+    /** Only {@link #disconnect} ends a connection (Py4J calls this on resets). */
+    @Override
+    public void shutdown() {
+    }
+
+    /** Python registers its port with the entry point, not with resetCallbackClient. */
+    @Override
+    public Py4JPythonClient copyWith(InetAddress pythonAddress, int pythonPort) {
+      return this;
+    }
+
+    @Override
+    public boolean isMemoryManagementEnabled() {
+      return false; // a finalized proxy of an old Python must never reach the new one
+    }
+
+    @Override
+    public int getPort() {
+      CallbackClient c = client;
+      return c == null ? 0 : c.getPort();
+    }
+
+    @Override
+    public int getReadTimeout() {
+      return readTimeoutMs;
+    }
+
+    @Override
+    public InetAddress getAddress() {
+      return Gateway.LOOPBACK;
+    }
+
+    @Override
+    @SuppressWarnings("rawtypes")
+    public Object getPythonServerEntryPoint(py4j.Gateway gateway, Class[] interfaces) {
+      return gateway.createProxy(ReflectionUtil.getClassLoader(), interfaces,
+          Protocol.ENTRY_POINT_OBJECT_ID);
     }
   }
 }

@@ -43,7 +43,7 @@ public final class ShimRuntime {
   private final Messages.Kind kind;
   private final List<String> resourceTypes;
   private final java.util.function.BooleanSupplier preemption;
-  private final Gateway.Callbacks callbacks;
+  private final PolicyLink.Callbacks callbacks;
   private final PolicyLink link;
   private final long updateInterval;
   private Gateway gateway;
@@ -62,7 +62,7 @@ public final class ShimRuntime {
     this.resourceTypes = kind == Messages.Kind.YARN ? List.of("memory_mb", "vcores")
         : List.of("map_slots", "reduce_slots");
     this.preemption = preemption;
-    this.callbacks = new Gateway.Callbacks((int) number(READ_TIMEOUT_MS, 5000));
+    this.callbacks = new PolicyLink.Callbacks((int) number(READ_TIMEOUT_MS, 5000));
     this.link = new PolicyLink(number(TIMEOUT_MS, defaultTimeoutMs),
         (int) number(MAX_TIMEOUTS, PolicyLink.MAX_TIMEOUTS), number(LEASE_MS, PolicyLink.LEASE_MS),
         System::currentTimeMillis, onResync, callbacks, observer);
@@ -92,7 +92,7 @@ public final class ShimRuntime {
     String dir = tmpDir + "/slotwise/";
     String token = conf.apply(TOKEN_FILE);
     String info = conf.apply(INFO_FILE);
-    gateway = new Gateway(new GatewayEntryPoint(this), (int) number(GATEWAY_PORT, 0),
+    gateway = new Gateway(new EntryPoint(), (int) number(GATEWAY_PORT, 0),
         Paths.get(token != null ? token : dir + "gateway.token"),
         Paths.get(info != null ? info : dir + "gateway.json"), callbacks);
     try {
@@ -143,20 +143,66 @@ public final class ShimRuntime {
     return answer;
   }
 
-  /** The gateway's other calls: a clean exit, the link's status (a lease renewed), an operator's move or priority. */
+  /** A clean exit; false if that session is not the registered one. */
   public boolean unregisterPolicy(String session) {
     return link.unregister(session);
   }
 
+  /** The link's status, as answered to the policy server with this session, whose lease it renews. */
   public Messages.ShimStatus linkStatus(String session) {
     return link.status(session);
   }
 
-  public Messages.MoveAnswer adminMove(String app, String queue) {
-    return master.adminMove(app, queue);
-  }
+  /**
+   * What Python sees as {@code gateway.entry_point}: every method takes and
+   * answers one JSON message of the protocol (docs/protocol.md) and never
+   * throws; a message that does not bind is answered as refused.
+   */
+  public final class EntryPoint {
+    /** Register: Python offers {@code policy}, with its callback port and a fresh token. */
+    public String register(PolicyServer policy, String register) {
+      return Wire.write(registerPolicy(policy, register));
+    }
 
-  public Messages.PriorityAnswer adminPriority(String app, int priority) {
-    return master.adminPriority(app, priority);
+    /** Unregister to Unregistered: a clean exit. */
+    public String unregister(String unregister) {
+      try {
+        return Wire.write(new Messages.Unregistered(
+            unregisterPolicy(Wire.read(unregister, Messages.Unregister.class).session())));
+      } catch (IllegalArgumentException e) {
+        return Wire.write(new Messages.Unregistered(false));
+      }
+    }
+
+    /** StatusRequest to ShimStatus: liveness, and whether the master schedules without Python. */
+    public String status(String request) {
+      String session;
+      try {
+        session = Wire.read(request, Messages.StatusRequest.class).session();
+      } catch (IllegalArgumentException e) {
+        session = null;
+      }
+      return Wire.write(link.status(session));
+    }
+
+    /** MoveRequest to MoveAnswer: an operator's move, carried out as the master's own move. */
+    public String moveApplication(String request) {
+      try {
+        Messages.MoveRequest r = Wire.read(request, Messages.MoveRequest.class);
+        return Wire.write(master.adminMove(r.app(), r.queue()));
+      } catch (IllegalArgumentException e) {
+        return Wire.write(new Messages.MoveAnswer(null, e.getMessage()));
+      }
+    }
+
+    /** PriorityRequest to PriorityAnswer, through the master (capped by its maximum). */
+    public String updateApplicationPriority(String request) {
+      try {
+        Messages.PriorityRequest r = Wire.read(request, Messages.PriorityRequest.class);
+        return Wire.write(master.adminPriority(r.app(), r.priority()));
+      } catch (IllegalArgumentException e) {
+        return Wire.write(new Messages.PriorityAnswer(null, e.getMessage()));
+      }
+    }
   }
 }

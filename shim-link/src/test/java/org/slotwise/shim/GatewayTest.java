@@ -59,7 +59,7 @@ class GatewayTest {
   void gatewayListensOnLoopbackAndRequiresTheToken(@TempDir Path dir) throws Exception {
     Path token = dir.resolve("slotwise/gateway.token");
     Path info = dir.resolve("slotwise/gateway.json");
-    Gateway g = new Gateway(new Object(), 0, token, info, new Gateway.Callbacks(1000));
+    Gateway g = new Gateway(new Object(), 0, token, info, new PolicyLink.Callbacks(1000));
     int port = g.start();
     try {
       assertEquals("rw-------", perms(token));
@@ -103,7 +103,7 @@ class GatewayTest {
   @Test
   void callbacksWithNoPythonFailAtOnceAndConnectNowhere() throws Exception {
     try (ServerSocket listener = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-      Gateway.Callbacks cb = new Gateway.Callbacks(1000);
+      PolicyLink.Callbacks cb = new PolicyLink.Callbacks(1000);
       assertFalse(cb.isConnected());
       assertThrows(Py4JNetworkException.class, () -> cb.sendCommand("c\np0\nheartbeat\ne\n"));
       listener.setSoTimeout(300);
@@ -115,7 +115,7 @@ class GatewayTest {
   void callbacksSendThePythonsOwnTokenAndStopWhenDisconnected() throws Exception {
     try (ServerSocket listener = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
       listener.setSoTimeout(5000);
-      Gateway.Callbacks cb = new Gateway.Callbacks(1000);
+      PolicyLink.Callbacks cb = new PolicyLink.Callbacks(1000);
       cb.connect(listener.getLocalPort(), "callback-token-of-this-registration-0123456789");
       Thread caller = new Thread(() -> {
         try {

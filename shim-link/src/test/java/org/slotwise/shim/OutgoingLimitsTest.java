@@ -98,7 +98,7 @@ class OutgoingLimitsTest {
    */
   @Test
   void aLongFailureReasonNeverMakesTheNextPayloadsRefusable() {
-    PolicyLink link = new PolicyLink(30_000, () -> { }, new Gateway.Callbacks(1000), null);
+    PolicyLink link = new PolicyLink(30_000, () -> { }, new PolicyLink.Callbacks(1000), null);
     try {
       String error = "e".repeat(Messages.TEXT_MAX);
       link.register(PolicyLinkTest.policy(p -> "{\"error\": \"" + error + "\"}"),

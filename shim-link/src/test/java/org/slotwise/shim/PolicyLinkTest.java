@@ -28,7 +28,7 @@ class PolicyLinkTest {
       new Messages.ShimInfo("t", Messages.Kind.YARN, Messages.PROTOCOL, TIMEOUT_MS, 500, List.of(), false);
 
   private final AtomicInteger resyncs = new AtomicInteger();
-  private final Gateway.Callbacks callbacks = new Gateway.Callbacks(1000);
+  private final PolicyLink.Callbacks callbacks = new PolicyLink.Callbacks(1000);
   private final PolicyLink link = new PolicyLink(TIMEOUT_MS, resyncs::incrementAndGet, callbacks,
       null);
 

@@ -120,10 +120,10 @@ class SlotwiseSchedulerServletTest {
         JsonNode in = new com.fasterxml.jackson.databind.ObjectMapper().readTree(x.getRequestBody());
         restCalls.add("POST " + auth + " " + in);
         String job = in.get("job").asText();
-        Messages.MoveAnswer m = scheduler.runtime().adminMove(job, in.get("queue").asText());
+        Messages.MoveAnswer m = scheduler.adminMove(job, in.get("queue").asText());
         status = m.error() == null ? 200 : 409;
         if (m.error() == null) {
-          scheduler.runtime().adminPriority(job, 2); // VERY_HIGH
+          scheduler.adminPriority(job, 2); // VERY_HIGH
         }
         body = "<p id=\"outcome\"><b>" + (m.error() == null ? "moved to " + m.queue() : m.error()) + "</b></p>";
       }

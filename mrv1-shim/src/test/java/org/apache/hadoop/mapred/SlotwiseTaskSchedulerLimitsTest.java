@@ -11,7 +11,6 @@ import java.util.function.Function;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.slotwise.shim.Gateway;
 import org.slotwise.shim.Messages;
 import org.slotwise.shim.ShimRuntime;
 import org.slotwise.shim.Wire;
@@ -28,7 +27,7 @@ import org.slotwise.shim.PolicyServer;
  * from the jar's copy of schema.json, as in the JobTracker.
  */
 class SlotwiseTaskSchedulerLimitsTest {
-  private final PolicyLink link = new PolicyLink(30_000, () -> { }, new Gateway.Callbacks(1000), null);
+  private final PolicyLink link = new PolicyLink(30_000, () -> { }, new PolicyLink.Callbacks(1000), null);
 
   @AfterEach
   void stop() {

@@ -13,7 +13,7 @@ class NodeBatcherTest {
 
   @Test
   void nodesThatAskBetweenTwoTakesGoTogetherInTheNextOnceEach() throws Exception {
-    NodeBatcher<String> b = new NodeBatcher<>(100);
+    SlotwiseScheduler.NodeBatcher<String> b = new SlotwiseScheduler.NodeBatcher<>(100);
     b.offer("n1:1");
     assertEquals(List.of("n1:1"), b.take());
     // The "call" for n1 is under way: these gather, n2 twice.
@@ -29,7 +29,7 @@ class NodeBatcherTest {
 
   @Test
   void aBatchHoldsAtMostMaxNodesAndARemovedNodeIsNotSent() throws Exception {
-    NodeBatcher<String> b = new NodeBatcher<>(2);
+    SlotwiseScheduler.NodeBatcher<String> b = new SlotwiseScheduler.NodeBatcher<>(2);
     for (String n : List.of("a:1", "b:1", "c:1", "gone:1", "d:1", "e:1")) {
       b.offer(n);
     }
@@ -41,7 +41,7 @@ class NodeBatcherTest {
 
   @Test
   void takeWaitsForAnOffer() throws Exception {
-    NodeBatcher<String> b = new NodeBatcher<>(10);
+    SlotwiseScheduler.NodeBatcher<String> b = new SlotwiseScheduler.NodeBatcher<>(10);
     BlockingQueue<List<String>> taken = new LinkedBlockingQueue<>();
     Thread t = new Thread(() -> {
       try {
