@@ -152,7 +152,7 @@ def test_a_launch_that_uses_up_the_preferences_lets_the_rest_run_anywhere_at_onc
 def test_a_launch_that_moves_the_apps_level_reaches_the_kept_wants():
     from slotwise.engine import Node
     from slotwise.engine.locality import TimeDelay
-    from slotwise.engine.queue import Walk
+    from slotwise.engine.queue import Skipped, Walk
 
     q = Queue("root.q", None, 0.0)
     rule = TimeDelay(3.0, 3.0)
@@ -164,7 +164,7 @@ def test_a_launch_that_moves_the_apps_level_reaches_the_kept_wants():
     n = Node("h2", "h2", "/r2", Resource.units(4))
 
     def offer():
-        return q.assign(Walk(YARN, n, n.free, 0.0, rule, {}, Resource.units(100), 1))
+        return q.assign(Walk(YARN, n, n.free, 0.0, rule, Skipped(), Resource.units(100), 1))
 
     assert offer() is None  # node-local only, and h2 is not asked for
     a.launched(OFF_SWITCH, local_ask=True)  # (as after an off-switch launch elsewhere)

@@ -11,7 +11,7 @@ import pytest
 from slotwise.engine import App, Node, Queue, Request
 from slotwise.engine.locality import ANYWHERE, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, CountDelay, TimeDelay
 from slotwise.engine.node import Container
-from slotwise.engine.queue import Walk
+from slotwise.engine.queue import Skipped, Walk
 from slotwise.policies import get_policy
 from slotwise.resources import OFFERS, ZERO, ContainerOffer, Resource, SlotOffer
 
@@ -111,7 +111,7 @@ def app(app_id="a", queue=None, requests=(), start=0.0, rule=None):
 
 
 def walk(n, free=None, offer=YARN, rule=None, now=0.0):
-    return Walk(offer, n, n.free if free is None else free, now, rule or ANYWHERE, {}, Resource.units(100), 1)
+    return Walk(offer, n, n.free if free is None else free, now, rule or ANYWHERE, Skipped(), Resource.units(100), 1)
 
 
 def test_an_app_takes_its_first_request_by_priority_that_fits():
@@ -250,3 +250,43 @@ def test_fifo_keeps_its_order_between_heartbeats_until_the_apps_change():
     assert root.ordered_apps(w) == [old, new]
     w.version += 1
     assert root.ordered_apps(w) == [new, old]
+
+
+def test_the_apps_passed_over_are_credited_once_each_as_a_group_or_alone():
+    """``Skipped`` credits a whole queue's apps as one group (``Passed``);
+    whatever way an app was passed over on a heartbeat, it waits the time to
+    the next one exactly once, and an app taken back (it launched, or was
+    never offered the node) waits nothing."""
+    from slotwise.engine.queue import Passed
+
+    apps = [App(f"a{i}", "u", 0, 0.0) for i in range(4)]
+    g = Passed(apps[:3])
+    for a in apps[:3]:
+        a.join(g)
+    s = Skipped()
+    s.add_all(g)
+    s.add_all(g)  # a second walk of the same heartbeat passes the group again
+    s.add(apps[1])  # and a stable-order walk passes one of them alone
+    s.add(apps[3])
+    assert s.pop(apps[2]) and not s.pop(apps[2])  # taken back once
+    assert sorted(s) == ["a0", "a1", "a3"]
+    s.credit(2.0)
+    assert [a.locality_wait for a in apps] == [2.0, 2.0, 0.0, 2.0]
+
+    s = Skipped()
+    s.add_all(g)
+    s.pop(apps[0])
+    s.add_all(g)  # passed again after it was taken back: it waits after all
+    g2 = Passed(apps[:2])  # the queue's apps made again mid-heartbeat
+    for a in apps[:2]:
+        if s.has(a):
+            s.add(a)
+        a.join(g2)
+    s.credit(1.0)
+    assert [a.locality_wait for a in apps] == [3.0, 3.0, 1.0, 2.0]
+    apps[0].locality_wait = 0.0  # a launch resets it, whatever the group gained
+    s2 = Skipped()
+    s2.add_all(g2)
+    s2.credit(0.5)
+    assert [a.locality_wait for a in apps[:2]] == [0.5, 3.5]
+    assert not Skipped() and s2

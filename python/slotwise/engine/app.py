@@ -35,7 +35,7 @@ class App:
                  "requests", "containers", "usage", "pending", "demand", "fair_share",
                  "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
                  "want_anywhere",
-                 "locality_level", "locality_wait", "missed_opportunities", "delay", "refused", "refused_asks",
+                 "locality_level", "waited", "passed", "joined_at", "missed_opportunities", "delay", "refused", "refused_asks",
                  "refused_until", "kinds", "ran", "preempted")
 
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
@@ -69,7 +69,11 @@ class App:
         self.has_am = False  # its AM container runs (or it has none: unmanaged)
         self.unmanaged = False
         self.locality_level = NODE_LOCAL
-        self.locality_wait = 0.0
+        # Its wait (``locality_wait``): its own part, plus what the group the
+        # walk passes it over with (``queue.Passed``) gained since it joined.
+        self.waited = 0.0
+        self.passed = None
+        self.joined_at = 0.0
         self.missed_opportunities = 0
         self.delay = None  # the engine's delay-scheduling rule (locality.delay_rule), set when added
         # (node id, level) offers the shim refused for a reason that stays
@@ -82,6 +86,26 @@ class App:
         self.preempted = 0  # of those, taken back by preemption
 
     # ------------------------------------------------------- delay scheduling
+    @property
+    def locality_wait(self) -> float:
+        """How long it has been passed over since its last launch."""
+        g = self.passed
+        return self.waited if g is None else self.waited + (g.acc - self.joined_at)
+
+    @locality_wait.setter
+    def locality_wait(self, seconds: float) -> None:
+        self.waited = seconds
+        g = self.passed
+        if g is not None:
+            self.joined_at = g.acc
+
+    def join(self, passed) -> None:
+        """From now on it is passed over with ``passed`` (a queue's asking
+        apps, credited together: ``queue.Passed``)."""
+        self.waited = self.locality_wait
+        self.passed = passed
+        self.joined_at = passed.acc
+
     def allowed_level(self) -> int:
         """How far from its data this app may run now (read only)."""
         return self.delay.level(self)

@@ -33,7 +33,7 @@ from .limits import MaxRunningApps
 from .locality import ANYWHERE, LOCALITY_NAMES, delay_rule
 from .node import Container, Node
 from .preemption import Preemptor
-from .queue import Queue, Walk
+from .queue import Queue, Skipped, Walk
 from .request import Request
 from .tree import QueueTree
 
@@ -77,7 +77,7 @@ class Engine(NodeEvents):
         self.cluster = ZERO
         self.tree = QueueTree(self.clock.now())
         self.tree.ctx = self.ctx
-        self._skipped: dict[str, App] = {}  # apps passed over on the last heartbeat
+        self._skipped = Skipped()  # apps passed over on the last heartbeat
         self._order_version = 0  # bumped when the set, priority or asks of apps change
         self._refused_apps: set[str] = set()  # apps holding refusals the shim gave
         self._without_am = 0  # apps whose AM container has not started
@@ -208,7 +208,7 @@ class Engine(NodeEvents):
             self.limits.waiting -= 1
         if not app.has_am:
             self._without_am -= 1
-        self._skipped.pop(app_id, None)
+        self._skipped.pop(app)
         self.tree.prune(app.queue)
         self._update_runnability()
 
@@ -296,12 +296,10 @@ class Engine(NodeEvents):
         resources on the node; never assign beyond it."""
         now = self.clock.now()
         last = self._last_heartbeat
-        if last is not None and self._skipped:
+        if last is not None:
             # Apps passed over on the last heartbeat waited until this one.
-            dt = now - last
-            for app in self._skipped.values():
-                app.locality_wait += dt
-        self._skipped = {}
+            self._skipped.credit(now - last)
+        self._skipped = Skipped()
         self._last_heartbeat = now
         node = self.nodes.get(node_id)
         if node is None:
@@ -316,7 +314,7 @@ class Engine(NodeEvents):
             if not root.wanting.get(offer.key) and not node.held:
                 continue  # no app asks for this offer
             # An offer that waits for no locality passes nobody over for it.
-            skipped = self._skipped if offer.local else {}
+            skipped = self._skipped if offer.local else Skipped()
             while len(out) < limit:
                 free = node.capacity - node.used - held
                 if not offer.has_room(free):
@@ -361,7 +359,7 @@ class Engine(NodeEvents):
         self._launch(c)
         if walk.offer.local:  # a launch the app waited for locality for
             app.launched(level, req.has_locality)
-        walk.skipped.pop(app.app_id, None)
+        walk.skipped.pop(app)
         self._refresh_active(app)
         return Assignment(cid, app.app_id, app.queue.name, node.node_id, req.priority,
                           LOCALITY_NAMES[level], r, is_am)

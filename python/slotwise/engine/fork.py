@@ -15,7 +15,7 @@ from .app import App
 from .locality import CountDelay
 from .node import Container, Node
 from .preemption import Preemptor
-from .queue import Queue
+from .queue import Queue, Skipped
 from .request import Request
 from .tree import QueueTree
 
@@ -66,6 +66,7 @@ def snapshot(engine) -> Snapshot:
     for aid, a in engine.apps.items():
         b = apps[aid] = _copy_app(a)
         b.want_hosts, b.want_racks, b.refused = dict(a.want_hosts), dict(a.want_racks), set(a.refused)
+        b.waited, b.passed = a.locality_wait, None  # the groups it is passed over in stay behind
         b.containers = {cid: containers[cid] for cid in a.containers}
         reqs = b.requests = {}
         for prio, r in a.requests.items():
@@ -82,7 +83,7 @@ def snapshot(engine) -> Snapshot:
     s.stream = engine.ctx.stream
     s.user_running = dict(engine.limits.user_running)
     s.waiting = engine.limits.waiting
-    s.skipped = list(engine._skipped)
+    s.skipped = engine._skipped.app_ids()
     s.refused_apps = set(engine._refused_apps)
     return s
 
@@ -117,6 +118,9 @@ def build(s: Snapshot, clock):
     e.limits = MaxRunningApps(e.config)
     e.limits.user_running, e.limits.waiting = s.user_running, s.waiting
     e.preemption = Preemptor(e)
-    e._skipped = {a: s.apps[a] for a in s.skipped if a in s.apps}
+    e._skipped = Skipped()
+    for a in s.skipped:
+        if a in s.apps:
+            e._skipped.add(s.apps[a])
     e._refused_apps = s.refused_apps
     return e

@@ -277,7 +277,7 @@ class Queue:
             for app in self.ordered_apps(walk):
                 if key not in app.kinds:  # its last ask of this kind launched earlier on this heartbeat
                     continue
-                skipped[app.app_id] = app
+                skipped.add(app)
                 level = rule.offered(app, host, rack)
                 if level is not None:
                     pick = app.assign(walk, level)
@@ -286,11 +286,11 @@ class Queue:
             return None
         cached = self.asking_cache.get(key)
         if cached is None or cached[0] != walk.version:
-            cached = self.keep_asking(key, walk.version)
-        _, apps, by_id, wants = cached
+            cached = self.keep_asking(key, walk.version, skipped if walk.offer.local else None)
+        _, apps, passed, wants = cached
         if wants is None:
             wants = cached[3] = wants_of(apps, walk.now)
-        skipped.update(by_id)
+        skipped.add_all(passed)
         levels = rule.offered_all(apps, host, rack, wants, walk.now)
         if not levels:
             return None
@@ -303,7 +303,7 @@ class Queue:
             pick = app.assign(walk, level)
             if pick is not None:
                 for later in apps[i + 1:]:  # never offered this node after all
-                    if skipped.pop(later.app_id, None) is not None:
+                    if skipped.pop(later):
                         rule.withdrawn(later)
                 return pick
         return None
@@ -324,13 +324,21 @@ class Queue:
             self.orders[offer.key] = (walk.version, apps)
         return apps
 
-    def keep_asking(self, key: str, version: int) -> list:
+    def keep_asking(self, key: str, version: int, skipped: "Skipped | None") -> list:
         """Keep, until the engine's order version moves, the apps asking for
-        ``key``, the same by id, and (made on the walk's first visit, again
-        whenever one of them asks for other places or launches:
-        ``App.wants_moved``) what they want together (``wants_of``)."""
+        ``key``, the group they are passed over in (``Passed``; None: an
+        offer that waits for no locality, which credits no wait), and (made
+        on the walk's first visit, again whenever one of them asks for other
+        places or launches: ``App.wants_moved``) what they want together
+        (``wants_of``)."""
         apps = self.asking_apps(key)
-        cached = self.asking_cache[key] = [version, apps, {a.app_id: a for a in apps}, None]
+        passed = Passed(apps)
+        if skipped is not None:
+            for app in apps:
+                if skipped.has(app):  # passed over earlier on this heartbeat with its old group
+                    skipped.add(app)
+                app.join(passed)
+        cached = self.asking_cache[key] = [version, apps, passed, None]
         return cached
 
     def asking_apps(self, key: str) -> list[App]:
@@ -486,6 +494,85 @@ def wants_of(apps: list[App], now: float) -> tuple:
             max([a.locality_wait for a in apps], default=0.0), now)
 
 
+class Passed:
+    """A queue's asking apps, as the walk passes them over: together, so a
+    heartbeat credits the group's wait once (``acc``, seconds) instead of
+    each app's (``App.locality_wait`` adds what the group gained since the
+    app joined)."""
+
+    __slots__ = ("apps", "acc")
+
+    def __init__(self, apps: list[App]) -> None:
+        self.apps = apps
+        self.acc = 0.0
+
+
+class Skipped:
+    """The apps one heartbeat passed over (the engine credits them the time
+    to the next heartbeat, once each): whole groups, single apps (a
+    stable-order queue's walk), and the apps of those groups taken back
+    (``pop``: the app launched, or was never offered the node)."""
+
+    __slots__ = ("groups", "apps", "back")
+
+    def __init__(self) -> None:
+        self.groups: set[Passed] = set()
+        self.apps: dict[str, App] = {}
+        self.back: set[App] = set()
+
+    def add_all(self, passed: Passed) -> None:
+        self.groups.add(passed)
+        if self.back:
+            self.back.difference_update(passed.apps)
+
+    def add(self, app: App) -> None:
+        self.apps[app.app_id] = app
+
+    def has(self, app: App) -> bool:
+        return app.app_id in self.apps or (app.passed in self.groups and app not in self.back)
+
+    def pop(self, app: App) -> bool:
+        """Take ``app`` back; whether it had been passed over."""
+        was = self.apps.pop(app.app_id, None) is not None
+        if app.passed in self.groups and app not in self.back:
+            self.back.add(app)
+            was = True
+        return was
+
+    def app_ids(self) -> list[str]:
+        return list({a.app_id: None for a in self.each()})
+
+    def each(self):
+        """Every app passed over, once."""
+        groups, back = self.groups, self.back
+        for g in groups:
+            for a in g.apps:
+                if a.passed is g and a not in back:
+                    yield a
+        for a in self.apps.values():
+            if a.passed not in groups or a in back:
+                yield a
+
+    def __bool__(self) -> bool:
+        return next(self.each(), None) is not None
+
+    def __iter__(self):
+        """The ids of the apps passed over."""
+        return iter(self.app_ids())
+
+    def credit(self, dt: float) -> None:
+        """Each app passed over waited ``dt`` more (the time to the next heartbeat)."""
+        groups, back = self.groups, self.back
+        for g in groups:
+            g.acc += dt
+        for a in back:
+            if a.passed in groups:
+                a.joined_at += dt
+        for a in self.apps.values():
+            if a.passed not in groups or a in back:
+                a.waited += dt
+
+
 class Walk:
     """One offer of one node on one heartbeat, as the tree walks it: what
     is offered and how much is free, the apps' delay rule (or
@@ -493,7 +580,7 @@ class Walk:
 
     __slots__ = ("offer", "node", "free", "now", "rule", "skipped", "cluster", "version")
 
-    def __init__(self, offer, node, free: Resource, now: float, rule, skipped: dict,
+    def __init__(self, offer, node, free: Resource, now: float, rule, skipped: Skipped,
                  cluster: Resource, version: int) -> None:
         self.offer = offer
         self.node = node
