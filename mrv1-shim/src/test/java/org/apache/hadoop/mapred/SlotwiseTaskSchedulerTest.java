@@ -187,6 +187,31 @@ class SlotwiseTaskSchedulerTest {
     assertEquals(List.of("carol", "etl"), asked);
   }
 
+  /**
+   * A pool name past the protocol's bound is cut by the messages that carry
+   * it (the records' constructors), not sent whole: Python would refuse every
+   * payload while the job lives.
+   */
+  @Test
+  void aPoolNamePastTheBoundIsCutNotSent() throws Exception {
+    register();
+    String fits = "p".repeat(Messages.NAME_MAX);
+    JobConf c = conf("ann");
+    c.set("mapred.fairscheduler.pool", fits + "more");
+    FakeJob job = manager.add(new FakeJob(1, c, 1, 0, true));
+    assertEquals(fits, python.last("place").get("queue").asText());
+    // The fake Python's answer, root.<that name>, is past the bound too: refused, so the asked pool stands.
+    scheduler.update(); // this update, or the one the new job woke, carries it
+    List<String> queues = new ArrayList<>();
+    for (JsonNode p : python.calls("update")) {
+      for (JsonNode a : p.path("apps")) {
+        assertEquals(job.getJobID().toString(), a.get("id").asText());
+        queues.add(a.get("queue").asText());
+      }
+    }
+    assertEquals(List.of(fits), queues);
+  }
+
   /** A job the JobTracker removes goes to Python with how it ended: its run state. */
   @Test
   void aRemovedJobIsSentWithItsFinalState() throws Exception {
