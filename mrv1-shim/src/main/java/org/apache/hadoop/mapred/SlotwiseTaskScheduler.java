@@ -20,24 +20,16 @@ import org.apache.hadoop.net.Node;
 import org.slotwise.shim.Deltas;
 import org.slotwise.shim.FifoFallback;
 import org.slotwise.shim.Messages;
+import org.slotwise.shim.Messages.Reason;
 import org.slotwise.shim.Wire;
 import org.slotwise.shim.PolicyLink;
 import org.slotwise.shim.ShimRuntime;
 
 /**
- * The MRv1 JobTracker's scheduler, with its policy in Python (docs/mrv1.md).
- *
- * <p>Each {@link #assignTasks} (a TaskTracker heartbeat, inside the
- * JobTracker's lock) is one call to Python, top to bottom: it takes the line
- * ({@link PolicyLink#turn}), builds the payload ({@link #payload}: what
- * changed since the last call, from {@link Deltas}, and the tracker's free
- * slots), sends it, and carries out the answer ({@link #carryOut}): which
- * jobs get a map or a reduce there and at which locality level, each by the
- * JobInProgress method of that level. Its deadline bounds the call and the
- * carrying out; a slow heartbeat is logged with where its time went. Every
- * {@code slotwise.update.interval-ms} an update call brings preemptions (the
- * tasks to kill) and the jobs held back. When Python cannot answer within
- * the deadline, a FIFO (priority, then submit time) schedules the heartbeat.
+ * The MRv1 JobTracker's scheduler, with its policy in Python: one call per
+ * TaskTracker heartbeat ({@link #assignTasks}), an update call every {@code
+ * slotwise.update.interval-ms} ({@link #update}), and a FIFO when Python does
+ * not answer in time. docs/mrv1.md follows a heartbeat through it.
  *
  * <p>Locking: the JobTracker's listeners only queue events (they can be called
  * under a job's lock); {@code this} guards the shim's own view and is taken
@@ -56,35 +48,28 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   public static final long DEFAULT_TIMEOUT_MS = 100;
   /** Threads that initialise jobs at once (the Fair Scheduler's JobInitializer reads the same; 4). */
   static final String INIT_THREADS = "mapred.jobinit.threads";
-  /**
-   * The request keys of a job's two asks (one key per ask, as the protocol
-   * has it). Which kind of task an answer starts is its resource: a map slot
-   * or a reduce slot.
-   */
+  /** The request keys of a job's two asks; which kind of task an answer starts is its resource. */
   static final int MAP_ASK = 0;
   static final int REDUCE_ASK = 1;
 
   /**
-   * What the shim knows of a job: its pool, and the two states that change
-   * its asks with no event (its tasks' launches and ends go to {@link
-   * Deltas} as they happen): whether it may run, and whether it schedules
-   * reduces, as Python last heard them.
+   * A job Python placed, and the two states that change its asks with no
+   * event (its tasks' launches and ends go to {@link Deltas} as they
+   * happen): whether it may run, and whether it schedules reduces.
    */
   private static final class JobState {
     final JobInProgress job;
     final String id;
     String pool; // an operator's move changes it
-    final String rejected; // why Python's place refused it; null: placed
     boolean known; // sent to Python at least once
     boolean init; // its initialisation was asked for
     boolean runnable; // as last sent
     boolean reduces; // as last sent
 
-    JobState(JobInProgress job, String pool, String rejected) {
+    JobState(JobInProgress job, String pool) {
       this.job = job;
       this.id = job.getJobID().toString();
       this.pool = pool;
-      this.rejected = rejected;
     }
   }
 
@@ -97,7 +82,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     }
   }
 
-  /** A listener's event: a job added (with its placement), updated, or removed. */
+  /** A listener's event: a job added (where Python placed it, or why it refused it), updated, or removed. */
   private record Event(String kind, JobInProgress job, String pool, String rejected) {}
 
   private final Deltas deltas = new Deltas();
@@ -105,13 +90,13 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private final Map<String, JobState> jobs = new LinkedHashMap<>(); // guarded by this, as are the next two
   private final Map<String, Launch> live = new HashMap<>(); // by task attempt id
   private final Map<String, Messages.Node> trackers = new HashMap<>();
-  private final AtomicBoolean updateDue = new AtomicBoolean(); // a wake-up is queued: another would add nothing
-  private ExecutorService initializer;
-  private ScheduledExecutorService updater;
+  private final AtomicBoolean updateDue = new AtomicBoolean(); // one queued: another would add nothing
+  private final ScheduledExecutorService updater = Executors.newSingleThreadScheduledExecutor(daemon("slotwise-update"));
+  private volatile ExecutorService initializer;
+  private volatile ShimRuntime runtime;
+  private PolicyLink link;
   private long lastSlowLogMs;
   private final Listener listener = new Listener();
-  private ShimRuntime runtime;
-  private PolicyLink link;
 
   // -------------------------------------------------------------- lifecycle
 
@@ -119,7 +104,6 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   public synchronized void start() throws IOException {
     Configuration c = getConf();
     initializer = Executors.newFixedThreadPool(Math.max(1, c.getInt(INIT_THREADS, 4)), daemon("slotwise-init"));
-    updater = Executors.newSingleThreadScheduledExecutor(daemon("slotwise-update"));
     taskTrackerManager.addJobInProgressListener(listener);
     runtime = new ShimRuntime(c::get, Messages.Kind.MRV1,
         () -> c.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull, null, this);
@@ -127,7 +111,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     warmUp();
     runtime.start(c.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
     if (taskTrackerManager instanceof JobTracker jt && jt.infoServer != null) {
-      jt.infoServer.setAttribute(SlotwiseSchedulerServlet.ATTRIBUTE, this);
+      jt.infoServer.setAttribute(SlotwiseSchedulerServlet.ATTRIBUTE, runtime);
       jt.infoServer.addServlet("slotwise", "/scheduler", SlotwiseSchedulerServlet.class);
     }
     long every = runtime.updateInterval();
@@ -143,24 +127,21 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   }
 
   /**
-   * Jackson builds a record's (de)serializer, and the JVM links each lambda
-   * and string concatenation, on first use: tens of milliseconds, which
-   * would fall on the first heartbeats inside the JobTracker's lock. Paid
-   * here, on every message a heartbeat or an update writes or reads.
+   * Jackson builds a record's (de)serializer on first use, tens of ms that
+   * would fall on the first heartbeats inside the JobTracker's lock: paid
+   * here, for every record a heartbeat or an update writes or reads.
    */
   private static void warmUp() {
     Messages.Resource one = slots(1, 0);
-    Messages.Node node = new Messages.Node("t", "h", "/r", one);
-    Wire.write(new Messages.Payload(true, 1, List.of(node), List.of("t"), List.of(new Messages.App("j", "u", "n",
-        "q", 0, 0, true, List.of(new Messages.Request(MAP_ASK, one, 1, Map.of("h", 1), Map.of("/r", 1), true,
-        null)))), List.of("j"), List.of(new Messages.Container("c", "j", "t", one, false, MAP_ASK, "e")),
-        List.of(new Messages.Refusal("e", Messages.Reason.NO_TASK)), List.of("c"), List.of(new Messages.Beat("t",
-        one)), null, null, List.of(new Messages.AppEnd("j", Messages.FinalState.SUCCEEDED))));
+    Wire.write(new Messages.Payload(true, 1, List.of(new Messages.Node("t", "h", "/r", one)), List.of("t"),
+        List.of(new Messages.App("j", "u", "n", "q", 0, 0, true, List.of(new Messages.Request(MAP_ASK, one, 1,
+            Map.of("h", 1), Map.of("/r", 1), true, null)))), List.of("j"), List.of(new Messages.Container("c", "j",
+            "t", one, false, MAP_ASK, "e")), List.of(new Messages.Refusal("e", Reason.NO_TASK)), List.of("c"),
+        List.of(new Messages.Beat("t", one)), null, null, List.of(new Messages.AppEnd("j", Messages.FinalState.FAILED))));
     Wire.read("{\"assign\": [{\"app\": \"j\", \"node\": \"t\", \"priority\": 0, \"locality\": \"node_local\", "
         + "\"engine_id\": \"e\", \"resource\": {\"map_slots\": 1}}]}", Messages.HeartbeatAnswer.class);
     Wire.read("{\"preempt\": [{\"container\": \"c\", \"kill\": true}], \"waiting\": [\"j\"]}",
         Messages.UpdateAnswer.class);
-    node.equals(new Messages.Node("t", "h", "/r", slots(1, 0)));
   }
 
   /**
@@ -169,22 +150,10 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
    */
   @Override
   public void terminate() throws IOException {
-    ScheduledExecutorService u;
-    ShimRuntime rt;
-    ExecutorService init;
-    synchronized (this) {
-      u = updater;
-      rt = runtime;
-      init = initializer;
-    }
-    if (u != null) {
-      u.shutdownNow();
-    }
-    if (rt != null) {
-      rt.stop();
-    }
-    if (init != null) {
-      init.shutdownNow();
+    updater.shutdownNow();
+    if (runtime != null) {
+      runtime.stop();
+      initializer.shutdownNow();
     }
     taskTrackerManager.removeJobInProgressListener(listener);
     super.terminate();
@@ -227,9 +196,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
    * The pool a job asks for, as Hadoop 1's FairScheduler reads it: its
    * {@code mapred.fairscheduler.pool}, else the job property the pool-name
    * property names ({@code user.name} by default), else "default". Python's
-   * place decides where it goes (its rules and ACLs); this stands only when
-   * Python does not answer. A name past the protocol's bound is cut by the
-   * messages that carry it (Messages: the record's constructor).
+   * place decides where it goes; this stands only when Python does not
+   * answer. A name past the protocol's bound is cut by the records that carry it.
    */
   String poolOf(JobInProgress job) {
     JobConf jc = job.getJobConf();
@@ -320,40 +288,30 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
    */
   private void carryOut(Messages.HeartbeatAnswer a, TaskTrackerStatus st, List<Task> out, long deadline) {
     int[] free = {st.getAvailableMapSlots(), st.getAvailableReduceSlots()};
-    int late = 0;
     for (Messages.Assignment as : a.assign()) {
       JobState s;
       synchronized (this) {
         s = jobs.get(as.app());
       }
       int kind = as.resource() != null && as.resource().mapSlots() > 0 ? MAP_ASK : REDUCE_ASK;
-      Messages.Reason refused = as.resource() == null ? Messages.Reason.ERROR
-          : s == null || !runnable(s.job) ? Messages.Reason.NO_ATTEMPT
-          : !as.node().equals(st.getTrackerName()) ? Messages.Reason.NO_NODE
-          : free[kind] <= 0 ? Messages.Reason.NO_ROOM : null;
-      if (refused == null && System.nanoTime() > deadline) {
-        refused = Messages.Reason.ERROR;
-        late++;
-      }
+      Reason refused = as.resource() == null || System.nanoTime() > deadline ? Reason.ERROR
+          : s == null || !runnable(s.job) ? Reason.NO_ATTEMPT
+          : !as.node().equals(st.getTrackerName()) ? Reason.NO_NODE : free[kind] <= 0 ? Reason.NO_ROOM : null;
       Task t = null;
       try {
         t = refused == null ? obtain(s.job, st, kind, as.locality()) : null;
       } catch (IOException e) {
         LOG.warn("Slotwise: " + as.app() + " could not give a task: " + e);
-        refused = Messages.Reason.ERROR;
+        refused = Reason.ERROR;
       }
       if (t == null) {
-        deltas.rejected(as.engineId(), refused == null ? Messages.Reason.NO_TASK : refused);
+        deltas.rejected(as.engineId(), refused == null ? Reason.NO_TASK : refused);
         deltas.appChanged(as.app()); // re-sent with the refusal: Python took the ask when it assigned
         continue;
       }
       free[kind]--;
       launched(t, s, st.getTrackerName(), as.engineId());
       out.add(t);
-    }
-    if (late > 0) {
-      LOG.info("Slotwise: " + late + " of Python's assignments for " + st.getTrackerName()
-          + " went back to it: the heartbeat was past its deadline");
     }
   }
 
@@ -433,11 +391,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   // ----------------------------------------------------------- the payload
 
   /**
-   * What Python must hear ({@link Deltas}, as the ResourceManager's shim
-   * keeps it): the queued job events, tasks that ended, jobs whose asks
-   * changed, the given trackers if new or changed; everything if a full
-   * payload is due. With {@code all} (the update thread), {@code nodes} is
-   * every tracker the JobTracker lists, and the others are removed.
+   * What Python must hear since the last call ({@link Deltas}), or everything
+   * if a full payload is due. With {@code all} (the update thread), {@code
+   * nodes} is every tracker the JobTracker lists: the others are gone.
    */
   private synchronized String payload(List<Messages.Node> nodes, boolean all, Messages.Beat beat) {
     drainEvents();
@@ -463,7 +419,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     Set<String> changed = new HashSet<>(t.appsChanged());
     List<Messages.App> apps = new ArrayList<>();
     for (JobState s : jobs.values()) {
-      if (s.rejected == null && (t.full() || changed.contains(s.id))) {
+      if (t.full() || changed.contains(s.id)) {
         apps.add(app(s));
       }
     }
@@ -472,30 +428,38 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         beat == null ? null : List.of(beat), link.episodesToReport(), null));
   }
 
-  /** Job events from the listeners, in order (under this). */
+  /**
+   * Job events from the listeners, in order (under this). A job Python's
+   * place refused fails with its reason, and Python never hears of it.
+   */
   private void drainEvents() {
     for (Event e; (e = events.poll()) != null;) {
-      String id = e.job().getJobID().toString();
-      if (!e.kind().equals("remove")) {
+      JobInProgress job = e.job();
+      String id = job.getJobID().toString();
+      if (e.rejected() != null) {
+        String why = "Rejected by the Slotwise policy: " + e.rejected();
+        LOG.info("Slotwise: " + id + ": " + why);
+        initializer.execute(() -> {
+          job.getStatus().setFailureInfo(why);
+          taskTrackerManager.failJob(job);
+        });
+      } else if (!e.kind().equals("remove")) {
         if (e.kind().equals("add")) {
-          jobs.put(id, new JobState(e.job(), e.pool(), e.rejected()));
+          jobs.put(id, new JobState(job, e.pool()));
         }
-        deltas.appChanged(id); // added, or its priority or run state changed; sent unless refused or gone
-        continue;
-      }
-      JobState s = jobs.remove(id);
-      if (s != null) {
-        deltas.appRemoved(id, finalState(e.job()));
-        live.values().removeIf(l -> l.job() == s);
+        deltas.appChanged(id); // added, or its priority or run state changed (ignored if not ours)
+      } else if (jobs.remove(id) != null) {
+        deltas.appRemoved(id, finalState(job));
+        live.values().removeIf(l -> l.job().id.equals(id));
       }
     }
   }
 
   /** Tasks that ended (on one tracker, or all): finished for Python. */
-  private void sweepFinished(String trackerOnly) {
+  private void sweepFinished(String tracker) {
     for (Iterator<Launch> it = live.values().iterator(); it.hasNext();) {
       Launch l = it.next();
-      if (trackerOnly != null && !trackerOnly.equals(l.tracker())) {
+      if (tracker != null && !tracker.equals(l.tracker())) {
         continue;
       }
       TaskInProgress tip = l.job().job.getTaskInProgress(l.id().getTaskID());
@@ -581,26 +545,14 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
    * Starts initialising the jobs that may run, as the original Fair
    * Scheduler does: those Python knows and does not hold back ({@code
    * waiting}: its running-job limits), or every job when Python is not there
-   * to say (null). A job Python's place refused fails with its reason.
+   * to say (null).
    */
   private synchronized void initJobs(Set<String> waiting) {
     drainEvents();
     for (JobState s : jobs.values()) {
-      JobInProgress job = s.job;
-      if (s.init || job.inited()) {
-        continue;
-      }
-      if (s.rejected != null) {
+      if (!s.init && !s.job.inited() && (waiting == null || (s.known && !waiting.contains(s.id)))) {
         s.init = true;
-        String why = "Rejected by the Slotwise policy: " + s.rejected;
-        LOG.info("Slotwise: " + s.id + ": " + why);
-        initializer.execute(() -> {
-          job.getStatus().setFailureInfo(why);
-          taskTrackerManager.failJob(job);
-        });
-      } else if (waiting == null || (s.known && !waiting.contains(s.id))) {
-        s.init = true;
-        initializer.execute(() -> taskTrackerManager.initJob(job));
+        initializer.execute(() -> taskTrackerManager.initJob(s.job));
       }
     }
   }
@@ -617,14 +569,13 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         l = p.kill() ? live.get(p.container()) : null;
       }
       if (l != null && taskTrackerManager.killTask(l.id(), false)) {
-        LOG.info("Slotwise: preempted " + l.id() + " of " + l.job().id + " (pool " + l.job().pool + ")");
+        LOG.info("Slotwise: preempted " + l.id() + " (pool " + l.job().pool + ")");
       }
     }
   }
 
   // --------------------------------------------------------------- Python side
 
-  /** The gateway and the link to Python (registration, status). */
   public ShimRuntime runtime() {
     return runtime;
   }
@@ -638,11 +589,10 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   }
 
   /**
-   * An operator's move (serve's API, UI or this JobTracker's /scheduler page,
-   * through the gateway). The JobTracker has no pools of its own, so, as in
-   * Hadoop 1's Fair Scheduler, the move is the scheduler's: Python's move
-   * decides and the job's pool here follows its answer before another
-   * payload is built.
+   * An operator's move (through the gateway). The JobTracker has no pools of
+   * its own, so, as in Hadoop 1's Fair Scheduler, the move is the
+   * scheduler's: Python's move decides and the job's pool here follows its
+   * answer before another payload is built.
    */
   @Override
   public Messages.MoveAnswer adminMove(String app, String queue) {
@@ -669,17 +619,16 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   @Override
   public Messages.PriorityAnswer adminPriority(String app, int priority) {
     JobState s = running(app);
-    String no = s == null ? "the JobTracker has no running job " + app : priority < -2 || priority > 2
-        ? "an MRv1 priority is -2 (VERY_LOW) to 2 (VERY_HIGH), not " + priority : null;
-    if (no != null) {
-      return new Messages.PriorityAnswer(null, no);
+    if (s == null || priority < -2 || priority > 2) {
+      return new Messages.PriorityAnswer(null, s == null ? "the JobTracker has no running job " + app
+          : "an MRv1 priority is -2 (VERY_LOW) to 2 (VERY_HIGH), not " + priority);
     }
     JobPriority p = JobPriority.values()[2 - priority];
     try {
       if (taskTrackerManager instanceof JobTracker jt) {
         jt.setJobPriority(s.job.getJobID(), p);
       } else {
-        s.job.setPriority(p);
+        s.job.setPriority(p); // a test's TaskTrackerManager
       }
     } catch (IOException e) {
       return new Messages.PriorityAnswer(null, "the JobTracker refused: " + e.getMessage());
@@ -688,7 +637,6 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     return new Messages.PriorityAnswer(priorityOf(s.job), null);
   }
 
-  /** The job of that id the shim schedules, or null. */
   private synchronized JobState running(String app) {
     drainEvents();
     return jobs.get(app);
