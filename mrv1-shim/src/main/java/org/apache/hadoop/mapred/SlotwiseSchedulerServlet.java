@@ -21,7 +21,7 @@ import org.slotwise.shim.ShimRuntime;
  * the rest ({@link ServeWeb#call}: bounded, never under the JobTracker's lock).
  */
 public class SlotwiseSchedulerServlet extends HttpServlet {
-  /** The servlet context's attribute holding the shim's {@link ShimRuntime}. */
+  /** The servlet context's attribute holding the shim's {@link ShimRuntime} (set before the servlet is added). */
   static final String ATTRIBUTE = "slotwise.scheduler";
   /** An action's form: four short fields (serve's /ui/login allows 4 KiB for the same token). */
   static final int MAX_FORM = 4096;
@@ -32,7 +32,7 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
   @Override
   protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
     ShimRuntime rt = (ShimRuntime) getServletContext().getAttribute(ATTRIBUTE);
-    page(resp, rt, rt == null ? null : ServeWeb.call(rt, PATH, null, null, null, "text/html"));
+    page(resp, rt, ServeWeb.call(rt, PATH, null, null, null, "text/html"));
   }
 
   /** An action: checked for size before its form is read; serve checks the token. */
@@ -40,7 +40,7 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
   protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
     ShimRuntime rt = (ShimRuntime) getServletContext().getAttribute(ATTRIBUTE);
     int len = req.getContentLength();
-    if (rt == null || len < 0 || len > MAX_FORM) {
+    if (len < 0 || len > MAX_FORM) {
       resp.setHeader("Connection", "close");
       page(resp, rt, new ServeWeb.Answer(len < 0 ? 411 : 413, null, len < 0
           ? "An action needs a Content-Length; nothing was changed."
@@ -55,15 +55,15 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
 
   /** The whole page: the link's part, then serve's (or why there is none). */
   private static void page(HttpServletResponse resp, ShimRuntime rt, ServeWeb.Answer a) throws IOException {
-    resp.setStatus(rt == null ? 503 : a.status());
+    resp.setStatus(a.status());
     resp.setContentType("text/html; charset=utf-8");
     resp.setHeader("Cache-Control", "no-store");
     PrintWriter out = resp.getWriter();
     out.println("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>JobTracker scheduler: Slotwise</title>"
         + "<link rel=\"stylesheet\" type=\"text/css\" href=\"/static/hadoop.css\"></head><body>");
     out.println("<h1><a href=\"/jobtracker.jsp\">JobTracker</a> scheduler: Slotwise (policy in Python)</h1>");
-    out.println(rt == null ? "<p id=\"link\">The Slotwise scheduler is not running on this JobTracker.</p>"
-        : ServeWeb.linkHtml(rt) + "\n" + ServeWeb.body(a));
+    out.println(ServeWeb.linkHtml(rt));
+    out.println(ServeWeb.body(a));
     out.println("</body></html>");
   }
 }

@@ -2,13 +2,9 @@ package org.apache.hadoop.mapred;
 
 import java.io.IOException;
 import java.util.*;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.*;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -31,10 +27,12 @@ import org.slotwise.shim.ShimRuntime;
  * slotwise.update.interval-ms} ({@link #update}), and a FIFO when Python does
  * not answer in time. docs/mrv1.md follows a heartbeat through it.
  *
- * <p>Locking: the JobTracker's listeners only queue events (they can be called
- * under a job's lock); {@code this} guards the shim's own view and is taken
- * under PolicyLink's call lock, never around a call to the JobTracker's
- * synchronized methods from the update thread.
+ * <p>Locking: the JobTracker's listeners (it may call them under a job's
+ * lock) never take {@code this}: they change only the concurrent maps of
+ * jobs and tasks and {@link Deltas} (a leaf lock). {@code this} guards the
+ * rest of the shim's view and is taken under PolicyLink's call lock, never
+ * around a call to the JobTracker's synchronized methods from the update
+ * thread.
  */
 public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.Master {
   private static final Log LOG = LogFactory.getLog(SlotwiseTaskScheduler.class);
@@ -52,11 +50,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   static final int MAP_ASK = 0;
   static final int REDUCE_ASK = 1;
 
-  /**
-   * A job Python placed, and the two states that change its asks with no
-   * event (its tasks' launches and ends go to {@link Deltas} as they
-   * happen): whether it may run, and whether it schedules reduces.
-   */
+  /** A job Python placed; runnable and reduces change its asks with no event, so are compared with what was sent. */
   private static final class JobState {
     final JobInProgress job;
     final String id;
@@ -82,23 +76,17 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     }
   }
 
-  /** A listener's event: a job added (where Python placed it, or why it refused it), updated, or removed. */
-  private record Event(String kind, JobInProgress job, String pool, String rejected) {}
-
   private final Deltas deltas = new Deltas();
-  private final java.util.Queue<Event> events = new ConcurrentLinkedQueue<>();
-  private final Map<String, JobState> jobs = new LinkedHashMap<>(); // guarded by this, as are the next two
-  private final Map<String, Launch> live = new HashMap<>(); // by task attempt id
-  private final Map<String, Messages.Node> trackers = new HashMap<>();
+  private final Map<String, JobState> jobs = new ConcurrentSkipListMap<>(); // by id: in submission order
+  private final Map<String, Launch> live = new ConcurrentHashMap<>(); // by task attempt id
+  private final Map<String, Messages.Node> trackers = new HashMap<>(); // guarded by this
   private final AtomicBoolean updateDue = new AtomicBoolean(); // one queued: another would add nothing
   private final ScheduledExecutorService updater = Executors.newSingleThreadScheduledExecutor(daemon("slotwise-update"));
   private volatile ExecutorService initializer;
   private volatile ShimRuntime runtime;
   private PolicyLink link;
-  private long lastSlowLogMs;
+  private final AtomicLong lastSlowLogMs = new AtomicLong();
   private final Listener listener = new Listener();
-
-  // -------------------------------------------------------------- lifecycle
 
   @Override
   public synchronized void start() throws IOException {
@@ -160,21 +148,31 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   }
 
   /**
-   * Only queues (the JobTracker may call these holding a job's lock), but for
-   * a new job's place call; a new job wakes the update thread, whose call
-   * carries it to Python and whose answer lets it be initialised at once.
+   * A new job's place call (Python's rules and ACLs) wakes the update thread,
+   * whose call carries the job to Python and whose answer lets it be
+   * initialised at once; a job Python refuses fails, and Python never hears of it.
    */
   private final class Listener extends JobInProgressListener {
     @Override
     public void jobAdded(JobInProgress job) {
       String asked = poolOf(job);
+      String id = job.getJobID().toString();
       Messages.PlaceAnswer a = null;
       try (PolicyLink.Turn turn = link.turn("place")) {
-        a = turn == null ? null : turn.send(Wire.write(new Messages.PlaceRequest(job.getJobID().toString(),
-            job.getProfile().getUser(), asked, List.of(), priorityOf(job))), Messages.PlaceAnswer.class);
+        a = turn == null ? null : turn.send(Wire.write(new Messages.PlaceRequest(id, job.getProfile().getUser(),
+            asked, List.of(), priorityOf(job))), Messages.PlaceAnswer.class);
       }
-      events.add(new Event("add", job, a == null || a.queue() == null ? asked : a.queue(),
-          a == null ? null : a.reject()));
+      if (a != null && a.reject() != null) {
+        String why = "Rejected by the Slotwise policy: " + a.reject();
+        LOG.info("Slotwise: " + id + ": " + why);
+        initializer.execute(() -> {
+          job.getStatus().setFailureInfo(why);
+          taskTrackerManager.failJob(job);
+        });
+        return;
+      }
+      jobs.put(id, new JobState(job, a == null ? asked : a.queue()));
+      deltas.appChanged(id);
       if (link.hasPolicy()) {
         registered(); // without one, the next heartbeat initialises it (initJobs(null))
       }
@@ -182,22 +180,28 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
 
     @Override
     public void jobRemoved(JobInProgress job) {
-      events.add(new Event("remove", job, null, null));
+      String id = job.getJobID().toString();
+      if (jobs.remove(id) != null) {
+        deltas.appRemoved(id, finalState(job));
+        live.values().removeIf(l -> l.job().id.equals(id));
+      }
     }
 
     @Override
     public void jobUpdated(JobChangeEvent event) {
       JobInProgress job = event.getJobInProgress();
-      events.add(new Event(job.isComplete() ? "remove" : "update", job, null, null));
+      if (job.isComplete()) {
+        jobRemoved(job);
+      } else {
+        deltas.appChanged(job.getJobID().toString()); // its priority or run state
+      }
     }
   }
 
   /**
-   * The pool a job asks for, as Hadoop 1's FairScheduler reads it: its
-   * {@code mapred.fairscheduler.pool}, else the job property the pool-name
-   * property names ({@code user.name} by default), else "default". Python's
-   * place decides where it goes; this stands only when Python does not
-   * answer. A name past the protocol's bound is cut by the records that carry it.
+   * The pool a job asks for, as Hadoop 1's FairScheduler reads it (Python's
+   * place decides where it goes). A name past the protocol's bound is cut by
+   * the records that carry it.
    */
   String poolOf(JobInProgress job) {
     JobConf jc = job.getJobConf();
@@ -206,19 +210,15 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   }
 
   @Override
-  public synchronized Collection<JobInProgress> getJobs(String queue) {
-    drainEvents();
+  public Collection<JobInProgress> getJobs(String queue) {
     return jobs.values().stream().map(s -> s.job).toList();
   }
-
-  // ---------------------------------------------------------- the heartbeat
 
   /**
    * One TaskTracker heartbeat, top to bottom, inside the JobTracker's lock:
    * the payload, the call and Python's assignments carried out, all within
    * the deadline ({@code slotwise.policy.timeout-ms}, from entry); or, if the
-   * call fails, the FIFO. A heartbeat past its deadline is logged (once a
-   * minute at most) with where its time went.
+   * call fails, the FIFO.
    */
   @Override
   public List<Task> assignTasks(TaskTracker tracker) throws IOException {
@@ -265,11 +265,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   /** A heartbeat past its deadline: where the time went, once a minute at most. */
   private void slow(long entered, long[] at, long done, boolean fifo) {
     long now = System.currentTimeMillis();
-    synchronized (this) {
-      if (now - lastSlowLogMs < 60_000) {
-        return;
-      }
-      lastSlowLogMs = now;
+    long last = lastSlowLogMs.get();
+    if (now - last < 60_000 || !lastSlowLogMs.compareAndSet(last, now)) {
+      return;
     }
     LOG.warn(String.format("Slotwise: assignTasks took %.1f ms, past its %d ms deadline, inside the "
         + "JobTracker's lock: waiting for the line to Python %.1f ms, building the payload %.1f ms, "
@@ -289,10 +287,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private void carryOut(Messages.HeartbeatAnswer a, TaskTrackerStatus st, List<Task> out, long deadline) {
     int[] free = {st.getAvailableMapSlots(), st.getAvailableReduceSlots()};
     for (Messages.Assignment as : a.assign()) {
-      JobState s;
-      synchronized (this) {
-        s = jobs.get(as.app());
-      }
+      JobState s = jobs.get(as.app());
       int kind = as.resource() != null && as.resource().mapSlots() > 0 ? MAP_ASK : REDUCE_ASK;
       Reason refused = as.resource() == null || System.nanoTime() > deadline ? Reason.ERROR
           : s == null || !runnable(s.job) ? Reason.NO_ATTEMPT
@@ -330,11 +325,8 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   /** The fallback: jobs by priority then submit time, maps then reduces, while slots are free. */
   private void fifo(TaskTrackerStatus st, List<Task> out) throws IOException {
     List<FifoFallback.App<JobState>> order = new ArrayList<>();
-    synchronized (this) {
-      drainEvents();
-      for (JobState s : jobs.values()) {
-        order.add(new FifoFallback.App<>(s, s.id, priorityOf(s.job), s.job.getStartTime()));
-      }
+    for (JobState s : jobs.values()) {
+      order.add(new FifoFallback.App<>(s, s.id, priorityOf(s.job), s.job.getStartTime()));
     }
     order = FifoFallback.order(order);
     int[] free = {st.getAvailableMapSlots(), st.getAvailableReduceSlots()};
@@ -388,19 +380,15 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         slots(st.getMaxMapSlots(), st.getMaxReduceSlots()));
   }
 
-  // ----------------------------------------------------------- the payload
-
   /**
    * What Python must hear since the last call ({@link Deltas}), or everything
    * if a full payload is due. With {@code all} (the update thread), {@code
    * nodes} is every tracker the JobTracker lists: the others are gone.
    */
   private synchronized String payload(List<Messages.Node> nodes, boolean all, Messages.Beat beat) {
-    drainEvents();
     sweepFinished(beat == null ? null : beat.node());
     if (all) {
-      Set<String> ids = new HashSet<>();
-      nodes.forEach(n -> ids.add(n.id()));
+      Set<String> ids = new HashSet<>(nodes.stream().map(Messages.Node::id).toList());
       trackers.keySet().stream().filter(id -> !ids.contains(id)).forEach(deltas::nodeRemoved);
       trackers.keySet().retainAll(ids);
     }
@@ -426,33 +414,6 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     return Wire.write(t.payload(t.full() ? new ArrayList<>(trackers.values()) : t.nodes(), apps,
         t.full() ? live.values().stream().map(l -> l.container(null)).toList() : t.launched(),
         beat == null ? null : List.of(beat), link.episodesToReport(), null));
-  }
-
-  /**
-   * Job events from the listeners, in order (under this). A job Python's
-   * place refused fails with its reason, and Python never hears of it.
-   */
-  private void drainEvents() {
-    for (Event e; (e = events.poll()) != null;) {
-      JobInProgress job = e.job();
-      String id = job.getJobID().toString();
-      if (e.rejected() != null) {
-        String why = "Rejected by the Slotwise policy: " + e.rejected();
-        LOG.info("Slotwise: " + id + ": " + why);
-        initializer.execute(() -> {
-          job.getStatus().setFailureInfo(why);
-          taskTrackerManager.failJob(job);
-        });
-      } else if (!e.kind().equals("remove")) {
-        if (e.kind().equals("add")) {
-          jobs.put(id, new JobState(job, e.pool()));
-        }
-        deltas.appChanged(id); // added, or its priority or run state changed (ignored if not ours)
-      } else if (jobs.remove(id) != null) {
-        deltas.appRemoved(id, finalState(job));
-        live.values().removeIf(l -> l.job().id.equals(id));
-      }
-    }
   }
 
   /** Tasks that ended (on one tracker, or all): finished for Python. */
@@ -510,8 +471,6 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         priorityOf(job), job.getStartTime(), true, requests);
   }
 
-  // --------------------------------------------------------- the update loop
-
   /** One update call (the trackers' snapshot first, outside the call lock), and what its answer says. */
   void update() {
     updateDue.set(false);
@@ -548,7 +507,6 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
    * to say (null).
    */
   private synchronized void initJobs(Set<String> waiting) {
-    drainEvents();
     for (JobState s : jobs.values()) {
       if (!s.init && !s.job.inited() && (waiting == null || (s.known && !waiting.contains(s.id)))) {
         s.init = true;
@@ -564,17 +522,12 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
    */
   private void preempt(List<Messages.Preemption> victims) throws IOException {
     for (Messages.Preemption p : victims) {
-      Launch l;
-      synchronized (this) {
-        l = p.kill() ? live.get(p.container()) : null;
-      }
+      Launch l = p.kill() ? live.get(p.container()) : null;
       if (l != null && taskTrackerManager.killTask(l.id(), false)) {
         LOG.info("Slotwise: preempted " + l.id() + " (pool " + l.job().pool + ")");
       }
     }
   }
-
-  // --------------------------------------------------------------- Python side
 
   public ShimRuntime runtime() {
     return runtime;
@@ -589,14 +542,13 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   }
 
   /**
-   * An operator's move (through the gateway). The JobTracker has no pools of
-   * its own, so, as in Hadoop 1's Fair Scheduler, the move is the
-   * scheduler's: Python's move decides and the job's pool here follows its
-   * answer before another payload is built.
+   * An operator's move. The JobTracker has no pools, so, as in Hadoop 1's
+   * Fair Scheduler, the move is the scheduler's: Python's move decides and
+   * the job's pool follows its answer before another payload is built.
    */
   @Override
   public Messages.MoveAnswer adminMove(String app, String queue) {
-    JobState s = running(app);
+    JobState s = jobs.get(app);
     if (s == null) {
       return new Messages.MoveAnswer(null, "the JobTracker has no running job " + app);
     }
@@ -618,7 +570,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   /** An operator's priority, -2 (VERY_LOW) to 2 (VERY_HIGH), set as {@code hadoop job -set-priority} sets it. */
   @Override
   public Messages.PriorityAnswer adminPriority(String app, int priority) {
-    JobState s = running(app);
+    JobState s = jobs.get(app);
     if (s == null || priority < -2 || priority > 2) {
       return new Messages.PriorityAnswer(null, s == null ? "the JobTracker has no running job " + app
           : "an MRv1 priority is -2 (VERY_LOW) to 2 (VERY_HIGH), not " + priority);
@@ -635,10 +587,5 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     }
     deltas.appChanged(app); // as the JobTracker's PRIORITY_CHANGED event would say
     return new Messages.PriorityAnswer(priorityOf(s.job), null);
-  }
-
-  private synchronized JobState running(String app) {
-    drainEvents();
-    return jobs.get(app);
   }
 }
