@@ -54,7 +54,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private static final class JobState {
     final JobInProgress job;
     final String id;
-    String pool; // an operator's move changes it
+    volatile String pool; // an operator's move changes it
     boolean known; // sent to Python at least once
     boolean init; // its initialisation was asked for
     boolean runnable; // as last sent
@@ -92,10 +92,10 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   public synchronized void start() throws IOException {
     Configuration c = getConf();
     initializer = Executors.newFixedThreadPool(Math.max(1, c.getInt(INIT_THREADS, 4)), daemon("slotwise-init"));
-    taskTrackerManager.addJobInProgressListener(listener);
     runtime = new ShimRuntime(c::get, Messages.Kind.MRV1,
         () -> c.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull, null, this);
     link = runtime.link();
+    taskTrackerManager.addJobInProgressListener(listener);
     warmUp();
     runtime.start(c.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
     if (taskTrackerManager instanceof JobTracker jt && jt.infoServer != null) {
@@ -230,8 +230,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     List<Task> out = new ArrayList<>();
     long[] at = new long[4]; // line taken, payload built, answered, carried out
     Messages.HeartbeatAnswer answer = null;
-    // A new policy warms up on the update thread, which holds the line up to PolicyLink.WARMUP_MS:
-    // the FIFO schedules meanwhile rather than wait for it inside the JobTracker's lock.
+    // A new policy's warm-up update holds the line up to PolicyLink.WARMUP_MS: the FIFO meanwhile.
     try (PolicyLink.Turn turn = link.hasPolicy() && link.isCold() ? null : link.turn("heartbeat")) {
       at[0] = System.nanoTime();
       if (turn != null) {
@@ -427,7 +426,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       // Active from its launch (before the tracker first reports a status) until it ends.
       boolean active = tip != null && tip.getActiveTasks().containsKey(l.id());
       TaskStatus ts = active ? tip.getTaskStatus(l.id()) : null;
-      if (!active || (ts != null && !occupiesSlot(ts.getRunState()))) {
+      if (!active || (ts != null && !OCCUPY_SLOT.contains(ts.getRunState()))) {
         it.remove();
         deltas.finished(l.id().toString());
         deltas.appChanged(l.job().id);
@@ -435,12 +434,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     }
   }
 
-  private static boolean occupiesSlot(TaskStatus.State state) {
-    return switch (state) {
-      case RUNNING, UNASSIGNED, COMMIT_PENDING, FAILED_UNCLEAN, KILLED_UNCLEAN -> true;
-      default -> false;
-    };
-  }
+  private static final Set<TaskStatus.State> OCCUPY_SLOT = EnumSet.of(TaskStatus.State.RUNNING,
+      TaskStatus.State.UNASSIGNED, TaskStatus.State.COMMIT_PENDING, TaskStatus.State.FAILED_UNCLEAN,
+      TaskStatus.State.KILLED_UNCLEAN);
 
   /** A job as the protocol's App: a map request (with its splits' hosts and racks) and a reduce one. */
   private Messages.App app(JobState s) {
@@ -475,10 +471,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   void update() {
     updateDue.set(false);
     try {
-      List<Messages.Node> nodes = new ArrayList<>();
-      for (TaskTrackerStatus st : taskTrackerManager.taskTrackers()) {
-        nodes.add(nodeOf(st));
-      }
+      List<Messages.Node> nodes = taskTrackerManager.taskTrackers().stream().map(this::nodeOf).toList();
       Messages.UpdateAnswer a = null;
       try (PolicyLink.Turn turn = link.turn("update", link.isCold() ? PolicyLink.WARMUP_MS : link.getTimeoutMs())) {
         a = turn == null ? null : turn.send(payload(nodes, true, null), Messages.UpdateAnswer.class);
@@ -489,11 +482,10 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
           initJobs(new HashSet<>(a.waiting()));
         }
       }
-      if (a == null && !link.hasPolicy()) {
-        initJobs(null);
-      }
       if (a != null) {
-        preempt(a.preempt());
+        preempt(a.preempt()); // after the turn: killTask takes the JobTracker's lock, which heartbeats hold
+      } else if (!link.hasPolicy()) {
+        initJobs(null);
       }
     } catch (Throwable t) { // the thread goes on: a bug must not stop the updates
       LOG.warn("Slotwise: update failed", t);
@@ -556,9 +548,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     try (PolicyLink.Turn turn = link.turn("move")) {
       a = turn == null ? null : turn.send(Wire.write(new Messages.MoveRequest(app, queue)), Messages.MoveAnswer.class);
       if (a != null && a.queue() != null) {
-        synchronized (this) {
-          s.pool = a.queue();
-        }
+        s.pool = a.queue();
         deltas.appChanged(app);
         LOG.info("Slotwise: " + app + " moved to " + a.queue() + " by an operator");
       }
