@@ -181,9 +181,9 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     @Override
     public void jobRemoved(JobInProgress job) {
       String id = job.getJobID().toString();
+      live.values().removeIf(l -> l.job().id.equals(id)); // first: no payload lists a task of a job it left out
       if (jobs.remove(id) != null) {
         deltas.appRemoved(id, finalState(job));
-        live.values().removeIf(l -> l.job().id.equals(id));
       }
     }
 
