@@ -223,7 +223,7 @@ class SlotwiseTaskSchedulerTest {
     for (int p : new int[] {-2, -1, 2}) {
       Messages.PriorityRequest r = Wire.read("{\"app\": \"" + job.getJobID() + "\", \"priority\": " + p + "}",
           Messages.PriorityRequest.class);
-      assertEquals(p, scheduler.runtime().adminPriority(r.app(), r.priority()).priority());
+      assertEquals(p, scheduler.adminPriority(r.app(), r.priority()).priority());
       assertEquals(JobPriority.values()[2 - p], job.getPriority());
     }
   }
