@@ -9,6 +9,7 @@ import javax.servlet.http.HttpServletResponse;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.slotwise.shim.ServeWeb;
+import org.slotwise.shim.ShimRuntime;
 
 /**
  * The JobTracker's /scheduler page: this shim's link to Python (its state and
@@ -20,6 +21,7 @@ import org.slotwise.shim.ServeWeb;
  * the rest ({@link ServeWeb#call}: bounded, never under the JobTracker's lock).
  */
 public class SlotwiseSchedulerServlet extends HttpServlet {
+  /** The servlet context's attribute holding the shim's {@link ShimRuntime} (set before the servlet is added). */
   static final String ATTRIBUTE = "slotwise.scheduler";
   /** An action's form: four short fields (serve's /ui/login allows 4 KiB for the same token). */
   static final int MAX_FORM = 4096;
@@ -29,18 +31,18 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
 
   @Override
   protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-    SlotwiseTaskScheduler s = scheduler();
-    page(resp, s == null ? null : ServeWeb.call(s.runtime(), PATH, null, null, null, "text/html"));
+    ShimRuntime rt = (ShimRuntime) getServletContext().getAttribute(ATTRIBUTE);
+    page(resp, rt, ServeWeb.call(rt, PATH, null, null, null, "text/html"));
   }
 
   /** An action: checked for size before its form is read; serve checks the token. */
   @Override
   protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+    ShimRuntime rt = (ShimRuntime) getServletContext().getAttribute(ATTRIBUTE);
     int len = req.getContentLength();
-    SlotwiseTaskScheduler s = scheduler();
-    if (s == null || len < 0 || len > MAX_FORM) {
+    if (len < 0 || len > MAX_FORM) {
       resp.setHeader("Connection", "close");
-      page(resp, s == null ? null : new ServeWeb.Answer(len < 0 ? 411 : 413, null, len < 0
+      page(resp, rt, new ServeWeb.Answer(len < 0 ? 411 : 413, null, len < 0
           ? "An action needs a Content-Length; nothing was changed."
           : "An action's form is at most " + MAX_FORM + " bytes; nothing was changed."));
       return;
@@ -48,28 +50,19 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
     req.setCharacterEncoding("UTF-8"); // as browsers send a UTF-8 page's form
     String form = JSON.createObjectNode().put("job", req.getParameter("job")).put("queue", req.getParameter("queue"))
         .put("priority", req.getParameter("priority")).toString();
-    page(resp, ServeWeb.call(s.runtime(), PATH, null, form, req.getParameter("token"), "text/html"));
-  }
-
-  private SlotwiseTaskScheduler scheduler() {
-    return (SlotwiseTaskScheduler) getServletContext().getAttribute(ATTRIBUTE);
+    page(resp, rt, ServeWeb.call(rt, PATH, null, form, req.getParameter("token"), "text/html"));
   }
 
   /** The whole page: the link's part, then serve's (or why there is none). */
-  private void page(HttpServletResponse resp, ServeWeb.Answer a) throws IOException {
-    resp.setStatus(a == null ? 503 : a.status());
+  private static void page(HttpServletResponse resp, ShimRuntime rt, ServeWeb.Answer a) throws IOException {
+    resp.setStatus(a.status());
     resp.setContentType("text/html; charset=utf-8");
     resp.setHeader("Cache-Control", "no-store");
-    SlotwiseTaskScheduler s = scheduler();
     PrintWriter out = resp.getWriter();
     out.println("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>JobTracker scheduler: Slotwise</title>"
         + "<link rel=\"stylesheet\" type=\"text/css\" href=\"/static/hadoop.css\"></head><body>");
     out.println("<h1><a href=\"/jobtracker.jsp\">JobTracker</a> scheduler: Slotwise (policy in Python)</h1>");
-    if (s == null || a == null) {
-      out.println("<p id=\"link\">The Slotwise scheduler is not running on this JobTracker.</p></body></html>");
-      return;
-    }
-    out.println(ServeWeb.linkHtml(s.runtime()));
+    out.println(ServeWeb.linkHtml(rt));
     out.println(ServeWeb.body(a));
     out.println("</body></html>");
   }

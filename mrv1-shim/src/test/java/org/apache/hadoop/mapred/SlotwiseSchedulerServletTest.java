@@ -87,7 +87,7 @@ class SlotwiseSchedulerServletTest {
     http.setPort(0);
     jetty.addConnector(http);
     Context root = new Context(jetty, "/");
-    root.setAttribute(SlotwiseSchedulerServlet.ATTRIBUTE, scheduler);
+    root.setAttribute(SlotwiseSchedulerServlet.ATTRIBUTE, scheduler.runtime());
     root.addServlet(SlotwiseSchedulerServlet.class, "/scheduler");
     jetty.start();
     page = "http://127.0.0.1:" + http.getLocalPort() + "/scheduler";

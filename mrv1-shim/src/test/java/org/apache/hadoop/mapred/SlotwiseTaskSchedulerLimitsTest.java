@@ -13,7 +13,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.slotwise.shim.Messages;
 import org.slotwise.shim.ShimRuntime;
-import org.slotwise.shim.Wire;
 import org.slotwise.shim.PolicyLink;
 import org.slotwise.shim.PolicyServer;
 
@@ -96,15 +95,5 @@ class SlotwiseTaskSchedulerLimitsTest {
     assertEquals(1, link.refusedAnswers());
     assertTrue(link.lastRefusal().startsWith("UpdateAnswer: $.queues[0].weight: -1 is below"),
         link.lastRefusal());
-  }
-
-  @Test
-  void aPoolNamePastTheBoundIsCutNotSent() {
-    String fits = "p".repeat(Messages.NAME_MAX);
-    assertEquals(fits, SlotwiseTaskScheduler.pool(fits));
-    assertEquals(fits, SlotwiseTaskScheduler.pool(fits + "more"));
-    Messages.App job = new Messages.App("job_202401010000_0001", "ann", null,
-        SlotwiseTaskScheduler.pool(fits + "more"), 0, 0, true, null);
-    assertEquals(job, Wire.read(Wire.write(job), Messages.App.class));
   }
 }

@@ -187,6 +187,47 @@ class SlotwiseTaskSchedulerTest {
     assertEquals(List.of("carol", "etl"), asked);
   }
 
+  /**
+   * A pool name past the protocol's bound is cut by the messages that carry
+   * it (the records' constructors), not sent whole: Python would refuse every
+   * payload while the job lives.
+   */
+  @Test
+  void aPoolNamePastTheBoundIsCutNotSent() throws Exception {
+    register();
+    String fits = "p".repeat(Messages.NAME_MAX);
+    JobConf c = conf("ann");
+    c.set("mapred.fairscheduler.pool", fits + "more");
+    FakeJob job = manager.add(new FakeJob(1, c, 1, 0, true));
+    assertEquals(fits, python.last("place").get("queue").asText());
+    // The fake Python's answer, root.<that name>, is past the bound too: refused, so the asked pool stands.
+    scheduler.update(); // this update, or the one the new job woke, carries it
+    List<String> queues = new ArrayList<>();
+    for (JsonNode p : python.calls("update")) {
+      for (JsonNode a : p.path("apps")) {
+        assertEquals(job.getJobID().toString(), a.get("id").asText());
+        queues.add(a.get("queue").asText());
+      }
+    }
+    assertEquals(List.of(fits), queues);
+  }
+
+  /**
+   * An operator's priority reaches the shim as the gateway's PriorityRequest:
+   * VERY_LOW (-2) and LOW (-1) must pass its schema as VERY_HIGH (2) does.
+   */
+  @Test
+  void anOperatorsPriorityFromVeryLowToVeryHighIsSetOnTheJob() throws Exception {
+    register();
+    FakeJob job = manager.add(new FakeJob(1, conf("ann"), 1, 0, true));
+    for (int p : new int[] {-2, -1, 2}) {
+      Messages.PriorityRequest r = Wire.read("{\"app\": \"" + job.getJobID() + "\", \"priority\": " + p + "}",
+          Messages.PriorityRequest.class);
+      assertEquals(p, scheduler.adminPriority(r.app(), r.priority()).priority());
+      assertEquals(JobPriority.values()[2 - p], job.getPriority());
+    }
+  }
+
   /** A job the JobTracker removes goes to Python with how it ended: its run state. */
   @Test
   void aRemovedJobIsSentWithItsFinalState() throws Exception {
@@ -229,9 +270,12 @@ class SlotwiseTaskSchedulerTest {
   @Test
   void aJobPythonHoldsBackStaysUninitialisedUntilItMayRun() throws Exception {
     register();
-    FakeJob first = manager.add(new FakeJob(1, conf("ann"), 2, 0, false));
-    FakeJob second = manager.add(new FakeJob(2, conf("ann"), 2, 0, false));
+    FakeJob first = new FakeJob(1, conf("ann"), 2, 0, false);
+    FakeJob second = new FakeJob(2, conf("ann"), 2, 0, false);
+    // Python's answer is set before the jobs come: each new job wakes the update thread at once.
     python.update = p -> "{\"waiting\": [\"" + second.getJobID() + "\"]}";
+    manager.add(first);
+    manager.add(second);
     scheduler.update();
     waitFor("the first job's initialisation", () -> manager.inited.contains(first));
     scheduler.update();
