@@ -156,7 +156,13 @@ class SlotwiseSchedulerRestartTest {
     await(rm2, nm, "the app and its containers to be recovered", () ->
         scheduler(rm2).getApplicationAttempt(attempt) != null
             && scheduler(rm2).getApplicationAttempt(attempt).getLiveContainers().size() == 3);
-    assertEquals(before, figures(rm2, nm, attempt));
+    // The root's available figure is refreshed on the node's events, the
+    // heartbeat after the recovery at the latest: wait for that, not a race.
+    try {
+      await(rm2, nm, "the figures of before the restart", () -> before.equals(figures(rm2, nm, attempt)));
+    } catch (AssertionError timedOut) {
+      assertEquals(before, figures(rm2, nm, attempt));
+    }
 
     // A policy that registers now is sent what was recovered, in its first (full) call.
     List<String> payloads = Collections.synchronizedList(new ArrayList<>());
