@@ -16,7 +16,6 @@ import org.apache.hadoop.yarn.api.records.*;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
-import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
@@ -322,11 +321,6 @@ public class SlotwiseScheduler
       }
       updateRootQueueMetrics();
     });
-  }
-
-  @Override
-  public void recoverContainersOnNode(List<NMContainerStatus> reports, RMNode nm) {
-    locked(() -> super.recoverContainersOnNode(reports, nm));
   }
 
   /**
@@ -1219,12 +1213,8 @@ public class SlotwiseScheduler
 
   /** The queue of this full name, made (with its parents) on first use. */
   SlotwiseQueue queue(String fullName) {
-    SlotwiseQueue q = queues.get(fullName);
-    if (q != null) {
-      return q;
-    }
     synchronized (queues) {
-      q = queues.get(fullName);
+      SlotwiseQueue q = queues.get(fullName);
       if (q == null) {
         int dot = fullName.lastIndexOf('.');
         SlotwiseQueue parent = dot < 0 ? null : queue(fullName.substring(0, dot));
@@ -1243,13 +1233,8 @@ public class SlotwiseScheduler
       return;
     }
     List<String> names = new ArrayList<>(gone);
-    Set<String> busy = new HashSet<>();
-    for (SchedulerApplication<SlotwiseAppAttempt> app : applications.values()) {
-      String q = app.getQueue().getQueueName();
-      for (int dot = q.length(); dot > 0; dot = q.lastIndexOf('.', dot - 1)) {
-        busy.add(q.substring(0, dot));
-      }
-    }
+    Set<String> busy = new HashSet<>(); // their parents keep a child, so stay too
+    applications.values().forEach(app -> busy.add(app.getQueue().getQueueName()));
     names.sort((a, b) -> Integer.compare(b.length(), a.length()));
     synchronized (queues) {
       for (String name : names) {

@@ -637,7 +637,7 @@ public final class PolicyLink {
     /** Calls go to this port, authenticated with this (per-registration) token. */
     synchronized void connect(int pythonPort, String token) {
       CallbackClient old = client;
-      client = new CallbackClient(pythonPort, Gateway.LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
+      client = new CallbackClient(pythonPort, ShimRuntime.LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
           readTimeoutMs);
       if (old != null) {
         old.shutdown();
@@ -699,7 +699,7 @@ public final class PolicyLink {
 
     @Override
     public InetAddress getAddress() {
-      return Gateway.LOOPBACK;
+      return ShimRuntime.LOOPBACK;
     }
 
     @Override

@@ -1,7 +1,6 @@
 package org.apache.hadoop.mapred;
 
 import java.io.IOException;
-import java.io.PrintWriter;
 
 import javax.servlet.http.HttpServlet;
 import javax.servlet.http.HttpServletRequest;
@@ -61,16 +60,10 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
     resp.setContentType("text/html; charset=utf-8");
     resp.setHeader("Cache-Control", "no-store");
     SlotwiseTaskScheduler s = scheduler();
-    PrintWriter out = resp.getWriter();
-    out.println("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>JobTracker scheduler: Slotwise</title>"
-        + "<link rel=\"stylesheet\" type=\"text/css\" href=\"/static/hadoop.css\"></head><body>");
-    out.println("<h1><a href=\"/jobtracker.jsp\">JobTracker</a> scheduler: Slotwise (policy in Python)</h1>");
-    if (s == null || a == null) {
-      out.println("<p id=\"link\">The Slotwise scheduler is not running on this JobTracker.</p></body></html>");
-      return;
-    }
-    out.println(ServeWeb.linkHtml(s.runtime()));
-    out.println(ServeWeb.body(a));
-    out.println("</body></html>");
+    resp.getWriter().print(s == null || a == null
+        ? "<!DOCTYPE html><html><body><p id=\"link\">The Slotwise scheduler is not running on this JobTracker."
+            + "</p></body></html>"
+        : ServeWeb.page(s.runtime(), "JobTracker scheduler: Slotwise",
+            "<a href=\"/jobtracker.jsp\">JobTracker</a> scheduler: Slotwise (policy in Python)", "/static/hadoop.css", a));
   }
 }
