@@ -863,16 +863,13 @@ public class SlotwiseScheduler
     return id;
   }
 
-  /** Python decides (and may rename) the target queue; then the app moves. */
+  /**
+   * Python decides (and may rename) the target queue; then the app moves. The
+   * RM checked the move first ({@link #preValidateMoveApplication}: the app, the
+   * name, a registered policy).
+   */
   @Override
   public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
-    if (!applications.containsKey(appId)) {
-      throw new YarnException("App to be moved " + appId + " not found.");
-    }
-    String tooLong = SlotwiseQueue.tooLong(newQueue);
-    if (tooLong != null) {
-      throw new YarnException("Cannot move " + appId + ": " + tooLong);
-    }
     Messages.MoveAnswer answer;
     try (PolicyLink.Turn turn = link.turn("move")) {
       answer = turn == null ? null

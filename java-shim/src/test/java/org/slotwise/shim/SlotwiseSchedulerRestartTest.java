@@ -171,7 +171,7 @@ class SlotwiseSchedulerRestartTest {
       assertTrue(full.contains(c.getContainerId().toString()), c.getContainerId() + " in " + full);
     }
     assertTrue(full.contains("root.prod"), full);
-    scheduler(rm2).runtime().unregisterPolicy(session);
+    scheduler(rm2).runtime().link().unregister(session);
 
     // New containers carry the new RM's epoch; the old ones keep theirs.
     am.setAMRMProtocol(rm2.getApplicationMasterService(), rm2.getRMContext());

@@ -38,7 +38,7 @@ public final class ServeWeb {
 
   /** serve's web address as the master reaches it, from its registration; null with none registered. */
   public static String address(ShimRuntime rt) {
-    Messages.ShimStatus st = rt.linkStatus(null);
+    Messages.ShimStatus st = rt.link().status(null);
     String web = st.holder() == null ? null : st.holder().web();
     return web == null || !web.startsWith("http://") ? null : web.replaceAll("/+$", "");
   }
@@ -100,7 +100,7 @@ public final class ServeWeb {
    * relate (PolicyLink).
    */
   public static String linkHtml(ShimRuntime rt) {
-    Messages.ShimStatus st = rt.linkStatus(null);
+    Messages.ShimStatus st = rt.link().status(null);
     String master = rt.master();
     String who = st.holder() == null ? "none registered" : "pid " + st.holder().pid() + " on " + st.holder().host();
     String web = address(rt);

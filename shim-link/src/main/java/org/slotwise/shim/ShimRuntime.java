@@ -276,16 +276,6 @@ public final class ShimRuntime {
     return answer;
   }
 
-  /** A clean exit; false if that session is not the registered one. */
-  public boolean unregisterPolicy(String session) {
-    return link.unregister(session);
-  }
-
-  /** The link's status, as answered to the policy server with this session, whose lease it renews. */
-  public Messages.ShimStatus linkStatus(String session) {
-    return link.status(session);
-  }
-
   /**
    * What Python sees as {@code gateway.entry_point}: every method takes and
    * answers one JSON message of the protocol (docs/protocol.md) and never
@@ -299,7 +289,7 @@ public final class ShimRuntime {
 
     /** Unregister to Unregistered: a clean exit. */
     public String unregister(String request) {
-      return answer(request, Messages.Unregister.class, r -> new Messages.Unregistered(unregisterPolicy(r.session())),
+      return answer(request, Messages.Unregister.class, r -> new Messages.Unregistered(link.unregister(r.session())),
           why -> new Messages.Unregistered(false));
     }
 
