@@ -73,7 +73,7 @@ public class SlotwiseScheduler
   public static final String ASYNC = "slotwise.scheduling.async";
   /** With async scheduling, at most this many nodes go to Python in one call. */
   public static final String MAX_NODES_PER_CALL = "slotwise.scheduling.max-nodes-per-call";
-  /** Whether the RM's /ws/v1/cluster/scheduler answers for Slotwise (SchedulerInfoFilter). */
+  /** Whether the RM's /ws/v1/cluster/scheduler and /cluster/scheduler answer for Slotwise (SchedulerInfoFilter). */
   public static final String SCHEDULER_INFO = "slotwise.rest.scheduler-info";
   /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
   public static final long DEFAULT_TIMEOUT_MS = 200;
