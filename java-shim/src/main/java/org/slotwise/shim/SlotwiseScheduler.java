@@ -1318,11 +1318,6 @@ public class SlotwiseScheduler
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
-  /** For tests: the queues YARN currently knows, by full name. */
-  Map<String, SlotwiseQueue> getQueues() {
-    return new HashMap<>(queues);
-  }
-
   /**
    * The nodes waiting for the scheduling thread: a node heartbeat only says
    * "this node has room" ({@link #offer}) and returns; the thread {@link #take

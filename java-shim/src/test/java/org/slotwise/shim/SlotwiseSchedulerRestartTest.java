@@ -104,7 +104,7 @@ class SlotwiseSchedulerRestartTest {
     SlotwiseScheduler s = scheduler(rm);
     SchedulerNodeReport node = s.getNodeReport(nm.getNodeId());
     QueueMetrics root = s.getRootQueueMetrics();
-    SlotwiseQueue prod = s.getQueues().get("root.prod");
+    SlotwiseQueue prod = s.queue("root.prod");
     QueueMetrics user = prod.getMetrics().getUserMetrics("user");
     return List.of(
         "node used " + node.getUsedResource(), "node available " + node.getAvailableResource(),

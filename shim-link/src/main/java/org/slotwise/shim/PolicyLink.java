@@ -652,10 +652,6 @@ public final class PolicyLink {
       }
     }
 
-    boolean isConnected() {
-      return client != null;
-    }
-
     @Override
     public String sendCommand(String command) {
       return sendCommand(command, true);
