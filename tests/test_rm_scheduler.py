@@ -1,9 +1,9 @@
 """The ResourceManager's scheduler views as serve draws them
-(python/slotwise/web/rm_scheduler.py; java-shim's SchedulerInfoFilter and
-SlotwiseSchedulerPage only forward them): YARN's GET /ws/v1/cluster/scheduler
+(python/slotwise/web/rm_scheduler.py; java-shim's SchedulerInfoFilter only
+forwards them): YARN's GET /ws/v1/cluster/scheduler
 in the FairScheduler's shape, its keys against the answer of a real YARN 3.5
 FairScheduler recorded in tests/data (see the file for how), and the queues of
-the RM's scheduler page. These were the JUnit SchedulerInfoFilterTest's when
+the cluster and queues of the RM's scheduler page. These were the JUnit SchedulerInfoFilterTest's when
 Java drew them."""
 
 from __future__ import annotations
@@ -125,3 +125,13 @@ def test_the_page_lists_the_queues_with_shares_in_mb_and_of_the_cluster(rm):
     assert cells["Min share"] == "1024 MB (12.5%)" and cells["Max share"] == "unlimited"
     assert cells["Used MB"] == "512" and cells["Pending MB"] == "2048" and cells["Apps running"] != ""
     assert "root.default" not in r.text  # only the queues Python has
+
+
+def test_the_page_says_the_cluster_as_the_rms_own_page_did(rm):
+    """The cluster line that replaced YARN's cluster metrics on the RM's page
+    (the shim no longer draws a YARN page around serve's queues)."""
+    base, _ = rm
+    text = httpx.get(base + "/rm/scheduler").text
+    line = re.search(r'<p id="cluster">(.*?)</p>', text).group(1)
+    assert line == "Cluster: 1 nodes, 8192 MB and 16 vcores; in use 512 MB (6.2%) and 1 vcores; " \
+                   "apps: 3 running, 0 pending.", line

@@ -148,10 +148,8 @@ class ClusterConfig:
     def rm_yarn_site(self) -> dict[str, str]:
         shim = {}
         if self.scheduler == SHIM_SCHEDULER:
-            # The RM web UI renders a scheduler page only for its own schedulers
-            # unless told which page class to use.
-            shim = {"yarn.http.rmwebapp.scheduler.page.class": "org.slotwise.shim.SlotwiseSchedulerPage",
-                    "yarn.cluster.max-application-priority": "10"}
+            # Job priorities reach Python (YARN caps them at 0 by default).
+            shim = {"yarn.cluster.max-application-priority": "10"}
         return {
             **self.yarn_common(),
             "yarn.resourcemanager.bind-host": BIND,

@@ -2,10 +2,10 @@
 
 YARN's RM describes only its own schedulers at ``GET /ws/v1/cluster/scheduler``
 and on its ``/cluster/scheduler`` page.  For an RM scheduled by Slotwise the
-shim only forwards both (java-shim SchedulerInfoFilter and
-SlotwiseSchedulerPage, through shim-link's ServeWeb, as the JobTracker's
-/scheduler page is forwarded to web/jobtracker.py), so the queues and their
-shares are drawn once, here, from the same tree that decides:
+shim only forwards both (java-shim's SchedulerInfoFilter, through shim-link's
+ServeWeb, as the JobTracker's /scheduler page is forwarded to
+web/jobtracker.py), so the cluster, the queues and their shares are drawn
+once, here, from the same tree that decides:
 
 - ``GET /rm/ws/scheduler``: the FairScheduler's JSON shape (YARN's
   FairSchedulerInfo, FairSchedulerQueueInfo, FairSchedulerLeafQueueInfo), each
@@ -13,8 +13,9 @@ shares are drawn once, here, from the same tree that decides:
   (tests/data/fairscheduler-3.5.0-ws-scheduler.json); the RM adds its largest
   container (``max_mb``, ``max_vcores``), which only it knows.  JSON only:
   another ``Accept`` is 406 in YARN's error shape.
-- ``GET /rm/scheduler``: the queues table of the RM's scheduler page (an HTML
-  fragment the shim frames with its link's state and counts).
+- ``GET /rm/scheduler``: the cluster line and the queues table of the RM's
+  scheduler page (an HTML fragment the shim frames with its link's state and
+  counts).
 
 docs/shim.md says which key comes from where.
 """
@@ -118,19 +119,25 @@ def _mb(mb: float, cluster_mb: float) -> str:
 
 
 def fragment(service) -> str:
-    """The RM scheduler page's queues: weight, min, steady fair, fair and max
-    share of memory (in MB and of the cluster's), use, pending, apps."""
-    capacity = service.cluster()["capacity"]
+    """The RM scheduler page: the cluster (nodes, memory and vcores, in use,
+    apps), then its queues: weight, min, steady fair, fair and max share of
+    memory (in MB and of the cluster's), use, pending, apps."""
+    cluster = service.cluster()
+    capacity, usage = cluster["capacity"], cluster["usage"]
     cluster_mb = capacity.get("memory_mb", 0)
-    out = [f"<p>Shares are of memory, in MB and as a share of the cluster's {int(cluster_mb)} MB: YARN's "
+    rows = [r for r in service.core.queue_table() if not (r.name == RECOVERY_QUEUE and not r.apps)]
+    apps = sum(r.apps for r in rows)  # a queue's own apps; running_apps counts its subtree's
+    running = sum(r.running_apps for r in rows if r.parent is None)
+    out = [f'<p id="cluster">Cluster: {cluster["nodes"]} nodes, {int(cluster_mb)} MB and '
+           f'{int(capacity.get("vcores", 0))} vcores; in use {_mb(usage.get("memory_mb", 0), cluster_mb)} and '
+           f'{int(round(usage.get("vcores", 0)))} vcores; apps: {running} running, {apps - running} pending.</p>',
+           f"<p>Shares are of memory, in MB and as a share of the cluster's {int(cluster_mb)} MB: YARN's "
            "fair policy shares memory only (a DRF queue's vcores are in /ws/v1/cluster/scheduler). From "
            "slotwise serve's tree now.</p>",
            '<table id="queues"><thead><tr>' + "".join(f"<th>{h}</th>" for h in (
                "Queue", "Weight", "Min share", "Steady fair share", "Fair share", "Max share", "Used MB",
                "Used vcores", "Pending MB", "Apps running", "Apps pending")) + "</tr></thead><tbody>"]
-    for r in sorted(service.core.queue_table(), key=lambda r: r.name):
-        if r.name == RECOVERY_QUEUE and not r.apps:
-            continue
+    for r in sorted(rows, key=lambda r: r.name):
         used, demand = _amount(r.usage), _amount(r.demand)
         cells = [escape(r.name), f"{r.weight:g}", _mb(r.min.memory_mb, cluster_mb),
                  _mb(r.steady.memory_mb, cluster_mb), _mb(r.fair.memory_mb, cluster_mb),
@@ -166,7 +173,7 @@ def router(service) -> APIRouter:
 
     @r.get("/rm/scheduler", response_class=HTMLResponse)
     def rm_scheduler_page():
-        """The queues of the RM's /cluster/scheduler page, as SlotwiseSchedulerPage frames them."""
+        """The cluster and queues of the RM's /cluster/scheduler page, as SchedulerInfoFilter frames them."""
         return HTMLResponse(fragment(service))
 
     return r

@@ -20,19 +20,23 @@ import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.security.http.RMAuthenticationFilterInitializer;
 
 /**
- * YARN's {@code GET /ws/v1/cluster/scheduler} for an RM scheduled by Slotwise,
- * in the FairScheduler's JSON shape (RMWebServices knows only YARN's own
- * schedulers), drawn by {@code slotwise serve} from its own tree
+ * The RM's two views of its scheduler for an RM scheduled by Slotwise, both
+ * drawn by {@code slotwise serve} from its own tree
  * (python/slotwise/web/rm_scheduler.py) and forwarded here ({@link ServeWeb}:
- * bounded, no scheduler lock taken). A filter in front of every path of the
- * RM's web server (the shim adds this initializer to {@code
+ * bounded, no scheduler lock taken): {@code GET /ws/v1/cluster/scheduler} in
+ * the FairScheduler's JSON shape (RMWebServices knows only YARN's own
+ * schedulers), and the {@code /cluster/scheduler} page (the link's part and
+ * serve's queues; YARN's page would need a page class). A filter in front of
+ * every path of the RM's web server (the shim adds this initializer to {@code
  * hadoop.http.filter.initializers}, after the configured ones, so
- * authentication runs first): it answers that one GET on an active RM and
- * passes everything else on. With serve gone, or answering unusably, it
- * answers 503 in YARN's error shape, saying why; never reaching the RM.
+ * authentication runs first): it answers those two GETs on an active RM and
+ * passes everything else on. With serve gone, or answering unusably, the REST
+ * view is 503 in YARN's error shape, saying why, and the page says why where
+ * the queues would be; never reaching the RM.
  */
 public class SchedulerInfoFilter extends FilterInitializer implements Filter {
   static final String PATH = "/ws/v1/cluster/scheduler";
+  static final String PAGE = "/cluster/scheduler";
   static final String INITIALIZERS = "hadoop.http.filter.initializers";
 
   /**
@@ -72,24 +76,32 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
   public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
       throws IOException, ServletException {
     HttpServletRequest http = (HttpServletRequest) req;
-    String uri = http.getRequestURI();
-    Object rm = "GET".equals(http.getMethod()) && (PATH.equals(uri) || (PATH + "/").equals(uri))
+    String uri = http.getRequestURI().replaceAll("(.)/$", "$1");
+    Object rm = "GET".equals(http.getMethod()) && (PATH.equals(uri) || PAGE.equals(uri))
         ? http.getServletContext().getAttribute(IsResourceManagerActiveServlet.RM_ATTRIBUTE) : null;
     if (!(rm instanceof ResourceManager r && r.getResourceScheduler() instanceof SlotwiseScheduler s
         && r.getRMContext().getHAServiceState() == HAServiceState.ACTIVE)) {
       chain.doFilter(req, res); // not ours: YARN answers (a standby RM redirects)
       return;
     }
-    Resource max = s.getMaximumResourceCapability();
-    ServeWeb.Answer a = ServeWeb.call(s.runtime(), "/rm/ws/scheduler?max_mb=" + max.getMemorySize()
-        + "&max_vcores=" + max.getVirtualCores(), http.getHeader("Accept"), null, null, "application/json");
-    boolean drawn = a.body() != null && a.status() != 404; // 404: a serve older than this view
-    String body = drawn ? a.body() : error("ServiceUnavailableException", "Slotwise: " + (a.why() != null ? a.why()
-        : "slotwise serve has no " + PATH + " view: is it an older build?"));
     HttpServletResponse out = (HttpServletResponse) res;
-    out.setStatus(drawn ? a.status() : 503);
     out.setHeader("Cache-Control", "no-cache");
-    out.setContentType("application/json;charset=utf-8");
+    String body;
+    if (PAGE.equals(uri)) {
+      ServeWeb.Answer a = ServeWeb.call(s.runtime(), "/rm/scheduler", null, null, null, "text/html");
+      body = ServeWeb.page(s.runtime(), "Slotwise Scheduler", "<a href=\"/cluster\">ResourceManager</a> "
+          + "scheduler: Slotwise (policy in Python)", "/static/yarn.css", a);
+      out.setContentType("text/html;charset=utf-8");
+    } else {
+      Resource max = s.getMaximumResourceCapability();
+      ServeWeb.Answer a = ServeWeb.call(s.runtime(), "/rm/ws/scheduler?max_mb=" + max.getMemorySize()
+          + "&max_vcores=" + max.getVirtualCores(), http.getHeader("Accept"), null, null, "application/json");
+      boolean drawn = a.body() != null && a.status() != 404; // 404: a serve older than this view
+      body = drawn ? a.body() : error("ServiceUnavailableException", "Slotwise: " + (a.why() != null ? a.why()
+          : "slotwise serve has no " + PATH + " view: is it an older build?"));
+      out.setStatus(drawn ? a.status() : 503);
+      out.setContentType("application/json;charset=utf-8");
+    }
     out.getOutputStream().write(body.getBytes(StandardCharsets.UTF_8));
   }
 

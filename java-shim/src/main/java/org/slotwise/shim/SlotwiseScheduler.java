@@ -16,7 +16,6 @@ import org.apache.hadoop.yarn.api.records.*;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
-import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
@@ -74,7 +73,7 @@ public class SlotwiseScheduler
   public static final String ASYNC = "slotwise.scheduling.async";
   /** With async scheduling, at most this many nodes go to Python in one call. */
   public static final String MAX_NODES_PER_CALL = "slotwise.scheduling.max-nodes-per-call";
-  /** Whether the RM's /ws/v1/cluster/scheduler answers for Slotwise (SchedulerInfoFilter). */
+  /** Whether the RM's /ws/v1/cluster/scheduler and /cluster/scheduler answer for Slotwise (SchedulerInfoFilter). */
   public static final String SCHEDULER_INFO = "slotwise.rest.scheduler-info";
   /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
   public static final long DEFAULT_TIMEOUT_MS = 200;
@@ -322,11 +321,6 @@ public class SlotwiseScheduler
       }
       updateRootQueueMetrics();
     });
-  }
-
-  @Override
-  public void recoverContainersOnNode(List<NMContainerStatus> reports, RMNode nm) {
-    locked(() -> super.recoverContainersOnNode(reports, nm));
   }
 
   /**
@@ -869,16 +863,13 @@ public class SlotwiseScheduler
     return id;
   }
 
-  /** Python decides (and may rename) the target queue; then the app moves. */
+  /**
+   * Python decides (and may rename) the target queue; then the app moves. The
+   * RM checked the move first ({@link #preValidateMoveApplication}: the app, the
+   * name, a registered policy).
+   */
   @Override
   public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
-    if (!applications.containsKey(appId)) {
-      throw new YarnException("App to be moved " + appId + " not found.");
-    }
-    String tooLong = SlotwiseQueue.tooLong(newQueue);
-    if (tooLong != null) {
-      throw new YarnException("Cannot move " + appId + ": " + tooLong);
-    }
     Messages.MoveAnswer answer;
     try (PolicyLink.Turn turn = link.turn("move")) {
       answer = turn == null ? null
@@ -1219,12 +1210,8 @@ public class SlotwiseScheduler
 
   /** The queue of this full name, made (with its parents) on first use. */
   SlotwiseQueue queue(String fullName) {
-    SlotwiseQueue q = queues.get(fullName);
-    if (q != null) {
-      return q;
-    }
     synchronized (queues) {
-      q = queues.get(fullName);
+      SlotwiseQueue q = queues.get(fullName);
       if (q == null) {
         int dot = fullName.lastIndexOf('.');
         SlotwiseQueue parent = dot < 0 ? null : queue(fullName.substring(0, dot));
@@ -1243,13 +1230,8 @@ public class SlotwiseScheduler
       return;
     }
     List<String> names = new ArrayList<>(gone);
-    Set<String> busy = new HashSet<>();
-    for (SchedulerApplication<SlotwiseAppAttempt> app : applications.values()) {
-      String q = app.getQueue().getQueueName();
-      for (int dot = q.length(); dot > 0; dot = q.lastIndexOf('.', dot - 1)) {
-        busy.add(q.substring(0, dot));
-      }
-    }
+    Set<String> busy = new HashSet<>(); // their parents keep a child, so stay too
+    applications.values().forEach(app -> busy.add(app.getQueue().getQueueName()));
     names.sort((a, b) -> Integer.compare(b.length(), a.length()));
     synchronized (queues) {
       for (String name : names) {
@@ -1284,13 +1266,10 @@ public class SlotwiseScheduler
     return q.getQueueInfo(includeChildQueues, recursive);
   }
 
+  /** Every queue grants everyone everything (access is Python's business): no user to look up. */
   @Override
   public List<QueueUserACLInfo> getQueueUserAclInfo() {
-    try {
-      return root.getQueueUserAclInfo(UserGroupInformation.getCurrentUser());
-    } catch (IOException e) {
-      return new ArrayList<>();
-    }
+    return root.getQueueUserAclInfo(null);
   }
 
   @Override
@@ -1334,11 +1313,6 @@ public class SlotwiseScheduler
   @Override
   public EnumSet<SchedulerResourceTypes> getSchedulingResourceTypes() {
     return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
-  }
-
-  /** For tests: the queues YARN currently knows, by full name. */
-  Map<String, SlotwiseQueue> getQueues() {
-    return new HashMap<>(queues);
   }
 
   /**

@@ -207,17 +207,17 @@ class SlotwiseSchedulerMockRMTest {
 
     // Its first call (the full update that opens the callback connection) has been answered.
     long deadline = System.currentTimeMillis() + 30_000;
-    while (scheduler().runtime().linkStatus(answer.session()).inFallback() && System.currentTimeMillis() < deadline) {
+    while (scheduler().runtime().link().status(answer.session()).inFallback() && System.currentTimeMillis() < deadline) {
       nm.nodeHeartbeat(true);
       Thread.sleep(50);
     }
-    Messages.ShimStatus before = scheduler().runtime().linkStatus(answer.session());
+    Messages.ShimStatus before = scheduler().runtime().link().status(answer.session());
     assertEquals(false, before.inFallback(), String.valueOf(before.reason()));
 
     app = MockRMAppSubmitter.submitWithMemory(1024, rm);
     am = MockRM.launchAndRegisterAM(app, rm, nm);
     ApplicationAttemptId attempt = am.getApplicationAttemptId();
-    Messages.ShimStatus after = scheduler().runtime().linkStatus(answer.session());
+    Messages.ShimStatus after = scheduler().runtime().link().status(answer.session());
     assertEquals(before.fallbackHeartbeats(), after.fallbackHeartbeats(), "no heartbeat went to the FIFO");
     assertTrue(after.heartbeats() > before.heartbeats());
     assertEquals(1024, scheduler().getNodeReport(nm.getNodeId()).getUsedResource().getMemorySize());

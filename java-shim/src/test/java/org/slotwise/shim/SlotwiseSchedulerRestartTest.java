@@ -104,7 +104,7 @@ class SlotwiseSchedulerRestartTest {
     SlotwiseScheduler s = scheduler(rm);
     SchedulerNodeReport node = s.getNodeReport(nm.getNodeId());
     QueueMetrics root = s.getRootQueueMetrics();
-    SlotwiseQueue prod = s.getQueues().get("root.prod");
+    SlotwiseQueue prod = s.queue("root.prod");
     QueueMetrics user = prod.getMetrics().getUserMetrics("user");
     return List.of(
         "node used " + node.getUsedResource(), "node available " + node.getAvailableResource(),
@@ -177,7 +177,7 @@ class SlotwiseSchedulerRestartTest {
       assertTrue(full.contains(c.getContainerId().toString()), c.getContainerId() + " in " + full);
     }
     assertTrue(full.contains("root.prod"), full);
-    scheduler(rm2).runtime().unregisterPolicy(session);
+    scheduler(rm2).runtime().link().unregister(session);
 
     // New containers carry the new RM's epoch; the old ones keep theirs.
     am.setAMRMProtocol(rm2.getApplicationMasterService(), rm2.getRMContext());

@@ -52,10 +52,6 @@ public final class Deltas {
     clear();
   }
 
-  public synchronized boolean isFullNeeded() {
-    return fullNeeded;
-  }
-
   public synchronized void nodeChanged(Messages.Node n) {
     if (!fullNeeded) {
       nodesRemoved.remove(n.id()); // a node back before its removal was sent

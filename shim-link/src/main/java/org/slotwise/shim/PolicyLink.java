@@ -20,10 +20,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import py4j.CallbackClient;
-import py4j.Protocol;
 import py4j.Py4JNetworkException;
 import py4j.Py4JPythonClient;
-import py4j.reflection.ReflectionUtil;
 
 /**
  * The link to the Python policy: who is registered, and every call to it.
@@ -591,8 +589,14 @@ public final class PolicyLink {
    * The gateway's way to Python: the callback port and token of the policy
    * registered now, or nothing. A call with nothing connected fails at once
    * (and so never reaches a port some other process may hold by now).
+   *
+   * <p>It is Py4J's own client, never connected itself (port 0, no cleaner
+   * thread, memory management off so a finalized proxy of an old Python never
+   * reaches the new one), so what the gateway asks of it that holds for every
+   * registration (the address, the read timeout, the entry point's proxy) is
+   * Py4J's; calls go to the client of the registration in force.
    */
-  public static final class Callbacks implements Py4JPythonClient {
+  public static final class Callbacks extends CallbackClient {
     /**
      * Py4J writes a command in 8 KB pieces: without TCP_NODELAY the last piece
      * of a larger payload waits for the first one's delayed ACK (40 ms).
@@ -626,19 +630,18 @@ public final class PolicyLink {
       }
     };
 
-    private final int readTimeoutMs;
     private volatile CallbackClient client;
 
     /** @param readTimeoutMs socket read timeout of calls: a hung Python is cut off (0 = never) */
     public Callbacks(int readTimeoutMs) {
-      this.readTimeoutMs = readTimeoutMs;
+      super(0, ShimRuntime.LOOPBACK, 0, TimeUnit.SECONDS, NO_DELAY, false, readTimeoutMs);
     }
 
     /** Calls go to this port, authenticated with this (per-registration) token. */
     synchronized void connect(int pythonPort, String token) {
       CallbackClient old = client;
-      client = new CallbackClient(pythonPort, Gateway.LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
-          readTimeoutMs);
+      client = new CallbackClient(pythonPort, ShimRuntime.LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
+          readTimeout);
       if (old != null) {
         old.shutdown();
       }
@@ -650,15 +653,6 @@ public final class PolicyLink {
       if (old != null) {
         old.shutdown();
       }
-    }
-
-    boolean isConnected() {
-      return client != null;
-    }
-
-    @Override
-    public String sendCommand(String command) {
-      return sendCommand(command, true);
     }
 
     @Override
@@ -682,31 +676,9 @@ public final class PolicyLink {
     }
 
     @Override
-    public boolean isMemoryManagementEnabled() {
-      return false; // a finalized proxy of an old Python must never reach the new one
-    }
-
-    @Override
     public int getPort() {
       CallbackClient c = client;
       return c == null ? 0 : c.getPort();
-    }
-
-    @Override
-    public int getReadTimeout() {
-      return readTimeoutMs;
-    }
-
-    @Override
-    public InetAddress getAddress() {
-      return Gateway.LOOPBACK;
-    }
-
-    @Override
-    @SuppressWarnings("rawtypes")
-    public Object getPythonServerEntryPoint(py4j.Gateway gateway, Class[] interfaces) {
-      return gateway.createProxy(ReflectionUtil.getClassLoader(), interfaces,
-          Protocol.ENTRY_POINT_OBJECT_ID);
     }
   }
 }

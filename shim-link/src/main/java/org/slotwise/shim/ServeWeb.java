@@ -13,10 +13,12 @@ import java.text.SimpleDateFormat;
 import java.util.Date;
 
 /**
- * The masters' scheduler views, forwarded to {@code slotwise serve}, which
- * draws them from its own tree (python/slotwise/web/jobtracker.py and
- * rm_scheduler.py): no view is drawn in Java but the link's own part (who
- * decides, the link's counts), which must show when serve is gone. Each call
+ * The one forwarder of both masters' scheduler views (the JobTracker's
+ * SlotwiseSchedulerServlet, the RM's SchedulerInfoFilter) to {@code slotwise
+ * serve}, which draws them from its own tree (python/slotwise/web/jobtracker.py
+ * and rm_scheduler.py): no view is drawn in Java but the link's own part (who
+ * decides, the link's counts), which must show when serve is gone, and the
+ * page around it ({@link #page}). Each call
  * is bounded (1 s to connect, 2 s for a view, 10 s for an action, 16 MiB
  * read), made on the web server's thread, never under the master's lock;
  * an admin token goes only as a Bearer header and is never kept, echoed or
@@ -36,7 +38,7 @@ public final class ServeWeb {
 
   /** serve's web address as the master reaches it, from its registration; null with none registered. */
   public static String address(ShimRuntime rt) {
-    Messages.ShimStatus st = rt.linkStatus(null);
+    Messages.ShimStatus st = rt.link().status(null);
     String web = st.holder() == null ? null : st.holder().web();
     return web == null || !web.startsWith("http://") ? null : web.replaceAll("/+$", "");
   }
@@ -98,7 +100,7 @@ public final class ServeWeb {
    * relate (PolicyLink).
    */
   public static String linkHtml(ShimRuntime rt) {
-    Messages.ShimStatus st = rt.linkStatus(null);
+    Messages.ShimStatus st = rt.link().status(null);
     String master = rt.master();
     String who = st.holder() == null ? "none registered" : "pid " + st.holder().pid() + " on " + st.holder().host();
     String web = address(rt);
@@ -137,5 +139,15 @@ public final class ServeWeb {
   public static String body(Answer a) {
     return a.body() != null ? a.body()
         : "<p id=\"outcome\" class=\"refused\"><b>" + quoteHtmlChars(a.why()) + "</b></p>";
+  }
+
+  /**
+   * A master's whole scheduler page, the same for both: its title and heading
+   * (HTML), the link's part, then serve's view or why there is none.
+   */
+  public static String page(ShimRuntime rt, String title, String heading, String css, Answer a) {
+    return "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + quoteHtmlChars(title) + "</title>"
+        + "<link rel=\"stylesheet\" type=\"text/css\" href=\"" + css + "\"></head><body>\n<h1>" + heading
+        + "</h1>\n" + linkHtml(rt) + "\n" + body(a) + "\n</body></html>\n";
   }
 }

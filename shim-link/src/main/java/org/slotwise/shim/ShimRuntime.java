@@ -1,17 +1,44 @@
 package org.slotwise.shim;
 
-import java.nio.file.Paths;
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.EnumSet;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import py4j.GatewayServer;
+import py4j.commands.AbstractCommand;
+import py4j.commands.ShutdownGatewayServerCommand;
 
 /**
  * What both shims (the ResourceManager's and the JobTracker's) run around
  * their master: the Py4J gateway, the link to Python and its registration,
  * from the master's configuration. A shim keeps only what is its master's:
  * the payload, carrying out answers, moves and priorities ({@link Master}).
+ *
+ * <p>The gateway is bound to 127.0.0.1, guarded by a fresh 32-byte token
+ * written (mode 0600) before it listens. It outlives every Python: a Python's
+ * request to shut it down is ignored ({@link KeepRunning}). Calls to Python go
+ * through {@link PolicyLink.Callbacks}, which each registration points at that
+ * Python's own callback port and token, and which is cut the moment the link
+ * drops it: the gateway's token never leaves the master.
  */
 public final class ShimRuntime {
   /** Both shims' version, told to Python at registration. */
@@ -26,6 +53,8 @@ public final class ShimRuntime {
   public static final String UPDATE_INTERVAL_MS = "slotwise.update.interval-ms";
 
   private static final Logger LOG = LoggerFactory.getLogger(ShimRuntime.class);
+  private static final Set<PosixFilePermission> FILE_0600 = PosixFilePermissions.fromString("rw-------");
+  static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
   /** The master's side of the gateway's calls. */
   public interface Master {
@@ -46,7 +75,9 @@ public final class ShimRuntime {
   private final PolicyLink.Callbacks callbacks;
   private final PolicyLink link;
   private final long updateInterval;
-  private Gateway gateway;
+  private GatewayServer server;
+  private Path tokenFile;
+  private Path infoFile;
 
   /**
    * @param conf the master's configuration ({@code conf::get})
@@ -87,27 +118,129 @@ public final class ShimRuntime {
    * Opens the gateway (loopback, a 0600 token file); its files default to
    * {@code tmpDir/slotwise/}. A gateway that does not start is logged: the
    * master schedules by its FIFO until it restarts with a working one.
+   *
+   * @return the port it listens on; 0 if it did not start
    */
-  public void start(String tmpDir) {
+  public int start(String tmpDir) {
     String dir = tmpDir + "/slotwise/";
     String token = conf.apply(TOKEN_FILE);
     String info = conf.apply(INFO_FILE);
-    gateway = new Gateway(new EntryPoint(), (int) number(GATEWAY_PORT, 0),
-        Paths.get(token != null ? token : dir + "gateway.token"),
-        Paths.get(info != null ? info : dir + "gateway.json"), callbacks);
+    tokenFile = Path.of(token != null ? token : dir + "gateway.token");
+    infoFile = Path.of(info != null ? info : dir + "gateway.json");
+    int port = (int) number(GATEWAY_PORT, 0);
     try {
-      gateway.start();
+      String secret = newToken();
+      writePrivate(tokenFile, secret);
+      server = new GatewayServer.GatewayServerBuilder().gateway(new py4j.Gateway(new EntryPoint(), callbacks))
+          .javaAddress(LOOPBACK).javaPort(port).authToken(secret).customCommands(List.of(KeepRunning.class))
+          .build();
+      // Py4J's threads inherit daemon status from the thread that starts them.
+      Throwable[] failure = new Throwable[1];
+      Thread starter = new Thread(() -> {
+        try {
+          server.start(true);
+        } catch (Throwable t) {
+          failure[0] = t;
+        }
+      }, "slotwise-gateway-start");
+      starter.setDaemon(true);
+      starter.start();
+      starter.join();
+      if (failure[0] != null) {
+        server = null;
+        throw new IOException("Py4J gateway did not start on 127.0.0.1:" + port, failure[0]);
+      }
+      int listening = server.getListeningPort();
+      writePrivate(infoFile, "{\"port\": " + listening + ", \"pid\": "
+          + ProcessHandle.current().pid() + ", \"pid_ns\": \"" + pidNamespace() + "\"}");
+      LOG.info("Slotwise: Py4J gateway listening on 127.0.0.1:{} (token {}, info {})", listening, tokenFile,
+          infoFile);
+      return listening;
     } catch (Throwable t) {
       LOG.error("Slotwise: the Py4J gateway did not start; the built-in FIFO schedules until the master "
           + "restarts with a working gateway", t);
+      return 0;
     }
   }
 
+  /** 32 random bytes from SecureRandom, as 64 hex digits. */
+  static String newToken() {
+    byte[] b = new byte[32];
+    new SecureRandom().nextBytes(b);
+    return HexFormat.of().formatHex(b);
+  }
+
+  /**
+   * Writes a file only the master's user may read: a temporary file created
+   * with mode 0600 (never wider, not even for an instant) replaces the target.
+   */
+  static void writePrivate(Path file, String content) throws IOException {
+    Path abs = file.toAbsolutePath();
+    Path dir = abs.getParent();
+    if (dir != null && !Files.isDirectory(dir)) {
+      Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    }
+    Path tmp = abs.resolveSibling(abs.getFileName() + ".tmp");
+    Files.deleteIfExists(tmp);
+    try (SeekableByteChannel ch = Files.newByteChannel(tmp,
+        EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+        PosixFilePermissions.asFileAttribute(FILE_0600))) {
+      ch.write(ByteBuffer.wrap(content.getBytes(StandardCharsets.UTF_8)));
+    }
+    Files.setPosixFilePermissions(tmp, FILE_0600); // in case of an odd umask
+    Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /**
+   * This process's pid namespace (as /proc/self/ns/pid names it), so that a
+   * reader in another one (the policy container) does not take the pid for
+   * one of its own; empty where there is none to read.
+   */
+  static String pidNamespace() {
+    try {
+      String ns = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+      return ns.matches("[a-z]+:\\[[0-9]+\\]") ? ns : "";
+    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+      return "";
+    }
+  }
+
+  /** Stops the gateway and the link; the gateway's files are deleted. */
   public void stop() {
-    if (gateway != null) {
-      gateway.stop();
+    callbacks.disconnect();
+    if (server != null) {
+      try {
+        server.shutdown();
+      } catch (Throwable t) {
+        LOG.warn("Slotwise: error while stopping the Py4J gateway", t);
+      }
+      server = null;
+    }
+    for (Path p : new Path[] {infoFile, tokenFile}) {
+      try {
+        if (p != null) {
+          Files.deleteIfExists(p);
+        }
+      } catch (IOException e) {
+        LOG.warn("Slotwise: could not delete {}", p, e);
+      }
     }
     link.stop();
+  }
+
+  /**
+   * Py4J's shutdown command, replaced: Python's {@code JavaGateway.shutdown()}
+   * sends it on exit, and the next policy server needs the gateway.
+   */
+  public static final class KeepRunning extends AbstractCommand {
+    public KeepRunning() {
+      commandName = ShutdownGatewayServerCommand.SHUTDOWN_GATEWAY_SERVER_COMMAND_NAME;
+    }
+
+    @Override
+    public void execute(String name, BufferedReader reader, BufferedWriter writer) {
+      LOG.info("Slotwise: ignored a Python's request to stop the gateway; it stays up");
+    }
   }
 
   /** A configured time past Int32 would keep every policy server from registering: clamped. */
@@ -143,16 +276,6 @@ public final class ShimRuntime {
     return answer;
   }
 
-  /** A clean exit; false if that session is not the registered one. */
-  public boolean unregisterPolicy(String session) {
-    return link.unregister(session);
-  }
-
-  /** The link's status, as answered to the policy server with this session, whose lease it renews. */
-  public Messages.ShimStatus linkStatus(String session) {
-    return link.status(session);
-  }
-
   /**
    * What Python sees as {@code gateway.entry_point}: every method takes and
    * answers one JSON message of the protocol (docs/protocol.md) and never
@@ -165,43 +288,35 @@ public final class ShimRuntime {
     }
 
     /** Unregister to Unregistered: a clean exit. */
-    public String unregister(String unregister) {
-      try {
-        return Wire.write(new Messages.Unregistered(
-            unregisterPolicy(Wire.read(unregister, Messages.Unregister.class).session())));
-      } catch (IllegalArgumentException e) {
-        return Wire.write(new Messages.Unregistered(false));
-      }
+    public String unregister(String request) {
+      return answer(request, Messages.Unregister.class, r -> new Messages.Unregistered(link.unregister(r.session())),
+          why -> new Messages.Unregistered(false));
     }
 
     /** StatusRequest to ShimStatus: liveness, and whether the master schedules without Python. */
     public String status(String request) {
-      String session;
-      try {
-        session = Wire.read(request, Messages.StatusRequest.class).session();
-      } catch (IllegalArgumentException e) {
-        session = null;
-      }
-      return Wire.write(link.status(session));
+      return answer(request, Messages.StatusRequest.class, r -> link.status(r.session()), why -> link.status(null));
     }
 
     /** MoveRequest to MoveAnswer: an operator's move, carried out as the master's own move. */
     public String moveApplication(String request) {
-      try {
-        Messages.MoveRequest r = Wire.read(request, Messages.MoveRequest.class);
-        return Wire.write(master.adminMove(r.app(), r.queue()));
-      } catch (IllegalArgumentException e) {
-        return Wire.write(new Messages.MoveAnswer(null, e.getMessage()));
-      }
+      return answer(request, Messages.MoveRequest.class, r -> master.adminMove(r.app(), r.queue()),
+          why -> new Messages.MoveAnswer(null, why));
     }
 
     /** PriorityRequest to PriorityAnswer, through the master (capped by its maximum). */
     public String updateApplicationPriority(String request) {
+      return answer(request, Messages.PriorityRequest.class, r -> master.adminPriority(r.app(), r.priority()),
+          why -> new Messages.PriorityAnswer(null, why));
+    }
+
+    /** The request bound and handled; one that does not bind (or is refused) is answered by {@code refused}. */
+    private <R> String answer(String json, Class<R> type, Function<R, Object> handle,
+        Function<String, Object> refused) {
       try {
-        Messages.PriorityRequest r = Wire.read(request, Messages.PriorityRequest.class);
-        return Wire.write(master.adminPriority(r.app(), r.priority()));
+        return Wire.write(handle.apply(Wire.read(json, type)));
       } catch (IllegalArgumentException e) {
-        return Wire.write(new Messages.PriorityAnswer(null, e.getMessage()));
+        return Wire.write(refused.apply(e.getMessage()));
       }
     }
   }

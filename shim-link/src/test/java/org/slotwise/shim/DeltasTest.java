@@ -23,14 +23,12 @@ class DeltasTest {
   @Test
   void startsWithAFullResyncAndKeepsNoDeltasMeanwhile() {
     Deltas p = new Deltas();
-    assertTrue(p.isFullNeeded());
     p.nodeChanged(node("host1:1"));
     p.launched(container("c1", null));
     Deltas.Taken d = p.take();
     assertTrue(d.full());
     assertTrue(d.nodes().isEmpty());
     assertTrue(d.launched().isEmpty());
-    assertFalse(p.isFullNeeded());
     assertFalse(p.take().full());
   }
 
@@ -97,7 +95,8 @@ class DeltasTest {
     for (int i = 0; i <= Deltas.MAX_PENDING; i++) {
       p.finished("c" + i);
     }
-    assertTrue(p.isFullNeeded());
-    assertTrue(p.take().finished().isEmpty());
+    Deltas.Taken t = p.take();
+    assertTrue(t.full());
+    assertTrue(t.finished().isEmpty());
   }
 }

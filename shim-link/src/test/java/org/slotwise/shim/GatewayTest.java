@@ -33,15 +33,15 @@ class GatewayTest {
 
   @Test
   void tokensAre32RandomBytesInHex() {
-    String a = Gateway.newToken();
+    String a = ShimRuntime.newToken();
     assertTrue(a.matches("[0-9a-f]{64}"), a);
-    assertFalse(a.equals(Gateway.newToken()));
+    assertFalse(a.equals(ShimRuntime.newToken()));
   }
 
   @Test
   void privateFilesAreOwnerOnlyEvenWhenReplacingAWiderFile(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("new/sub/secret");
-    Gateway.writePrivate(file, "s3cret");
+    ShimRuntime.writePrivate(file, "s3cret");
     assertEquals("rw-------", perms(file));
     assertEquals("rwx------", perms(file.getParent()));
     assertEquals("s3cret", new String(Files.readAllBytes(file), StandardCharsets.UTF_8));
@@ -49,7 +49,7 @@ class GatewayTest {
     Path old = dir.resolve("old");
     Files.write(old, "public".getBytes(StandardCharsets.UTF_8));
     Files.setPosixFilePermissions(old, PosixFilePermissions.fromString("rw-r--r--"));
-    Gateway.writePrivate(old, "private");
+    ShimRuntime.writePrivate(old, "private");
     assertEquals("rw-------", perms(old));
     assertEquals("private", new String(Files.readAllBytes(old), StandardCharsets.UTF_8));
     assertFalse(Files.exists(dir.resolve("old.tmp")));
@@ -59,8 +59,10 @@ class GatewayTest {
   void gatewayListensOnLoopbackAndRequiresTheToken(@TempDir Path dir) throws Exception {
     Path token = dir.resolve("slotwise/gateway.token");
     Path info = dir.resolve("slotwise/gateway.json");
-    Gateway g = new Gateway(new Object(), 0, token, info, new PolicyLink.Callbacks(1000));
-    int port = g.start();
+    ShimRuntime g = new ShimRuntime(Map.of(ShimRuntime.TOKEN_FILE, token.toString(),
+        ShimRuntime.INFO_FILE, info.toString())::get, Messages.Kind.YARN, () -> false, 200, () -> { }, null, null);
+    int port = g.start(dir.toString());
+    assertTrue(port > 0);
     try {
       assertEquals("rw-------", perms(token));
       assertEquals("rw-------", perms(info));
@@ -104,7 +106,7 @@ class GatewayTest {
   void callbacksWithNoPythonFailAtOnceAndConnectNowhere() throws Exception {
     try (ServerSocket listener = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
       PolicyLink.Callbacks cb = new PolicyLink.Callbacks(1000);
-      assertFalse(cb.isConnected());
+      assertEquals(0, cb.getPort());
       assertThrows(Py4JNetworkException.class, () -> cb.sendCommand("c\np0\nheartbeat\ne\n"));
       listener.setSoTimeout(300);
       assertThrows(SocketTimeoutException.class, listener::accept, "no connection was attempted");

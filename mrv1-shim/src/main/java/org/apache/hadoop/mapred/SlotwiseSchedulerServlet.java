@@ -1,7 +1,6 @@
 package org.apache.hadoop.mapred;
 
 import java.io.IOException;
-import java.io.PrintWriter;
 
 import javax.servlet.http.HttpServlet;
 import javax.servlet.http.HttpServletRequest;
@@ -58,12 +57,7 @@ public class SlotwiseSchedulerServlet extends HttpServlet {
     resp.setStatus(a.status());
     resp.setContentType("text/html; charset=utf-8");
     resp.setHeader("Cache-Control", "no-store");
-    PrintWriter out = resp.getWriter();
-    out.println("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>JobTracker scheduler: Slotwise</title>"
-        + "<link rel=\"stylesheet\" type=\"text/css\" href=\"/static/hadoop.css\"></head><body>");
-    out.println("<h1><a href=\"/jobtracker.jsp\">JobTracker</a> scheduler: Slotwise (policy in Python)</h1>");
-    out.println(ServeWeb.linkHtml(rt));
-    out.println(ServeWeb.body(a));
-    out.println("</body></html>");
+    resp.getWriter().print(ServeWeb.page(rt, "JobTracker scheduler: Slotwise",
+        "<a href=\"/jobtracker.jsp\">JobTracker</a> scheduler: Slotwise (policy in Python)", "/static/hadoop.css", a));
   }
 }

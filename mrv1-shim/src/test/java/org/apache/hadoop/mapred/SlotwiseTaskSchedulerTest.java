@@ -311,7 +311,7 @@ class SlotwiseTaskSchedulerTest {
       beat(1, 0);
       long ms = (System.nanoTime() - start) / 1_000_000;
       assertTrue(ms < 1000, "the heartbeat took " + ms + " ms");
-      assertEquals(1, scheduler.runtime().linkStatus(null).fallbackHeartbeats());
+      assertEquals(1, scheduler.runtime().link().status(null).fallbackHeartbeats());
       assertTrue(python.calls("heartbeat").isEmpty());
     } finally {
       release.countDown();
