@@ -260,9 +260,9 @@ class App:
             q = q.parent
 
     def take(self, req: Request, node: Node, level: int) -> None:
-        """One container of ``req`` placed on ``node`` at ``level``."""
+        """One container of ``req`` placed on ``node`` at ``level`` (its
+        ``add`` follows, and marks the queue for the update pass)."""
         self.wants_moved()
-        self.changed()
         had_locality = req.has_locality
         req.take(node, level)
         self.pending = self.pending - req.resource
