@@ -528,13 +528,17 @@ class Skipped:
     def add(self, app: App) -> None:
         self.apps[app.app_id] = app
 
+    def grouped(self, app: App) -> bool:
+        """Whether ``app`` is passed over with its group (and not taken back)."""
+        return app.passed in self.groups and app not in self.back
+
     def has(self, app: App) -> bool:
-        return app.app_id in self.apps or (app.passed in self.groups and app not in self.back)
+        return app.app_id in self.apps or self.grouped(app)
 
     def pop(self, app: App) -> bool:
         """Take ``app`` back; whether it had been passed over."""
         was = self.apps.pop(app.app_id, None) is not None
-        if app.passed in self.groups and app not in self.back:
+        if self.grouped(app):
             self.back.add(app)
             was = True
         return was
@@ -550,7 +554,7 @@ class Skipped:
                 if a.passed is g and a not in back:
                     yield a
         for a in self.apps.values():
-            if a.passed not in groups or a in back:
+            if not self.grouped(a):
                 yield a
 
     def __bool__(self) -> bool:
@@ -569,7 +573,7 @@ class Skipped:
             if a.passed in groups:
                 a.joined_at += dt
         for a in self.apps.values():
-            if a.passed not in groups or a in back:
+            if not self.grouped(a):
                 a.waited += dt
 
 
