@@ -10,6 +10,8 @@ Modes, on bench_engine.build_cluster(100 queues, 1,000 apps, 1,000 nodes):
 ``slow N`` N heartbeats of a node on a rack nobody asks for (every leaf
 visited, nothing placed); ``update N [CHURN]`` 20 rounds of CHURN such
 heartbeats (default 0), with an update pass after each of the first N.
+With ``--forked`` last, the engine is forked once first, so it keeps
+copies for its forks (``fork.Kept``) and every change pays its touch.
 Use the same tree for both runs (PYTHONPATH) and precompile it
 (``python -m compileall``), or compiling counts too.
 """
@@ -28,8 +30,12 @@ from slotwise.resources import Resource  # noqa: E402
 
 
 def main() -> None:
-    mode, n = sys.argv[1], int(sys.argv[2])
-    churn = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    args = sys.argv[1:]
+    forked = args[-1] == "--forked"
+    if forked:
+        args = args[:-1]
+    mode, n = args[0], int(args[1])
+    churn = int(args[2]) if len(args) > 2 else 0
     if mode not in ("heartbeat", "slow", "update"):
         sys.exit(f"engine_calls.py: mode must be heartbeat, slow or update, not {mode!r}")
     e = bench_engine.build_cluster(100, 1000, 1000, random.Random(1))
@@ -38,6 +44,8 @@ def main() -> None:
     if mode == "slow":
         e.add_node("lonely", "hostX", "/rackX", Resource.units(8))
         e.update()
+    if forked:
+        e.fork()
 
     def beat(node: str) -> None:
         for a in e.heartbeat(node):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pickle
 
+import pytest
+
 from enginecheck import check_invariants
 from support import fill, make_engine
 
@@ -46,13 +48,20 @@ def busy_engine(settings=None):
 
 
 def state(e) -> bytes:
-    """Everything the engine holds, as bytes (the clock and services aside)."""
+    """Everything the engine holds, as bytes (the clock and services aside,
+    and the copies its forks keep: a cache of it, not its state)."""
     services, e.ctx.services = e.ctx.services, {}
     clock, e.clock = e.clock, None
+    kept, e._kept = e._kept, None
+    marks = {a: a.kept for a in e.apps.values()}
+    for a in marks:
+        a.kept = None
     try:
         return pickle.dumps(e)
     finally:
-        e.ctx.services, e.clock = services, clock
+        e.ctx.services, e.clock, e._kept = services, clock, kept
+        for a, k in marks.items():
+            a.kept = k
 
 
 def drive(e, clock, steps: int = 12) -> list:
@@ -116,3 +125,95 @@ def test_a_fork_keeps_what_preemption_holds_and_the_shims_refusals():
     assert f.apps["a1"].refused == app.refused and f.apps["a1"].refused is not app.refused
     f.update_requests("a1", [Request(1, Resource.units(1), 1)])
     assert app.refused, "the live app's refusals went with the fork's new asks"
+
+
+def _whole(e) -> dict:
+    """Every slot of every app, request and container of ``e`` (its links by
+    name), comparable across engines."""
+    def plain(obj, skip=()):
+        return {k: getattr(obj, k) for k in type(obj).__slots__ if k not in skip}
+    apps = {}
+    for app_id, a in e.apps.items():
+        row = plain(a, ("queue", "delay", "kept", "passed", "joined_at", "waited", "containers", "requests"))
+        row["queue"], row["wait"] = a.queue.name, a.locality_wait
+        row["containers"] = {cid: plain(c) for cid, c in a.containers.items()}
+        row["requests"] = {p: plain(r) for p, r in a.requests.items()}
+        apps[app_id] = row
+    queues = {n: (q.usage, q.demand, q.fair_share, [a.app_id for a in q.apps], dict(q.wanting), q.active_apps,
+                  q.running_apps) for n, q in e.queues.items()}
+    nodes = {n: (x.used, sorted(x.containers), dict(x.held)) for n, x in e.nodes.items()}
+    containers = {cid: plain(c) for cid, c in e.containers.items()}
+    return {"apps": apps, "queues": queues, "nodes": nodes, "containers": containers,
+            "order": (list(e.apps), list(e.containers), {i: list(a.containers) for i, a in e.apps.items()}), "skipped": sorted(e._skipped.app_ids()),
+            "refused": sorted(e._refused_apps), "users": dict(e.limits.user_running)}
+
+
+@pytest.mark.parametrize("mode", ["time", "count"])
+def test_a_fork_from_kept_copies_equals_a_fork_that_copies_everything(mode):
+    """A snapshot copies again only the apps changed since the last one
+    (``fork.Kept``, ``App.touch``). After every kind of change, a fork made
+    so equals a fork that copies every app: a write that forgets its touch
+    fails here."""
+    import random
+
+    from slotwise.engine import fork as F
+
+    settings = EngineSettings(node_locality_delay=1.5, rack_locality_delay=1.5, preemption=True,
+                              preemption_warn_time=2, locality_mode=mode, node_locality_threshold=0.5,
+                              rack_locality_threshold=0.5)
+    e, clock = make_engine({"a": {"weight": 2.0, "min_resources": Resource.units(4),
+                                  "min_share_preemption_timeout": 2, "max_running_apps": 3},
+                            "b": {}, "c": {"scheduling_policy": "fifo"}}, nodes=6, slots=4, racks=2,
+                           settings=settings)
+    rng = random.Random(17)
+    ids = 0
+    e.fork()  # from here on the engine keeps its copies
+    for step in range(600):
+        clock.advance(rng.choice((0.2, 0.7, 1.5)))
+        apps = list(e.apps)
+        what = rng.randrange(13)
+        if what == 0 or not apps:
+            ids += 1
+            host = f"host{rng.randrange(6)}"
+            submit(e, f"x{ids}", rng.choice("abc"), tasks=rng.randint(1, 6),
+                   hosts={host: 2} if rng.random() < 0.6 else None,
+                   racks={f"/rack{rng.randrange(2)}": 2} if rng.random() < 0.6 else None,
+                   needs_am=rng.random() < 0.3)
+        elif what in (1, 2, 3):
+            e.heartbeat(f"n{rng.randrange(6)}")
+        elif what == 4:
+            host = f"host{rng.randrange(6)}"
+            e.update_requests(rng.choice(apps), [Request(1, Resource.units(1), rng.randint(0, 5), {host: 1},
+                                                         {"/rack0": 1}, relax_locality=rng.random() < 0.8)])
+        elif what == 5 and e.containers:
+            e.container_finished(rng.choice(sorted(e.containers)))
+        elif what == 6 and e.containers:
+            e.container_refused(rng.choice(sorted(e.containers)), remember=True)
+        elif what == 7 and e.containers:
+            cid = rng.choice(sorted(e.containers))
+            e.confirm_container(cid, f"real-{cid}", is_am=rng.random() < 0.2)
+        elif what == 8:
+            e.update()
+        elif what == 9:
+            e.move_app(rng.choice(apps), f"root.{rng.choice('abc')}", force=True)
+        elif what == 10:
+            e.set_app_priority(rng.choice(apps), rng.randint(0, 3))
+        elif what == 11:
+            e.remove_app(rng.choice(apps)) if rng.random() < 0.5 else e.mark_unmanaged(rng.choice(apps))
+        elif rng.random() < 0.2:
+            n = f"n{rng.randrange(6)}"
+            e.remove_node(n) if n in e.nodes and rng.random() < 0.5 else e.add_node(
+                n, f"host{n[1:]}", f"/rack{int(n[1:]) % 2}", Resource.units(4))
+        if step % 3 == 0 or what == 8:
+            kept = e.fork(ManualClock(clock.now()))
+            saved = e._kept
+            # nothing gone is kept (the copies would grow without end)
+            assert set(saved.apps) == set(saved.waits) == set(saved.shares) == set(e.apps), step
+            assert set(saved.containers) == set(e.containers), step
+            F.forget(e)
+            whole = e.fork(ManualClock(clock.now()))
+            assert _whole(kept) == _whole(whole), step
+            e._kept = saved  # keep the old copies (and marks) going: the next check tests them again
+            for a in e.apps.values():
+                a.kept = saved
+    assert len(e.apps) > 5 and e.containers

@@ -36,7 +36,7 @@ class App:
                  "steady_fair_share", "min_share", "max_share", "runnable", "active", "has_am", "unmanaged", "want_hosts", "want_racks",
                  "want_anywhere",
                  "locality_level", "waited", "passed", "joined_at", "missed_opportunities", "delay", "refused", "refused_asks",
-                 "refused_until", "kinds", "ran", "preempted")
+                 "refused_until", "kinds", "ran", "preempted", "kept")
 
     def __init__(self, app_id: str, user: str, priority: int, start_time: float,
                  groups: tuple[str, ...] = ()) -> None:
@@ -84,6 +84,29 @@ class App:
         # Its life so far, for what explain says of it once it has finished.
         self.ran = 0  # containers launched
         self.preempted = 0  # of those, taken back by preemption
+        #: What the engine's forks keep of its apps (``fork.Kept``), or None
+        #: while it keeps nothing.
+        self.kept = None
+
+    # Every write to an app's state goes with one of these three, so the
+    # engine's next fork copies again what changed and only that.
+    def touch(self) -> None:
+        """Anything in it changed: the next fork copies it again."""
+        k = self.kept
+        if k is not None:
+            k.changed.add(self)
+
+    def touch_wait(self) -> None:
+        """Only its delay state changed (``fork.WAIT``)."""
+        k = self.kept
+        if k is not None:
+            k.waits_changed.add(self)
+
+    def touch_share(self) -> None:
+        """Only what the update pass sets changed: its demand, its fair share."""
+        k = self.kept
+        if k is not None:
+            k.shares_changed.add(self)
 
     # ------------------------------------------------------- delay scheduling
     @property
@@ -94,6 +117,7 @@ class App:
 
     @locality_wait.setter
     def locality_wait(self, seconds: float) -> None:
+        self.touch_wait()
         self.waited = seconds
         g = self.passed
         if g is not None:
@@ -102,6 +126,7 @@ class App:
     def join(self, passed) -> None:
         """From now on it is passed over with ``passed`` (a queue's asking
         apps, credited together: ``queue.Passed``)."""
+        self.touch_wait()
         self.waited = self.locality_wait
         self.passed = passed
         self.joined_at = passed.acc
@@ -161,6 +186,9 @@ class App:
     def changed(self) -> None:
         """Its usage, asks, runnability or weight changed: its queue adds
         its apps up again on the next update pass (``Queue.update_demand``)."""
+        k = self.kept
+        if k is not None:
+            k.changed.add(self)
         q = self.queue
         if q is not None:
             q.stale = True
@@ -204,6 +232,7 @@ class App:
         """The shim refused this app ``node_id`` at ``level`` for a reason
         that lasts while its asks do (they are the shim's, just resent), or
         for REFUSAL_HOLD seconds."""
+        self.touch()
         if not self.refused:
             self.refused_asks = asks_key(self.requests.values())
             self.refused_until = now + REFUSAL_HOLD
@@ -211,6 +240,8 @@ class App:
 
     def is_refused(self, node_id: str, level: int, now: float) -> bool:
         if now >= self.refused_until:
+            if self.refused:
+                self.touch()
             self.refused.clear()
             return False
         return (node_id, level) in self.refused
@@ -222,6 +253,8 @@ class App:
         active = self.runnable and self.pending.any_positive()
         kinds = frozenset(o.key for o in offers if active and o.asked(self.pending))
         changed = False
+        if kinds != self.kinds or active != self.active:
+            self.touch()
         if kinds != self.kinds:
             for k in kinds ^ self.kinds:
                 d = 1 if k in kinds else -1
@@ -262,6 +295,7 @@ class App:
     def take(self, req: Request, node: Node, level: int) -> None:
         """One container of ``req`` placed on ``node`` at ``level`` (its
         ``add`` follows, and marks the queue for the update pass)."""
+        self.touch()
         self.wants_moved()
         had_locality = req.has_locality
         req.take(node, level)

@@ -85,6 +85,9 @@ class Engine(NodeEvents):
         self._seq = 0
         self._batch = 0  # > 0: runnability is settled once, when the batch ends
         self._batch_dirty = False
+        #: The copies the last fork made of the apps (``fork.Kept``); None
+        #: until the first fork, and again after a reload.
+        self._kept = None
         self.config = config or default_config()
         self.limits = MaxRunningApps(self.config)
         self.set_config(self.config)
@@ -118,6 +121,7 @@ class Engine(NodeEvents):
             raise ValueError("\n".join(conflicts))
         self.config = config
         self.limits.config = config
+        fork.forget(self)  # the tree is made again: the next fork copies every app
         self.share_rule = self.settings.rule_for(config.format)
         self.tree.rebuild(config, self.cluster, self.share_rule, self.settings.root_policy, self.clock.now())
         queues = self.queues.values()
@@ -176,6 +180,9 @@ class Engine(NodeEvents):
         if name:
             app.app_name = name
         app.queue = leaf
+        if self._kept is not None:
+            app.kept = self._kept
+            app.touch()
         bisect.insort(leaf.apps, app, key=_by_submit)
         leaf.stale = True
         self.apps[app_id] = app
@@ -189,6 +196,7 @@ class Engine(NodeEvents):
         """The app's AM runs outside the cluster (an unmanaged AM, or an MRv1
         app): none of its containers is an AM."""
         app = self.apps[app_id]
+        app.touch()
         app.unmanaged = True
         self._sync_has_am(app)
 
@@ -202,6 +210,7 @@ class Engine(NodeEvents):
         app.queue.apps.remove(app)
         app.queue.stale = True
         del self.apps[app_id]
+        app.touch()  # the next fork drops its copy
         self._refused_apps.discard(app_id)
         self._order_version += 1
         if not app.runnable:
@@ -224,6 +233,7 @@ class Engine(NodeEvents):
         source = app.queue
         self._attach(app, source, -1)
         source.apps.remove(app)
+        app.touch()
         app.queue = target
         bisect.insort(target.apps, app, key=_by_submit)
         source.stale = target.stale = True
@@ -348,6 +358,13 @@ class Engine(NodeEvents):
                 return pick, name
         return None, None
 
+    def _touch_container(self, container_id: str) -> None:
+        """A container started, ended or changed: the next fork copies it
+        again (``fork.Kept``)."""
+        k = self._kept
+        if k is not None:
+            k.containers_changed.add(container_id)
+
     def _commit(self, walk: Walk, app: App, req: Request, level: int, is_am: bool) -> Assignment:
         node, now = walk.node, walk.now
         app.take(req, node, level)
@@ -389,6 +406,8 @@ class Engine(NodeEvents):
             queue.policy.on_update(queue, now, ctx)
             if self._policy_hooks:  # a policy that moves weights or charges: every share split again
                 queue.split_of = None
+        if self._policy_hooks:
+            fork.touch_all(self)  # and may have written any app
         root.fair_share = root.steady_fair_share = self.cluster
         root.share_out(self.offers, self.share_rule, ctx)
         on, eligible = self.preemption_scope()

@@ -50,6 +50,7 @@ class NodeEvents:
         for app_id in list(self._refused_apps):
             app = self.apps.get(app_id)
             if app is not None:
+                app.touch()
                 app.refused = {r for r in app.refused if r[0] != node_id}
             if app is None or not app.refused:
                 self._refused_apps.discard(app_id)
@@ -66,6 +67,7 @@ class NodeEvents:
 
     def _launch(self, c: Container) -> None:
         app = self.apps[c.app_id]
+        self._touch_container(c.container_id)
         self.containers[c.container_id] = c
         self.nodes[c.node_id].add(c)
         app.add(c)
@@ -78,6 +80,7 @@ class NodeEvents:
         c = self.containers.pop(container_id, None)
         if c is None:
             return
+        self._touch_container(container_id)
         node = self.nodes.get(c.node_id)
         if node is not None:
             node.remove(c)
@@ -118,12 +121,14 @@ class NodeEvents:
         if c.is_am != is_am:
             app = self.apps[c.app_id]
             app.queue.charge_am(c.resource, 1 if is_am else -1)
+            self._touch_container(c.container_id)
             c.is_am = is_am
             self._sync_has_am(app)
 
     def _sync_has_am(self, app: App) -> None:
         has = app.unmanaged or any(c.is_am for c in app.containers.values())
         if has != app.has_am:
+            app.touch()
             app.has_am = has
             self._without_am += -1 if has else 1
 
@@ -132,8 +137,11 @@ class NodeEvents:
         c = self.containers.pop(old_id, None) if old_id != new_id else None
         if c is None:
             return
+        self._touch_container(old_id)
+        self._touch_container(new_id)
         c.container_id = new_id
         self.containers[new_id] = c
         app = self.apps[c.app_id]
+        app.touch()
         app.containers[new_id] = app.containers.pop(old_id)
         self.nodes[c.node_id].rename(old_id, new_id)

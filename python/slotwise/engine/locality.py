@@ -117,6 +117,7 @@ class CountDelay:
         n = len(self.nodes)
         node_after, rack_after = self.node_threshold * n, self.rack_threshold * n
         for app in apps:
+            app.touch_wait()
             app.missed_opportunities += 1
             if app.locality_level == NODE_LOCAL and app.missed_opportunities >= node_after:
                 app.locality_level = RACK_LOCAL
@@ -130,6 +131,7 @@ class CountDelay:
         return self.offered_all((app,), host, rack).get(app.app_id)
 
     def withdrawn(self, app) -> None:
+        app.touch_wait()
         app.missed_opportunities -= 1
 
     def progress(self, app) -> tuple[float, float, str]:

@@ -232,17 +232,20 @@ class Preemptor:
         warn = e.settings.preemption_warn_time
         for c in e.containers.values():
             if c.preempt_time is not None and not c.kill_sent and now - c.preempt_time >= warn:
+                e._touch_container(c.container_id)
                 c.kill_sent = True
                 out.append(Preemption(c.container_id, c.app_id, e.apps[c.app_id].queue.name,
                                       c.node_id, True, "warned"))
         self.track(now)
         for queue, c, reason, words in self.choose(now, eligible):
             app = e.apps[c.app_id]
+            e._touch_container(c.container_id)
             c.preempt_time = now
             c.kill_sent = warn <= 0
             c.taken_for = queue.name
             queue.preempted_at = now
             app.preempted += 1
+            app.touch()
             victim = app.queue
             c.preempt_why = (f"for {words or queue.name}: {victim.name} uses "
                              f"{_amount(victim.usage, e)} over its fair share of "

@@ -363,6 +363,7 @@ class Queue:
         if self.stale:
             own = ZERO
             for app in self.apps:
+                app.touch_share()
                 app.demand = app.usage + app.pending if app.runnable else app.usage
                 own = own + app.demand
             self.apps_demand = own
@@ -399,6 +400,7 @@ class Queue:
             runnable = [a for a in self.apps if a.runnable]
             shares = self._split(runnable, self.fair_share, False, offers, rule, ctx) if runnable else []
             for a in self.apps:
+                a.touch_share()
                 a.fair_share = ZERO
             for a, share in zip(runnable, shares):
                 a.fair_share = share
@@ -571,9 +573,11 @@ class Skipped:
             g.acc += dt
         for a in back:
             if a.passed in groups:
+                a.touch_wait()
                 a.joined_at += dt
         for a in self.apps.values():
             if not self.grouped(a):
+                a.touch_wait()
                 a.waited += dt
 
 

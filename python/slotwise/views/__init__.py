@@ -258,7 +258,8 @@ class StateViews:
         is held while the engine is forked (heartbeats wait that long;
         docs/admin.md has the figures), the rest runs outside it."""
         door = self._door
-        with door._lock:
+        _dry_run.catch_up(door._lock, door._engine)
+        with _dry_run.collector_paused(), door._lock:
             now = door._clock.now()
             copies = _dry_run.fork(door._engine)
             scope = preemption_scope(door._engine)

@@ -8,10 +8,12 @@ It runs on independent copies of the engine (``fork``)."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from ..clock import ManualClock
 from ..config.model import AllocationConfig
 from ..engine import fork as engine_fork
+from ..engine.fork import collector_paused  # noqa: F401 (the views' fork pauses it around its hold)
 from .starvation import next_round, preemption_scope
 
 #: A queue's settings in force a dry run compares too (the engine's, after
@@ -23,10 +25,32 @@ DRY_RUN_FIELDS = ("fair_share", "steady_fair_share", "weight", "min_share", "max
                   *DRY_RUN_SETTINGS, "preemption_due")
 
 
+#: Units of work (``fork.keep``) one hold of the door's lock may spend
+#: bringing the engine's kept copies up to date: about 1-2 ms here.
+CATCH_UP = 1000
+
+
+def catch_up(lock, engine) -> None:
+    """Before a fork: bring what the engine keeps for its forks up to date
+    (``fork.keep``) in short holds of ``lock``, the heartbeats let in
+    between, until what is left fits in the fork's own hold. Gives up
+    (the fork's hold does the rest) when the changes come faster than it
+    copies them."""
+    left = None
+    while True:
+        with lock:
+            now_left = engine_fork.keep(engine, CATCH_UP)
+        if now_left <= CATCH_UP or (left is not None and now_left >= left):
+            return
+        left = now_left
+        time.sleep(0)  # the heartbeats waiting for the lock go first
+
+
 def fork(engine) -> "Copier":
     """The one place a view copies the live engine, called under the door's
-    lock: ``engine/fork.py``'s snapshot (the copy of every object), from
-    which ``Copier.engine`` makes independent engines outside the lock."""
+    lock after ``catch_up``: ``engine/fork.py``'s snapshot (the apps changed
+    since the last fork copied, the rest shared), from which
+    ``Copier.engine`` makes independent engines outside the lock."""
     return Copier(engine_fork.snapshot(engine))
 
 
