@@ -205,7 +205,7 @@ def main() -> None:
     print(f"  {r['queues']} queues, {r['jobs']} jobs: median {r['median_us']:.1f} us")
     print("fork (as a view makes it, after a second of load: the lock held in short turns, then build outside it)")
     r = bench_fork(10_000, 1_000, 3 if args.quick else 7, rng)
-    print(f"  {r['apps']} apps, {r['nodes']} nodes, {r['containers']} containers, {r['changed']:.0f} changes "
+    print(f"  {r['apps']} apps, {r['nodes']} nodes, {r['containers']} containers, {r['changed']:.0f} units of change "
           f"since the last fork: lock held {r['holds']:.1f} times per fork, median {r['hold_median_ms']:.2f} ms, "
           f"max {r['hold_max_ms']:.2f} ms (goal 5; CPU median {r['hold_cpu_median_ms']:.2f}, max "
           f"{r['hold_cpu_max_ms']:.2f} ms); under or between the holds {r['snapshot_ms']:.1f} ms, "

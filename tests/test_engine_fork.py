@@ -217,3 +217,38 @@ def test_a_fork_from_kept_copies_equals_a_fork_that_copies_everything(mode):
             for a in e.apps.values():
                 a.kept = saved
     assert len(e.apps) > 5 and e.containers
+
+
+def test_a_view_catches_the_kept_copies_up_in_short_holds_of_its_lock():
+    """``views.dry_run.catch_up`` lets the lock go between turns of at most
+    CATCH_UP units, and what is left for the snapshot's own hold fits in
+    one turn; the fork it makes then equals the live engine's state."""
+    import threading
+
+    from slotwise.engine import fork as F
+    from slotwise.views import dry_run
+
+    e, clock = busy_engine()
+    for i in range(300):
+        submit(e, f"many{i}", "b", tasks=2)
+    work = []
+
+    class Lock:
+        """Counts the work each hold did (``fork.keep``'s units left)."""
+        inner = threading.Lock()
+
+        def __enter__(self):
+            self.inner.acquire()
+            self.before = (e._kept.pending() if e._kept is not None
+                           else F.APP_COPY * len(e.apps) + len(e.containers))
+
+        def __exit__(self, *exc):
+            work.append(self.before - e._kept.pending())
+            self.inner.release()
+
+    dry_run.catch_up(Lock(), e)
+    assert len(work) > 1, "one hold did it all"
+    assert max(work) < dry_run.CATCH_UP + F.APP_COPY  # (the last app copied may pass it)
+    assert e._kept.pending() <= dry_run.CATCH_UP
+    f = F.build(F.snapshot(e), ManualClock(clock.now()))
+    assert _whole(f) == _whole(e)
