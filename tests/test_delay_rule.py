@@ -4,7 +4,7 @@ FSAppAttempt.getAllowedLocalityLevel[ByTime]), in both modes."""
 from __future__ import annotations
 
 from slotwise.engine import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App, Request
-from slotwise.engine.locality import CountDelay, TimeDelay
+from slotwise.engine.app import CountDelay, TimeDelay
 from slotwise.resources import Resource
 
 

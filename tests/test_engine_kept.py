@@ -16,7 +16,7 @@ from slotwise.clock import ManualClock
 from slotwise.config.model import AllocationConfig, QueueConfig, ResourceSpec, default_placement_rules
 from slotwise.engine import Engine, Queue, Request
 from slotwise.engine.app import App
-from slotwise.engine.locality import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, offered_by_wait
+from slotwise.engine.app import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, offered_by_wait
 from slotwise.engine.queue import wants_of
 from slotwise.policies import get_policy
 from slotwise.resources import OFFERS, ZERO, Resource
@@ -151,7 +151,7 @@ def test_a_launch_that_uses_up_the_preferences_lets_the_rest_run_anywhere_at_onc
 
 def test_a_launch_that_moves_the_apps_level_reaches_the_kept_wants():
     from slotwise.engine import Node
-    from slotwise.engine.locality import TimeDelay
+    from slotwise.engine.app import TimeDelay
     from slotwise.engine.queue import Skipped, Walk
 
     q = Queue("root.q", None, 0.0)

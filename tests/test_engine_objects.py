@@ -9,7 +9,7 @@ import math
 import pytest
 
 from slotwise.engine import App, Node, Queue, Request
-from slotwise.engine.locality import ANYWHERE, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, CountDelay, TimeDelay
+from slotwise.engine.app import ANYWHERE, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, CountDelay, TimeDelay
 from slotwise.engine.node import Container
 from slotwise.engine.queue import Skipped, Walk
 from slotwise.policies import get_policy

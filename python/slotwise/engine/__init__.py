@@ -10,24 +10,22 @@ Its parts, each about one object of the tree:
                  placement and move targets
   queue.py       a queue (an MRv1 pool): its settings, usage and shares; the
                  walk that offers a node to its children and apps
-  app.py         an app (an MRv1 job or a YARN application): its asks, usage,
-                 delay-scheduling wait, and which ask takes an offered node
-  request.py     one priority's asks and where a container of it may run
+  app.py         an app (an MRv1 job or a YARN application): its asks (one
+                 priority's each, and where a container of it may run),
+                 usage, delay-scheduling wait and the delay rule (the
+                 locality levels), and which ask takes an offered node
   node.py        nodes and containers
   limits.py      running-app limits (maxRunningApps), a unit of their own
   preemption.py  starvation, victims, and capacity held for starved queues
-  locality.py    the locality levels and the delay-scheduling rules
   decisions.py   what the engine answers: assignments and preemptions
   describe.py    the state as plain rows for the read side
 """
 
-from .app import REFUSAL_HOLD, App
+from .app import ANY, LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, REFUSAL_HOLD, App, Request
 from .decisions import Assignment, Preemption
-from .locality import ANY, LEVELS, LOCALITY_NAMES, NODE_LOCAL, OFF_SWITCH, RACK_LOCAL
 from .node import Container, Node
 from .engine import MAX_ASSIGN_PER_HEARTBEAT, RECOVERY_QUEUE, Engine, PlacementRejected
 from .queue import Queue
-from .request import Request
 
 __all__ = ["ANY", "App", "Assignment", "Container", "Engine", "LEVELS", "LOCALITY_NAMES",
            "MAX_ASSIGN_PER_HEARTBEAT", "NODE_LOCAL", "Node", "OFF_SWITCH", "PlacementRejected",

@@ -26,15 +26,13 @@ from ..policies.base import SchedulingPolicy
 from ..resources import KIND_DIMS, OFFERS, ZERO, Resource
 from ..settings import EngineSettings
 from . import describe, fork
-from .app import App
+from .app import ANYWHERE, LOCALITY_NAMES, App, Request, delay_rule
 from .decisions import Assignment, Preemption
 from .events import NodeEvents
 from .limits import MaxRunningApps
-from .locality import ANYWHERE, LOCALITY_NAMES, delay_rule
 from .node import Container, Node
 from .preemption import Preemptor
 from .queue import Queue, Skipped, Walk
-from .request import Request
 from .tree import QueueTree
 
 __all__ = ["Engine", "PlacementRejected", "RECOVERY_QUEUE"]
@@ -357,13 +355,6 @@ class Engine(NodeEvents):
             if pick is not None:
                 return pick, name
         return None, None
-
-    def _touch_container(self, container_id: str) -> None:
-        """A container started, ended or changed: the next fork copies it
-        again (``fork.Kept``)."""
-        k = self._kept
-        if k is not None:
-            k.containers_changed.add(container_id)
 
     def _commit(self, walk: Walk, app: App, req: Request, level: int, is_am: bool) -> Assignment:
         node, now = walk.node, walk.now

@@ -76,6 +76,13 @@ class NodeEvents:
             self._without_am -= 1
         app.queue.charge(c.resource, c.is_am, 1)
 
+    def _touch_container(self, container_id: str) -> None:
+        """A container started, ended or changed: the next fork copies it
+        again (``fork.Kept``)."""
+        k = self._kept
+        if k is not None:
+            k.containers_changed.add(container_id)
+
     def container_finished(self, container_id: str) -> None:
         c = self.containers.pop(container_id, None)
         if c is None:

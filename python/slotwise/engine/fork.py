@@ -16,12 +16,10 @@ import copy
 import gc
 import operator
 
-from .app import App
-from .locality import CountDelay
+from .app import App, CountDelay, Request
 from .node import Container, Node
 from .preemption import Preemptor
 from .queue import Queue, Skipped
-from .request import Request
 from .tree import QueueTree
 
 # The engine's own attributes that are plain values or shared immutables.
