@@ -34,12 +34,14 @@ def _copier(cls):
     that watches its attributes (``Queue.__setattr__`` tells the parent of
     a usage change, and the copy's parent is the live one until ``build``
     ties it) is copied past the watch."""
+    body = "".join(f"    n.{name} = o.{name}\n" for name in cls.__slots__)
     if cls.__setattr__ is object.__setattr__:
-        body = "".join(f"    n.{name} = o.{name}\n" for name in cls.__slots__)
-    else:
-        body = "".join(f"    put(n, {name!r}, o.{name})\n" for name in cls.__slots__)
-    scope = {"new": object.__new__, "cls": cls, "put": object.__setattr__}
-    exec(f"def copy(o):\n    n = new(cls)\n{body}    return n\n", scope)  # noqa: S102 (slot names only)
+        made, done = cls, ""
+    else:  # written as an unwatched twin of the same layout, then made the class again
+        made, done = type(cls.__name__, (cls,), {"__slots__": (), "__setattr__": object.__setattr__}), \
+            "    n.__class__ = cls\n"
+    scope = {"new": object.__new__, "made": made, "cls": cls}
+    exec(f"def copy(o):\n    n = new(made)\n{body}{done}    return n\n", scope)  # noqa: S102 (slot names only)
     return scope["copy"]
 
 

@@ -13,7 +13,7 @@ import time
 from ..clock import ManualClock
 from ..config.model import AllocationConfig
 from ..engine import fork as engine_fork
-from ..engine.fork import collector_paused  # noqa: F401 (the views' fork pauses it around its hold)
+from ..engine.fork import collector_paused
 from .starvation import next_round, preemption_scope
 
 #: A queue's settings in force a dry run compares too (the engine's, after
@@ -33,14 +33,15 @@ CATCH_UP = 1000
 def catch_up(lock, engine) -> None:
     """Before a fork: bring what the engine keeps for its forks up to date
     (``fork.keep``) in short holds of ``lock``, the heartbeats let in
-    between, until what is left fits in the fork's own hold. Gives up
+    between, until what is left is a small part of one turn (the fork's
+    own hold reads it, and copies the nodes and queues whole). Gives up
     (the fork's hold does the rest) when the changes come faster than it
     copies them."""
     left = None
     while True:
-        with lock:
+        with collector_paused(), lock:  # its collections come between the turns
             now_left = engine_fork.keep(engine, CATCH_UP)
-        if now_left <= CATCH_UP or (left is not None and now_left >= left):
+        if now_left <= CATCH_UP // 4 or (left is not None and now_left >= left):
             return
         left = now_left
         time.sleep(0)  # the heartbeats waiting for the lock go first
