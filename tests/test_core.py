@@ -4,6 +4,7 @@ messages as the shim sends them (JSON text, and typed)."""
 import io
 import json
 import logging
+import threading
 
 import pytest
 
@@ -165,6 +166,44 @@ def test_a_divergence_is_found_at_the_second_check_and_repaired_by_a_resync(core
     call(core, "update", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)], check=truth)
     assert engine(core).apps["a1"].pending.memory_mb == 1024
     assert "resync" not in call(core, "update", check=truth)
+
+
+def test_the_yarn_shims_update_sends_the_truth_on_the_line_as_a_heartbeat_with_no_beats(core):
+    """The YARN shim's update: its deltas and the RM's truth as a heartbeat
+    with no beats (on the line that carries every delta), then the pass with
+    an empty payload (docs/shim.md). The heartbeat checks the truth as the
+    update would: a divergence at the second check asks for a resync."""
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)])
+    truth = [{"app": "a1", "pending": {}, "allocated": {}, "containers": 0}]  # Python: 1 GB pending
+    first = call(core, "heartbeat", check=truth)
+    assert first.get("assign", []) == [] and "resync" not in first  # no beats: nothing decided
+    assert call(core, "update").get("preempt", []) == []
+    assert call(core, "heartbeat", check=truth)["resync"] is True
+    assert "resync" not in call(core, "heartbeat")  # the verdict was that call's only
+    assert core.counters["divergences"] == 1
+
+
+def test_an_update_is_decoded_before_the_lock_and_a_bad_one_changes_nothing(core):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)])
+    calls = core.counters["calls"]
+    held, done, released = threading.Event(), threading.Event(), threading.Event()
+
+    def another_call():  # holds the door's lock, as a long pass would
+        with core._lock:
+            held.set()
+            done.wait(30)
+        released.set()
+
+    t = threading.Thread(target=another_call)
+    t.start()
+    try:
+        assert held.wait(30)
+        answer = json.loads(core.update('{"now_ms": -1}'))
+        assert not released.is_set(), "refused while the lock was held elsewhere"
+    finally:
+        done.set()
+        t.join(30)
+    assert "now_ms" in answer["error"] and core.counters["calls"] == calls
 
 
 def test_an_agreeing_check_and_a_one_off_difference_change_nothing(core):

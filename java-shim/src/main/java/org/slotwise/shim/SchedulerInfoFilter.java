@@ -107,7 +107,7 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
 
   /** YARN's shape of a REST error. */
   static String error(String exception, String message) {
-    return Wire.write(Map.of("RemoteException", Map.of("exception", exception, "message", message,
+    return PolicyLink.write(Map.of("RemoteException", Map.of("exception", exception, "message", message,
         "javaClassName", "javax.ws.rs." + exception)));
   }
 }

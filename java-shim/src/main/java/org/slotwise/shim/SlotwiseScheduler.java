@@ -41,27 +41,26 @@ import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.Resources;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slotwise.shim.PolicyLink.Deltas;
 
 /**
  * A YARN ResourceScheduler whose policy runs in Python (docs/shim.md,
  * docs/protocol.md). YARN's bookkeeping (apps, attempts, nodes, containers,
  * metrics) is done here the way FifoScheduler does it; the decisions (which
  * container goes where, which queue an app joins, what to preempt, which app
- * to move) come from Python over Py4J, one call per node heartbeat. When
- * Python cannot answer in time, a built-in FIFO schedules the heartbeat.
+ * to move) come from Python over Py4J. When Python cannot answer in time, a
+ * built-in FIFO schedules the heartbeat.
  *
  * <p>One heartbeat: {@link #nodeUpdate} (or, with async scheduling, the
- * scheduling thread, fed by a {@link NodeBatcher}) runs {@link #scheduleNodes},
- * top to bottom: it takes the line ({@link PolicyLink#turn}), builds the
- * Payload ({@link #payload}), sends it ({@link PolicyLink.Turn#send}) and
- * carries out the answer ({@link #applyHeartbeat}: each assignment checked
- * against Hadoop's own locality rule and the node's room, {@link #tryAssign}),
- * or the FIFO's choice ({@link #fifo}) if the call failed.
+ * scheduling thread, fed by a {@link NodeBatcher}) runs {@link #scheduleNodes}
+ * top to bottom: take the line ({@link PolicyLink#turn}), build the Payload
+ * ({@link #payload}), send it, carry out the answer ({@link #applyHeartbeat}:
+ * each assignment checked against Hadoop's own locality rule and the node's
+ * room, {@link #tryAssign}), or the FIFO's choice ({@link #fifo}).
  *
  * <p>Locking: the scheduler's write lock guards every change of scheduler
- * state; calls to Python are made without it (see {@link PolicyLink}), with
- * the payload built under the read lock and the answer applied under the
- * write lock.
+ * state; calls to Python are made without it, the payload built under the
+ * read lock and the answer applied under the write lock.
  */
 public class SlotwiseScheduler
     extends AbstractYarnScheduler<SlotwiseAppAttempt, FiCaSchedulerNode>
@@ -117,18 +116,16 @@ public class SlotwiseScheduler
     applications = new ConcurrentHashMap<>();
     minimumAllocation = super.getMinimumAllocation();
     initMaximumResourceCapability(super.getMaximumAllocation());
-    usePortForNodeName = conf.getBoolean(
-        YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
+    usePortForNodeName = conf.getBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     root = queue(SlotwiseQueue.ROOT); // others come with Python's queue table or an app
     Class<? extends PolicyLink.CallObserver> observer =
         conf.getClass(CALL_OBSERVER, null, PolicyLink.CallObserver.class);
-    runtime = new ShimRuntime(conf::get, Messages.Kind.YARN,
-        () -> conf.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull,
+    runtime = new ShimRuntime(conf::get, Messages.Kind.YARN, () -> conf.getBoolean(PREEMPTION, false),
+        DEFAULT_TIMEOUT_MS, deltas::requireFull,
         observer == null ? null : observer.getDeclaredConstructor().newInstance(), this);
     link = runtime.link();
-    // AbstractYarnScheduler runs update() on its daemon thread at this period.
-    updateInterval = runtime.updateInterval();
+    updateInterval = runtime.updateInterval(); // AbstractYarnScheduler's update thread runs update() so often
     checkIntervalMs = conf.getLong(CHECK_INTERVAL_MS, 5000);
     if (conf.getBoolean(ASYNC, true)) {
       batcher = new NodeBatcher<>(conf.getInt(MAX_NODES_PER_CALL, 100));
@@ -190,14 +187,12 @@ public class SlotwiseScheduler
     // Apps and containers come back through APP_ADDED and NODE_ADDED.
   }
 
-  // ------------------------------------------------------------ Python side
-
   /** The gateway and the link to Python (registration, status). */
   public ShimRuntime runtime() {
     return runtime;
   }
 
-  /** A policy registered: its first call, a full update, at once on the update thread. */
+  /** A policy registered: its first calls at once on the update thread. */
   @Override
   public void registered() {
     triggerUpdate();
@@ -264,14 +259,22 @@ public class SlotwiseScheduler
     }
   }
 
-  /** Runs {@code r} under the scheduler's write lock. */
+  /** Runs {@code r} under the scheduler's write lock, then brings the root queue's room up to date. */
   private void locked(Runnable r) {
     writeLock.lock();
     try {
       r.run();
+      QueueMetrics m = root.getMetrics();
+      m.setAvailableResourcesToQueue(headroom());
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /** What the cluster has left (none rather than a negative amount). */
+  private Resource headroom() {
+    return Resources.componentwiseMax(Resources.none(),
+        Resources.subtract(getClusterResource(), root.getMetrics().getAllocatedResources()));
   }
 
   // ------------------------------------------------------------------ nodes
@@ -286,7 +289,6 @@ public class SlotwiseScheduler
       for (RMContainer c : node.getCopiedListOfRunningContainers()) {
         deltas.launched(containerRecord(c, null, c.isAMContainer()));
       }
-      updateRootQueueMetrics();
     });
     LOG.info("Slotwise: added node {} ({}); cluster {}", nm.getNodeID(), nm.getTotalCapability(),
         getClusterResource());
@@ -305,7 +307,6 @@ public class SlotwiseScheduler
         if (batcher != null) {
           batcher.remove(nm.getNodeID());
         }
-        updateRootQueueMetrics();
         LOG.info("Slotwise: removed node {}; cluster {}", nm.getNodeID(), getClusterResource());
       }
     });
@@ -319,7 +320,6 @@ public class SlotwiseScheduler
       if (node != null) {
         deltas.nodeChanged(nodeRecord(node));
       }
-      updateRootQueueMetrics();
     });
   }
 
@@ -327,15 +327,11 @@ public class SlotwiseScheduler
    * One node heartbeat: YARN's bookkeeping, then, with async scheduling and
    * a warm policy, the node goes to the scheduling thread (a full node not
    * even there) and the heartbeat returns; otherwise one call to Python for
-   * this node here, whose answer is checked and carried out, or the
-   * built-in FIFO if that fails.
+   * this node here, or the built-in FIFO.
    */
   @Override
   protected void nodeUpdate(RMNode nm) {
-    locked(() -> {
-      super.nodeUpdate(nm);
-      updateRootQueueMetrics();
-    });
+    locked(() -> super.nodeUpdate(nm));
     FiCaSchedulerNode node = nodeTracker.getNode(nm.getNodeID());
     if (node == null || (rmContext.isWorkPreservingRecoveryEnabled()
         && !rmContext.isSchedulerReadyForAllocatingContainers())) {
@@ -367,13 +363,11 @@ public class SlotwiseScheduler
             nodes.add(n);
           }
         }
-      } catch (InterruptedException e) {
-        return;
-      }
-      try {
         if (!nodes.isEmpty()) {
           scheduleNodes(nodes);
         }
+      } catch (InterruptedException e) {
+        return;
       } catch (Throwable t) { // the thread goes on: a bug must not stop the RM's scheduling
         LOG.error("Slotwise: error while scheduling {} node(s)", nodes.size(), t);
       }
@@ -408,7 +402,6 @@ public class SlotwiseScheduler
             fifo(node);
           }
         }
-        updateRootQueueMetrics();
       });
     }
   }
@@ -420,7 +413,6 @@ public class SlotwiseScheduler
       if (answer.resync()) {
         deltas.requireFull();
       }
-      updateRootQueueMetrics();
     });
   }
 
@@ -454,32 +446,26 @@ public class SlotwiseScheduler
 
   /** Allocates one assignment; returns null when done, else why not. */
   private Refused tryAssign(Messages.Assignment a) {
-    ApplicationId appId;
-    NodeId nodeId;
+    SlotwiseAppAttempt attempt;
+    FiCaSchedulerNode node;
     try {
-      appId = ApplicationId.fromString(a.app());
-      nodeId = NodeId.fromString(a.node());
+      attempt = liveAttempt(applications.get(ApplicationId.fromString(a.app())));
+      node = nodeTracker.getNode(NodeId.fromString(a.node()));
     } catch (IllegalArgumentException e) {
       return new Refused(Messages.Reason.ERROR, "malformed id");
     }
-    SlotwiseAppAttempt attempt = liveAttempt(applications.get(appId));
     if (attempt == null) {
       return new Refused(Messages.Reason.NO_ATTEMPT, "no live attempt");
-    }
-    FiCaSchedulerNode node = nodeTracker.getNode(nodeId);
-    if (node == null) {
+    } else if (node == null) {
       return new Refused(Messages.Reason.NO_NODE, "no such node");
-    }
-    if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
+    } else if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
       return new Refused(Messages.Reason.BLACKLISTED, "node blacklisted by the app");
     }
     for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
       if (key.getPriority().getPriority() == a.priority()
           && a.locality() == locality(attempt, key, node, a.locality())) {
-        if (!fits(attempt, key, node)) {
-          return new Refused(Messages.Reason.NO_ROOM, "does not fit");
-        }
-        return allocateOne(attempt, node, key, a.locality(), a.engineId()) ? null
+        return !fits(attempt, key, node) ? new Refused(Messages.Reason.NO_ROOM, "does not fit")
+            : allocateOne(attempt, node, key, a.locality(), a.engineId()) ? null
             : new Refused(Messages.Reason.ERROR, "allocation refused");
       }
     }
@@ -511,7 +497,7 @@ public class SlotwiseScheduler
       FiCaSchedulerNode node, Messages.Locality wanted) {
     AppSchedulingInfo asks = attempt.getAppSchedulingInfo();
     for (Messages.Locality level : wanted != null ? List.of(wanted) : List.of(Messages.Locality.values())) {
-      NodeType type = nodeType(level);
+      NodeType type = NodeType.valueOf(level.name()); // NODE_LOCAL, RACK_LOCAL, OFF_SWITCH
       if (asks.checkAllocation(type, node, key)
           && (type == NodeType.NODE_LOCAL || asks.canDelayTo(key, node.getRackName()))
           && (type != NodeType.OFF_SWITCH || asks.canDelayTo(key, ResourceRequest.ANY))) {
@@ -519,11 +505,6 @@ public class SlotwiseScheduler
       }
     }
     return null;
-  }
-
-  private static NodeType nodeType(Messages.Locality level) {
-    return level == Messages.Locality.NODE_LOCAL ? NodeType.NODE_LOCAL
-        : level == Messages.Locality.RACK_LOCAL ? NodeType.RACK_LOCAL : NodeType.OFF_SWITCH;
   }
 
   /**
@@ -534,12 +515,11 @@ public class SlotwiseScheduler
   private boolean allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
       SchedulerRequestKey key, Messages.Locality locality, String engineId) {
     boolean am = attempt.waitsForAM();
-    ContainerId id = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
-        attempt.getNewContainerId());
+    ContainerId id = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(), attempt.getNewContainerId());
     Container container = BuilderUtils.newContainer(id, node.getNodeID(),
         node.getRMNode().getHttpAddress(), attempt.getPendingAsk(key, ResourceRequest.ANY)
             .getPerAllocationResource(), key.getPriority(), null, key.getAllocationRequestId());
-    RMContainer rmContainer = attempt.allocate(nodeType(locality), node, key, container);
+    RMContainer rmContainer = attempt.allocate(NodeType.valueOf(locality.name()), node, key, container);
     if (rmContainer == null) {
       return false;
     }
@@ -555,9 +535,6 @@ public class SlotwiseScheduler
 
   /** The built-in FIFO for one heartbeat (FifoFallback's rules), when Python cannot decide; under the write lock. */
   private void fifo(FiCaSchedulerNode node) {
-    if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
-      return;
-    }
     List<FifoFallback.App<SlotwiseAppAttempt>> apps = new ArrayList<>();
     applications.forEach((id, app) -> {
       SlotwiseAppAttempt attempt = liveAttempt(app);
@@ -567,7 +544,9 @@ public class SlotwiseScheduler
     });
     for (FifoFallback.App<SlotwiseAppAttempt> app : FifoFallback.order(apps)) {
       SlotwiseAppAttempt attempt = app.attempt();
-      if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
+      if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
+        break;
+      } else if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
         continue;
       }
       for (SchedulerRequestKey key : FifoFallback.byRequestPriority(
@@ -585,29 +564,40 @@ public class SlotwiseScheduler
           break; // as FifoScheduler: an app's requests are served in priority order
         }
       }
-      if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
-        break;
-      }
     }
   }
 
-  /** The periodic call; AbstractYarnScheduler's update thread runs it. */
+  /**
+   * The periodic call (AbstractYarnScheduler's update thread): what Python
+   * has not seen, on the line as a heartbeat with no beats (every app's truth
+   * with it each {@code slotwise.check.interval-ms}), then the pass on the
+   * update line, its payload carrying no deltas, so no heartbeat waits for
+   * it in Java (PolicyLink). The first after a registration carries the full
+   * state and opens the line's connection, with a longer deadline.
+   */
   @Override
   public void update() {
     try {
       if (link == null || !link.hasPolicy()) {
         return;
       }
-      long deadline = link.isCold()
-          ? Math.max(link.getTimeoutMs(), PolicyLink.WARMUP_MS) : link.getTimeoutMs();
       long now = System.currentTimeMillis();
       boolean check = now - lastCheck >= checkIntervalMs;
       if (check) {
         lastCheck = now;
       }
-      try (PolicyLink.Turn turn = link.turn("update", deadline)) {
+      try (PolicyLink.Turn turn = link.turn(PolicyLink.DELTAS,
+          link.isCold() ? Math.max(link.getTimeoutMs(), PolicyLink.WARMUP_MS) : link.getTimeoutMs())) {
+        Messages.HeartbeatAnswer seen = turn == null ? null
+            : turn.send(payload(List.of(), check), Messages.HeartbeatAnswer.class);
+        if (seen == null) {
+          return;
+        }
+        applyHeartbeat(seen);
+      }
+      try (PolicyLink.Turn turn = link.updateTurn()) {
         Messages.UpdateAnswer answer = turn == null ? null
-            : turn.send(payload(null, check), Messages.UpdateAnswer.class);
+            : turn.send("{\"now_ms\": " + now + "}", Messages.UpdateAnswer.class);
         if (answer != null) {
           applyUpdate(answer);
         }
@@ -630,16 +620,13 @@ public class SlotwiseScheduler
           gone.remove(name);
         }
       }
-      for (String name : answer.queuesRemoved()) {
-        gone.add(SlotwiseQueue.qualify(name));
-      }
+      answer.queuesRemoved().forEach(name -> gone.add(SlotwiseQueue.qualify(name)));
       forgetQueues(gone);
       if (answer.resync()) {
         deltas.requireFull();
         LOG.warn("Slotwise: Python found its view of the cluster different from the RM's; "
             + "sending the full state");
       }
-      updateRootQueueMetrics();
     });
     for (Messages.MoveOrder m : answer.move()) {
       mover.execute(() -> {
@@ -655,27 +642,22 @@ public class SlotwiseScheduler
   private void addApplication(AppAddedSchedulerEvent e) {
     ApplicationId id = e.getApplicationId();
     String user = e.getUser();
-    Priority priority = e.getApplicatonPriority() == null
-        ? Priority.newInstance(0) : e.getApplicatonPriority();
+    Priority priority = e.getApplicatonPriority() == null ? Priority.newInstance(0) : e.getApplicatonPriority();
     String requested = e.getQueue() == null || e.getQueue().isEmpty() ? "default" : e.getQueue();
-    String target = SlotwiseQueue.qualify(requested);
+    // A name no queue can have (the protocol's and validate's bound) is refused here, as Python would.
     String tooLong = SlotwiseQueue.tooLong(requested);
-    Messages.PlaceAnswer answer = null;
-    if (!e.getIsAppRecovering() && tooLong == null) {
+    String why = e.getIsAppRecovering() || tooLong == null ? null : "Rejected by Slotwise: " + tooLong;
+    String target = SlotwiseQueue.qualify(requested);
+    if (!e.getIsAppRecovering() && why == null) {
       try (PolicyLink.Turn turn = link.turn("place")) {
-        answer = turn == null ? null : turn.send(Wire.write(new Messages.PlaceRequest(id.toString(), user,
-            requested, groups(user), priority.getPriority())), Messages.PlaceAnswer.class);
+        Messages.PlaceAnswer answer = turn == null ? null : turn.send(PolicyLink.write(new Messages.PlaceRequest(
+            id.toString(), user, requested, groups(user), priority.getPriority())), Messages.PlaceAnswer.class);
+        target = answer == null ? target : answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
+        why = answer == null || target != null ? null : answer.reject() != null
+            ? "Rejected by the Slotwise policy: " + answer.reject()
+            : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
       }
     }
-    if (answer != null) {
-      target = answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
-    }
-    // A name no queue can have (the protocol's and validate's bound) is refused here, as Python
-    // would, whether or not it answers.
-    String why = tooLong != null && !e.getIsAppRecovering() ? "Rejected by Slotwise: " + tooLong
-        : answer == null || target != null ? null : answer.reject() != null
-        ? "Rejected by the Slotwise policy: " + answer.reject()
-        : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
     if (why != null) {
       LOG.info("Slotwise: {}: {}", id, why);
       rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
@@ -684,8 +666,7 @@ public class SlotwiseScheduler
     String queueName = target == null ? DEFAULT_QUEUE : target;
     locked(() -> {
       SlotwiseQueue q = queue(queueName);
-      SchedulerApplication<SlotwiseAppAttempt> app =
-          new SchedulerApplication<>(q, user, priority, e.isUnmanagedAM());
+      SchedulerApplication<SlotwiseAppAttempt> app = new SchedulerApplication<>(q, user, priority, e.isUnmanagedAM());
       applications.put(id, app);
       q.getMetrics().submitApp(user, e.isUnmanagedAM());
       RMApp rmApp = rmContext.getRMApps().get(id);
@@ -702,8 +683,7 @@ public class SlotwiseScheduler
     });
     LOG.info("Slotwise: accepted {} from {} into {}", id, user, queueName);
     if (!e.getIsAppRecovering()) {
-      rmContext.getDispatcher().getEventHandler()
-          .handle(new RMAppEvent(id, RMAppEventType.APP_ACCEPTED));
+      rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(id, RMAppEventType.APP_ACCEPTED));
     }
   }
 
@@ -727,8 +707,7 @@ public class SlotwiseScheduler
     });
   }
 
-  private void addAttempt(ApplicationAttemptId attemptId, boolean transfer,
-      boolean recovering) {
+  private void addAttempt(ApplicationAttemptId attemptId, boolean transfer, boolean recovering) {
     SchedulerApplication<SlotwiseAppAttempt> app = applications.get(attemptId.getApplicationId());
     if (app == null) {
       LOG.warn("Slotwise: attempt {} of an unknown application", attemptId);
@@ -751,8 +730,7 @@ public class SlotwiseScheduler
     }
   }
 
-  private void removeAttempt(ApplicationAttemptId attemptId, RMAppAttemptState finalState,
-      boolean keepContainers) {
+  private void removeAttempt(ApplicationAttemptId attemptId, RMAppAttemptState finalState, boolean keepContainers) {
     SlotwiseAppAttempt attempt = getApplicationAttempt(attemptId);
     if (attempt == null || !applications.containsKey(attemptId.getApplicationId())) {
       LOG.warn("Slotwise: unknown attempt {} has completed", attemptId);
@@ -760,12 +738,10 @@ public class SlotwiseScheduler
     }
     locked(() -> {
       for (RMContainer c : attempt.getLiveContainers()) {
-        if (keepContainers && c.getState() == RMContainerState.RUNNING) {
-          continue; // work-preserving AM restart
+        if (!keepContainers || c.getState() != RMContainerState.RUNNING) { // else a work-preserving AM restart
+          completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(
+              c.getContainerId(), SchedulerUtils.COMPLETED_APPLICATION), RMContainerEventType.KILL);
         }
-        completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(
-            c.getContainerId(), SchedulerUtils.COMPLETED_APPLICATION),
-            RMContainerEventType.KILL);
       }
       attempt.stop(finalState);
       deltas.appChanged(attemptId.getApplicationId().toString());
@@ -800,8 +776,7 @@ public class SlotwiseScheduler
     if (!ask.isEmpty()) {
       deltas.appChanged(attemptId.getApplicationId().toString()); // after: read when sent
     }
-    Resource headroom = Resources.componentwiseMax(Resources.none(),
-        Resources.subtract(getClusterResource(), root.getMetrics().getAllocatedResources()));
+    Resource headroom = headroom();
     app.setHeadroom(headroom);
     app.setApplicationHeadroomForMetrics(headroom);
     Set<ContainerId> warned = app.getWarnedContainers();
@@ -810,22 +785,17 @@ public class SlotwiseScheduler
   }
 
   @Override
-  public void preValidateMoveApplication(ApplicationId appId, String newQueue)
-      throws YarnException {
+  public void preValidateMoveApplication(ApplicationId appId, String newQueue) throws YarnException {
     SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
+    String tooLong = SlotwiseQueue.tooLong(newQueue);
     if (app == null) {
       throw new YarnException("App to be moved " + appId + " not found.");
-    }
-    if (SlotwiseQueue.qualify(newQueue) == null) {
-      String tooLong = SlotwiseQueue.tooLong(newQueue);
+    } else if (SlotwiseQueue.qualify(newQueue) == null) {
       throw new YarnException(tooLong != null ? "Invalid queue name: " + tooLong
           : "Invalid queue name '" + newQueue + "'");
-    }
-    SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
-    if (attempt != null && attempt.isStopped()) {
+    } else if (app.getCurrentAppAttempt() != null && app.getCurrentAppAttempt().isStopped()) {
       throw new YarnException("Application " + appId + " is stopped and can't be moved!");
-    }
-    if (!link.hasPolicy()) {
+    } else if (!link.hasPolicy()) {
       throw new YarnException("Cannot move " + appId + ": no Slotwise policy is registered");
     }
   }
@@ -865,15 +835,14 @@ public class SlotwiseScheduler
 
   /**
    * Python decides (and may rename) the target queue; then the app moves. The
-   * RM checked the move first ({@link #preValidateMoveApplication}: the app, the
-   * name, a registered policy).
+   * RM checked the move first ({@link #preValidateMoveApplication}).
    */
   @Override
   public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
     Messages.MoveAnswer answer;
     try (PolicyLink.Turn turn = link.turn("move")) {
-      answer = turn == null ? null
-          : turn.send(Wire.write(new Messages.MoveRequest(appId.toString(), newQueue)), Messages.MoveAnswer.class);
+      answer = turn == null ? null : turn.send(PolicyLink.write(new Messages.MoveRequest(appId.toString(),
+          newQueue)), Messages.MoveAnswer.class);
     }
     String target = answer == null || answer.error() != null ? null : SlotwiseQueue.qualify(answer.queue());
     if (target == null) {
@@ -917,8 +886,7 @@ public class SlotwiseScheduler
     SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
     RMApp rmApp = rmContext.getRMApps().get(appId);
     if (app == null || rmApp == null) {
-      throw new YarnException("Application '" + appId
-          + "' is not present, hence could not change priority.");
+      throw new YarnException("Application '" + appId + "' is not present, hence could not change priority.");
     }
     Priority p = checkAndGetApplicationPriority(newPriority, user, rmApp.getQueue(), appId);
     if (p.equals(app.getPriority())) {
@@ -959,8 +927,7 @@ public class SlotwiseScheduler
    * Python must then see the app's new ask.
    */
   @Override
-  public void completedContainer(RMContainer rmContainer, ContainerStatus status,
-      RMContainerEventType event) {
+  public void completedContainer(RMContainer rmContainer, ContainerStatus status, RMContainerEventType event) {
     boolean askComesBack = rmContainer != null && rmContainer.getContainerRequest() != null;
     super.completedContainer(rmContainer, status, event);
     if (askComesBack) {
@@ -987,7 +954,6 @@ public class SlotwiseScheduler
         node.releaseContainer(id, false);
       }
       engineIds.remove(id);
-      updateRootQueueMetrics();
     });
   }
 
@@ -999,8 +965,7 @@ public class SlotwiseScheduler
   }
 
   private void killPreempted(RMContainer c) {
-    LOG.info("Slotwise: preempting container {} of {}", c.getContainerId(),
-        c.getApplicationAttemptId());
+    LOG.info("Slotwise: preempting container {} of {}", c.getContainerId(), c.getApplicationAttemptId());
     completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(
         c.getContainerId(), SchedulerUtils.PREEMPTED_CONTAINER), RMContainerEventType.KILL);
   }
@@ -1011,16 +976,11 @@ public class SlotwiseScheduler
       try {
         ContainerId id = ContainerId.fromString(p.container());
         RMContainer c = getRMContainer(id);
-        if (c == null) {
-          continue; // already gone
-        }
-        if (p.kill()) {
+        SlotwiseAppAttempt attempt = c == null ? null : getCurrentAttemptForContainer(id);
+        if (c != null && p.kill()) {
           killPreempted(c);
-        } else {
-          SlotwiseAppAttempt attempt = getCurrentAttemptForContainer(id);
-          if (attempt != null) {
-            attempt.warnPreemption(id, true);
-          }
+        } else if (attempt != null) {
+          attempt.warnPreemption(id, true);
         }
       } catch (RuntimeException e) {
         LOG.warn("Slotwise: cannot preempt {}: {}", p.container(), e.toString());
@@ -1031,32 +991,27 @@ public class SlotwiseScheduler
   // ---------------------------------------------------------------- payload
 
   /**
-   * The next heartbeat ({@code beating} set) or update payload, built while
-   * this call holds the line (callLock). A beat carries the node's room as YARN counts it
-   * (a killed container holds its resources until the NodeManager reports it
-   * gone); an update carries every app's truth to check.
+   * The next Payload for the line, built while this call holds it: {@code
+   * beating}'s room as YARN counts it (a killed container holds its resources
+   * until the NodeManager reports it gone), and with {@code check} every
+   * app's truth.
    */
   private String payload(Collection<FiCaSchedulerNode> beating, boolean check) {
     readLock.lock();
     try {
       Deltas.Taken d = deltas.take();
-      List<Messages.Node> nodes = d.nodes();
+      List<Messages.Node> nodes = d.full() ? new ArrayList<>() : d.nodes();
+      List<Messages.Container> launched = d.full() ? new ArrayList<>() : d.launched();
       List<Messages.App> apps = new ArrayList<>();
-      List<Messages.Container> launched = d.launched();
       if (d.full()) {
-        nodes = new ArrayList<>();
-        for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
-          nodes.add(nodeRecord(n));
-        }
-        launched = new ArrayList<>();
-        for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
-            : applications.entrySet()) {
-          apps.add(appRecord(e.getKey(), e.getValue()));
-          SlotwiseAppAttempt attempt = e.getValue().getCurrentAppAttempt();
+        nodeTracker.getAllNodes().forEach(n -> nodes.add(nodeRecord(n)));
+        applications.forEach((id, app) -> {
+          apps.add(appRecord(id, app));
+          SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
           for (RMContainer c : attempt == null ? List.<RMContainer>of() : attempt.getLiveContainers()) {
             launched.add(containerRecord(c, engineIds.get(c.getContainerId()), c.isAMContainer()));
           }
-        }
+        });
       } else {
         for (String id : d.appsChanged()) {
           ApplicationId appId = ApplicationId.fromString(id);
@@ -1066,22 +1021,15 @@ public class SlotwiseScheduler
           }
         }
       }
-      List<Messages.Beat> beats = null;
-      if (beating != null) {
-        beats = new ArrayList<>(beating.size());
-        for (FiCaSchedulerNode n : beating) {
-          beats.add(new Messages.Beat(n.getNodeID().toString(), res(n.getUnallocatedResource())));
-        }
-      }
-      List<Messages.AppCheck> truth = null;
+      List<Messages.AppCheck> truth = check ? new ArrayList<>() : null;
       if (check) {
-        truth = new ArrayList<>();
-        for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
-            : applications.entrySet()) {
-          truth.add(appCheck(e.getKey().toString(), e.getValue().getCurrentAppAttempt()));
-        }
+        applications.forEach((id, app) -> truth.add(appCheck(id.toString(), app.getCurrentAppAttempt())));
       }
-      return Wire.write(d.payload(nodes, apps, launched, beats, link.episodesToReport(), truth));
+      List<Messages.Beat> beats = new ArrayList<>(beating.size());
+      for (FiCaSchedulerNode n : beating) {
+        beats.add(new Messages.Beat(n.getNodeID().toString(), res(n.getUnallocatedResource())));
+      }
+      return PolicyLink.write(d.payload(nodes, apps, launched, beats, link.episodesToReport(), truth));
     } finally {
       readLock.unlock();
     }
@@ -1123,15 +1071,13 @@ public class SlotwiseScheduler
   }
 
   static Messages.Node nodeRecord(FiCaSchedulerNode n) {
-    return new Messages.Node(n.getNodeID().toString(), n.getNodeName(), n.getRackName(),
-        res(n.getTotalResource()));
+    return new Messages.Node(n.getNodeID().toString(), n.getNodeName(), n.getRackName(), res(n.getTotalResource()));
   }
 
   static Messages.Container containerRecord(RMContainer c, String engineId, boolean am) {
     return new Messages.Container(c.getContainerId().toString(),
-        c.getApplicationAttemptId().getApplicationId().toString(),
-        c.getAllocatedNode().toString(), res(c.getAllocatedResource()), am,
-        c.getAllocatedSchedulerKey().getPriority().getPriority(), engineId);
+        c.getApplicationAttemptId().getApplicationId().toString(), c.getAllocatedNode().toString(),
+        res(c.getAllocatedResource()), am, c.getAllocatedSchedulerKey().getPriority().getPriority(), engineId);
   }
 
   /** A YARN resource as the protocol's (Messages.Resource clamps a negative room to 0). */
@@ -1141,10 +1087,8 @@ public class SlotwiseScheduler
 
   /** An attempt's outstanding asks, one Request per request priority (none if stopped). */
   static List<Messages.Request> requests(SlotwiseAppAttempt attempt) {
-    if (attempt == null || attempt.isStopped()) {
-      return new ArrayList<>();
-    }
-    return requests(attempt.getAppSchedulingInfo().getAllResourceRequests());
+    return attempt == null || attempt.isStopped() ? new ArrayList<>()
+        : requests(attempt.getAppSchedulingInfo().getAllResourceRequests());
   }
 
   /**
@@ -1214,50 +1158,42 @@ public class SlotwiseScheduler
       SlotwiseQueue q = queues.get(fullName);
       if (q == null) {
         int dot = fullName.lastIndexOf('.');
-        SlotwiseQueue parent = dot < 0 ? null : queue(fullName.substring(0, dot));
-        q = new SlotwiseQueue(fullName, parent, conf, this::getClusterResource);
+        q = new SlotwiseQueue(fullName, dot < 0 ? null : queue(fullName.substring(0, dot)), conf,
+            this::getClusterResource);
         queues.put(fullName, q);
       }
       return q;
     }
   }
 
-  /** Drops queues Python no longer has, deepest first; a queue that holds an
-   * app in the RM, has children, or is root stays. */
+  /** Drops queues Python no longer has, deepest first; one that holds an app, has children, or is root stays. */
   private void forgetQueues(Set<String> gone) {
     gone.remove(null);
     if (gone.isEmpty()) {
       return;
     }
-    List<String> names = new ArrayList<>(gone);
     Set<String> busy = new HashSet<>(); // their parents keep a child, so stay too
     applications.values().forEach(app -> busy.add(app.getQueue().getQueueName()));
+    List<String> names = new ArrayList<>(gone);
+    names.removeIf(name -> busy.contains(name) || name.indexOf('.') < 0);
     names.sort((a, b) -> Integer.compare(b.length(), a.length()));
     synchronized (queues) {
       for (String name : names) {
         SlotwiseQueue q = queues.get(name);
-        int dot = name.lastIndexOf('.');
-        if (q == null || dot < 0 || busy.contains(name) || !q.children().isEmpty()) {
-          continue;
-        }
-        queues.remove(name);
-        SlotwiseQueue parent = queues.get(name.substring(0, dot));
-        if (parent != null) {
-          parent.forgetChild(name);
+        if (q != null && q.children().isEmpty()) {
+          queues.remove(name);
+          SlotwiseQueue parent = queues.get(name.substring(0, name.lastIndexOf('.')));
+          if (parent != null) {
+            parent.forgetChild(name);
+          }
         }
       }
     }
   }
 
-  private void updateRootQueueMetrics() {
-    QueueMetrics m = root.getMetrics();
-    m.setAvailableResourcesToQueue(Resources.componentwiseMax(Resources.none(),
-        Resources.subtract(getClusterResource(), m.getAllocatedResources())));
-  }
-
   @Override
-  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues,
-      boolean recursive) throws IOException {
+  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive)
+      throws IOException {
     String name = SlotwiseQueue.qualify(queueName);
     SlotwiseQueue q = name == null ? null : queues.get(name);
     if (q == null) {
@@ -1292,9 +1228,8 @@ public class SlotwiseScheduler
     List<ApplicationAttemptId> out = new ArrayList<>();
     for (SchedulerApplication<SlotwiseAppAttempt> app : applications.values()) {
       String q = app.getQueue().getQueueName();
-      SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
-      if (attempt != null && (q.equals(name) || q.startsWith(name + "."))) {
-        out.add(attempt.getApplicationAttemptId());
+      if (app.getCurrentAppAttempt() != null && (q.equals(name) || q.startsWith(name + "."))) {
+        out.add(app.getCurrentAppAttempt().getApplicationAttemptId());
       }
     }
     return out;
@@ -1316,15 +1251,11 @@ public class SlotwiseScheduler
   }
 
   /**
-   * The nodes waiting for the scheduling thread: a node heartbeat only says
-   * "this node has room" ({@link #offer}) and returns; the thread {@link #take
-   * takes} every node that asked since its last call, up to {@code maxPerCall},
-   * and sends them to Python in one call (the YARN-5139 pattern: Python
-   * proposes assignments for many nodes, Java checks and commits them). While
-   * a call is under way more nodes gather, so the batch grows with the load
-   * by itself and a quiet cluster still sees one node per call at once. A
-   * node offered twice before it is taken goes once; its room is read when
-   * the payload is built. A leaf monitor; it calls nothing.
+   * The nodes waiting for the scheduling thread: a heartbeat only says "this
+   * node has room" ({@link #offer}); the thread {@link #take takes} every node
+   * that asked since its last call, up to {@code maxPerCall}, and sends them
+   * in one call (the YARN-5139 pattern), so the batch grows with the load. A
+   * node offered twice before it is taken goes once. A leaf monitor.
    */
   static final class NodeBatcher<K> {
     private final int maxPerCall;

@@ -52,6 +52,6 @@ class SlotwiseSchedulerRequestsTest {
   void aRequestWithNoStrictRackSendsNone() {
     Messages.Request r = SlotwiseScheduler.requests(List.of(ask(1, ResourceRequest.ANY, 3, true))).get(0);
     assertEquals(List.of(), r.strictRacks());
-    assertTrue(!Wire.write(r).contains("strict_racks"), Wire.write(r));
+    assertTrue(!PolicyLink.write(r).contains("strict_racks"), PolicyLink.write(r));
   }
 }

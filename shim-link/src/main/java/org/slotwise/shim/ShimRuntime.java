@@ -7,10 +7,7 @@ import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
+import java.nio.file.*;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
@@ -18,6 +15,7 @@ import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
@@ -70,8 +68,7 @@ public final class ShimRuntime {
   private final Function<String, String> conf;
   private final Master master;
   private final Messages.Kind kind;
-  private final List<String> resourceTypes;
-  private final java.util.function.BooleanSupplier preemption;
+  private final BooleanSupplier preemption;
   private final PolicyLink.Callbacks callbacks;
   private final PolicyLink link;
   private final long updateInterval;
@@ -84,14 +81,11 @@ public final class ShimRuntime {
    * @param kind YARN (memory and vcores) or MRV1 (map and reduce slots)
    * @param preemption what the master's configuration says of preemption (read at each registration)
    */
-  public ShimRuntime(Function<String, String> conf, Messages.Kind kind,
-      java.util.function.BooleanSupplier preemption,
+  public ShimRuntime(Function<String, String> conf, Messages.Kind kind, BooleanSupplier preemption,
       long defaultTimeoutMs, Runnable onResync, PolicyLink.CallObserver observer, Master master) {
     this.conf = conf;
     this.master = master;
     this.kind = kind;
-    this.resourceTypes = kind == Messages.Kind.YARN ? List.of("memory_mb", "vcores")
-        : List.of("map_slots", "reduce_slots");
     this.preemption = preemption;
     this.callbacks = new PolicyLink.Callbacks((int) number(READ_TIMEOUT_MS, 5000));
     this.link = new PolicyLink(number(TIMEOUT_MS, defaultTimeoutMs),
@@ -122,11 +116,8 @@ public final class ShimRuntime {
    * @return the port it listens on; 0 if it did not start
    */
   public int start(String tmpDir) {
-    String dir = tmpDir + "/slotwise/";
-    String token = conf.apply(TOKEN_FILE);
-    String info = conf.apply(INFO_FILE);
-    tokenFile = Path.of(token != null ? token : dir + "gateway.token");
-    infoFile = Path.of(info != null ? info : dir + "gateway.json");
+    tokenFile = Path.of(conf.apply(TOKEN_FILE) != null ? conf.apply(TOKEN_FILE) : tmpDir + "/slotwise/gateway.token");
+    infoFile = Path.of(conf.apply(INFO_FILE) != null ? conf.apply(INFO_FILE) : tmpDir + "/slotwise/gateway.json");
     int port = (int) number(GATEWAY_PORT, 0);
     try {
       String secret = newToken();
@@ -257,16 +248,16 @@ public final class ShimRuntime {
 
   /**
    * A policy offers itself. Once registered, its first call (which opens
-   * Py4J's callback connection) is a full update, made at once by the
-   * master's update thread with a longer deadline; heartbeats use the FIFO
-   * until then.
+   * Py4J's callback connection) is made at once by the master's update
+   * thread with a longer deadline; heartbeats use the FIFO until then.
    */
   public Messages.Registered registerPolicy(PolicyServer policy, String json) {
     Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, kind, Messages.PROTOCOL,
-        int32(link.getTimeoutMs()), int32(updateInterval), resourceTypes, preemption.getAsBoolean());
+        int32(link.getTimeoutMs()), int32(updateInterval), kind == Messages.Kind.YARN
+            ? List.of("memory_mb", "vcores") : List.of("map_slots", "reduce_slots"), preemption.getAsBoolean());
     Messages.Registered answer;
     try {
-      answer = link.register(policy, Wire.read(json, Messages.Register.class), shim);
+      answer = link.register(policy, PolicyLink.read(json, Messages.Register.class), shim);
     } catch (IllegalArgumentException e) {
       answer = new Messages.Registered(null, e.getMessage(), null, shim);
     }
@@ -284,7 +275,7 @@ public final class ShimRuntime {
   public final class EntryPoint {
     /** Register: Python offers {@code policy}, with its callback port and a fresh token. */
     public String register(PolicyServer policy, String register) {
-      return Wire.write(registerPolicy(policy, register));
+      return PolicyLink.write(registerPolicy(policy, register));
     }
 
     /** Unregister to Unregistered: a clean exit. */
@@ -314,9 +305,9 @@ public final class ShimRuntime {
     private <R> String answer(String json, Class<R> type, Function<R, Object> handle,
         Function<String, Object> refused) {
       try {
-        return Wire.write(handle.apply(Wire.read(json, type)));
+        return PolicyLink.write(handle.apply(PolicyLink.read(json, type)));
       } catch (IllegalArgumentException e) {
-        return Wire.write(refused.apply(e.getMessage()));
+        return PolicyLink.write(refused.apply(e.getMessage()));
       }
     }
   }
