@@ -51,6 +51,7 @@ MAX_PLACEMENTS = 10_000
 #: Refusals that stay true until the app's asks or the node change: the same
 #: offer is not made again until then (the others are races that pass).
 LASTING_REFUSALS = frozenset({"locality", "blacklisted", "no_task"})
+INT32_MAX = 2**31 - 1
 
 
 def _res(r) -> Resource:
@@ -70,6 +71,35 @@ def _same_requests(app, requests) -> bool:
                 or h.hosts != r.hosts or h.racks != r.racks or h.strict_racks != frozenset(r.strict_racks)):
             return False
     return True
+
+
+def _requests_of(asks) -> list:
+    """YARN's ResourceRequests (App.asks, as the YARN shim sends them) as
+    the protocol's requests, one per request priority: the ANY ask's count,
+    size and relaxLocality; the hosts' and racks' counts above 0; and the
+    racks whose own ask may not be relaxed, with or without a count (what
+    YARN's canDelayTo reads). A priority whose ANY ask counts no container
+    is no request."""
+    by_priority: dict[int, list] = {}
+    for a in asks:
+        by_priority.setdefault(a.priority, []).append(a)
+    out = []
+    for priority in sorted(by_priority):
+        count, size, relax, hosts, racks, strict = 0, None, True, {}, {}, []
+        for a in by_priority[priority]:
+            if a.name == "*":
+                count, size, relax = count + a.count, a.resource, a.relax_locality
+                continue
+            rack = a.name.startswith("/")
+            if rack and not a.relax_locality:
+                strict.append(a.name)
+            if a.count > 0:
+                where = racks if rack else hosts
+                where[a.name] = min(INT32_MAX, where.get(a.name, 0) + a.count)
+        if count > 0:
+            out.append(wire.Request(priority=priority, resource=size, count=min(INT32_MAX, count), hosts=hosts,
+                                    racks=racks, relax_locality=relax, strict_racks=strict))
+    return out
 
 
 def _by_submit(a) -> tuple:
@@ -359,6 +389,9 @@ class PolicyCore:
 
     def _apply(self, msg) -> None:
         """Check a payload against itself and the engine, then apply it whole."""
+        for a in msg.apps:
+            if a.asks and not a.requests:  # the YARN shim's: grouped here (both: refused below)
+                a.requests, a.asks = _requests_of(a.asks), []
         self._refuse_if_inconsistent(msg)
         self.counters["calls"] += 1
         if msg.full:

@@ -1040,8 +1040,8 @@ public class SlotwiseScheduler
     boolean unmanaged = rmApp != null && rmApp.getApplicationSubmissionContext() != null
         && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
     return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : rmApp.getName(),
-        app.getQueue().getQueueName(), priorityOf(app), submitTime(id), unmanaged,
-        requests(app.getCurrentAppAttempt()));
+        app.getQueue().getQueueName(), priorityOf(app), submitTime(id), unmanaged, null,
+        asks(app.getCurrentAppAttempt()));
   }
 
   static int priorityOf(SchedulerApplication<?> app) {
@@ -1085,65 +1085,30 @@ public class SlotwiseScheduler
     return new Messages.Resource(r.getMemorySize(), r.getVirtualCores(), 0, 0);
   }
 
-  /** An attempt's outstanding asks, one Request per request priority (none if stopped). */
-  static List<Messages.Request> requests(SlotwiseAppAttempt attempt) {
-    return attempt == null || attempt.isStopped() ? new ArrayList<>()
-        : requests(attempt.getAppSchedulingInfo().getAllResourceRequests());
-  }
-
-  /**
-   * YARN's resource requests as the protocol's: per request priority, the
-   * ANY ask's count, size and relaxLocality, the hosts' and racks' counts,
-   * and the racks whose own ask forbids relaxing (what canDelayTo reads).
-   */
-  static List<Messages.Request> requests(Collection<ResourceRequest> asks) {
-    List<Messages.Request> out = new ArrayList<>();
-    Map<Integer, List<ResourceRequest>> byPriority = new TreeMap<>();
-    for (ResourceRequest r : asks) {
-      byPriority.computeIfAbsent(r.getPriority().getPriority(), p -> new ArrayList<>()).add(r);
-    }
-    for (Map.Entry<Integer, List<ResourceRequest>> e : byPriority.entrySet()) {
-      long total = 0;
-      boolean relax = true;
-      Resource size = Resources.none();
-      Map<String, Integer> hosts = new LinkedHashMap<>();
-      Map<String, Integer> racks = new LinkedHashMap<>();
-      List<String> strictRacks = new ArrayList<>(); // canDelayTo(rack) is false there, asks or not
-      for (ResourceRequest r : e.getValue()) {
-        String name = r.getResourceName();
-        if (ResourceRequest.ANY.equals(name)) {
-          total += r.getNumContainers();
-          size = r.getCapability();
-          relax = r.getRelaxLocality();
-          continue;
-        }
-        boolean rack = name.startsWith("/");
-        if (rack && !r.getRelaxLocality()) {
-          strictRacks.add(name);
-        }
-        if (r.getNumContainers() > 0) {
-          (rack ? racks : hosts).merge(name, r.getNumContainers(),
-              (x, y) -> (int) Math.min(Integer.MAX_VALUE, (long) x + y));
-        }
-      }
-      if (total > 0) {
-        out.add(new Messages.Request(e.getKey(), res(size),
-            (int) Math.min(Integer.MAX_VALUE, total), hosts, racks, relax, strictRacks));
+  /** An attempt's outstanding asks as the RM holds them (none if stopped); Python groups them. */
+  static List<Messages.Ask> asks(SlotwiseAppAttempt attempt) {
+    List<Messages.Ask> out = new ArrayList<>();
+    if (attempt != null && !attempt.isStopped()) {
+      for (ResourceRequest r : attempt.getAppSchedulingInfo().getAllResourceRequests()) {
+        out.add(new Messages.Ask(r.getPriority().getPriority(), r.getResourceName(), res(r.getCapability()),
+            r.getNumContainers(), r.getRelaxLocality()));
       }
     }
     return out;
   }
 
   /**
-   * The RM's truth about one app: its pending asks and live containers, summed.
+   * The RM's truth about one app: its pending asks (ANY's) and live containers, summed.
    * Summed in doubles: exact below 2^53, and Messages.Resource clamps to 2^53 - 1 above it.
    */
   static Messages.AppCheck appCheck(String id, SlotwiseAppAttempt attempt) {
     double mb = 0;
     double vc = 0;
-    for (Messages.Request r : requests(attempt)) {
-      mb += (double) r.resource().memoryMb() * r.count();
-      vc += (double) r.resource().vcores() * r.count();
+    for (Messages.Ask a : asks(attempt)) {
+      if (ResourceRequest.ANY.equals(a.name())) {
+        mb += (double) a.resource().memoryMb() * a.count();
+        vc += (double) a.resource().vcores() * a.count();
+      }
     }
     return new Messages.AppCheck(id, new Messages.Resource((long) mb, (long) vc, 0, 0),
         res(attempt == null ? Resources.none() : attempt.getCurrentConsumption()),

@@ -203,7 +203,7 @@ class MessagesSchemaTest {
   }
 
   private static Messages.App app(String name) {
-    return new Messages.App("application_1_0001", "u", name, "root.q", 0, 0, false, null);
+    return new Messages.App("application_1_0001", "u", name, "root.q", 0, 0, false, null, null);
   }
 
   @Test

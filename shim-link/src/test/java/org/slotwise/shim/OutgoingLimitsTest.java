@@ -59,7 +59,7 @@ class OutgoingLimitsTest {
     String rocket = "\uD83D\uDE80";
     String user = "u".repeat(Messages.NAME_MAX - 1) + rocket + "tail";
     Messages.App app = new Messages.App("application_1_0001", user, "n".repeat(5000), "q".repeat(2000),
-        0, -1, false, null);
+        0, -1, false, null, null);
     Messages.App back = roundTrip(app, Messages.App.class);
     assertEquals("u".repeat(Messages.NAME_MAX - 1), back.user(), "the pair is not split");
     assertEquals(1024, back.name().length());

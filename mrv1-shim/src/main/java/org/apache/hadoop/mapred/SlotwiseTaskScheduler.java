@@ -122,7 +122,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     Messages.Resource one = slots(1, 0);
     PolicyLink.write(new Messages.Payload(true, 1, List.of(new Messages.Node("t", "h", "/r", one)), List.of("t"),
         List.of(new Messages.App("j", "u", "n", "q", 0, 0, true, List.of(new Messages.Request(MAP_ASK, one, 1,
-            Map.of("h", 1), Map.of("/r", 1), true, null)))), List.of("j"), List.of(new Messages.Container("c", "j",
+            Map.of("h", 1), Map.of("/r", 1), true, null)), null)), List.of("j"), List.of(new Messages.Container("c", "j",
             "t", one, false, MAP_ASK, "e")), List.of(new Messages.Refusal("e", Reason.NO_TASK)), List.of("c"),
         List.of(new Messages.Beat("t", one)), null, null, List.of(new Messages.AppEnd("j", Messages.FinalState.FAILED))));
     PolicyLink.read("{\"assign\": [{\"app\": \"j\", \"node\": \"t\", \"priority\": 0, \"locality\": \"node_local\", "
@@ -463,7 +463,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       requests.add(new Messages.Request(REDUCE_ASK, slots(0, 1), reduces, null, null, true, null));
     }
     return new Messages.App(s.id, job.getProfile().getUser(), job.getProfile().getJobName(), s.pool,
-        priorityOf(job), job.getStartTime(), true, requests);
+        priorityOf(job), job.getStartTime(), true, requests, null);
   }
 
   /** One update call (the trackers' snapshot first, outside the call lock), and what its answer says. */
