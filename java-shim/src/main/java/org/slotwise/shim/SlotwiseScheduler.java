@@ -2,11 +2,8 @@ package org.slotwise.shim;
 
 import java.io.IOException;
 import java.util.*;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.*;
 
-import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFuture;
@@ -20,51 +17,35 @@ import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.ApplicationStateData;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
-import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
-import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
-import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.*;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.*;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.*;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.*;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.apache.hadoop.yarn.server.utils.BuilderUtils;
-import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
-import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
-import org.apache.hadoop.yarn.util.resource.Resources;
+import org.apache.hadoop.yarn.util.resource.*;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slotwise.shim.PolicyLink.Deltas;
 
 /**
- * A YARN ResourceScheduler whose policy runs in Python (docs/shim.md,
- * docs/protocol.md). YARN's bookkeeping (apps, attempts, nodes, containers,
- * metrics) is done here the way FifoScheduler does it; the decisions (which
- * container goes where, which queue an app joins, what to preempt, which app
- * to move) come from Python over Py4J. When Python cannot answer in time, a
- * built-in FIFO schedules the heartbeat.
+ * A YARN ResourceScheduler whose policy runs in Python (docs/shim.md). YARN's
+ * bookkeeping (apps, attempts, nodes, containers, metrics) is done here the
+ * way FifoScheduler does it; the decisions (which container goes where, which
+ * queue an app joins, what to preempt, which app to move) come from Python.
+ * When Python cannot answer in time, a built-in FIFO schedules the heartbeat.
  *
- * <p>One heartbeat: {@link #nodeUpdate} (or, with async scheduling, the
- * scheduling thread, fed by a {@link NodeBatcher}) runs {@link #scheduleNodes}
- * top to bottom: take the line ({@link PolicyLink#turn}), build the Payload
- * ({@link #payload}), send it, carry out the answer ({@link #applyHeartbeat}:
- * each assignment checked against Hadoop's own locality rule and the node's
- * room, {@link #tryAssign}), or the FIFO's choice ({@link #fifo}).
- *
- * <p>Locking: the scheduler's write lock guards every change of scheduler
- * state; calls to Python are made without it, the payload built under the
- * read lock and the answer applied under the write lock.
+ * <p>One heartbeat, top to bottom in {@link #scheduleNodes}: take the line,
+ * build the Payload ({@link #payload}), send it, carry out the answer ({@link
+ * #applyHeartbeat}, each assignment checked by Hadoop's own locality rule,
+ * {@link #tryAssign}) or the FIFO's choice ({@link #fifo}). The write lock
+ * guards every change of scheduler state; no call to Python is made under it.
  */
-public class SlotwiseScheduler
-    extends AbstractYarnScheduler<SlotwiseAppAttempt, FiCaSchedulerNode>
-    implements Configurable, ShimRuntime.Master {
+public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt, FiCaSchedulerNode>
+    implements ShimRuntime.Master {
   /** How often an update carries every app's truth for Python to check (ms). */
   public static final String CHECK_INTERVAL_MS = "slotwise.check.interval-ms";
   public static final String CALL_OBSERVER = "slotwise.call-observer.class";
@@ -72,11 +53,10 @@ public class SlotwiseScheduler
   public static final String ASYNC = "slotwise.scheduling.async";
   /** With async scheduling, at most this many nodes go to Python in one call. */
   public static final String MAX_NODES_PER_CALL = "slotwise.scheduling.max-nodes-per-call";
-  /** Whether the RM's /ws/v1/cluster/scheduler and /cluster/scheduler answer for Slotwise (SchedulerInfoFilter). */
+  /** Whether SchedulerInfoFilter answers the RM's scheduler views. */
   public static final String SCHEDULER_INFO = "slotwise.rest.scheduler-info";
-  /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
   public static final long DEFAULT_TIMEOUT_MS = 200;
-  /** The FairScheduler's switch, passed to Python at registration (Hadoop's default: off). */
+  /** The FairScheduler's switch, told to Python at registration (Hadoop's default: off). */
   public static final String PREEMPTION = "yarn.scheduler.fair.preemption";
 
   private static final Logger LOG = LoggerFactory.getLogger(SlotwiseScheduler.class);
@@ -94,7 +74,6 @@ public class SlotwiseScheduler
     return t;
   });
 
-  private Configuration conf;
   private boolean usePortForNodeName;
   private SlotwiseQueue root;
   private ShimRuntime runtime;
@@ -111,8 +90,7 @@ public class SlotwiseScheduler
   // ------------------------------------------------------------------ service
 
   @Override
-  public void serviceInit(Configuration configuration) throws Exception {
-    this.conf = configuration;
+  public void serviceInit(Configuration conf) throws Exception {
     applications = new ConcurrentHashMap<>();
     minimumAllocation = super.getMinimumAllocation();
     initMaximumResourceCapability(super.getMaximumAllocation());
@@ -145,7 +123,7 @@ public class SlotwiseScheduler
       scheduling.setDaemon(true);
       scheduling.start();
     }
-    runtime.start(conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
+    runtime.start(getConfig().get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
   }
 
   @Override
@@ -162,24 +140,8 @@ public class SlotwiseScheduler
   }
 
   @Override
-  public void setConf(Configuration configuration) {
-    this.conf = configuration;
-  }
-
-  @Override
-  public Configuration getConf() {
-    return conf;
-  }
-
-  @Override
   public void setRMContext(RMContext context) {
     this.rmContext = context;
-  }
-
-  @Override
-  public void reinitialize(Configuration configuration, RMContext context) throws IOException {
-    setConf(configuration);
-    super.reinitialize(configuration, context);
   }
 
   @Override
@@ -187,7 +149,6 @@ public class SlotwiseScheduler
     // Apps and containers come back through APP_ADDED and NODE_ADDED.
   }
 
-  /** The gateway and the link to Python (registration, status). */
   public ShimRuntime runtime() {
     return runtime;
   }
@@ -200,12 +161,12 @@ public class SlotwiseScheduler
 
   // ----------------------------------------------------------------- events
 
+  /** Every scheduler event; a bug here must not take the RM down with it. */
   @Override
   public void handle(SchedulerEvent event) {
     try {
       dispatch(event);
     } catch (Exception e) {
-      // A bug here must not take the RM down with it.
       LOG.error("Slotwise: error while handling {}", event.getType(), e);
     }
   }
@@ -264,8 +225,7 @@ public class SlotwiseScheduler
     writeLock.lock();
     try {
       r.run();
-      QueueMetrics m = root.getMetrics();
-      m.setAvailableResourcesToQueue(headroom());
+      root.getMetrics().setAvailableResourcesToQueue(headroom());
     } finally {
       writeLock.unlock();
     }
@@ -324,10 +284,9 @@ public class SlotwiseScheduler
   }
 
   /**
-   * One node heartbeat: YARN's bookkeeping, then, with async scheduling and
-   * a warm policy, the node goes to the scheduling thread (a full node not
-   * even there) and the heartbeat returns; otherwise one call to Python for
-   * this node here, or the built-in FIFO.
+   * One node heartbeat: YARN's bookkeeping; then, with async scheduling and a
+   * warm policy, the node (if it has room) is left to the scheduling thread;
+   * else one call to Python for it here, or the FIFO.
    */
   @Override
   protected void nodeUpdate(RMNode nm) {
@@ -375,26 +334,20 @@ public class SlotwiseScheduler
   }
 
   /**
-   * One call to Python for these nodes, or the built-in FIFO on each of them
-   * if it fails (a new policy warms up on the update thread: FIFO until then).
-   * An error while building the payload or carrying out the answer is logged
-   * and the FIFO schedules the nodes.
+   * One call to Python for these nodes, or the FIFO on each if it fails (as
+   * while a new policy warms up on the update thread, or on an error here).
    */
   private void scheduleNodes(Collection<FiCaSchedulerNode> nodes) {
-    Messages.HeartbeatAnswer answer = null;
+    boolean answered = false;
     if (!(link.hasPolicy() && link.isCold())) {
-      try (PolicyLink.Turn turn = link.turn("heartbeat")) {
-        answer = turn == null ? null : turn.send(payload(nodes, false), Messages.HeartbeatAnswer.class);
-        if (answer != null) {
-          applyHeartbeat(answer);
-        }
+      try {
+        answered = call("heartbeat", link.getTimeoutMs(), nodes, false);
       } catch (RuntimeException e) {
         LOG.error("Slotwise: error while scheduling {} node(s) by Python's answer", nodes.size(), e);
         deltas.requireFull();
-        answer = null;
       }
     }
-    if (answer == null) {
+    if (!answered) {
       locked(() -> {
         for (FiCaSchedulerNode node : nodes) {
           link.fallbackHeartbeat();
@@ -403,6 +356,18 @@ public class SlotwiseScheduler
           }
         }
       });
+    }
+  }
+
+  /** One call on the line with these nodes' beats (and with {@code check} the truth); false if it failed. */
+  private boolean call(String what, long deadlineMs, Collection<FiCaSchedulerNode> nodes, boolean check) {
+    try (PolicyLink.Turn turn = link.turn(what, deadlineMs)) {
+      Messages.HeartbeatAnswer answer = turn == null ? null
+          : turn.send(payload(nodes, check), Messages.HeartbeatAnswer.class);
+      if (answer != null) {
+        applyHeartbeat(answer);
+      }
+      return answer != null;
     }
   }
 
@@ -418,10 +383,7 @@ public class SlotwiseScheduler
 
   // ------------------------------------------------------------ allocation
 
-  /**
-   * Checks and allocates Python's assignments; under the write lock. A refused one is reported with
-   * its app, whose ask Python took when it assigned and must get back.
-   */
+  /** Python's assignments checked and allocated; a refused one goes back with its app, whose ask Python took. */
   private void assign(List<Messages.Assignment> assignments) {
     for (Messages.Assignment a : assignments) {
       Refused refused;
@@ -444,16 +406,10 @@ public class SlotwiseScheduler
   private record Refused(Messages.Reason reason, String why) {
   }
 
-  /** Allocates one assignment; returns null when done, else why not. */
-  private Refused tryAssign(Messages.Assignment a) {
-    SlotwiseAppAttempt attempt;
-    FiCaSchedulerNode node;
-    try {
-      attempt = liveAttempt(applications.get(ApplicationId.fromString(a.app())));
-      node = nodeTracker.getNode(NodeId.fromString(a.node()));
-    } catch (IllegalArgumentException e) {
-      return new Refused(Messages.Reason.ERROR, "malformed id");
-    }
+
+  private Refused tryAssign(Messages.Assignment a) { // a malformed id throws: an error, in assign
+    SlotwiseAppAttempt attempt = liveAttempt(applications.get(ApplicationId.fromString(a.app())));
+    FiCaSchedulerNode node = nodeTracker.getNode(NodeId.fromString(a.node()));
     if (attempt == null) {
       return new Refused(Messages.Reason.NO_ATTEMPT, "no live attempt");
     } else if (node == null) {
@@ -478,7 +434,6 @@ public class SlotwiseScheduler
     return attempt == null || attempt.isStopped() ? null : attempt;
   }
 
-  /** Whether one container of this request fits in the node's room. */
   private static boolean fits(SlotwiseAppAttempt attempt, SchedulerRequestKey key, FiCaSchedulerNode node) {
     return Resources.fitsIn(attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource(),
         node.getUnallocatedResource());
@@ -507,11 +462,7 @@ public class SlotwiseScheduler
     return null;
   }
 
-  /**
-   * Allocates one container the normal way; under the write lock. A container
-   * Python did not place (engineId null) changes the app's ask behind its back:
-   * the app goes to Python again.
-   */
+  /** One container allocated; one Python did not place (engineId null) sends its app to Python again. */
   private boolean allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
       SchedulerRequestKey key, Messages.Locality locality, String engineId) {
     boolean am = attempt.waitsForAM();
@@ -533,7 +484,7 @@ public class SlotwiseScheduler
     return true;
   }
 
-  /** The built-in FIFO for one heartbeat (FifoFallback's rules), when Python cannot decide; under the write lock. */
+  /** The built-in FIFO for one node (FifoFallback's rules), when Python cannot decide. */
   private void fifo(FiCaSchedulerNode node) {
     List<FifoFallback.App<SlotwiseAppAttempt>> apps = new ArrayList<>();
     applications.forEach((id, app) -> {
@@ -549,8 +500,7 @@ public class SlotwiseScheduler
       } else if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
         continue;
       }
-      for (SchedulerRequestKey key : FifoFallback.byRequestPriority(
-          attempt.getSchedulerKeys(), k -> k.getPriority().getPriority())) {
+      for (SchedulerRequestKey key : attempt.getSchedulerKeys()) { // lower priority number first
         if (attempt.getOutstandingAsksCount(key, ResourceRequest.ANY) <= 0) {
           continue;
         }
@@ -569,16 +519,15 @@ public class SlotwiseScheduler
 
   /**
    * The periodic call (AbstractYarnScheduler's update thread): what Python
-   * has not seen, on the line as a heartbeat with no beats (every app's truth
-   * with it each {@code slotwise.check.interval-ms}), then the pass on the
-   * update line, its payload carrying no deltas, so no heartbeat waits for
-   * it in Java (PolicyLink). The first after a registration carries the full
-   * state and opens the line's connection, with a longer deadline.
+   * has not seen, on the line as a heartbeat with no beats (with every app's
+   * truth each {@code slotwise.check.interval-ms}); then the pass on the
+   * update line, its payload carrying no deltas (PolicyLink). The first after
+   * a registration carries the full state, with the warm-up deadline.
    */
   @Override
   public void update() {
     try {
-      if (link == null || !link.hasPolicy()) {
+      if (!link.hasPolicy()) {
         return;
       }
       long now = System.currentTimeMillis();
@@ -586,14 +535,9 @@ public class SlotwiseScheduler
       if (check) {
         lastCheck = now;
       }
-      try (PolicyLink.Turn turn = link.turn(PolicyLink.DELTAS,
-          link.isCold() ? Math.max(link.getTimeoutMs(), PolicyLink.WARMUP_MS) : link.getTimeoutMs())) {
-        Messages.HeartbeatAnswer seen = turn == null ? null
-            : turn.send(payload(List.of(), check), Messages.HeartbeatAnswer.class);
-        if (seen == null) {
-          return;
-        }
-        applyHeartbeat(seen);
+      if (!call(PolicyLink.DELTAS, link.isCold() ? Math.max(link.getTimeoutMs(), PolicyLink.WARMUP_MS)
+          : link.getTimeoutMs(), List.of(), check)) {
+        return;
       }
       try (PolicyLink.Turn turn = link.updateTurn()) {
         Messages.UpdateAnswer answer = turn == null ? null
@@ -610,8 +554,7 @@ public class SlotwiseScheduler
   private void applyUpdate(Messages.UpdateAnswer answer) {
     locked(() -> {
       applyPreemptions(answer.preempt());
-      // The answer carries only the rows that changed (all of them when queuesFull); queues Python
-      // dropped (an empty dynamic queue) go, unless the RM still holds an app there.
+      // The rows that changed (all when queuesFull); queues Python dropped go (forgetQueues).
       Set<String> gone = new HashSet<>(answer.queuesFull() ? queues.keySet() : Set.of());
       for (Messages.QueueRow row : answer.queues()) {
         String name = SlotwiseQueue.qualify(row.name());
@@ -644,7 +587,7 @@ public class SlotwiseScheduler
     String user = e.getUser();
     Priority priority = e.getApplicatonPriority() == null ? Priority.newInstance(0) : e.getApplicatonPriority();
     String requested = e.getQueue() == null || e.getQueue().isEmpty() ? "default" : e.getQueue();
-    // A name no queue can have (the protocol's and validate's bound) is refused here, as Python would.
+    // A name no queue can have (the protocol's bound) is refused as Python would, without asking it.
     String tooLong = SlotwiseQueue.tooLong(requested);
     String why = e.getIsAppRecovering() || tooLong == null ? null : "Rejected by Slotwise: " + tooLong;
     String target = SlotwiseQueue.qualify(requested);
@@ -800,11 +743,11 @@ public class SlotwiseScheduler
     }
   }
 
-  /** A move as the RM's client service makes it (state store, RMApp, then this scheduler). */
+  /** A move as the RM's client service makes it (state store, RMApp, then this scheduler; an absent app refused). */
   @Override
   public Messages.MoveAnswer adminMove(String appId, String queue) {
     try {
-      ApplicationId id = knownApp(appId);
+      ApplicationId id = ApplicationId.fromString(appId);
       rmContext.getClientRMService().moveApplicationAcrossQueues(
           MoveApplicationAcrossQueuesRequest.newInstance(id, queue));
       return new Messages.MoveAnswer(rmContext.getRMApps().get(id).getQueue(), null);
@@ -818,25 +761,14 @@ public class SlotwiseScheduler
   public Messages.PriorityAnswer adminPriority(String appId, int priority) {
     try {
       return new Messages.PriorityAnswer(rmContext.getClientRMService().updateApplicationPriority(
-          UpdateApplicationPriorityRequest.newInstance(knownApp(appId),
+          UpdateApplicationPriorityRequest.newInstance(ApplicationId.fromString(appId),
               Priority.newInstance(priority))).getApplicationPriority().getPriority(), null);
     } catch (Exception e) {
       return new Messages.PriorityAnswer(null, e.getMessage() == null ? e.toString() : e.getMessage());
     }
   }
 
-  private ApplicationId knownApp(String appId) throws YarnException {
-    ApplicationId id = ApplicationId.fromString(appId);
-    if (rmContext.getRMApps().get(id) == null) {
-      throw new YarnException("unknown application " + appId);
-    }
-    return id;
-  }
-
-  /**
-   * Python decides (and may rename) the target queue; then the app moves. The
-   * RM checked the move first ({@link #preValidateMoveApplication}).
-   */
+  /** Python decides (and may rename) the target queue; then the app moves. */
   @Override
   public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
     Messages.MoveAnswer answer;
@@ -922,10 +854,7 @@ public class SlotwiseScheduler
 
   // ------------------------------------------------------------- containers
 
-  /**
-   * YARN puts the ask back when a container dies before the AM acquired it:
-   * Python must then see the app's new ask.
-   */
+  /** YARN puts the ask back when a container dies before the AM acquired it: Python must see it. */
   @Override
   public void completedContainer(RMContainer rmContainer, ContainerStatus status, RMContainerEventType event) {
     boolean askComesBack = rmContainer != null && rmContainer.getContainerRequest() != null;
@@ -991,10 +920,9 @@ public class SlotwiseScheduler
   // ---------------------------------------------------------------- payload
 
   /**
-   * The next Payload for the line, built while this call holds it: {@code
-   * beating}'s room as YARN counts it (a killed container holds its resources
-   * until the NodeManager reports it gone), and with {@code check} every
-   * app's truth.
+   * The line's next Payload, built under its turn: {@code beating}'s room as
+   * YARN counts it (a killed container holds its resources until the NM
+   * reports it gone), and with {@code check} every app's truth.
    */
   private String payload(Collection<FiCaSchedulerNode> beating, boolean check) {
     readLock.lock();
@@ -1037,10 +965,8 @@ public class SlotwiseScheduler
 
   private Messages.App appRecord(ApplicationId id, SchedulerApplication<SlotwiseAppAttempt> app) {
     RMApp rmApp = rmContext.getRMApps().get(id);
-    boolean unmanaged = rmApp != null && rmApp.getApplicationSubmissionContext() != null
-        && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
     return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : rmApp.getName(),
-        app.getQueue().getQueueName(), priorityOf(app), submitTime(id), unmanaged, null,
+        app.getQueue().getQueueName(), priorityOf(app), submitTime(id), app.isUnmanagedAM(), null,
         asks(app.getCurrentAppAttempt()));
   }
 
@@ -1053,11 +979,7 @@ public class SlotwiseScheduler
     return rmApp == null ? id.getClusterTimestamp() : rmApp.getSubmitTime();
   }
 
-  /**
-   * How an app ended, from the state the RM removes it in: FAILED and KILLED
-   * as they are; FINISHED as its AM reported it (SUCCEEDED, FAILED or KILLED);
-   * anything else, or an AM that said nothing, UNDEFINED. Null: no state given.
-   */
+  /** How an app ended: FAILED, KILLED; FINISHED as its AM reported it; else UNDEFINED (null: not said). */
   static Messages.FinalState finalState(RMAppState state, RMApp app) {
     FinalApplicationStatus s = app == null ? null : app.getFinalApplicationStatus();
     return state == null ? null : switch (state) {
@@ -1123,7 +1045,7 @@ public class SlotwiseScheduler
       SlotwiseQueue q = queues.get(fullName);
       if (q == null) {
         int dot = fullName.lastIndexOf('.');
-        q = new SlotwiseQueue(fullName, dot < 0 ? null : queue(fullName.substring(0, dot)), conf,
+        q = new SlotwiseQueue(fullName, dot < 0 ? null : queue(fullName.substring(0, dot)), getConfig(),
             this::getClusterResource);
         queues.put(fullName, q);
       }
@@ -1131,7 +1053,7 @@ public class SlotwiseScheduler
     }
   }
 
-  /** Drops queues Python no longer has, deepest first; one that holds an app, has children, or is root stays. */
+  /** Drops queues Python no longer has, deepest first; root, or one with an app or a child, stays. */
   private void forgetQueues(Set<String> gone) {
     gone.remove(null);
     if (gone.isEmpty()) {
@@ -1167,7 +1089,7 @@ public class SlotwiseScheduler
     return q.getQueueInfo(includeChildQueues, recursive);
   }
 
-  /** Every queue grants everyone everything (access is Python's business): no user to look up. */
+  /** Access to queues is Python's business (place, move): YARN lets everyone in. */
   @Override
   public List<QueueUserACLInfo> getQueueUserAclInfo() {
     return root.getQueueUserAclInfo(null);
@@ -1178,7 +1100,6 @@ public class SlotwiseScheduler
     return root.getMetrics();
   }
 
-  /** Access to queues is Python's business (place, move); YARN lets everyone in. */
   @Override
   public boolean checkAccess(UserGroupInformation callerUGI, QueueACL acl, String queueName) {
     return true;
@@ -1216,11 +1137,9 @@ public class SlotwiseScheduler
   }
 
   /**
-   * The nodes waiting for the scheduling thread: a heartbeat only says "this
-   * node has room" ({@link #offer}); the thread {@link #take takes} every node
-   * that asked since its last call, up to {@code maxPerCall}, and sends them
-   * in one call (the YARN-5139 pattern), so the batch grows with the load. A
-   * node offered twice before it is taken goes once. A leaf monitor.
+   * The nodes waiting for the scheduling thread, which takes every node that
+   * offered itself since its last call (up to {@code maxPerCall}, once each)
+   * into one call: the YARN-5139 pattern, the batch growing with the load.
    */
   static final class NodeBatcher<K> {
     private final int maxPerCall;

@@ -5,8 +5,7 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.util.*;
 import java.util.concurrent.*;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.*;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
@@ -14,64 +13,50 @@ import javax.net.SocketFactory;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.MapperFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.ObjectReader;
-import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.*;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import py4j.CallbackClient;
-import py4j.Py4JNetworkException;
-import py4j.Py4JPythonClient;
+import py4j.*;
 
 /**
  * The link to the Python policy: who is registered, what Python has not
- * seen yet ({@link Deltas}), the messages ({@link #read}, {@link #write}) and
+ * seen ({@link Deltas}), the messages ({@link #read}, {@link #write}) and
  * every call to it.
  *
- * <p>Calls go on two lines, each one call at a time on its own thread (so on
- * its own Py4J connection), each call with a deadline. The line ({@link
- * #turn}) carries heartbeats, place, move and every payload with deltas; the
- * update line ({@link #updateTurn}) carries only the update pass, whose
- * payload carries no deltas. So a heartbeat never waits in Java behind an
- * update pass, and Python still applies the deltas in the order they were
- * taken: every payload that carries any goes on the one line, which takes
- * them, calls and carries out the answer before the next payload is taken.
- * (Two lines both carrying deltas could deliver them out of order, as the
- * Py4J calls race; a pass on a view one heartbeat old is harmless, its kills
- * and queue rows are checked against the RM's state when carried out.) The
- * update first sends what Python has not seen on the line, as a heartbeat with
- * no beats ({@link #DELTAS}); the MRv1 shim still sends its updates, deltas
- * and all, on the line.
+ * <p>Two lines, each one call at a time on its own thread (so its own Py4J
+ * connection), each call with a deadline: the line ({@link #turn}) carries
+ * heartbeats, place, move and every payload with deltas; the update line
+ * ({@link #updateTurn}) only the update pass, whose payload carries none. So
+ * no heartbeat waits in Java behind a pass, and Python still applies the
+ * deltas in the order they were taken: the one line takes them, calls, and
+ * carries out the answer before it takes the next. (Deltas on both lines
+ * could reach Python out of order, as the two Py4J calls race.) The YARN
+ * update therefore sends what Python has not seen first, on the line, as a
+ * heartbeat with no beats ({@link #DELTAS}); the MRv1 shim sends its whole
+ * update on the line.
  *
- * <p>A call that fails for any reason (no policy, an exception, an unusable
- * or refusing answer, the deadline) returns null and opens a fallback
- * episode (WARN when it starts, INFO when Python answers again; reported to
- * Python in a later payload). If its payload carried deltas they may be lost:
- * the next one carries the full state ({@code onResync}). A call whose
- * connection breaks drops the policy and its callback client at once: that
- * Python must register again, with a fresh token. A busy Python is not a dead
- * one: only {@code maxTimeouts} read timeouts in a row drop it. An answer that
- * breaks the protocol's limits ({@link BadMessage}) is refused whole, counted
- * ({@link #refusedAnswers}) and logged with the field it breaks.
+ * <p>A call that fails (no policy, an exception, an unusable or refusing
+ * answer, the deadline) returns null and opens a fallback episode (WARN when
+ * it starts, INFO when Python answers again, reported to Python in a later
+ * payload); if it carried deltas they may be lost, so the next payload is
+ * full ({@code onResync}). A broken connection drops the policy and its
+ * callback client at once; a busy Python is dropped only after {@code
+ * maxTimeouts} read timeouts in a row. An answer outside the protocol's
+ * limits ({@link BadMessage}) is refused whole, counted and logged.
  *
- * <p>One policy at a time, holding a lease that its status calls renew: a
- * new one is refused while the lease runs (unless the holder's connection is
- * refused: it is dead) and takes over once it lapses, or at once with
- * takeover.
+ * <p>One policy at a time, holding a lease its status calls renew: another
+ * is refused while the lease runs, unless the holder is dead (its connection
+ * refused) or the newcomer takes over.
  *
- * <p>Order: a line's lock, then the master's lock; callers must not hold the
- * master's lock. Registration state and the episode are guarded by {@code
- * this}, a leaf, as is {@link Deltas}.
+ * <p>Order: a line's lock, then the master's lock. {@code this} (the
+ * registration, the episode) and {@link Deltas} are leaves.
  */
 public final class PolicyLink {
   private static final Logger LOG = LoggerFactory.getLogger(PolicyLink.class);
 
-  /** The first call on a line after a registration opens its Py4J connection. */
+  /** The deadline of a line's first call after a registration, which opens its Py4J connection. */
   public static final long WARMUP_MS = 2000;
   /** How long a registered policy has to answer a ping when another one registers. */
   static final long PROBE_MS = 500;
@@ -81,7 +66,7 @@ public final class PolicyLink {
   public static final long LEASE_MS = 10_000;
   /** The most assignments a shim carries out for one node from one answer; more refuse the answer. */
   public static final int MAX_ASSIGN_PER_NODE = 1024; // Python: engine.MAX_ASSIGN_PER_HEARTBEAT
-  /** The update's deltas on the line: Python's heartbeat call with no beats, timed apart. */
+  /** The update's deltas on the line: Python's heartbeat with no beats, timed apart. */
   public static final String DELTAS = "deltas";
 
   /** Benchmarks time calls through this (slotwise.call-observer.class); null otherwise. */
@@ -185,7 +170,7 @@ public final class PolicyLink {
     }
   }
 
-  /** A clean exit; false if that session is not the registered one. */
+  /** A clean exit; false if that session is not the one registered. */
   public boolean unregister(String s) {
     synchronized (registration) {
       PolicyServer p;
@@ -238,7 +223,6 @@ public final class PolicyLink {
         + s.allocations() + ", version " + s.version() + ")";
   }
 
-  /** The master's name in the messages Python shows ("ResourceManager", "JobTracker"). */
   public void setMaster(String name) {
     master = name;
   }
@@ -303,30 +287,23 @@ public final class PolicyLink {
     }
   }
 
-  /** Takes the line with the configured deadline; see {@link #turn(String, long)}. */
   public Turn turn(String what) {
     return turn(what, timeoutMs);
   }
 
   /**
-   * Takes the line for one call to Python ({@code what}: heartbeat, {@link
-   * #DELTAS}, update, place or move), waiting at most {@code deadlineMs},
-   * which also bounds the call itself. Null when no call can be made (no
-   * policy, the line busy past the deadline, the previous call still
-   * running): a failed call, already counted. Otherwise the caller builds its
-   * payload, {@link Turn#send sends} it, carries out the answer and closes the
-   * turn, in that order, so each answer is carried out before the next
+   * Takes the line for one call ({@code what}: heartbeat, {@link #DELTAS},
+   * update, place or move) within {@code deadlineMs}, which also bounds the
+   * call; null when none can be made (a failed call, counted). The caller
+   * then builds its payload, {@link Turn#send sends} it, carries out the
+   * answer and closes the turn: each answer is carried out before the next
    * payload is built.
    */
   public Turn turn(String what, long deadlineMs) {
     return turn(line, what, deadlineMs);
   }
 
-  /**
-   * Takes the update line for an update call whose payload carries no deltas
-   * (nothing a failed call could lose); its deadline is the configured one,
-   * or {@link #WARMUP_MS} for the first call after a registration.
-   */
+  /** The update line, for a pass whose payload carries no deltas; the first call's deadline is WARMUP_MS. */
   public Turn updateTurn() {
     return turn(updates, "update", updates.cold ? Math.max(timeoutMs, WARMUP_MS) : timeoutMs);
   }
@@ -382,11 +359,9 @@ public final class PolicyLink {
     }
 
     /**
-     * Sends the payload on the line's thread and waits for the answer until
-     * the deadline; the answer checked whole and bound ({@link #read}). Null
-     * if the call failed (counted, a fallback episode opened, a full payload
-     * asked for next if this one carried deltas) or Python refused the payload
-     * ({@code error}).
+     * Sends the payload on the line's thread; the answer by the deadline,
+     * checked whole ({@link #read}), or null: the call failed (or Python
+     * refused the payload), counted, in an episode.
      */
     public <A> A send(String payload, Class<A> type) {
       sent = true;
@@ -462,19 +437,18 @@ public final class PolicyLink {
 
   /** The socket's read timeout ran out: Python is slow or paused, its connection may be whole. */
   static boolean isTimeout(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof java.net.SocketTimeoutException) {
-        return true;
-      }
-    }
-    return false;
+    return caused(e, t -> t instanceof java.net.SocketTimeoutException);
   }
 
   /** The callback connection failed (as opposed to Python raising); a timeout is one too, see isTimeout. */
   static boolean isLinkFailure(Throwable e) {
+    return caused(e, t -> t instanceof Py4JNetworkException || t instanceof IOException
+        || String.valueOf(t.getMessage()).contains("communication channel"));
+  }
+
+  private static boolean caused(Throwable e, java.util.function.Predicate<Throwable> such) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof Py4JNetworkException || t instanceof IOException
-          || String.valueOf(t.getMessage()).contains("communication channel")) {
+      if (such.test(t)) {
         return true;
       }
     }
@@ -508,25 +482,19 @@ public final class PolicyLink {
   }
 
   /**
-   * A message of this type from JSON, checked whole against the schema
-   * ({@link Messages}, generated from it), and a HeartbeatAnswer for at most
-   * MAX_ASSIGN_PER_NODE assignments per node, before any of it is used:
+   * A message from JSON, checked whole against the schema ({@link Messages})
+   * and a HeartbeatAnswer for MAX_ASSIGN_PER_NODE, before any of it is used;
    * BadMessage ("Type: $.field: why") if not.
    */
   public static <T> T read(String json, Class<T> type) {
     String name = type.getSimpleName();
     T message;
     try {
-      JsonNode tree = MAPPER.readTree(json);
-      if (tree == null || tree.isMissingNode()) {
-        throw new BadMessage(name + ": empty message");
-      }
+      JsonNode tree = MAPPER.readTree(json); // empty: a MissingNode, which the checker refuses
       if (Messages.DEFINITIONS.contains(name)) {
         Messages.check(name, tree);
       }
       message = READERS.computeIfAbsent(type, MAPPER::readerFor).readValue(tree);
-    } catch (BadMessage e) {
-      throw e;
     } catch (IOException | RuntimeException e) {
       String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
       for (Throwable t = e; t != null; t = t.getCause()) {
@@ -569,11 +537,7 @@ public final class PolicyLink {
     heartbeats.incrementAndGet();
   }
 
-  /**
-   * Counts one heartbeat that the built-in FIFO scheduled, always inside an
-   * episode: a policy that has just registered is skipped until its first
-   * call (the warm-up) answers, with no call failed to open one.
-   */
+  /** A heartbeat the FIFO scheduled, in an episode (one opens for a policy warming up: no call failed). */
   public void fallbackHeartbeat() {
     totalFallbacks.incrementAndGet();
     synchronized (this) {
@@ -615,10 +579,7 @@ public final class PolicyLink {
     }
   }
 
-  /**
-   * A failed call (null, for {@link Turn#send}); {@code built}: its payload
-   * was built, or there is no policy: on the line, the full state goes next.
-   */
+  /** A failed call (null, for send); {@code built}: its payload was (or no policy): the line's full state next. */
   private <A> A failed(Line l, String what, String reason, boolean built) {
     failures.incrementAndGet();
     if (built && l.deltas) {
@@ -637,10 +598,9 @@ public final class PolicyLink {
   }
 
   /**
-   * Starts an episode without Python (caller holds this monitor); what it
-   * logs is what happened: a failed call, or a policy warming up. The first
-   * heartbeat the FIFO schedules in it is logged then, so a failed update
-   * that no heartbeat followed says nothing of the FIFO.
+   * Starts an episode without Python (under this monitor), logging what
+   * happened; the FIFO's first heartbeat in it is logged then, so a failed
+   * update that no heartbeat followed says nothing of the FIFO.
    */
   private void openEpisode(String reason) {
     lastReason = reason;
@@ -668,7 +628,6 @@ public final class PolicyLink {
     }
   }
 
-  /** Answers from Python refused whole for breaking the protocol (its limits included) since the start. */
   public long refusedAnswers() {
     return refused.get();
   }
@@ -700,10 +659,9 @@ public final class PolicyLink {
   // ------------------------------------------------------------------ deltas
 
   /**
-   * What the shim owes Python since its last payload that reached it: the
-   * "Payload" of docs/protocol.md, before the changed apps are read. A leaf
-   * lock. While a full resync is pending no deltas are kept: the next payload
-   * carries the whole state anyway, and nothing piles up while Python is away.
+   * What the shim owes Python since its last payload that reached it, before
+   * the changed apps are read. While a full resync is pending none are kept:
+   * nothing piles up while Python is away.
    */
   public static final class Deltas {
     /** Past this many pending entries, a full resync is cheaper than the deltas. */
@@ -714,11 +672,9 @@ public final class PolicyLink {
         List<String> appsChanged, List<String> appsRemoved, List<Messages.Container> launched,
         List<Messages.Refusal> rejected, List<String> finished, List<Messages.AppEnd> appsFinished) {
       /**
-       * The Payload of one call, built the same way by both masters: with the
-       * master's own records, which are the whole state when {@link #full}
-       * (nothing was taken then), else the nodes and containers taken and the
-       * apps whose ids were; {@code beats} null for an update, {@code check}
-       * null unless this call carries the truth.
+       * The Payload of one call, the same for both masters: with their own
+       * records, the whole state when {@link #full}, else the nodes and
+       * containers taken and the apps whose ids were.
        */
       public Messages.Payload payload(List<Messages.Node> nodes, List<Messages.App> apps,
           List<Messages.Container> launched, List<Messages.Beat> beats,
@@ -739,7 +695,6 @@ public final class PolicyLink {
     private final List<Messages.Refusal> rejected = new ArrayList<>();
     private final List<String> finished = new ArrayList<>();
 
-    /** The next payload must carry the whole state; pending deltas are dropped. */
     public synchronized void requireFull() {
       fullNeeded = true;
       clear();
@@ -832,15 +787,11 @@ public final class PolicyLink {
 
   /**
    * The gateway's way to Python: the callback port and token of the policy
-   * registered now, or nothing. A call with nothing connected fails at once
-   * (and so never reaches a port some other process may hold by now).
-   *
-   * <p>It is Py4J's own client, never connected itself (port 0, no cleaner
-   * thread, memory management off so a finalized proxy of an old Python never
-   * reaches the new one), so what the gateway asks of it that holds for every
-   * registration (the address, the read timeout, the entry point's proxy) is
-   * Py4J's; calls go to the client of the registration in force, which keeps
-   * a connection for each call under way (one per line).
+   * registered now, or nothing (a call then fails at once, never reaching a
+   * port another process may hold by now). Py4J's own client, never connected
+   * itself (memory management off: an old Python's finalized proxy never
+   * reaches the new one); calls go to the registration's client, which keeps
+   * a connection per call under way (one per line).
    */
   public static final class Callbacks extends CallbackClient {
     /**
@@ -879,19 +830,18 @@ public final class PolicyLink {
       super(0, ShimRuntime.LOOPBACK, 0, TimeUnit.SECONDS, NO_DELAY, false, readTimeoutMs);
     }
 
-    /** Calls go to this port, authenticated with this (per-registration) token. */
-    synchronized void connect(int pythonPort, String token) {
-      CallbackClient old = client;
-      client = new CallbackClient(pythonPort, ShimRuntime.LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
-          readTimeout);
-      if (old != null) {
-        old.shutdown();
-      }
+    void connect(int pythonPort, String token) {
+      use(new CallbackClient(pythonPort, ShimRuntime.LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
+          readTimeout));
     }
 
-    synchronized void disconnect() {
+    void disconnect() {
+      use(null);
+    }
+
+    private synchronized void use(CallbackClient next) {
       CallbackClient old = client;
-      client = null;
+      client = next;
       if (old != null) {
         old.shutdown();
       }
