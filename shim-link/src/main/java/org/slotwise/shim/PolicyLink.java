@@ -701,59 +701,61 @@ public final class PolicyLink {
     }
 
     public synchronized void nodeChanged(Messages.Node n) {
-      if (!fullNeeded) {
+      keep(() -> {
         nodesRemoved.remove(n.id()); // a node back before its removal was sent
         nodes.put(n.id(), n);
-        capPending();
-      }
+      });
     }
 
     public synchronized void nodeRemoved(String id) {
-      if (!fullNeeded) {
+      keep(() -> {
         nodes.remove(id);
         nodesRemoved.add(id);
-      }
+      });
     }
 
     /** The app's whole record goes in the next payload, read when it is built. */
     public synchronized void appChanged(String id) {
-      if (!fullNeeded && !appsRemoved.contains(id)) {
-        appsChanged.add(id);
-        capPending();
-      }
+      keep(() -> {
+        if (!appsRemoved.contains(id)) {
+          appsChanged.add(id);
+        }
+      });
     }
 
     /** The app left; {@code end} is how it ended as the master says (null: not known). */
     public synchronized void appRemoved(String id, Messages.FinalState end) {
-      if (!fullNeeded) {
+      keep(() -> {
         appsChanged.remove(id);
         appsRemoved.add(id);
+        appsFinished.remove(id);
         if (end != null) {
           appsFinished.put(id, end);
-        } else {
-          appsFinished.remove(id);
         }
-      }
+      });
     }
 
     public synchronized void launched(Messages.Container c) {
-      if (!fullNeeded) {
-        launched.add(c);
-        capPending();
-      }
+      keep(() -> launched.add(c));
     }
 
     public synchronized void rejected(String engineId, Messages.Reason reason) {
-      if (!fullNeeded && engineId != null) {
-        rejected.add(new Messages.Refusal(engineId, reason));
-        capPending();
+      if (engineId != null) { // a refusal must name Python's assignment (the schema's required engine_id)
+        keep(() -> rejected.add(new Messages.Refusal(engineId, reason)));
       }
     }
 
     public synchronized void finished(String containerId) {
+      keep(() -> finished.add(containerId));
+    }
+
+    /** A change kept unless a full resync is pending (it will carry the whole state); too many make one. */
+    private void keep(Runnable change) {
       if (!fullNeeded) {
-        finished.add(containerId);
-        capPending();
+        change.run();
+        if (launched.size() + rejected.size() + finished.size() + appsChanged.size() + nodes.size() > MAX_PENDING) {
+          requireFull();
+        }
       }
     }
 
@@ -767,12 +769,6 @@ public final class PolicyLink {
       fullNeeded = false;
       clear();
       return t;
-    }
-
-    private void capPending() {
-      if (launched.size() + rejected.size() + finished.size() + appsChanged.size() + nodes.size() > MAX_PENDING) {
-        requireFull();
-      }
     }
 
     private void clear() {
