@@ -118,6 +118,8 @@ class TimedCore(PolicyCore):
             answer = super().heartbeat(payload)
         cpu = time.thread_time_ns() - c0
         total = time.perf_counter_ns() - t0
+        if '"beats"' not in payload:
+            return answer  # the update's deltas, a heartbeat with no beats: not a heartbeat decided
         self.samples.append((total, self._apply_ns, _decide.ns, len(payload), cpu, _gc["collections"] != gcs,
                              answer.count('_local"') + answer.count('"off_switch"')))
         self.payloads.append((payload, answer))
@@ -427,6 +429,7 @@ def run(args) -> list[dict]:
             c0 = gen.counts()
             java_before = call_stats("heartbeat", True)
             call_stats("update", True)
+            call_stats("deltas", True)
             core.reset()
             if args.profile and level == args.levels[-1]:
                 import cProfile
@@ -438,11 +441,13 @@ def run(args) -> list[dict]:
                 print(f"      Python heartbeats profiled (cProfile, so slower) into {args.profile}", flush=True)
             stats = call_stats("heartbeat", False)
             update = call_stats("update", False)
+            deltas = call_stats("deltas", False)
             c1 = gen.counts()
             row = {"apps": level, "grow_seconds": round(grow_s, 1), "java": java_figures(stats),
                    "fallbacks": stats["fallbacks"] - java_before["fallbacks"],
                    "failures": stats["failures"] - java_before["failures"],
-                   "update": java_figures(update), "python": python_breakdown(core),
+                   "update": java_figures(update), "deltas": java_figures(deltas),
+                   "python": python_breakdown(core),
                    "am_allocates_per_s": (c1["allocates"] - c0["allocates"]) / args.seconds,
                    "containers_per_s": (c1["received"] - c0["received"]) / args.seconds,
                    "ready": ready}
@@ -488,7 +493,8 @@ def print_breakdown(r: dict) -> None:
     print(f"      p50/p99 us: Py4J call (Java) {f(j['invoke'])}, in Python {f(p['total'])} "
           f"[apply {f(p['apply'])}, decide {f(p['decide'])}, decode {f(p['loads'])}, json.dumps {f(p['dumps'])}]; "
           f"Java build {f(j['build'])}, wait for the line {f(j['wait'])} (max {j['wait']['max']:.0f}); "
-          f"update call {f(u['total'])} (n={u['count']}; in Python {f(p['update_python'])}); "
+          f"update call {f(u['total'])} (n={u['count']}, on its own line; in Python {f(p['update_python'])}); "
+          f"the update's deltas on the line {f(r['deltas']['total'])} (n={r['deltas']['count']}); "
           f"policy counts in the window {p['counters']}", flush=True)
     da = p["decide_by_assignments"]
     print("      decision by containers assigned: " + ", ".join(

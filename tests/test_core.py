@@ -4,6 +4,7 @@ messages as the shim sends them (JSON text, and typed)."""
 import io
 import json
 import logging
+import threading
 
 import pytest
 
@@ -165,6 +166,79 @@ def test_a_divergence_is_found_at_the_second_check_and_repaired_by_a_resync(core
     call(core, "update", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)], check=truth)
     assert engine(core).apps["a1"].pending.memory_mb == 1024
     assert "resync" not in call(core, "update", check=truth)
+
+
+def test_the_yarn_shims_update_sends_the_truth_on_the_line_as_a_heartbeat_with_no_beats(core):
+    """The YARN shim's update: its deltas and the RM's truth as a heartbeat
+    with no beats (on the line that carries every delta), then the pass with
+    an empty payload (docs/shim.md). The heartbeat checks the truth as the
+    update would: a divergence at the second check asks for a resync."""
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)])
+    truth = [{"app": "a1", "pending": {}, "allocated": {}, "containers": 0}]  # Python: 1 GB pending
+    first = call(core, "heartbeat", check=truth)
+    assert first.get("assign", []) == [] and "resync" not in first  # no beats: nothing decided
+    assert call(core, "update").get("preempt", []) == []
+    assert call(core, "heartbeat", check=truth)["resync"] is True
+    assert "resync" not in call(core, "heartbeat")  # the verdict was that call's only
+    assert core.counters["divergences"] == 1
+
+
+def test_an_update_is_decoded_before_the_lock_and_a_bad_one_changes_nothing(core):
+    call(core, "heartbeat", full=True, nodes=NODES, apps=[job("a1", "root.prod", n=1)])
+    calls = core.counters["calls"]
+    held, done, released = threading.Event(), threading.Event(), threading.Event()
+
+    def another_call():  # holds the door's lock, as a long pass would
+        with core._lock:
+            held.set()
+            done.wait(30)
+        released.set()
+
+    t = threading.Thread(target=another_call)
+    t.start()
+    try:
+        assert held.wait(30)
+        answer = json.loads(core.update('{"now_ms": -1}'))
+        assert not released.is_set(), "refused while the lock was held elsewhere"
+    finally:
+        done.set()
+        t.join(30)
+    assert "now_ms" in answer["error"] and core.counters["calls"] == calls
+
+
+def ask(priority, name, count, relax=True):
+    return {"priority": priority, "name": name, "resource": {"memory_mb": 1024, "vcores": 1}, "count": count,
+            "relax_locality": relax}
+
+
+def asked(core, *asks):
+    """An app as the YARN shim sends it (its ResourceRequests as they are); its requests as Python holds them."""
+    ans = call(core, "heartbeat", full=True, nodes=NODES,
+               apps=[{**app("a1", "root.prod"), "asks": list(asks)}])
+    assert "error" not in ans, ans
+    return engine(core).apps["a1"].requests
+
+
+def test_a_strict_node_ask_carries_its_inferred_racks_as_strict(core):
+    # As AMRMClient asks for host1 with relaxLocality false: the node ask
+    # relaxable, its rack's ask and ANY's strict.
+    (r,) = asked(core, ask(20, "host1", 1), ask(20, "/rack1", 1, False), ask(20, "*", 1, False)).values()
+    assert (r.priority, r.num_containers, r.hosts, r.racks) == (20, 1, {"host1": 1}, {"/rack1": 1})
+    assert r.relax_locality is False and set(r.strict_racks) == {"/rack1"}
+
+
+def test_a_strict_rack_with_no_containers_left_is_still_strict_and_relaxable_ones_are_not_listed(core):
+    requests = asked(core, ask(1, "/rack2", 0, False), ask(1, "/rack1", 2), ask(1, "h1", 2), ask(1, "*", 2),
+                     ask(5, "*", 0))
+    assert list(requests) == [1], "a priority with no containers left at ANY is no request"
+    r = requests[1]
+    assert set(r.strict_racks) == {"/rack2"} and r.racks == {"/rack1": 2} and r.relax_locality is True
+
+
+def test_an_app_carries_asks_or_requests_not_both(core):
+    both = {**app("a1", "root.prod", [req(1, 1024, 1, 1)]), "asks": [ask(1, "*", 1)]}
+    ans = call(core, "heartbeat", full=True, nodes=NODES, apps=[both])
+    assert "asks and requests both" in ans["error"]
 
 
 def test_an_agreeing_check_and_a_one_off_difference_change_nothing(core):

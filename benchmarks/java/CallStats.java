@@ -140,7 +140,7 @@ public final class CallStats implements PolicyLink.CallObserver {
     out.put("wait_ns", summary(w));
     out.put("payload_chars", sizes(p));
     out.put("answer_chars", sizes(a));
-    return Wire.write(out);
+    return PolicyLink.write(out);
   }
 
   private static Map<String, Long> summary(long[] samples) {

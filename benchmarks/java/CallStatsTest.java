@@ -12,7 +12,7 @@ class CallStatsTest {
   @SuppressWarnings("unchecked")
   private static Map<String, Object> parse(String json) {
     try {
-      return Wire.MAPPER.readValue(json, Map.class);
+      return PolicyLink.MAPPER.readValue(json, Map.class);
     } catch (java.io.IOException e) {
       throw new AssertionError(e);
     }

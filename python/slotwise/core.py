@@ -51,6 +51,7 @@ MAX_PLACEMENTS = 10_000
 #: Refusals that stay true until the app's asks or the node change: the same
 #: offer is not made again until then (the others are races that pass).
 LASTING_REFUSALS = frozenset({"locality", "blacklisted", "no_task"})
+INT32_MAX = 2**31 - 1
 
 
 def _res(r) -> Resource:
@@ -70,6 +71,35 @@ def _same_requests(app, requests) -> bool:
                 or h.hosts != r.hosts or h.racks != r.racks or h.strict_racks != frozenset(r.strict_racks)):
             return False
     return True
+
+
+def _requests_of(asks) -> list:
+    """YARN's ResourceRequests (App.asks, as the YARN shim sends them) as
+    the protocol's requests, one per request priority: the ANY ask's count,
+    size and relaxLocality; the hosts' and racks' counts above 0; and the
+    racks whose own ask may not be relaxed, with or without a count (what
+    YARN's canDelayTo reads). A priority whose ANY ask counts no container
+    is no request."""
+    by_priority: dict[int, list] = {}
+    for a in asks:
+        by_priority.setdefault(a.priority, []).append(a)
+    out = []
+    for priority in sorted(by_priority):
+        count, size, relax, hosts, racks, strict = 0, None, True, {}, {}, []
+        for a in by_priority[priority]:
+            if a.name == "*":
+                count, size, relax = count + a.count, a.resource, a.relax_locality
+                continue
+            rack = a.name.startswith("/")
+            if rack and not a.relax_locality:
+                strict.append(a.name)
+            if a.count > 0:
+                where = racks if rack else hosts
+                where[a.name] = min(INT32_MAX, where.get(a.name, 0) + a.count)
+        if count > 0:
+            out.append(wire.Request(priority=priority, resource=size, count=min(INT32_MAX, count), hosts=hosts,
+                                    racks=racks, relax_locality=relax, strict_racks=strict))
+    return out
 
 
 def _by_submit(a) -> tuple:
@@ -150,6 +180,7 @@ class PolicyCore:
         self._suspects: set[str] = set()  # apps whose view differed from the RM's at the last check
         self._table = TableDiff()
         self._resynced = False  # a full payload since the last update answer: the shim starts afresh
+        self._diverged = False  # the last heartbeat's truth confirmed a divergence: its answer asks for a resync
         self.counters = collections.Counter()  # calls, resyncs, rejected messages, divergences, recoveries
         self._episodes_seen: collections.deque = collections.deque(maxlen=64)  # the last fallback episodes counted
         self.refusals = collections.Counter()  # the shim's refused assignments, by reason
@@ -181,22 +212,30 @@ class PolicyCore:
     # ------------------------------------------------ the protocol, as JSON
     def heartbeat(self, text: str) -> str:
         try:
-            assigned = self.handle_heartbeat(wire.decode("Payload", text))
+            msg = wire.decode("Payload", text)
+            with self._lock:  # the verdict on the truth msg carries, if any, is this call's
+                assigned = self.handle_heartbeat(msg)
+                resync, self._diverged = self._diverged, False
         except ProtocolError as e:
             return wire.encode(wire.HeartbeatAnswer(error=str(e)))
         except Exception:  # a bug: the shim falls back and resyncs, which repairs what it half did
             return wire.encode(wire.HeartbeatAnswer(error=self._internal_error("heartbeat")))
         return wire.encode(wire.HeartbeatAnswer(assign=[
             wire.Assignment(app=a.app_id, node=a.node_id, priority=a.priority, locality=a.locality,
-                            engine_id=a.container_id, resource=self._wire_resource(a.resource)) for a in assigned]))
+                            engine_id=a.container_id, resource=self._wire_resource(a.resource)) for a in assigned],
+            resync=resync))
 
     def _wire_resource(self, r: Resource):
         return wire.Resource(**{d: int(getattr(r, d)) for d in self.dims})
 
     def update(self, text: str) -> str:
+        try:  # decoded before the lock: it holds only the apply, the pass and the queue table
+            msg = wire.decode("Payload", text)
+        except ProtocolError as e:
+            return wire.encode(wire.UpdateAnswer(error=str(e)))
         with self._lock:  # the table must describe the engine the update just ran on
             try:
-                result = self.handle_update(wire.decode("Payload", text))
+                result = self.handle_update(msg)
             except ProtocolError as e:
                 return wire.encode(wire.UpdateAnswer(error=str(e)))
             except Exception:
@@ -224,7 +263,9 @@ class PolicyCore:
 
     # ------------------------------------------------ the protocol, typed
     def handle_heartbeat(self, msg) -> list[Assignment]:
-        """Apply a Payload, then decide for its beats.  Raises ProtocolError
+        """Apply a Payload, check the RM's truth if it carries it (the YARN
+        shim's update sends its deltas and the truth as a heartbeat with no
+        beats: docs/shim.md), then decide for its beats.  Raises ProtocolError
         (nothing applied) if the payload is not consistent."""
         with self._lock, self._clock:
             recorder = self.recorder
@@ -233,6 +274,8 @@ class PolicyCore:
             stats = self.stats
             started = time.perf_counter() if stats is not None else 0.0
             self._apply(msg)
+            if msg.check is not None:
+                self._diverged = self._check_truth(msg.check)
             assigned: list[Assignment] = []
             for beat in msg.beats:
                 assigned += self._engine.heartbeat(beat.node, None if beat.free is None else _res(beat.free))
@@ -346,6 +389,9 @@ class PolicyCore:
 
     def _apply(self, msg) -> None:
         """Check a payload against itself and the engine, then apply it whole."""
+        for a in msg.apps:
+            if a.asks and not a.requests:  # the YARN shim's: grouped here (both: refused below)
+                a.requests, a.asks = _requests_of(a.asks), []
         self._refuse_if_inconsistent(msg)
         self.counters["calls"] += 1
         if msg.full:

@@ -34,6 +34,8 @@ def payload_problems(msg, engine, kind: str) -> list[str]:
     if len(apps) > 1 and len({a.id for a in apps}) != len(apps):
         out.append("apps: the same app twice")
     for i, a in enumerate(apps):
+        if a.asks:
+            out.append(f"apps[{i}] ({a.id}): asks and requests both; an app carries one or the other")
         if len(a.requests) > 1 and len({r.priority for r in a.requests}) != len(a.requests):
             out.append(f"apps[{i}] ({a.id}): two requests at one priority")
         for j, r in enumerate(a.requests):

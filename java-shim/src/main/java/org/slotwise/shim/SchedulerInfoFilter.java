@@ -5,34 +5,26 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 import javax.servlet.*;
-import javax.servlet.http.HttpServletRequest;
-import javax.servlet.http.HttpServletResponse;
+import javax.servlet.http.*;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ha.HAServiceProtocol.HAServiceState;
-import org.apache.hadoop.http.FilterContainer;
-import org.apache.hadoop.http.FilterInitializer;
+import org.apache.hadoop.http.*;
 import org.apache.hadoop.http.lib.StaticUserWebFilter;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.server.resourcemanager.IsResourceManagerActiveServlet;
-import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.server.resourcemanager.*;
 import org.apache.hadoop.yarn.server.security.http.RMAuthenticationFilterInitializer;
 
 /**
- * The RM's two views of its scheduler for an RM scheduled by Slotwise, both
- * drawn by {@code slotwise serve} from its own tree
- * (python/slotwise/web/rm_scheduler.py) and forwarded here ({@link ServeWeb}:
- * bounded, no scheduler lock taken): {@code GET /ws/v1/cluster/scheduler} in
- * the FairScheduler's JSON shape (RMWebServices knows only YARN's own
- * schedulers), and the {@code /cluster/scheduler} page (the link's part and
- * serve's queues; YARN's page would need a page class). A filter in front of
- * every path of the RM's web server (the shim adds this initializer to {@code
- * hadoop.http.filter.initializers}, after the configured ones, so
- * authentication runs first): it answers those two GETs on an active RM and
- * passes everything else on. With serve gone, or answering unusably, the REST
- * view is 503 in YARN's error shape, saying why, and the page says why where
- * the queues would be; never reaching the RM.
+ * The RM's two views of its scheduler, drawn by {@code slotwise serve}
+ * (python/slotwise/web/rm_scheduler.py) and forwarded by {@link ServeWeb}:
+ * {@code GET /ws/v1/cluster/scheduler} in the FairScheduler's JSON shape
+ * (RMWebServices knows only YARN's own schedulers) and the {@code
+ * /cluster/scheduler} page. A filter in front of every path of the RM's web
+ * server, added after the configured ones (so authentication runs first): it
+ * answers those two GETs on an active RM and passes all else on. With serve
+ * gone the REST view is 503 in YARN's error shape, the page says why.
  */
 public class SchedulerInfoFilter extends FilterInitializer implements Filter {
   static final String PATH = "/ws/v1/cluster/scheduler";
@@ -40,10 +32,9 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
   static final String INITIALIZERS = "hadoop.http.filter.initializers";
 
   /**
-   * Adds this filter after the configured ones. Without security YARN adds
-   * its own simple-auth filter (user.name=) only to an empty list or to
-   * StaticUserWebFilter alone (RMWebAppUtil); ours would make it skip that,
-   * so it is added here exactly as YARN would.
+   * Adds this filter after the configured ones. Without security YARN adds its
+   * simple-auth filter only to an empty list or to StaticUserWebFilter alone
+   * (RMWebAppUtil); ours would make it skip that, so it is added here as YARN would.
    */
   static void install(Configuration conf) {
     String filters = conf.getTrimmed(INITIALIZERS, "");
@@ -107,7 +98,7 @@ public class SchedulerInfoFilter extends FilterInitializer implements Filter {
 
   /** YARN's shape of a REST error. */
   static String error(String exception, String message) {
-    return Wire.write(Map.of("RemoteException", Map.of("exception", exception, "message", message,
+    return PolicyLink.write(Map.of("RemoteException", Map.of("exception", exception, "message", message,
         "javaClassName", "javax.ws.rs." + exception)));
   }
 }

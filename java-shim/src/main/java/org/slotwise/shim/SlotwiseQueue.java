@@ -14,13 +14,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Queue;
 
 /**
- * One of Python's queues, as a YARN queue, by full name (root.x.y). Queues are
- * made on demand; the numbers come from the queue table of Python's last
- * update answer, the usage from YARN's own queue metrics.
- *
- * <p>Nothing here takes the scheduler's lock: getQueueInfo is called under
- * app attempt locks (resource usage reports), so it reads only volatile data
- * and thread-safe metrics.
+ * One of Python's queues as a YARN queue, by full name (root.x.y), made on
+ * demand: its numbers from Python's last queue table, its usage from YARN's
+ * queue metrics. Nothing here takes the scheduler's lock (getQueueInfo is
+ * called under attempt locks): it reads only volatile data and the metrics.
  */
 final class SlotwiseQueue implements Queue {
   static final String ROOT = "root";
@@ -31,10 +28,12 @@ final class SlotwiseQueue implements Queue {
   private final ActiveUsersManager users;
   private final Supplier<Resource> cluster;
   private final Map<String, SlotwiseQueue> children = new ConcurrentSkipListMap<>();
-  private volatile Messages.QueueRow row; // null until Python describes the queue
+  private volatile Messages.QueueRow row; // Python's; until then, weight 1 and nothing else
 
-  SlotwiseQueue(String name, SlotwiseQueue parent, Configuration conf,
-      Supplier<Resource> cluster) {
+  SlotwiseQueue(String name, SlotwiseQueue parent, Configuration conf, Supplier<Resource> cluster) {
+    Messages.Amount none = new Messages.Amount(0, 0, 0, 0);
+    this.row = new Messages.QueueRow(name, null, 1, none, null, none, none, none, none, 0, 0, null, null, false,
+        null, null, false);
     this.name = name;
     this.cluster = cluster;
     this.metrics = QueueMetrics.forQueue(name, parent, true, conf); // per-user metrics too, as YARN's queues
@@ -44,18 +43,12 @@ final class SlotwiseQueue implements Queue {
     }
   }
 
-  /**
-   * The full name for what a client or Python wrote: "prod" and "root.prod"
-   * are the same queue; null if the name is not usable.
-   */
+  /** The full name for what a client or Python wrote ("prod" and "root.prod" are one queue); null if unusable. */
   static String qualify(String queue) {
-    if (queue == null || queue.trim().isEmpty()) {
+    if (queue == null || queue.isBlank() || tooLong(queue) != null) {
       return null;
     }
     String q = rooted(queue.trim());
-    if (q.length() > Messages.NAME_MAX && q.codePointCount(0, q.length()) > Messages.NAME_MAX) {
-      return null; // no queue can have it: the protocol's bound, and validate's
-    }
     for (String part : q.split("\\.", -1)) {
       if (part.isEmpty() || !part.trim().equals(part)) {
         return null;
@@ -64,7 +57,7 @@ final class SlotwiseQueue implements Queue {
     return q;
   }
 
-  /** Why a queue name is too long once qualified (the protocol's Name bound); null if it is not. */
+  /** Why a queue name is too long once qualified (the protocol's Name bound, and validate's); null if not. */
   static String tooLong(String queue) {
     if (queue == null || queue.length() + ROOT.length() + 1 <= Messages.NAME_MAX) {
       return null;
@@ -83,7 +76,6 @@ final class SlotwiseQueue implements Queue {
     this.row = r;
   }
 
-  /** A child Python no longer has (an empty dynamic queue it removed). */
   void forgetChild(String childName) {
     children.remove(childName);
   }
@@ -103,10 +95,7 @@ final class SlotwiseQueue implements Queue {
   }
 
   private static float ratio(long part, long whole) {
-    if (whole <= 0) {
-      return 0f;
-    }
-    return Math.min(1f, Math.max(0f, (float) part / whole));
+    return whole <= 0 ? 0f : Math.min(1f, Math.max(0f, (float) part / whole));
   }
 
   private static int toInt(long v) {
@@ -118,27 +107,24 @@ final class SlotwiseQueue implements Queue {
     Messages.QueueRow r = row;
     Resource total = cluster.get();
     long clusterMb = total.getMemorySize();
-    Messages.Amount none = new Messages.Amount(0, 0, 0, 0);
-    Messages.Amount min = r == null ? none : r.min();
-    Messages.Amount steady = r == null ? none : r.steady();
-    Messages.Amount max = r == null ? null : r.max();
+    Messages.Amount max = r.max();
     QueueInfo info = RECORDS.newRecordInstance(QueueInfo.class);
     info.setQueueName(name);
     info.setQueuePath(name);
     info.setSchedulerType("SlotwiseScheduler");
     info.setQueueState(QueueState.RUNNING);
-    info.setWeight(r == null ? 1f : (float) r.weight());
-    info.setCapacity(ratio(r == null ? 0 : Math.round(r.fair().memoryMb()), clusterMb));
+    info.setWeight((float) r.weight());
+    info.setCapacity(ratio(Math.round(r.fair().memoryMb()), clusterMb));
     info.setCurrentCapacity(ratio(metrics.getAllocatedMB(), clusterMb));
     info.setMaximumCapacity(max == null ? 1f : ratio(Math.round(max.memoryMb()), clusterMb));
-    info.setMinResourceMemory(Math.round(min.memoryMb()));
-    info.setMinResourceVCore(toInt(Math.round(min.vcores())));
+    info.setMinResourceMemory(Math.round(r.min().memoryMb()));
+    info.setMinResourceVCore(toInt(Math.round(r.min().vcores())));
     info.setMaxResourceMemory(max == null ? clusterMb : Math.min(Math.round(max.memoryMb()), clusterMb));
     info.setMaxResourceVCore(toInt(max == null ? total.getVirtualCores()
         : Math.min(Math.round(max.vcores()), total.getVirtualCores())));
-    info.setSteadyFairShareMemory(Math.round(steady.memoryMb()));
-    info.setSteadyFairShareVCore(toInt(Math.round(steady.vcores())));
-    info.setMaxParallelApps(r == null || r.maxRunningApps() == null ? -1 : r.maxRunningApps());
+    info.setSteadyFairShareMemory(Math.round(r.steady().memoryMb()));
+    info.setSteadyFairShareVCore(toInt(Math.round(r.steady().vcores())));
+    info.setMaxParallelApps(r.maxRunningApps() == null ? -1 : r.maxRunningApps());
     info.setReservedResourceMemory(0);
     info.setReservedResourceVCore(0);
     info.setPreemptionDisabled(false);
@@ -153,7 +139,7 @@ final class SlotwiseQueue implements Queue {
     return info;
   }
 
-  /** Queues' access rules live in Python (place/move); YARN sees open queues. */
+  /** Who may use a queue is Python's business (place, move): YARN sees open queues. */
   @Override
   public boolean hasAccess(QueueACL acl, UserGroupInformation user) {
     return true;
@@ -177,10 +163,9 @@ final class SlotwiseQueue implements Queue {
     return users;
   }
 
+  /** Usage is in the queue metrics, which the attempt's recovery updates. */
   @Override
-  public void recoverContainer(Resource clusterResource,
-      SchedulerApplicationAttempt schedulerAttempt, RMContainer rmContainer) {
-    // Usage is in the queue metrics, which the attempt's recovery updates.
+  public void recoverContainer(Resource cluster, SchedulerApplicationAttempt attempt, RMContainer container) {
   }
 
   @Override

@@ -2,11 +2,8 @@ package org.slotwise.shim;
 
 import java.io.IOException;
 import java.util.*;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.*;
 
-import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFuture;
@@ -20,52 +17,35 @@ import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.ApplicationStateData;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
-import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
-import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
-import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.*;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.*;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.*;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.*;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.apache.hadoop.yarn.server.utils.BuilderUtils;
-import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
-import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
-import org.apache.hadoop.yarn.util.resource.Resources;
+import org.apache.hadoop.yarn.util.resource.*;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slotwise.shim.PolicyLink.Deltas;
 
 /**
- * A YARN ResourceScheduler whose policy runs in Python (docs/shim.md,
- * docs/protocol.md). YARN's bookkeeping (apps, attempts, nodes, containers,
- * metrics) is done here the way FifoScheduler does it; the decisions (which
- * container goes where, which queue an app joins, what to preempt, which app
- * to move) come from Python over Py4J, one call per node heartbeat. When
- * Python cannot answer in time, a built-in FIFO schedules the heartbeat.
+ * A YARN ResourceScheduler whose policy runs in Python (docs/shim.md). YARN's
+ * bookkeeping (apps, attempts, nodes, containers, metrics) is done here the
+ * way FifoScheduler does it; the decisions (which container goes where, which
+ * queue an app joins, what to preempt, which app to move) come from Python.
+ * When Python cannot answer in time, a built-in FIFO schedules the heartbeat.
  *
- * <p>One heartbeat: {@link #nodeUpdate} (or, with async scheduling, the
- * scheduling thread, fed by a {@link NodeBatcher}) runs {@link #scheduleNodes},
- * top to bottom: it takes the line ({@link PolicyLink#turn}), builds the
- * Payload ({@link #payload}), sends it ({@link PolicyLink.Turn#send}) and
- * carries out the answer ({@link #applyHeartbeat}: each assignment checked
- * against Hadoop's own locality rule and the node's room, {@link #tryAssign}),
- * or the FIFO's choice ({@link #fifo}) if the call failed.
- *
- * <p>Locking: the scheduler's write lock guards every change of scheduler
- * state; calls to Python are made without it (see {@link PolicyLink}), with
- * the payload built under the read lock and the answer applied under the
- * write lock.
+ * <p>One heartbeat, top to bottom in {@link #scheduleNodes}: take the line,
+ * build the Payload ({@link #payload}), send it, carry out the answer ({@link
+ * #applyHeartbeat}, each assignment checked by Hadoop's own locality rule,
+ * {@link #tryAssign}) or the FIFO's choice ({@link #fifo}). The write lock
+ * guards every change of scheduler state; no call to Python is made under it.
  */
-public class SlotwiseScheduler
-    extends AbstractYarnScheduler<SlotwiseAppAttempt, FiCaSchedulerNode>
-    implements Configurable, ShimRuntime.Master {
+public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt, FiCaSchedulerNode>
+    implements ShimRuntime.Master {
   /** How often an update carries every app's truth for Python to check (ms). */
   public static final String CHECK_INTERVAL_MS = "slotwise.check.interval-ms";
   public static final String CALL_OBSERVER = "slotwise.call-observer.class";
@@ -73,11 +53,10 @@ public class SlotwiseScheduler
   public static final String ASYNC = "slotwise.scheduling.async";
   /** With async scheduling, at most this many nodes go to Python in one call. */
   public static final String MAX_NODES_PER_CALL = "slotwise.scheduling.max-nodes-per-call";
-  /** Whether the RM's /ws/v1/cluster/scheduler and /cluster/scheduler answer for Slotwise (SchedulerInfoFilter). */
+  /** Whether SchedulerInfoFilter answers the RM's scheduler views. */
   public static final String SCHEDULER_INFO = "slotwise.rest.scheduler-info";
-  /** The deadline of one call to Python by default (docs/benchmarks.md: the fallback share). */
   public static final long DEFAULT_TIMEOUT_MS = 200;
-  /** The FairScheduler's switch, passed to Python at registration (Hadoop's default: off). */
+  /** The FairScheduler's switch, told to Python at registration (Hadoop's default: off). */
   public static final String PREEMPTION = "yarn.scheduler.fair.preemption";
 
   private static final Logger LOG = LoggerFactory.getLogger(SlotwiseScheduler.class);
@@ -95,7 +74,6 @@ public class SlotwiseScheduler
     return t;
   });
 
-  private Configuration conf;
   private boolean usePortForNodeName;
   private SlotwiseQueue root;
   private ShimRuntime runtime;
@@ -112,23 +90,20 @@ public class SlotwiseScheduler
   // ------------------------------------------------------------------ service
 
   @Override
-  public void serviceInit(Configuration configuration) throws Exception {
-    this.conf = configuration;
+  public void serviceInit(Configuration conf) throws Exception {
     applications = new ConcurrentHashMap<>();
     minimumAllocation = super.getMinimumAllocation();
     initMaximumResourceCapability(super.getMaximumAllocation());
-    usePortForNodeName = conf.getBoolean(
-        YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
+    usePortForNodeName = conf.getBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     root = queue(SlotwiseQueue.ROOT); // others come with Python's queue table or an app
     Class<? extends PolicyLink.CallObserver> observer =
         conf.getClass(CALL_OBSERVER, null, PolicyLink.CallObserver.class);
-    runtime = new ShimRuntime(conf::get, Messages.Kind.YARN,
-        () -> conf.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull,
+    runtime = new ShimRuntime(conf::get, Messages.Kind.YARN, () -> conf.getBoolean(PREEMPTION, false),
+        DEFAULT_TIMEOUT_MS, deltas::requireFull,
         observer == null ? null : observer.getDeclaredConstructor().newInstance(), this);
     link = runtime.link();
-    // AbstractYarnScheduler runs update() on its daemon thread at this period.
-    updateInterval = runtime.updateInterval();
+    updateInterval = runtime.updateInterval(); // AbstractYarnScheduler's update thread runs update() so often
     checkIntervalMs = conf.getLong(CHECK_INTERVAL_MS, 5000);
     if (conf.getBoolean(ASYNC, true)) {
       batcher = new NodeBatcher<>(conf.getInt(MAX_NODES_PER_CALL, 100));
@@ -148,7 +123,7 @@ public class SlotwiseScheduler
       scheduling.setDaemon(true);
       scheduling.start();
     }
-    runtime.start(conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
+    runtime.start(getConfig().get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
   }
 
   @Override
@@ -165,24 +140,8 @@ public class SlotwiseScheduler
   }
 
   @Override
-  public void setConf(Configuration configuration) {
-    this.conf = configuration;
-  }
-
-  @Override
-  public Configuration getConf() {
-    return conf;
-  }
-
-  @Override
   public void setRMContext(RMContext context) {
     this.rmContext = context;
-  }
-
-  @Override
-  public void reinitialize(Configuration configuration, RMContext context) throws IOException {
-    setConf(configuration);
-    super.reinitialize(configuration, context);
   }
 
   @Override
@@ -190,14 +149,11 @@ public class SlotwiseScheduler
     // Apps and containers come back through APP_ADDED and NODE_ADDED.
   }
 
-  // ------------------------------------------------------------ Python side
-
-  /** The gateway and the link to Python (registration, status). */
   public ShimRuntime runtime() {
     return runtime;
   }
 
-  /** A policy registered: its first call, a full update, at once on the update thread. */
+  /** A policy registered: its first calls at once on the update thread. */
   @Override
   public void registered() {
     triggerUpdate();
@@ -205,12 +161,12 @@ public class SlotwiseScheduler
 
   // ----------------------------------------------------------------- events
 
+  /** Every scheduler event; a bug here must not take the RM down with it. */
   @Override
   public void handle(SchedulerEvent event) {
     try {
       dispatch(event);
     } catch (Exception e) {
-      // A bug here must not take the RM down with it.
       LOG.error("Slotwise: error while handling {}", event.getType(), e);
     }
   }
@@ -264,14 +220,21 @@ public class SlotwiseScheduler
     }
   }
 
-  /** Runs {@code r} under the scheduler's write lock. */
+  /** Runs {@code r} under the scheduler's write lock, then brings the root queue's room up to date. */
   private void locked(Runnable r) {
     writeLock.lock();
     try {
       r.run();
+      root.getMetrics().setAvailableResourcesToQueue(headroom());
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /** What the cluster has left (none rather than a negative amount). */
+  private Resource headroom() {
+    return Resources.componentwiseMax(Resources.none(),
+        Resources.subtract(getClusterResource(), root.getMetrics().getAllocatedResources()));
   }
 
   // ------------------------------------------------------------------ nodes
@@ -286,7 +249,6 @@ public class SlotwiseScheduler
       for (RMContainer c : node.getCopiedListOfRunningContainers()) {
         deltas.launched(containerRecord(c, null, c.isAMContainer()));
       }
-      updateRootQueueMetrics();
     });
     LOG.info("Slotwise: added node {} ({}); cluster {}", nm.getNodeID(), nm.getTotalCapability(),
         getClusterResource());
@@ -305,7 +267,6 @@ public class SlotwiseScheduler
         if (batcher != null) {
           batcher.remove(nm.getNodeID());
         }
-        updateRootQueueMetrics();
         LOG.info("Slotwise: removed node {}; cluster {}", nm.getNodeID(), getClusterResource());
       }
     });
@@ -319,23 +280,17 @@ public class SlotwiseScheduler
       if (node != null) {
         deltas.nodeChanged(nodeRecord(node));
       }
-      updateRootQueueMetrics();
     });
   }
 
   /**
-   * One node heartbeat: YARN's bookkeeping, then, with async scheduling and
-   * a warm policy, the node goes to the scheduling thread (a full node not
-   * even there) and the heartbeat returns; otherwise one call to Python for
-   * this node here, whose answer is checked and carried out, or the
-   * built-in FIFO if that fails.
+   * One node heartbeat: YARN's bookkeeping; then, with async scheduling and a
+   * warm policy, the node (if it has room) is left to the scheduling thread;
+   * else one call to Python for it here, or the FIFO.
    */
   @Override
   protected void nodeUpdate(RMNode nm) {
-    locked(() -> {
-      super.nodeUpdate(nm);
-      updateRootQueueMetrics();
-    });
+    locked(() -> super.nodeUpdate(nm));
     FiCaSchedulerNode node = nodeTracker.getNode(nm.getNodeID());
     if (node == null || (rmContext.isWorkPreservingRecoveryEnabled()
         && !rmContext.isSchedulerReadyForAllocatingContainers())) {
@@ -367,13 +322,11 @@ public class SlotwiseScheduler
             nodes.add(n);
           }
         }
-      } catch (InterruptedException e) {
-        return;
-      }
-      try {
         if (!nodes.isEmpty()) {
           scheduleNodes(nodes);
         }
+      } catch (InterruptedException e) {
+        return;
       } catch (Throwable t) { // the thread goes on: a bug must not stop the RM's scheduling
         LOG.error("Slotwise: error while scheduling {} node(s)", nodes.size(), t);
       }
@@ -381,26 +334,20 @@ public class SlotwiseScheduler
   }
 
   /**
-   * One call to Python for these nodes, or the built-in FIFO on each of them
-   * if it fails (a new policy warms up on the update thread: FIFO until then).
-   * An error while building the payload or carrying out the answer is logged
-   * and the FIFO schedules the nodes.
+   * One call to Python for these nodes, or the FIFO on each if it fails (as
+   * while a new policy warms up on the update thread, or on an error here).
    */
   private void scheduleNodes(Collection<FiCaSchedulerNode> nodes) {
-    Messages.HeartbeatAnswer answer = null;
+    boolean answered = false;
     if (!(link.hasPolicy() && link.isCold())) {
-      try (PolicyLink.Turn turn = link.turn("heartbeat")) {
-        answer = turn == null ? null : turn.send(payload(nodes, false), Messages.HeartbeatAnswer.class);
-        if (answer != null) {
-          applyHeartbeat(answer);
-        }
+      try {
+        answered = call("heartbeat", link.getTimeoutMs(), nodes, false);
       } catch (RuntimeException e) {
         LOG.error("Slotwise: error while scheduling {} node(s) by Python's answer", nodes.size(), e);
         deltas.requireFull();
-        answer = null;
       }
     }
-    if (answer == null) {
+    if (!answered) {
       locked(() -> {
         for (FiCaSchedulerNode node : nodes) {
           link.fallbackHeartbeat();
@@ -408,8 +355,19 @@ public class SlotwiseScheduler
             fifo(node);
           }
         }
-        updateRootQueueMetrics();
       });
+    }
+  }
+
+  /** One call on the line with these nodes' beats (and with {@code check} the truth); false if it failed. */
+  private boolean call(String what, long deadlineMs, Collection<FiCaSchedulerNode> nodes, boolean check) {
+    try (PolicyLink.Turn turn = link.turn(what, deadlineMs)) {
+      Messages.HeartbeatAnswer answer = turn == null ? null
+          : turn.send(payload(nodes, check), Messages.HeartbeatAnswer.class);
+      if (answer != null) {
+        applyHeartbeat(answer);
+      }
+      return answer != null;
     }
   }
 
@@ -420,16 +378,12 @@ public class SlotwiseScheduler
       if (answer.resync()) {
         deltas.requireFull();
       }
-      updateRootQueueMetrics();
     });
   }
 
   // ------------------------------------------------------------ allocation
 
-  /**
-   * Checks and allocates Python's assignments; under the write lock. A refused one is reported with
-   * its app, whose ask Python took when it assigned and must get back.
-   */
+  /** Python's assignments checked and allocated; a refused one goes back with its app, whose ask Python took. */
   private void assign(List<Messages.Assignment> assignments) {
     for (Messages.Assignment a : assignments) {
       Refused refused;
@@ -452,34 +406,22 @@ public class SlotwiseScheduler
   private record Refused(Messages.Reason reason, String why) {
   }
 
-  /** Allocates one assignment; returns null when done, else why not. */
-  private Refused tryAssign(Messages.Assignment a) {
-    ApplicationId appId;
-    NodeId nodeId;
-    try {
-      appId = ApplicationId.fromString(a.app());
-      nodeId = NodeId.fromString(a.node());
-    } catch (IllegalArgumentException e) {
-      return new Refused(Messages.Reason.ERROR, "malformed id");
-    }
-    SlotwiseAppAttempt attempt = liveAttempt(applications.get(appId));
+
+  private Refused tryAssign(Messages.Assignment a) { // a malformed id throws: an error, in assign
+    SlotwiseAppAttempt attempt = liveAttempt(applications.get(ApplicationId.fromString(a.app())));
+    FiCaSchedulerNode node = nodeTracker.getNode(NodeId.fromString(a.node()));
     if (attempt == null) {
       return new Refused(Messages.Reason.NO_ATTEMPT, "no live attempt");
-    }
-    FiCaSchedulerNode node = nodeTracker.getNode(nodeId);
-    if (node == null) {
+    } else if (node == null) {
       return new Refused(Messages.Reason.NO_NODE, "no such node");
-    }
-    if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
+    } else if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
       return new Refused(Messages.Reason.BLACKLISTED, "node blacklisted by the app");
     }
     for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
       if (key.getPriority().getPriority() == a.priority()
           && a.locality() == locality(attempt, key, node, a.locality())) {
-        if (!fits(attempt, key, node)) {
-          return new Refused(Messages.Reason.NO_ROOM, "does not fit");
-        }
-        return allocateOne(attempt, node, key, a.locality(), a.engineId()) ? null
+        return !fits(attempt, key, node) ? new Refused(Messages.Reason.NO_ROOM, "does not fit")
+            : allocateOne(attempt, node, key, a.locality(), a.engineId()) ? null
             : new Refused(Messages.Reason.ERROR, "allocation refused");
       }
     }
@@ -492,7 +434,6 @@ public class SlotwiseScheduler
     return attempt == null || attempt.isStopped() ? null : attempt;
   }
 
-  /** Whether one container of this request fits in the node's room. */
   private static boolean fits(SlotwiseAppAttempt attempt, SchedulerRequestKey key, FiCaSchedulerNode node) {
     return Resources.fitsIn(attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource(),
         node.getUnallocatedResource());
@@ -511,7 +452,7 @@ public class SlotwiseScheduler
       FiCaSchedulerNode node, Messages.Locality wanted) {
     AppSchedulingInfo asks = attempt.getAppSchedulingInfo();
     for (Messages.Locality level : wanted != null ? List.of(wanted) : List.of(Messages.Locality.values())) {
-      NodeType type = nodeType(level);
+      NodeType type = NodeType.valueOf(level.name()); // NODE_LOCAL, RACK_LOCAL, OFF_SWITCH
       if (asks.checkAllocation(type, node, key)
           && (type == NodeType.NODE_LOCAL || asks.canDelayTo(key, node.getRackName()))
           && (type != NodeType.OFF_SWITCH || asks.canDelayTo(key, ResourceRequest.ANY))) {
@@ -521,25 +462,15 @@ public class SlotwiseScheduler
     return null;
   }
 
-  private static NodeType nodeType(Messages.Locality level) {
-    return level == Messages.Locality.NODE_LOCAL ? NodeType.NODE_LOCAL
-        : level == Messages.Locality.RACK_LOCAL ? NodeType.RACK_LOCAL : NodeType.OFF_SWITCH;
-  }
-
-  /**
-   * Allocates one container the normal way; under the write lock. A container
-   * Python did not place (engineId null) changes the app's ask behind its back:
-   * the app goes to Python again.
-   */
+  /** One container allocated; one Python did not place (engineId null) sends its app to Python again. */
   private boolean allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
       SchedulerRequestKey key, Messages.Locality locality, String engineId) {
     boolean am = attempt.waitsForAM();
-    ContainerId id = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
-        attempt.getNewContainerId());
+    ContainerId id = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(), attempt.getNewContainerId());
     Container container = BuilderUtils.newContainer(id, node.getNodeID(),
         node.getRMNode().getHttpAddress(), attempt.getPendingAsk(key, ResourceRequest.ANY)
             .getPerAllocationResource(), key.getPriority(), null, key.getAllocationRequestId());
-    RMContainer rmContainer = attempt.allocate(nodeType(locality), node, key, container);
+    RMContainer rmContainer = attempt.allocate(NodeType.valueOf(locality.name()), node, key, container);
     if (rmContainer == null) {
       return false;
     }
@@ -553,11 +484,8 @@ public class SlotwiseScheduler
     return true;
   }
 
-  /** The built-in FIFO for one heartbeat (FifoFallback's rules), when Python cannot decide; under the write lock. */
+  /** The built-in FIFO for one node (FifoFallback's rules), when Python cannot decide. */
   private void fifo(FiCaSchedulerNode node) {
-    if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
-      return;
-    }
     List<FifoFallback.App<SlotwiseAppAttempt>> apps = new ArrayList<>();
     applications.forEach((id, app) -> {
       SlotwiseAppAttempt attempt = liveAttempt(app);
@@ -567,11 +495,12 @@ public class SlotwiseScheduler
     });
     for (FifoFallback.App<SlotwiseAppAttempt> app : FifoFallback.order(apps)) {
       SlotwiseAppAttempt attempt = app.attempt();
-      if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
+      if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
+        break;
+      } else if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
         continue;
       }
-      for (SchedulerRequestKey key : FifoFallback.byRequestPriority(
-          attempt.getSchedulerKeys(), k -> k.getPriority().getPriority())) {
+      for (SchedulerRequestKey key : attempt.getSchedulerKeys()) { // lower priority number first
         if (attempt.getOutstandingAsksCount(key, ResourceRequest.ANY) <= 0) {
           continue;
         }
@@ -585,29 +514,34 @@ public class SlotwiseScheduler
           break; // as FifoScheduler: an app's requests are served in priority order
         }
       }
-      if (!Resources.fitsIn(minimumAllocation, node.getUnallocatedResource())) {
-        break;
-      }
     }
   }
 
-  /** The periodic call; AbstractYarnScheduler's update thread runs it. */
+  /**
+   * The periodic call (AbstractYarnScheduler's update thread): what Python
+   * has not seen, on the line as a heartbeat with no beats (with every app's
+   * truth each {@code slotwise.check.interval-ms}); then the pass on the
+   * update line, its payload carrying no deltas (PolicyLink). The first after
+   * a registration carries the full state, with the warm-up deadline.
+   */
   @Override
   public void update() {
     try {
-      if (link == null || !link.hasPolicy()) {
+      if (!link.hasPolicy()) {
         return;
       }
-      long deadline = link.isCold()
-          ? Math.max(link.getTimeoutMs(), PolicyLink.WARMUP_MS) : link.getTimeoutMs();
       long now = System.currentTimeMillis();
       boolean check = now - lastCheck >= checkIntervalMs;
       if (check) {
         lastCheck = now;
       }
-      try (PolicyLink.Turn turn = link.turn("update", deadline)) {
+      if (!call(PolicyLink.DELTAS, link.isCold() ? Math.max(link.getTimeoutMs(), PolicyLink.WARMUP_MS)
+          : link.getTimeoutMs(), List.of(), check)) {
+        return;
+      }
+      try (PolicyLink.Turn turn = link.updateTurn()) {
         Messages.UpdateAnswer answer = turn == null ? null
-            : turn.send(payload(null, check), Messages.UpdateAnswer.class);
+            : turn.send("{\"now_ms\": " + now + "}", Messages.UpdateAnswer.class);
         if (answer != null) {
           applyUpdate(answer);
         }
@@ -620,8 +554,7 @@ public class SlotwiseScheduler
   private void applyUpdate(Messages.UpdateAnswer answer) {
     locked(() -> {
       applyPreemptions(answer.preempt());
-      // The answer carries only the rows that changed (all of them when queuesFull); queues Python
-      // dropped (an empty dynamic queue) go, unless the RM still holds an app there.
+      // The rows that changed (all when queuesFull); queues Python dropped go (forgetQueues).
       Set<String> gone = new HashSet<>(answer.queuesFull() ? queues.keySet() : Set.of());
       for (Messages.QueueRow row : answer.queues()) {
         String name = SlotwiseQueue.qualify(row.name());
@@ -630,16 +563,13 @@ public class SlotwiseScheduler
           gone.remove(name);
         }
       }
-      for (String name : answer.queuesRemoved()) {
-        gone.add(SlotwiseQueue.qualify(name));
-      }
+      answer.queuesRemoved().forEach(name -> gone.add(SlotwiseQueue.qualify(name)));
       forgetQueues(gone);
       if (answer.resync()) {
         deltas.requireFull();
         LOG.warn("Slotwise: Python found its view of the cluster different from the RM's; "
             + "sending the full state");
       }
-      updateRootQueueMetrics();
     });
     for (Messages.MoveOrder m : answer.move()) {
       mover.execute(() -> {
@@ -655,27 +585,22 @@ public class SlotwiseScheduler
   private void addApplication(AppAddedSchedulerEvent e) {
     ApplicationId id = e.getApplicationId();
     String user = e.getUser();
-    Priority priority = e.getApplicatonPriority() == null
-        ? Priority.newInstance(0) : e.getApplicatonPriority();
+    Priority priority = e.getApplicatonPriority() == null ? Priority.newInstance(0) : e.getApplicatonPriority();
     String requested = e.getQueue() == null || e.getQueue().isEmpty() ? "default" : e.getQueue();
-    String target = SlotwiseQueue.qualify(requested);
+    // A name no queue can have (the protocol's bound) is refused as Python would, without asking it.
     String tooLong = SlotwiseQueue.tooLong(requested);
-    Messages.PlaceAnswer answer = null;
-    if (!e.getIsAppRecovering() && tooLong == null) {
+    String why = e.getIsAppRecovering() || tooLong == null ? null : "Rejected by Slotwise: " + tooLong;
+    String target = SlotwiseQueue.qualify(requested);
+    if (!e.getIsAppRecovering() && why == null) {
       try (PolicyLink.Turn turn = link.turn("place")) {
-        answer = turn == null ? null : turn.send(Wire.write(new Messages.PlaceRequest(id.toString(), user,
-            requested, groups(user), priority.getPriority())), Messages.PlaceAnswer.class);
+        Messages.PlaceAnswer answer = turn == null ? null : turn.send(PolicyLink.write(new Messages.PlaceRequest(
+            id.toString(), user, requested, groups(user), priority.getPriority())), Messages.PlaceAnswer.class);
+        target = answer == null ? target : answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
+        why = answer == null || target != null ? null : answer.reject() != null
+            ? "Rejected by the Slotwise policy: " + answer.reject()
+            : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
       }
     }
-    if (answer != null) {
-      target = answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
-    }
-    // A name no queue can have (the protocol's and validate's bound) is refused here, as Python
-    // would, whether or not it answers.
-    String why = tooLong != null && !e.getIsAppRecovering() ? "Rejected by Slotwise: " + tooLong
-        : answer == null || target != null ? null : answer.reject() != null
-        ? "Rejected by the Slotwise policy: " + answer.reject()
-        : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
     if (why != null) {
       LOG.info("Slotwise: {}: {}", id, why);
       rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(id, RMAppEventType.APP_REJECTED, why));
@@ -684,8 +609,7 @@ public class SlotwiseScheduler
     String queueName = target == null ? DEFAULT_QUEUE : target;
     locked(() -> {
       SlotwiseQueue q = queue(queueName);
-      SchedulerApplication<SlotwiseAppAttempt> app =
-          new SchedulerApplication<>(q, user, priority, e.isUnmanagedAM());
+      SchedulerApplication<SlotwiseAppAttempt> app = new SchedulerApplication<>(q, user, priority, e.isUnmanagedAM());
       applications.put(id, app);
       q.getMetrics().submitApp(user, e.isUnmanagedAM());
       RMApp rmApp = rmContext.getRMApps().get(id);
@@ -702,8 +626,7 @@ public class SlotwiseScheduler
     });
     LOG.info("Slotwise: accepted {} from {} into {}", id, user, queueName);
     if (!e.getIsAppRecovering()) {
-      rmContext.getDispatcher().getEventHandler()
-          .handle(new RMAppEvent(id, RMAppEventType.APP_ACCEPTED));
+      rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(id, RMAppEventType.APP_ACCEPTED));
     }
   }
 
@@ -727,8 +650,7 @@ public class SlotwiseScheduler
     });
   }
 
-  private void addAttempt(ApplicationAttemptId attemptId, boolean transfer,
-      boolean recovering) {
+  private void addAttempt(ApplicationAttemptId attemptId, boolean transfer, boolean recovering) {
     SchedulerApplication<SlotwiseAppAttempt> app = applications.get(attemptId.getApplicationId());
     if (app == null) {
       LOG.warn("Slotwise: attempt {} of an unknown application", attemptId);
@@ -751,8 +673,7 @@ public class SlotwiseScheduler
     }
   }
 
-  private void removeAttempt(ApplicationAttemptId attemptId, RMAppAttemptState finalState,
-      boolean keepContainers) {
+  private void removeAttempt(ApplicationAttemptId attemptId, RMAppAttemptState finalState, boolean keepContainers) {
     SlotwiseAppAttempt attempt = getApplicationAttempt(attemptId);
     if (attempt == null || !applications.containsKey(attemptId.getApplicationId())) {
       LOG.warn("Slotwise: unknown attempt {} has completed", attemptId);
@@ -760,12 +681,10 @@ public class SlotwiseScheduler
     }
     locked(() -> {
       for (RMContainer c : attempt.getLiveContainers()) {
-        if (keepContainers && c.getState() == RMContainerState.RUNNING) {
-          continue; // work-preserving AM restart
+        if (!keepContainers || c.getState() != RMContainerState.RUNNING) { // else a work-preserving AM restart
+          completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(
+              c.getContainerId(), SchedulerUtils.COMPLETED_APPLICATION), RMContainerEventType.KILL);
         }
-        completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(
-            c.getContainerId(), SchedulerUtils.COMPLETED_APPLICATION),
-            RMContainerEventType.KILL);
       }
       attempt.stop(finalState);
       deltas.appChanged(attemptId.getApplicationId().toString());
@@ -800,8 +719,7 @@ public class SlotwiseScheduler
     if (!ask.isEmpty()) {
       deltas.appChanged(attemptId.getApplicationId().toString()); // after: read when sent
     }
-    Resource headroom = Resources.componentwiseMax(Resources.none(),
-        Resources.subtract(getClusterResource(), root.getMetrics().getAllocatedResources()));
+    Resource headroom = headroom();
     app.setHeadroom(headroom);
     app.setApplicationHeadroomForMetrics(headroom);
     Set<ContainerId> warned = app.getWarnedContainers();
@@ -810,31 +728,26 @@ public class SlotwiseScheduler
   }
 
   @Override
-  public void preValidateMoveApplication(ApplicationId appId, String newQueue)
-      throws YarnException {
+  public void preValidateMoveApplication(ApplicationId appId, String newQueue) throws YarnException {
     SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
+    String tooLong = SlotwiseQueue.tooLong(newQueue);
     if (app == null) {
       throw new YarnException("App to be moved " + appId + " not found.");
-    }
-    if (SlotwiseQueue.qualify(newQueue) == null) {
-      String tooLong = SlotwiseQueue.tooLong(newQueue);
+    } else if (SlotwiseQueue.qualify(newQueue) == null) {
       throw new YarnException(tooLong != null ? "Invalid queue name: " + tooLong
           : "Invalid queue name '" + newQueue + "'");
-    }
-    SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
-    if (attempt != null && attempt.isStopped()) {
+    } else if (app.getCurrentAppAttempt() != null && app.getCurrentAppAttempt().isStopped()) {
       throw new YarnException("Application " + appId + " is stopped and can't be moved!");
-    }
-    if (!link.hasPolicy()) {
+    } else if (!link.hasPolicy()) {
       throw new YarnException("Cannot move " + appId + ": no Slotwise policy is registered");
     }
   }
 
-  /** A move as the RM's client service makes it (state store, RMApp, then this scheduler). */
+  /** A move as the RM's client service makes it (state store, RMApp, then this scheduler; an absent app refused). */
   @Override
   public Messages.MoveAnswer adminMove(String appId, String queue) {
     try {
-      ApplicationId id = knownApp(appId);
+      ApplicationId id = ApplicationId.fromString(appId);
       rmContext.getClientRMService().moveApplicationAcrossQueues(
           MoveApplicationAcrossQueuesRequest.newInstance(id, queue));
       return new Messages.MoveAnswer(rmContext.getRMApps().get(id).getQueue(), null);
@@ -848,32 +761,20 @@ public class SlotwiseScheduler
   public Messages.PriorityAnswer adminPriority(String appId, int priority) {
     try {
       return new Messages.PriorityAnswer(rmContext.getClientRMService().updateApplicationPriority(
-          UpdateApplicationPriorityRequest.newInstance(knownApp(appId),
+          UpdateApplicationPriorityRequest.newInstance(ApplicationId.fromString(appId),
               Priority.newInstance(priority))).getApplicationPriority().getPriority(), null);
     } catch (Exception e) {
       return new Messages.PriorityAnswer(null, e.getMessage() == null ? e.toString() : e.getMessage());
     }
   }
 
-  private ApplicationId knownApp(String appId) throws YarnException {
-    ApplicationId id = ApplicationId.fromString(appId);
-    if (rmContext.getRMApps().get(id) == null) {
-      throw new YarnException("unknown application " + appId);
-    }
-    return id;
-  }
-
-  /**
-   * Python decides (and may rename) the target queue; then the app moves. The
-   * RM checked the move first ({@link #preValidateMoveApplication}: the app, the
-   * name, a registered policy).
-   */
+  /** Python decides (and may rename) the target queue; then the app moves. */
   @Override
   public String moveApplication(ApplicationId appId, String newQueue) throws YarnException {
     Messages.MoveAnswer answer;
     try (PolicyLink.Turn turn = link.turn("move")) {
-      answer = turn == null ? null
-          : turn.send(Wire.write(new Messages.MoveRequest(appId.toString(), newQueue)), Messages.MoveAnswer.class);
+      answer = turn == null ? null : turn.send(PolicyLink.write(new Messages.MoveRequest(appId.toString(),
+          newQueue)), Messages.MoveAnswer.class);
     }
     String target = answer == null || answer.error() != null ? null : SlotwiseQueue.qualify(answer.queue());
     if (target == null) {
@@ -917,8 +818,7 @@ public class SlotwiseScheduler
     SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
     RMApp rmApp = rmContext.getRMApps().get(appId);
     if (app == null || rmApp == null) {
-      throw new YarnException("Application '" + appId
-          + "' is not present, hence could not change priority.");
+      throw new YarnException("Application '" + appId + "' is not present, hence could not change priority.");
     }
     Priority p = checkAndGetApplicationPriority(newPriority, user, rmApp.getQueue(), appId);
     if (p.equals(app.getPriority())) {
@@ -954,13 +854,9 @@ public class SlotwiseScheduler
 
   // ------------------------------------------------------------- containers
 
-  /**
-   * YARN puts the ask back when a container dies before the AM acquired it:
-   * Python must then see the app's new ask.
-   */
+  /** YARN puts the ask back when a container dies before the AM acquired it: Python must see it. */
   @Override
-  public void completedContainer(RMContainer rmContainer, ContainerStatus status,
-      RMContainerEventType event) {
+  public void completedContainer(RMContainer rmContainer, ContainerStatus status, RMContainerEventType event) {
     boolean askComesBack = rmContainer != null && rmContainer.getContainerRequest() != null;
     super.completedContainer(rmContainer, status, event);
     if (askComesBack) {
@@ -987,7 +883,6 @@ public class SlotwiseScheduler
         node.releaseContainer(id, false);
       }
       engineIds.remove(id);
-      updateRootQueueMetrics();
     });
   }
 
@@ -999,8 +894,7 @@ public class SlotwiseScheduler
   }
 
   private void killPreempted(RMContainer c) {
-    LOG.info("Slotwise: preempting container {} of {}", c.getContainerId(),
-        c.getApplicationAttemptId());
+    LOG.info("Slotwise: preempting container {} of {}", c.getContainerId(), c.getApplicationAttemptId());
     completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(
         c.getContainerId(), SchedulerUtils.PREEMPTED_CONTAINER), RMContainerEventType.KILL);
   }
@@ -1011,16 +905,11 @@ public class SlotwiseScheduler
       try {
         ContainerId id = ContainerId.fromString(p.container());
         RMContainer c = getRMContainer(id);
-        if (c == null) {
-          continue; // already gone
-        }
-        if (p.kill()) {
+        SlotwiseAppAttempt attempt = c == null ? null : getCurrentAttemptForContainer(id);
+        if (c != null && p.kill()) {
           killPreempted(c);
-        } else {
-          SlotwiseAppAttempt attempt = getCurrentAttemptForContainer(id);
-          if (attempt != null) {
-            attempt.warnPreemption(id, true);
-          }
+        } else if (attempt != null) {
+          attempt.warnPreemption(id, true);
         }
       } catch (RuntimeException e) {
         LOG.warn("Slotwise: cannot preempt {}: {}", p.container(), e.toString());
@@ -1031,32 +920,26 @@ public class SlotwiseScheduler
   // ---------------------------------------------------------------- payload
 
   /**
-   * The next heartbeat ({@code beating} set) or update payload, built while
-   * this call holds the line (callLock). A beat carries the node's room as YARN counts it
-   * (a killed container holds its resources until the NodeManager reports it
-   * gone); an update carries every app's truth to check.
+   * The line's next Payload, built under its turn: {@code beating}'s room as
+   * YARN counts it (a killed container holds its resources until the NM
+   * reports it gone), and with {@code check} every app's truth.
    */
   private String payload(Collection<FiCaSchedulerNode> beating, boolean check) {
     readLock.lock();
     try {
       Deltas.Taken d = deltas.take();
-      List<Messages.Node> nodes = d.nodes();
+      List<Messages.Node> nodes = d.full() ? new ArrayList<>() : d.nodes();
+      List<Messages.Container> launched = d.full() ? new ArrayList<>() : d.launched();
       List<Messages.App> apps = new ArrayList<>();
-      List<Messages.Container> launched = d.launched();
       if (d.full()) {
-        nodes = new ArrayList<>();
-        for (FiCaSchedulerNode n : nodeTracker.getAllNodes()) {
-          nodes.add(nodeRecord(n));
-        }
-        launched = new ArrayList<>();
-        for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
-            : applications.entrySet()) {
-          apps.add(appRecord(e.getKey(), e.getValue()));
-          SlotwiseAppAttempt attempt = e.getValue().getCurrentAppAttempt();
+        nodeTracker.getAllNodes().forEach(n -> nodes.add(nodeRecord(n)));
+        applications.forEach((id, app) -> {
+          apps.add(appRecord(id, app));
+          SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
           for (RMContainer c : attempt == null ? List.<RMContainer>of() : attempt.getLiveContainers()) {
             launched.add(containerRecord(c, engineIds.get(c.getContainerId()), c.isAMContainer()));
           }
-        }
+        });
       } else {
         for (String id : d.appsChanged()) {
           ApplicationId appId = ApplicationId.fromString(id);
@@ -1066,22 +949,15 @@ public class SlotwiseScheduler
           }
         }
       }
-      List<Messages.Beat> beats = null;
-      if (beating != null) {
-        beats = new ArrayList<>(beating.size());
-        for (FiCaSchedulerNode n : beating) {
-          beats.add(new Messages.Beat(n.getNodeID().toString(), res(n.getUnallocatedResource())));
-        }
-      }
-      List<Messages.AppCheck> truth = null;
+      List<Messages.AppCheck> truth = check ? new ArrayList<>() : null;
       if (check) {
-        truth = new ArrayList<>();
-        for (Map.Entry<ApplicationId, SchedulerApplication<SlotwiseAppAttempt>> e
-            : applications.entrySet()) {
-          truth.add(appCheck(e.getKey().toString(), e.getValue().getCurrentAppAttempt()));
-        }
+        applications.forEach((id, app) -> truth.add(appCheck(id.toString(), app.getCurrentAppAttempt())));
       }
-      return Wire.write(d.payload(nodes, apps, launched, beats, link.episodesToReport(), truth));
+      List<Messages.Beat> beats = new ArrayList<>(beating.size());
+      for (FiCaSchedulerNode n : beating) {
+        beats.add(new Messages.Beat(n.getNodeID().toString(), res(n.getUnallocatedResource())));
+      }
+      return PolicyLink.write(d.payload(nodes, apps, launched, beats, link.episodesToReport(), truth));
     } finally {
       readLock.unlock();
     }
@@ -1089,11 +965,9 @@ public class SlotwiseScheduler
 
   private Messages.App appRecord(ApplicationId id, SchedulerApplication<SlotwiseAppAttempt> app) {
     RMApp rmApp = rmContext.getRMApps().get(id);
-    boolean unmanaged = rmApp != null && rmApp.getApplicationSubmissionContext() != null
-        && rmApp.getApplicationSubmissionContext().getUnmanagedAM();
     return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : rmApp.getName(),
-        app.getQueue().getQueueName(), priorityOf(app), submitTime(id), unmanaged,
-        requests(app.getCurrentAppAttempt()));
+        app.getQueue().getQueueName(), priorityOf(app), submitTime(id), app.isUnmanagedAM(), null,
+        asks(app.getCurrentAppAttempt()));
   }
 
   static int priorityOf(SchedulerApplication<?> app) {
@@ -1105,11 +979,7 @@ public class SlotwiseScheduler
     return rmApp == null ? id.getClusterTimestamp() : rmApp.getSubmitTime();
   }
 
-  /**
-   * How an app ended, from the state the RM removes it in: FAILED and KILLED
-   * as they are; FINISHED as its AM reported it (SUCCEEDED, FAILED or KILLED);
-   * anything else, or an AM that said nothing, UNDEFINED. Null: no state given.
-   */
+  /** How an app ended: FAILED, KILLED; FINISHED as its AM reported it; else UNDEFINED (null: not said). */
   static Messages.FinalState finalState(RMAppState state, RMApp app) {
     FinalApplicationStatus s = app == null ? null : app.getFinalApplicationStatus();
     return state == null ? null : switch (state) {
@@ -1123,15 +993,13 @@ public class SlotwiseScheduler
   }
 
   static Messages.Node nodeRecord(FiCaSchedulerNode n) {
-    return new Messages.Node(n.getNodeID().toString(), n.getNodeName(), n.getRackName(),
-        res(n.getTotalResource()));
+    return new Messages.Node(n.getNodeID().toString(), n.getNodeName(), n.getRackName(), res(n.getTotalResource()));
   }
 
   static Messages.Container containerRecord(RMContainer c, String engineId, boolean am) {
     return new Messages.Container(c.getContainerId().toString(),
-        c.getApplicationAttemptId().getApplicationId().toString(),
-        c.getAllocatedNode().toString(), res(c.getAllocatedResource()), am,
-        c.getAllocatedSchedulerKey().getPriority().getPriority(), engineId);
+        c.getApplicationAttemptId().getApplicationId().toString(), c.getAllocatedNode().toString(),
+        res(c.getAllocatedResource()), am, c.getAllocatedSchedulerKey().getPriority().getPriority(), engineId);
   }
 
   /** A YARN resource as the protocol's (Messages.Resource clamps a negative room to 0). */
@@ -1139,67 +1007,30 @@ public class SlotwiseScheduler
     return new Messages.Resource(r.getMemorySize(), r.getVirtualCores(), 0, 0);
   }
 
-  /** An attempt's outstanding asks, one Request per request priority (none if stopped). */
-  static List<Messages.Request> requests(SlotwiseAppAttempt attempt) {
-    if (attempt == null || attempt.isStopped()) {
-      return new ArrayList<>();
-    }
-    return requests(attempt.getAppSchedulingInfo().getAllResourceRequests());
-  }
-
-  /**
-   * YARN's resource requests as the protocol's: per request priority, the
-   * ANY ask's count, size and relaxLocality, the hosts' and racks' counts,
-   * and the racks whose own ask forbids relaxing (what canDelayTo reads).
-   */
-  static List<Messages.Request> requests(Collection<ResourceRequest> asks) {
-    List<Messages.Request> out = new ArrayList<>();
-    Map<Integer, List<ResourceRequest>> byPriority = new TreeMap<>();
-    for (ResourceRequest r : asks) {
-      byPriority.computeIfAbsent(r.getPriority().getPriority(), p -> new ArrayList<>()).add(r);
-    }
-    for (Map.Entry<Integer, List<ResourceRequest>> e : byPriority.entrySet()) {
-      long total = 0;
-      boolean relax = true;
-      Resource size = Resources.none();
-      Map<String, Integer> hosts = new LinkedHashMap<>();
-      Map<String, Integer> racks = new LinkedHashMap<>();
-      List<String> strictRacks = new ArrayList<>(); // canDelayTo(rack) is false there, asks or not
-      for (ResourceRequest r : e.getValue()) {
-        String name = r.getResourceName();
-        if (ResourceRequest.ANY.equals(name)) {
-          total += r.getNumContainers();
-          size = r.getCapability();
-          relax = r.getRelaxLocality();
-          continue;
-        }
-        boolean rack = name.startsWith("/");
-        if (rack && !r.getRelaxLocality()) {
-          strictRacks.add(name);
-        }
-        if (r.getNumContainers() > 0) {
-          (rack ? racks : hosts).merge(name, r.getNumContainers(),
-              (x, y) -> (int) Math.min(Integer.MAX_VALUE, (long) x + y));
-        }
-      }
-      if (total > 0) {
-        out.add(new Messages.Request(e.getKey(), res(size),
-            (int) Math.min(Integer.MAX_VALUE, total), hosts, racks, relax, strictRacks));
+  /** An attempt's outstanding asks as the RM holds them (none if stopped); Python groups them. */
+  static List<Messages.Ask> asks(SlotwiseAppAttempt attempt) {
+    List<Messages.Ask> out = new ArrayList<>();
+    if (attempt != null && !attempt.isStopped()) {
+      for (ResourceRequest r : attempt.getAppSchedulingInfo().getAllResourceRequests()) {
+        out.add(new Messages.Ask(r.getPriority().getPriority(), r.getResourceName(), res(r.getCapability()),
+            r.getNumContainers(), r.getRelaxLocality()));
       }
     }
     return out;
   }
 
   /**
-   * The RM's truth about one app: its pending asks and live containers, summed.
+   * The RM's truth about one app: its pending asks (ANY's) and live containers, summed.
    * Summed in doubles: exact below 2^53, and Messages.Resource clamps to 2^53 - 1 above it.
    */
   static Messages.AppCheck appCheck(String id, SlotwiseAppAttempt attempt) {
     double mb = 0;
     double vc = 0;
-    for (Messages.Request r : requests(attempt)) {
-      mb += (double) r.resource().memoryMb() * r.count();
-      vc += (double) r.resource().vcores() * r.count();
+    for (Messages.Ask a : asks(attempt)) {
+      if (ResourceRequest.ANY.equals(a.name())) {
+        mb += (double) a.resource().memoryMb() * a.count();
+        vc += (double) a.resource().vcores() * a.count();
+      }
     }
     return new Messages.AppCheck(id, new Messages.Resource((long) mb, (long) vc, 0, 0),
         res(attempt == null ? Resources.none() : attempt.getCurrentConsumption()),
@@ -1214,50 +1045,42 @@ public class SlotwiseScheduler
       SlotwiseQueue q = queues.get(fullName);
       if (q == null) {
         int dot = fullName.lastIndexOf('.');
-        SlotwiseQueue parent = dot < 0 ? null : queue(fullName.substring(0, dot));
-        q = new SlotwiseQueue(fullName, parent, conf, this::getClusterResource);
+        q = new SlotwiseQueue(fullName, dot < 0 ? null : queue(fullName.substring(0, dot)), getConfig(),
+            this::getClusterResource);
         queues.put(fullName, q);
       }
       return q;
     }
   }
 
-  /** Drops queues Python no longer has, deepest first; a queue that holds an
-   * app in the RM, has children, or is root stays. */
+  /** Drops queues Python no longer has, deepest first; root, or one with an app or a child, stays. */
   private void forgetQueues(Set<String> gone) {
     gone.remove(null);
     if (gone.isEmpty()) {
       return;
     }
-    List<String> names = new ArrayList<>(gone);
     Set<String> busy = new HashSet<>(); // their parents keep a child, so stay too
     applications.values().forEach(app -> busy.add(app.getQueue().getQueueName()));
+    List<String> names = new ArrayList<>(gone);
+    names.removeIf(name -> busy.contains(name) || name.indexOf('.') < 0);
     names.sort((a, b) -> Integer.compare(b.length(), a.length()));
     synchronized (queues) {
       for (String name : names) {
         SlotwiseQueue q = queues.get(name);
-        int dot = name.lastIndexOf('.');
-        if (q == null || dot < 0 || busy.contains(name) || !q.children().isEmpty()) {
-          continue;
-        }
-        queues.remove(name);
-        SlotwiseQueue parent = queues.get(name.substring(0, dot));
-        if (parent != null) {
-          parent.forgetChild(name);
+        if (q != null && q.children().isEmpty()) {
+          queues.remove(name);
+          SlotwiseQueue parent = queues.get(name.substring(0, name.lastIndexOf('.')));
+          if (parent != null) {
+            parent.forgetChild(name);
+          }
         }
       }
     }
   }
 
-  private void updateRootQueueMetrics() {
-    QueueMetrics m = root.getMetrics();
-    m.setAvailableResourcesToQueue(Resources.componentwiseMax(Resources.none(),
-        Resources.subtract(getClusterResource(), m.getAllocatedResources())));
-  }
-
   @Override
-  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues,
-      boolean recursive) throws IOException {
+  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive)
+      throws IOException {
     String name = SlotwiseQueue.qualify(queueName);
     SlotwiseQueue q = name == null ? null : queues.get(name);
     if (q == null) {
@@ -1266,7 +1089,7 @@ public class SlotwiseScheduler
     return q.getQueueInfo(includeChildQueues, recursive);
   }
 
-  /** Every queue grants everyone everything (access is Python's business): no user to look up. */
+  /** Access to queues is Python's business (place, move): YARN lets everyone in. */
   @Override
   public List<QueueUserACLInfo> getQueueUserAclInfo() {
     return root.getQueueUserAclInfo(null);
@@ -1277,7 +1100,6 @@ public class SlotwiseScheduler
     return root.getMetrics();
   }
 
-  /** Access to queues is Python's business (place, move); YARN lets everyone in. */
   @Override
   public boolean checkAccess(UserGroupInformation callerUGI, QueueACL acl, String queueName) {
     return true;
@@ -1292,9 +1114,8 @@ public class SlotwiseScheduler
     List<ApplicationAttemptId> out = new ArrayList<>();
     for (SchedulerApplication<SlotwiseAppAttempt> app : applications.values()) {
       String q = app.getQueue().getQueueName();
-      SlotwiseAppAttempt attempt = app.getCurrentAppAttempt();
-      if (attempt != null && (q.equals(name) || q.startsWith(name + "."))) {
-        out.add(attempt.getApplicationAttemptId());
+      if (app.getCurrentAppAttempt() != null && (q.equals(name) || q.startsWith(name + "."))) {
+        out.add(app.getCurrentAppAttempt().getApplicationAttemptId());
       }
     }
     return out;
@@ -1316,15 +1137,9 @@ public class SlotwiseScheduler
   }
 
   /**
-   * The nodes waiting for the scheduling thread: a node heartbeat only says
-   * "this node has room" ({@link #offer}) and returns; the thread {@link #take
-   * takes} every node that asked since its last call, up to {@code maxPerCall},
-   * and sends them to Python in one call (the YARN-5139 pattern: Python
-   * proposes assignments for many nodes, Java checks and commits them). While
-   * a call is under way more nodes gather, so the batch grows with the load
-   * by itself and a quiet cluster still sees one node per call at once. A
-   * node offered twice before it is taken goes once; its room is read when
-   * the payload is built. A leaf monitor; it calls nothing.
+   * The nodes waiting for the scheduling thread, which takes every node that
+   * offered itself since its last call (up to {@code maxPerCall}, once each)
+   * into one call: the YARN-5139 pattern, the batch growing with the load.
    */
   static final class NodeBatcher<K> {
     private final int maxPerCall;

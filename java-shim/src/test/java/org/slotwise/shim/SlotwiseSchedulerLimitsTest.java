@@ -112,8 +112,8 @@ class SlotwiseSchedulerLimitsTest {
   void theNodeRoomOfAnOvercommittedNodeIsSentAsNone() {
     Messages.Resource room = SlotwiseScheduler.res(
         org.apache.hadoop.yarn.api.records.Resource.newInstance(-1024, -2));
-    assertEquals(new Messages.Resource(0, 0, 0, 0), Wire.read(Wire.write(room), Messages.Resource.class));
-    assertThrows(Wire.BadMessage.class,
-        () -> Wire.read("{\"memory_mb\": -1024}", Messages.Resource.class), "what Python would refuse");
+    assertEquals(new Messages.Resource(0, 0, 0, 0), PolicyLink.read(PolicyLink.write(room), Messages.Resource.class));
+    assertThrows(PolicyLink.BadMessage.class,
+        () -> PolicyLink.read("{\"memory_mb\": -1024}", Messages.Resource.class), "what Python would refuse");
   }
 }

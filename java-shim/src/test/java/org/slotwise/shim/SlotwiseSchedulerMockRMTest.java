@@ -169,6 +169,74 @@ class SlotwiseSchedulerMockRMTest {
     assertTrue(sent.contains("\"apps_removed\":[\"" + done + "\""), "with its removal");
   }
 
+  /**
+   * The update's two calls: what Python has not seen goes first on the line,
+   * as a heartbeat with no beats (the full state, first); the pass follows on
+   * the update line with no deltas. While that pass is held in Python, an
+   * app is placed and its AM assigned and carried out on the line.
+   */
+  @Test
+  void whileTheUpdatePassIsHeldInPythonHeartbeatsAreAnsweredAndCarriedOut() throws Exception {
+    nm = rm.registerNode("127.0.0.1:1234", 4096);
+    List<String> passes = Collections.synchronizedList(new ArrayList<>());
+    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    Set<String> apps = ConcurrentHashMap.newKeySet();
+    Set<String> placed = ConcurrentHashMap.newKeySet();
+    PolicyServer policy = PolicyLinkTest.policy(payload -> {
+      payloads.add(payload);
+      for (Matcher m = APP_ID.matcher(payload); m.find(); ) {
+        apps.add(m.group(1));
+      }
+      for (String id : apps) {
+        if (payload.contains("\"beats\"") && placed.add(id)) {
+          return "{\"assign\": [{\"app\": \"" + id + "\", \"node\": \"127.0.0.1:1234\", \"priority\": 0, "
+              + "\"locality\": \"off_switch\", \"engine_id\": \"e-" + id + "\"}]}";
+        }
+      }
+      return "{}";
+    }, payload -> {
+      passes.add(payload);
+      held.countDown();
+      try {
+        release.await(60, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return "{}";
+    }, p -> "{\"pid\": 3}");
+    // Submitted first: MockRM's submission runs an update itself, which would wait for the held one.
+    app = MockRMAppSubmitter.submitWithMemory(1024, rm);
+    try {
+      Messages.Registered answer = scheduler().runtime().registerPolicy(policy, PolicyLink.write(
+          new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
+              new Messages.ServerInfo(3, "host", "/a.xml", 0, "test", null))));
+      assertTrue(answer.session() != null, String.valueOf(answer.refused()));
+      assertTrue(held.await(60, java.util.concurrent.TimeUnit.SECONDS), "the first pass is in Python");
+      assertTrue(sent().startsWith("{\"full\":true") && !sent().contains("\"beats\""),
+          "the full state went first, on the line, with no beats: " + sent());
+      long until = System.currentTimeMillis() + 30_000; // MockRM's launchAM would run an update itself
+      while (used(nm) < 1024 && System.currentTimeMillis() < until) {
+        nm.nodeHeartbeat(true);
+        rm.drainEvents();
+        Thread.sleep(50);
+      }
+      assertEquals(1024, used(nm), "the AM placed");
+      assertEquals(Set.of(app.getApplicationId().toString()), placed, "by Python, meanwhile");
+      assertEquals(1, passes.size(), "and the pass is still held");
+    } finally {
+      release.countDown();
+    }
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (passes.size() < 2 && System.currentTimeMillis() < deadline) {
+      Thread.sleep(50);
+    }
+    assertTrue(passes.size() >= 2, "the update goes on");
+    for (String pass : passes) {
+      assertTrue(pass.matches("\\{\"now_ms\": \\d+\\}"), "a pass carries no deltas: " + pass);
+    }
+  }
+
   private String sent() {
     synchronized (payloads) {
       return String.join("\n", payloads);
@@ -200,7 +268,7 @@ class SlotwiseSchedulerMockRMTest {
       return "{}";
     };
     Messages.Registered answer = scheduler().runtime().registerPolicy(PolicyLinkTest.policy(policy),
-        Wire.write(new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
+        PolicyLink.write(new Messages.Register(Messages.PROTOCOL, 40003, "t".repeat(64), true,
             new Messages.ServerInfo(3, "host", "/a.xml", 0, "test", null))));
     assertTrue(answer.session() != null, String.valueOf(answer.refused()));
     assertEquals(false, answer.shim().preemption(), "Hadoop's default: off");

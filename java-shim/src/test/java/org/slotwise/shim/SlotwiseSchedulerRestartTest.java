@@ -93,7 +93,7 @@ class SlotwiseSchedulerRestartTest {
   /** Registers a scripted policy with the RM's shim; its session. */
   private static String register(MockRM rm, PolicyServer policy) {
     Messages.Registered reg = scheduler(rm).runtime().registerPolicy(policy,
-        Wire.write(new Messages.Register(Messages.PROTOCOL, 40005, "t".repeat(64), true,
+        PolicyLink.write(new Messages.Register(Messages.PROTOCOL, 40005, "t".repeat(64), true,
             new Messages.ServerInfo(5, "host", "/a.xml", 0, "test", null))));
     assertNotNull(reg.session(), String.valueOf(reg.refused()));
     return reg.session();

@@ -4,16 +4,13 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.ToIntFunction;
 
 /**
- * The built-in FIFO that schedules a heartbeat when Python cannot: apps by
- * priority (higher first), then submit time, then id; inside an app, its
- * requests by request priority (lower number first, as YARN orders them);
- * for each request node-local, then rack-local, then off-switch, as
- * FifoScheduler does (which level a request allows on a node is Hadoop's own
- * check, made by the scheduler). Pure decisions on plain data; the scheduler
- * applies them.
+ * The order of the built-in FIFO that schedules a heartbeat when Python
+ * cannot: apps by priority (higher first), then submit time, then id. Inside
+ * an app its requests go lower request priority number first, then
+ * node-local, rack-local, off-switch, as FifoScheduler does; the masters
+ * apply those rules and Hadoop's own locality check.
  */
 public final class FifoFallback {
   private FifoFallback() {
@@ -31,16 +28,6 @@ public final class FifoFallback {
   public static <T> List<App<T>> order(Collection<App<T>> apps) {
     List<App<T>> out = new ArrayList<>(apps);
     out.sort(APP_ORDER);
-    return out;
-  }
-
-  /**
-   * An app's requests in the order they are served: lower request priority
-   * number first (stable for equal priorities).
-   */
-  public static <K> List<K> byRequestPriority(Collection<K> requests, ToIntFunction<K> priority) {
-    List<K> out = new ArrayList<>(requests);
-    out.sort(Comparator.comparingInt(priority));
     return out;
   }
 }

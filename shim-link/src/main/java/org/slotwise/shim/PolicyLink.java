@@ -3,64 +3,60 @@ package org.slotwise.shim;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.UUID;
+import java.util.*;
 import java.util.concurrent.*;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.*;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
 import javax.net.SocketFactory;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.*;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import py4j.CallbackClient;
-import py4j.Py4JNetworkException;
-import py4j.Py4JPythonClient;
+import py4j.*;
 
 /**
- * The link to the Python policy: who is registered, and every call to it.
+ * The link to the Python policy: who is registered, what Python has not
+ * seen ({@link Deltas}), the messages ({@link #read}, {@link #write}) and
+ * every call to it.
  *
- * <p>Calls go one at a time, on a dedicated thread, with a deadline. A call
- * that fails for any reason (no policy, an exception, an unusable or refusing
+ * <p>Two lines, each one call at a time on its own thread (so its own Py4J
+ * connection), each call with a deadline: the line ({@link #turn}) carries
+ * heartbeats, place, move and every payload with deltas; the update line
+ * ({@link #updateTurn}) only the update pass, whose payload carries none. So
+ * no heartbeat waits in Java behind a pass, and Python still applies the
+ * deltas in the order they were taken: the one line takes them, calls, and
+ * carries out the answer before it takes the next. (Deltas on both lines
+ * could reach Python out of order, as the two Py4J calls race.) The YARN
+ * update therefore sends what Python has not seen first, on the line, as a
+ * heartbeat with no beats ({@link #DELTAS}); the MRv1 shim sends its whole
+ * update on the line.
+ *
+ * <p>A call that fails (no policy, an exception, an unusable or refusing
  * answer, the deadline) returns null and opens a fallback episode (WARN when
- * it starts, INFO when Python answers again; reported to Python in the next
- * payload). If its payload was built, its deltas may be lost: the next call
- * sends the full state ({@code onResync}). A call whose connection to Python
- * breaks drops the policy and its callback client at once: that Python must
- * register again, with a fresh token, and nothing goes to its old port. A
- * busy Python is not a dead one: a call that finds no answer within the
- * socket's read timeout is a failed call, and only {@code maxTimeouts} of
- * them in a row drop the policy.
+ * it starts, INFO when Python answers again, reported to Python in a later
+ * payload); if it carried deltas they may be lost, so the next payload is
+ * full ({@code onResync}). A broken connection drops the policy and its
+ * callback client at once; a busy Python is dropped only after {@code
+ * maxTimeouts} read timeouts in a row. An answer outside the protocol's
+ * limits ({@link BadMessage}) is refused whole, counted and logged.
  *
- * <p>An answer that breaks the protocol's limits ({@link Wire.BadMessage}
- * from {@link #read}) is refused whole: not applied, counted as a failed call
- * and as a refused answer ({@link #refusedAnswers}), logged with the field it
- * breaks (WARN, again when the reason changes or a minute later).
+ * <p>One policy at a time, holding a lease its status calls renew: another
+ * is refused while the lease runs, unless the holder is dead (its connection
+ * refused) or the newcomer takes over.
  *
- * <p>One policy at a time, holding a lease that its status calls renew: a
- * new one is refused while the lease runs (unless the holder's connection is
- * refused: it is dead) and takes over once it lapses, or at once with
- * takeover.
- *
- * <p>One call is one {@link Turn}, which the master drives top to bottom:
- * {@link #turn} takes the line ({@code callLock}), the master builds its
- * payload, {@link Turn#send} calls Python and returns the answer checked and
- * bound, the master carries it out, and closing the turn gives the line
- * back; so each answer is carried out before the next payload is read.
- * Order: callLock, then the scheduler lock; callers must not hold the
- * scheduler lock. Registration state and the
- * episode are guarded by {@code this}, a leaf.
+ * <p>Order: a line's lock, then the master's lock. {@code this} (the
+ * registration, the episode) and {@link Deltas} are leaves.
  */
 public final class PolicyLink {
   private static final Logger LOG = LoggerFactory.getLogger(PolicyLink.class);
 
-  /** The first call after a registration opens Py4J's callback connection. */
+  /** The deadline of a line's first call after a registration, which opens its Py4J connection. */
   public static final long WARMUP_MS = 2000;
   /** How long a registered policy has to answer a ping when another one registers. */
   static final long PROBE_MS = 500;
@@ -68,6 +64,10 @@ public final class PolicyLink {
   public static final int MAX_TIMEOUTS = 3;
   /** How long a holder's lease runs without a status call (slotwise.policy.lease-ms). */
   public static final long LEASE_MS = 10_000;
+  /** The most assignments a shim carries out for one node from one answer; more refuse the answer. */
+  public static final int MAX_ASSIGN_PER_NODE = 1024; // Python: engine.MAX_ASSIGN_PER_HEARTBEAT
+  /** The update's deltas on the line: Python's heartbeat with no beats, timed apart. */
+  public static final String DELTAS = "deltas";
 
   /** Benchmarks time calls through this (slotwise.call-observer.class); null otherwise. */
   public interface CallObserver {
@@ -82,23 +82,21 @@ public final class PolicyLink {
   private final Runnable onResync;
   private final Callbacks callbacks;
   private final CallObserver observer;
-  private final ReentrantLock callLock = new ReentrantLock();
+  private final Line line = new Line("slotwise-policy-call", true);
+  private final Line updates = new Line("slotwise-policy-update", false);
   private volatile String master = "ResourceManager"; // as messages name the master
   private final Object registration = new Object();
-  private ExecutorService executor = newExecutor(); // guarded by callLock
-  private Future<?> inFlight; // guarded by callLock
 
   private PolicyServer policy; // guarded by this, as are the fields below
   private String session;
   private Messages.ServerInfo holder;
   private long renewedMs; // the holder's lease, renewed by its status calls
-  private boolean cold = true; // no call has reached this policy yet
   private boolean inEpisode;
   private long episodeStartMs;
   private long episodeFallbacks;
   private String lastReason = "";
   private final List<Messages.FallbackEpisode> ended = new ArrayList<>();
-  private int reportedEpisodes; // how many of `ended` the payload being sent carries
+  private int reportedEpisodes; // how many of `ended` the line's payload being sent carries
 
   private final AtomicLong heartbeats = new AtomicLong();
   private final AtomicLong totalFallbacks = new AtomicLong();
@@ -124,14 +122,6 @@ public final class PolicyLink {
     this.observer = observer;
   }
 
-  private static ExecutorService newExecutor() {
-    return Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "slotwise-policy-call");
-      t.setDaemon(true);
-      return t;
-    });
-  }
-
   // ------------------------------------------------------------ registration
 
   /** A policy offers itself; it replaces a current one whose lease lapsed or that is dead, or any with takeover. */
@@ -155,13 +145,11 @@ public final class PolicyLink {
             + leaseMs + " ms without renewal); stop it first, or start this one with --takeover",
             oldHolder, shim);
       }
-      callLock.lock();
+      line.lock.lock();
+      updates.lock.lock();
       try {
-        if (inFlight != null && !inFlight.isDone()) {
-          executor.shutdownNow(); // the old policy is stuck in a call: leave its thread behind
-          executor = newExecutor();
-        }
-        inFlight = null;
+        line.reset();
+        updates.reset();
         callbacks.connect(r.callbackPort(), r.callbackToken());
         String id = UUID.randomUUID().toString();
         synchronized (this) {
@@ -169,7 +157,6 @@ public final class PolicyLink {
           session = id;
           holder = r.server();
           renewedMs = clock.getAsLong();
-          cold = true;
         }
         timeoutsInARow.set(0);
         onResync.run();
@@ -177,12 +164,13 @@ public final class PolicyLink {
             old == null ? "" : " (replacing " + describe(oldHolder) + ")");
         return new Messages.Registered(id, null, null, shim);
       } finally {
-        callLock.unlock();
+        updates.lock.unlock();
+        line.lock.unlock();
       }
     }
   }
 
-  /** A clean exit; false if that session is not the registered one. */
+  /** A clean exit; false if that session is not the one registered. */
   public boolean unregister(String s) {
     synchronized (registration) {
       PolicyServer p;
@@ -199,7 +187,7 @@ public final class PolicyLink {
 
   /** Whether a ping finds the policy's connection broken (a slow or paused one is not dead). */
   private boolean isDead(PolicyServer p) {
-    FutureTask<String> ping = new FutureTask<>(() -> p.ping(Wire.write(new Messages.Ping())));
+    FutureTask<String> ping = new FutureTask<>(() -> p.ping(write(new Messages.Ping())));
     Thread t = new Thread(ping, "slotwise-ping");
     t.setDaemon(true);
     t.start();
@@ -235,7 +223,6 @@ public final class PolicyLink {
         + s.allocations() + ", version " + s.version() + ")";
   }
 
-  /** The master's name in the messages Python shows ("ResourceManager", "JobTracker"). */
   public void setMaster(String name) {
     master = name;
   }
@@ -244,8 +231,9 @@ public final class PolicyLink {
     return policy != null;
   }
 
-  public synchronized boolean isCold() {
-    return cold;
+  /** No call has reached the registered policy on the line yet (heartbeats go to the FIFO meanwhile). */
+  public boolean isCold() {
+    return line.cold;
   }
 
   public long getTimeoutMs() {
@@ -254,63 +242,105 @@ public final class PolicyLink {
 
   /** The link as {@code status} answers it to the policy server with this session, whose lease it renews. */
   public synchronized Messages.ShimStatus status(String s) {
-    if (s != null && s.equals(session)) {
+    boolean mine = s != null && s.equals(session);
+    if (mine) {
       renewedMs = clock.getAsLong();
     }
-    return new Messages.ShimStatus(s != null && s.equals(session), holder, inEpisode,
-        inEpisode ? lastReason : null, inEpisode ? episodeStartMs : null,
-        inEpisode ? episodeFallbacks : 0, heartbeats.get(), totalFallbacks.get(), failures.get(),
-        System.currentTimeMillis());
+    return new Messages.ShimStatus(mine, holder, inEpisode, inEpisode ? lastReason : null,
+        inEpisode ? episodeStartMs : null, inEpisode ? episodeFallbacks : 0, heartbeats.get(),
+        totalFallbacks.get(), failures.get(), System.currentTimeMillis());
   }
 
   // ------------------------------------------------------------------- calls
 
-  /** Takes the line with the configured deadline; see {@link #turn(String, long)}. */
+  /** One line to Python: one call at a time, on its own thread. */
+  private static final class Line {
+    private final String thread;
+    private final boolean deltas; // its payloads carry deltas, which a failed call may lose
+    private final ReentrantLock lock = new ReentrantLock();
+    private ExecutorService executor; // guarded by lock, as is inFlight
+    private Future<?> inFlight;
+    private volatile boolean cold = true; // no call has reached the registered policy on it yet
+
+    Line(String thread, boolean deltas) {
+      this.thread = thread;
+      this.deltas = deltas;
+      executor = newExecutor();
+    }
+
+    private ExecutorService newExecutor() {
+      return Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, thread);
+        t.setDaemon(true);
+        return t;
+      });
+    }
+
+    /** For a new policy (under lock): a call of the old one still stuck is left behind with its thread. */
+    void reset() {
+      if (inFlight != null && !inFlight.isDone()) {
+        executor.shutdownNow();
+        executor = newExecutor();
+      }
+      inFlight = null;
+      cold = true;
+    }
+  }
+
   public Turn turn(String what) {
     return turn(what, timeoutMs);
   }
 
   /**
-   * Takes the line for one call to Python ({@code what}: heartbeat, update,
-   * place or move), waiting at most {@code deadlineMs}, which also bounds the
-   * call itself. Null when no call can be made (no policy, the line busy past
-   * the deadline, the previous call still running): that is a failed call,
-   * already counted. Otherwise the caller builds its payload, {@link
-   * Turn#send sends} it, carries out the answer and closes the turn, in that
-   * order, so each answer is carried out before the next payload is built.
+   * Takes the line for one call ({@code what}: heartbeat, {@link #DELTAS},
+   * update, place or move) within {@code deadlineMs}, which also bounds the
+   * call; null when none can be made (a failed call, counted). The caller
+   * then builds its payload, {@link Turn#send sends} it, carries out the
+   * answer and closes the turn: each answer is carried out before the next
+   * payload is built.
    */
   public Turn turn(String what, long deadlineMs) {
+    return turn(line, what, deadlineMs);
+  }
+
+  /** The update line, for a pass whose payload carries no deltas; the first call's deadline is WARMUP_MS. */
+  public Turn updateTurn() {
+    return turn(updates, "update", updates.cold ? Math.max(timeoutMs, WARMUP_MS) : timeoutMs);
+  }
+
+  private Turn turn(Line l, String what, long deadlineMs) {
     long entered = System.nanoTime();
     long deadline = entered + TimeUnit.MILLISECONDS.toNanos(Math.max(1, deadlineMs));
     try {
-      if (!callLock.tryLock(remaining(deadline), TimeUnit.NANOSECONDS)) {
-        busy(what, "another call to Python holds the line past the deadline");
+      if (!l.lock.tryLock(remaining(deadline), TimeUnit.NANOSECONDS)) {
+        busy(l, what, "another call to Python holds the line past the deadline");
         return null;
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      failed(what, "interrupted", false);
+      failed(l, what, "interrupted", false);
       return null;
     }
     PolicyServer target;
     synchronized (this) {
       target = policy;
     }
-    if (inFlight != null && !inFlight.isDone()) {
-      callLock.unlock();
-      busy(what, "the previous call to Python is still running");
+    if (l.inFlight != null && !l.inFlight.isDone()) {
+      l.lock.unlock();
+      busy(l, what, "the previous call to Python is still running");
       return null;
     }
     if (target == null) {
-      callLock.unlock();
-      failed(what, "no policy registered", true);
+      l.lock.unlock();
+      failed(l, what, "no policy registered", true);
       return null;
     }
-    return new Turn(what, target, deadlineMs, entered, deadline);
+    return new Turn(l, what, target, deadlineMs, entered, deadline);
   }
 
-  /** One call's hold on the line (callLock), from {@link #turn} to {@link #close}. */
+  /** One call's hold on a line, from {@link #turn} to {@link #close}. */
   public final class Turn implements AutoCloseable {
+    private final Line on;
     private final String what;
     private final PolicyServer target;
     private final long deadlineMs;
@@ -319,7 +349,8 @@ public final class PolicyLink {
     private final long opened = System.nanoTime();
     private boolean sent;
 
-    private Turn(String what, PolicyServer target, long deadlineMs, long entered, long deadline) {
+    private Turn(Line on, String what, PolicyServer target, long deadlineMs, long entered, long deadline) {
+      this.on = on;
       this.what = what;
       this.target = target;
       this.deadlineMs = deadlineMs;
@@ -328,44 +359,43 @@ public final class PolicyLink {
     }
 
     /**
-     * Sends the payload on the call thread and waits for the answer until the
-     * deadline; the answer checked whole and bound ({@link #read}). Null if
-     * the call failed (counted, a fallback episode opened, a full payload
-     * asked for next, as its deltas may be lost).
+     * Sends the payload on the line's thread; the answer by the deadline,
+     * checked whole ({@link #read}), or null: the call failed (or Python
+     * refused the payload), counted, in an episode.
      */
     public <A> A send(String payload, Class<A> type) {
       sent = true;
       long start = System.nanoTime();
       long[] invokeNs = new long[1];
-      Future<String> f = executor.submit(() -> invoke(target, what, payload, invokeNs));
-      inFlight = f;
+      String call = what.equals(DELTAS) ? "heartbeat" : what;
+      Future<String> f = on.executor.submit(() -> invoke(target, call, payload, invokeNs));
+      on.inFlight = f;
       String answer;
       A parsed;
       try {
         answer = f.get(remaining(deadline), TimeUnit.NANOSECONDS);
         parsed = read(answer, type);
+        String error = parsed instanceof Messages.HeartbeatAnswer h ? h.error()
+            : parsed instanceof Messages.UpdateAnswer u ? u.error() : null;
+        if (error != null) {
+          throw new IllegalArgumentException("Python refused the payload: " + error);
+        }
       } catch (TimeoutException e) {
-        failed(what, "no answer within " + deadlineMs + " ms", true);
-        return null;
+        return failed(on, what, "no answer within " + deadlineMs + " ms", true);
       } catch (ExecutionException e) {
-        failed(what, "Python failed: " + (e.getCause() == null ? e : e.getCause()), true);
-        return null;
+        return failed(on, what, "Python failed: " + (e.getCause() == null ? e : e.getCause()), true);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        failed(what, "interrupted", true);
-        return null;
+        return failed(on, what, "interrupted", true);
       } catch (RuntimeException e) {
-        if (e instanceof Wire.BadMessage) {
+        if (e instanceof BadMessage) {
           refused(what, e.getMessage());
         }
-        failed(what, e.getMessage(), true);
-        return null;
+        return failed(on, what, e.getMessage(), true);
       } finally {
-        synchronized (PolicyLink.this) {
-          cold = false; // the callback connection has been tried
-        }
+        on.cold = false; // the line's connection has been tried
       }
-      succeeded();
+      succeeded(on);
       if (observer != null) {
         observer.observe(what, opened - entered, start - opened, invokeNs[0], System.nanoTime() - start,
             payload.length(), answer.length());
@@ -377,17 +407,17 @@ public final class PolicyLink {
     @Override
     public void close() {
       if (!sent) {
-        failed(what, "the payload could not be built (see the master's log)", true);
+        failed(on, what, "the payload could not be built (see the master's log)", true);
       }
-      callLock.unlock();
+      on.lock.unlock();
     }
   }
 
-  /** The policy's method of that name, on the call thread; a broken link drops the policy. */
-  private String invoke(PolicyServer target, String what, String payload, long[] invokeNs) {
+  /** The policy's method of that name, on a line's thread; a broken link drops the policy. */
+  private String invoke(PolicyServer target, String call, String payload, long[] invokeNs) {
     long start = System.nanoTime();
     try {
-      String answer = PolicyServer.call(target, what, payload);
+      String answer = PolicyServer.call(target, call, payload);
       timeoutsInARow.set(0);
       return answer;
     } catch (RuntimeException e) {
@@ -397,7 +427,7 @@ public final class PolicyLink {
           drop(target, n + " calls in a row got no answer within the read timeout");
         }
       } else if (isLinkFailure(e)) {
-        drop(target, "the call '" + what + "' could not reach it: " + e);
+        drop(target, "the call '" + call + "' could not reach it: " + e);
       }
       throw e;
     } finally {
@@ -405,50 +435,20 @@ public final class PolicyLink {
     }
   }
 
-  /** The most assignments a shim carries out for one node from one answer; more refuse the answer. */
-  public static final int MAX_ASSIGN_PER_NODE = 1024; // Python: engine.MAX_ASSIGN_PER_HEARTBEAT
-
-  /**
-   * An answer from Python, checked whole (the schema's limits, and at most
-   * MAX_ASSIGN_PER_NODE assignments per node) before any of it is carried
-   * out: throwing refuses it (a failed call), as does an answer whose
-   * {@code error} refuses the payload.
-   */
-  public static <A> A read(String json, Class<A> type) {
-    A a = Wire.read(json, type);
-    if (a instanceof Messages.HeartbeatAnswer h && h.assign().size() > MAX_ASSIGN_PER_NODE) {
-      Map<String, Integer> perNode = new HashMap<>();
-      for (Messages.Assignment x : h.assign()) {
-        if (perNode.merge(x.node(), 1, Integer::sum) > MAX_ASSIGN_PER_NODE) {
-          throw new Wire.BadMessage("HeartbeatAnswer: $.assign: more than " + String.format("%,d",
-              MAX_ASSIGN_PER_NODE) + " assignments for node " + Messages.cut(x.node(), 64)
-              + " in one answer (" + String.format("%,d", h.assign().size()) + " in all)");
-        }
-      }
-    }
-    String error = a instanceof Messages.HeartbeatAnswer h ? h.error()
-        : a instanceof Messages.UpdateAnswer u ? u.error() : null;
-    if (error != null) {
-      throw new IllegalArgumentException("Python refused the payload: " + error);
-    }
-    return a;
-  }
-
   /** The socket's read timeout ran out: Python is slow or paused, its connection may be whole. */
   static boolean isTimeout(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof java.net.SocketTimeoutException) {
-        return true;
-      }
-    }
-    return false;
+    return caused(e, t -> t instanceof java.net.SocketTimeoutException);
   }
 
   /** The callback connection failed (as opposed to Python raising); a timeout is one too, see isTimeout. */
   static boolean isLinkFailure(Throwable e) {
+    return caused(e, t -> t instanceof Py4JNetworkException || t instanceof IOException
+        || String.valueOf(t.getMessage()).contains("communication channel"));
+  }
+
+  private static boolean caused(Throwable e, java.util.function.Predicate<Throwable> such) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof Py4JNetworkException || t instanceof IOException
-          || String.valueOf(t.getMessage()).contains("communication channel")) {
+      if (such.test(t)) {
         return true;
       }
     }
@@ -459,7 +459,75 @@ public final class PolicyLink {
     return Math.max(0, deadline - System.nanoTime());
   }
 
-  /** Fallback episodes that ended, for the payload being built (under callLock). */
+  // ---------------------------------------------------------------- messages
+
+  /** Strict: no unknown fields, no coerced types; nulls left out when writing. */
+  static final ObjectMapper MAPPER = JsonMapper.builder()
+      .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+      .serializationInclusion(JsonInclude.Include.NON_NULL)
+      .enable(DeserializationFeature.FAIL_ON_NUMBERS_FOR_ENUMS)
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+      .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+      .build();
+  private static final Map<Class<?>, ObjectReader> READERS = new ConcurrentHashMap<>();
+
+  /** A message that does not bind or breaks the protocol's limits; one line, naming the field. */
+  public static final class BadMessage extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    BadMessage(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * A message from JSON, checked whole against the schema ({@link Messages})
+   * and a HeartbeatAnswer for MAX_ASSIGN_PER_NODE, before any of it is used;
+   * BadMessage ("Type: $.field: why") if not.
+   */
+  public static <T> T read(String json, Class<T> type) {
+    String name = type.getSimpleName();
+    T message;
+    try {
+      JsonNode tree = MAPPER.readTree(json); // empty: a MissingNode, which the checker refuses
+      if (Messages.DEFINITIONS.contains(name)) {
+        Messages.check(name, tree);
+      }
+      message = READERS.computeIfAbsent(type, MAPPER::readerFor).readValue(tree);
+    } catch (IOException | RuntimeException e) {
+      String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof Messages.Violation) {
+          why = t.getMessage();
+          break;
+        }
+      }
+      throw new BadMessage(name + ": " + String.valueOf(why).replaceAll("\\s+", " "));
+    }
+    if (message instanceof Messages.HeartbeatAnswer h && h.assign().size() > MAX_ASSIGN_PER_NODE) {
+      Map<String, Integer> perNode = new HashMap<>();
+      for (Messages.Assignment x : h.assign()) {
+        if (perNode.merge(x.node(), 1, Integer::sum) > MAX_ASSIGN_PER_NODE) {
+          throw new BadMessage(String.format("HeartbeatAnswer: $.assign: more than %,d assignments for node "
+              + "%s in one answer (%,d in all)", MAX_ASSIGN_PER_NODE, Messages.cut(x.node(), 64), h.assign().size()));
+        }
+      }
+    }
+    return message;
+  }
+
+  public static String write(Object message) {
+    try {
+      return MAPPER.writeValueAsString(message);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  // ---------------------------------------------------------------- episodes
+
+  /** Fallback episodes that ended, for the line's payload being built (under its turn). */
   public synchronized List<Messages.FallbackEpisode> episodesToReport() {
     reportedEpisodes = ended.size();
     return ended.isEmpty() ? null : new ArrayList<>(ended);
@@ -469,11 +537,7 @@ public final class PolicyLink {
     heartbeats.incrementAndGet();
   }
 
-  /**
-   * Counts one heartbeat that the built-in FIFO scheduled, always inside an
-   * episode: a policy that has just registered is skipped until its first
-   * call (the warm-up) answers, with no call failed to open one.
-   */
+  /** A heartbeat the FIFO scheduled, in an episode (one opens for a policy warming up: no call failed). */
   public void fallbackHeartbeat() {
     totalFallbacks.incrementAndGet();
     synchronized (this) {
@@ -487,9 +551,12 @@ public final class PolicyLink {
     }
   }
 
-  private synchronized void succeeded() {
-    ended.subList(0, reportedEpisodes).clear();
-    reportedEpisodes = 0;
+  /** Python answered on {@code l}: the episode ends; the episodes the line's payload carried are delivered. */
+  private synchronized void succeeded(Line l) {
+    if (l == line) {
+      ended.subList(0, reportedEpisodes).clear();
+      reportedEpisodes = 0;
+    }
     if (inEpisode) {
       inEpisode = false;
       long now = System.currentTimeMillis();
@@ -504,33 +571,36 @@ public final class PolicyLink {
   }
 
   /** No call was made (another is under way): no deltas taken, no resync; expected while warming up. */
-  private void busy(String what, String reason) {
-    if (isCold()) {
+  private void busy(Line l, String what, String reason) {
+    if (l.cold) {
       failures.incrementAndGet();
     } else {
-      failed(what, reason, false);
+      failed(l, what, reason, false);
     }
   }
 
-  /** @param resync the payload was built (its deltas may be lost), or there is no policy */
-  private void failed(String what, String reason, boolean resync) {
+  /** A failed call (null, for send); {@code built}: its payload was (or no policy): the line's full state next. */
+  private <A> A failed(Line l, String what, String reason, boolean built) {
     failures.incrementAndGet();
-    if (resync) {
+    if (built && l.deltas) {
       onResync.run();
     }
     synchronized (this) {
+      if (l == line) {
+        reportedEpisodes = 0; // not delivered: sent again with the next payload
+      }
       lastReason = what + ": " + reason;
       if (!inEpisode) {
         openEpisode(lastReason);
       }
     }
+    return null;
   }
 
   /**
-   * Starts an episode without Python (caller holds this monitor); what it
-   * logs is what happened: a failed call, or a policy warming up. The first
-   * heartbeat the FIFO schedules in it is logged then, so a failed update
-   * that no heartbeat followed says nothing of the FIFO.
+   * Starts an episode without Python (under this monitor), logging what
+   * happened; the FIFO's first heartbeat in it is logged then, so a failed
+   * update that no heartbeat followed says nothing of the FIFO.
    */
   private void openEpisode(String reason) {
     lastReason = reason;
@@ -558,7 +628,6 @@ public final class PolicyLink {
     }
   }
 
-  /** Answers from Python refused whole for breaking the protocol (its limits included) since the start. */
   public long refusedAnswers() {
     return refused.get();
   }
@@ -577,56 +646,176 @@ public final class PolicyLink {
       policy = null;
       session = null;
     }
-    callLock.lock();
-    try {
-      executor.shutdownNow();
-    } finally {
-      callLock.unlock();
+    for (Line l : List.of(line, updates)) {
+      l.lock.lock();
+      try {
+        l.executor.shutdownNow();
+      } finally {
+        l.lock.unlock();
+      }
     }
   }
 
+  // ------------------------------------------------------------------ deltas
+
+  /**
+   * What the shim owes Python since its last payload that reached it, before
+   * the changed apps are read. While a full resync is pending none are kept:
+   * nothing piles up while Python is away.
+   */
+  public static final class Deltas {
+    /** Past this many pending entries, a full resync is cheaper than the deltas. */
+    static final int MAX_PENDING = 100_000;
+
+    /** What one call carries, taken out of the pending deltas. */
+    public record Taken(boolean full, List<Messages.Node> nodes, List<String> nodesRemoved,
+        List<String> appsChanged, List<String> appsRemoved, List<Messages.Container> launched,
+        List<Messages.Refusal> rejected, List<String> finished, List<Messages.AppEnd> appsFinished) {
+      /**
+       * The Payload of one call, the same for both masters: with their own
+       * records, the whole state when {@link #full}, else the nodes and
+       * containers taken and the apps whose ids were.
+       */
+      public Messages.Payload payload(List<Messages.Node> nodes, List<Messages.App> apps,
+          List<Messages.Container> launched, List<Messages.Beat> beats,
+          List<Messages.FallbackEpisode> episodes, List<Messages.AppCheck> check) {
+        return new Messages.Payload(full, System.currentTimeMillis(), nodes, nodesRemoved, apps, appsRemoved,
+            launched, rejected, finished, beats, episodes, check, appsFinished);
+      }
+    }
+
+    private boolean fullNeeded = true;
+    private final Map<String, Messages.Node> nodes = new LinkedHashMap<>();
+    private final Set<String> nodesRemoved = new LinkedHashSet<>();
+    private final Set<String> appsChanged = new LinkedHashSet<>();
+    private final Set<String> appsRemoved = new LinkedHashSet<>();
+    /** How the removed apps ended, for those whose master said (a subset of appsRemoved). */
+    private final Map<String, Messages.FinalState> appsFinished = new LinkedHashMap<>();
+    private final List<Messages.Container> launched = new ArrayList<>();
+    private final List<Messages.Refusal> rejected = new ArrayList<>();
+    private final List<String> finished = new ArrayList<>();
+
+    public synchronized void requireFull() {
+      fullNeeded = true;
+      clear();
+    }
+
+    public synchronized void nodeChanged(Messages.Node n) {
+      keep(() -> {
+        nodesRemoved.remove(n.id()); // a node back before its removal was sent
+        nodes.put(n.id(), n);
+      });
+    }
+
+    public synchronized void nodeRemoved(String id) {
+      keep(() -> {
+        nodes.remove(id);
+        nodesRemoved.add(id);
+      });
+    }
+
+    /** The app's whole record goes in the next payload, read when it is built. */
+    public synchronized void appChanged(String id) {
+      keep(() -> {
+        if (!appsRemoved.contains(id)) {
+          appsChanged.add(id);
+        }
+      });
+    }
+
+    /** The app left; {@code end} is how it ended as the master says (null: not known). */
+    public synchronized void appRemoved(String id, Messages.FinalState end) {
+      keep(() -> {
+        appsChanged.remove(id);
+        appsRemoved.add(id);
+        appsFinished.remove(id);
+        if (end != null) {
+          appsFinished.put(id, end);
+        }
+      });
+    }
+
+    public synchronized void launched(Messages.Container c) {
+      keep(() -> launched.add(c));
+    }
+
+    public synchronized void rejected(String engineId, Messages.Reason reason) {
+      if (engineId != null) { // a refusal must name Python's assignment (the schema's required engine_id)
+        keep(() -> rejected.add(new Messages.Refusal(engineId, reason)));
+      }
+    }
+
+    public synchronized void finished(String containerId) {
+      keep(() -> finished.add(containerId));
+    }
+
+    /** A change kept unless a full resync is pending (it will carry the whole state); too many make one. */
+    private void keep(Runnable change) {
+      if (!fullNeeded) {
+        change.run();
+        if (launched.size() + rejected.size() + finished.size() + appsChanged.size() + nodes.size() > MAX_PENDING) {
+          requireFull();
+        }
+      }
+    }
+
+    /** Takes everything pending; if a full resync was due, says so (the lists are then empty). */
+    public synchronized Taken take() {
+      List<Messages.AppEnd> ends = new ArrayList<>(appsFinished.size());
+      appsFinished.forEach((id, end) -> ends.add(new Messages.AppEnd(id, end)));
+      Taken t = new Taken(fullNeeded, new ArrayList<>(nodes.values()), new ArrayList<>(nodesRemoved),
+          new ArrayList<>(appsChanged), new ArrayList<>(appsRemoved), new ArrayList<>(launched),
+          new ArrayList<>(rejected), new ArrayList<>(finished), ends);
+      fullNeeded = false;
+      clear();
+      return t;
+    }
+
+    private void clear() {
+      for (Collection<?> c : List.of(nodes.values(), nodesRemoved, appsChanged, appsRemoved,
+          appsFinished.values(), launched, rejected, finished)) {
+        c.clear();
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- callbacks
+
   /**
    * The gateway's way to Python: the callback port and token of the policy
-   * registered now, or nothing. A call with nothing connected fails at once
-   * (and so never reaches a port some other process may hold by now).
-   *
-   * <p>It is Py4J's own client, never connected itself (port 0, no cleaner
-   * thread, memory management off so a finalized proxy of an old Python never
-   * reaches the new one), so what the gateway asks of it that holds for every
-   * registration (the address, the read timeout, the entry point's proxy) is
-   * Py4J's; calls go to the client of the registration in force.
+   * registered now, or nothing (a call then fails at once, never reaching a
+   * port another process may hold by now). Py4J's own client, never connected
+   * itself (memory management off: an old Python's finalized proxy never
+   * reaches the new one); calls go to the registration's client, which keeps
+   * a connection per call under way (one per line).
    */
   public static final class Callbacks extends CallbackClient {
     /**
      * Py4J writes a command in 8 KB pieces: without TCP_NODELAY the last piece
      * of a larger payload waits for the first one's delayed ACK (40 ms).
+     * Py4J's CallbackConnection opens its sockets with the first method only.
      */
     private static final SocketFactory NO_DELAY = new SocketFactory() {
-      private Socket noDelay(Socket s) throws IOException {
+      @Override
+      public Socket createSocket(InetAddress host, int port) throws IOException {
+        Socket s = new Socket(host, port);
         s.setTcpNoDelay(true);
         return s;
       }
 
       @Override
       public Socket createSocket(String host, int port) throws IOException {
-        return noDelay(new Socket(host, port));
+        return createSocket(InetAddress.getByName(host), port);
       }
 
       @Override
-      public Socket createSocket(String host, int port, InetAddress local, int localPort)
-          throws IOException {
-        return noDelay(new Socket(host, port, local, localPort));
+      public Socket createSocket(String host, int port, InetAddress local, int localPort) {
+        throw new UnsupportedOperationException("no local address is chosen");
       }
 
       @Override
-      public Socket createSocket(InetAddress host, int port) throws IOException {
-        return noDelay(new Socket(host, port));
-      }
-
-      @Override
-      public Socket createSocket(InetAddress host, int port, InetAddress local, int localPort)
-          throws IOException {
-        return noDelay(new Socket(host, port, local, localPort));
+      public Socket createSocket(InetAddress host, int port, InetAddress local, int localPort) {
+        throw new UnsupportedOperationException("no local address is chosen");
       }
     };
 
@@ -637,19 +826,18 @@ public final class PolicyLink {
       super(0, ShimRuntime.LOOPBACK, 0, TimeUnit.SECONDS, NO_DELAY, false, readTimeoutMs);
     }
 
-    /** Calls go to this port, authenticated with this (per-registration) token. */
-    synchronized void connect(int pythonPort, String token) {
-      CallbackClient old = client;
-      client = new CallbackClient(pythonPort, ShimRuntime.LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
-          readTimeout);
-      if (old != null) {
-        old.shutdown();
-      }
+    void connect(int pythonPort, String token) {
+      use(new CallbackClient(pythonPort, ShimRuntime.LOOPBACK, token, 30, TimeUnit.SECONDS, NO_DELAY, false,
+          readTimeout));
     }
 
-    synchronized void disconnect() {
+    void disconnect() {
+      use(null);
+    }
+
+    private synchronized void use(CallbackClient next) {
       CallbackClient old = client;
-      client = null;
+      client = next;
       if (old != null) {
         old.shutdown();
       }

@@ -5,24 +5,19 @@ import static org.apache.hadoop.http.HtmlQuoting.quoteHtmlChars;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.net.http.*;
 import java.nio.charset.StandardCharsets;
 import java.text.SimpleDateFormat;
 import java.util.Date;
 
 /**
  * The one forwarder of both masters' scheduler views (the JobTracker's
- * SlotwiseSchedulerServlet, the RM's SchedulerInfoFilter) to {@code slotwise
- * serve}, which draws them from its own tree (python/slotwise/web/jobtracker.py
- * and rm_scheduler.py): no view is drawn in Java but the link's own part (who
- * decides, the link's counts), which must show when serve is gone, and the
- * page around it ({@link #page}). Each call
- * is bounded (1 s to connect, 2 s for a view, 10 s for an action, 16 MiB
- * read), made on the web server's thread, never under the master's lock;
- * an admin token goes only as a Bearer header and is never kept, echoed or
- * logged.
+ * servlet, the RM's SchedulerInfoFilter) to {@code slotwise serve}, which
+ * draws them (python/slotwise/web/jobtracker.py, rm_scheduler.py); Java draws
+ * only the link's part, which must show when serve is gone, and the page
+ * around it. Each call is bounded (1 s to connect, 2 s for a view, 10 s for an
+ * action, 16 MiB), on the web server's thread, never under the master's
+ * lock; an admin token goes only as a Bearer header, never kept or logged.
  */
 public final class ServeWeb {
   /** The most of serve's answer read for one view (about 400 bytes a job). */
@@ -44,10 +39,9 @@ public final class ServeWeb {
   }
 
   /**
-   * GETs serve's {@code path} ({@code form} null) or POSTs the JSON form to
-   * it with the token as Bearer; {@code type}: the content type a usable
-   * answer has (a view of another type is an older serve's). {@code accept}
-   * is passed on when given.
+   * GETs serve's {@code path} ({@code form} null) or POSTs the JSON form with
+   * the token; {@code type}: a usable answer's content type (another is an
+   * older serve's); {@code accept} is passed on when given.
    */
   public static Answer call(ShimRuntime rt, String path, String accept, String form, String token, String type) {
     String nothing = form == null ? "." : "; nothing was changed.";
@@ -93,12 +87,7 @@ public final class ServeWeb {
     }
   }
 
-  /**
-   * The link's part of a master's scheduler page, in HTML: who decides (and
-   * since when the master's FIFO does, and why), serve's console, and the
-   * link's counts, each with what it counts, so an operator sees how they
-   * relate (PolicyLink).
-   */
+  /** The link's part of a scheduler page: who decides (or since when the FIFO does, why), the counts, each with what it counts. */
   public static String linkHtml(ShimRuntime rt) {
     Messages.ShimStatus st = rt.link().status(null);
     String master = rt.master();
@@ -141,10 +130,7 @@ public final class ServeWeb {
         : "<p id=\"outcome\" class=\"refused\"><b>" + quoteHtmlChars(a.why()) + "</b></p>";
   }
 
-  /**
-   * A master's whole scheduler page, the same for both: its title and heading
-   * (HTML), the link's part, then serve's view or why there is none.
-   */
+  /** A master's whole scheduler page: title, heading (HTML), the link's part, serve's view or why there is none. */
   public static String page(ShimRuntime rt, String title, String heading, String css, Answer a) {
     return "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + quoteHtmlChars(title) + "</title>"
         + "<link rel=\"stylesheet\" type=\"text/css\" href=\"" + css + "\"></head><body>\n<h1>" + heading

@@ -1,44 +1,34 @@
 package org.slotwise.shim;
 
-import java.io.BufferedReader;
-import java.io.BufferedWriter;
-import java.io.IOException;
+import java.io.*;
 import java.net.InetAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.*;
+import java.nio.file.attribute.*;
 import java.security.SecureRandom;
-import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Function;
+import java.util.concurrent.FutureTask;
+import java.util.function.*;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import py4j.GatewayServer;
-import py4j.commands.AbstractCommand;
-import py4j.commands.ShutdownGatewayServerCommand;
+import py4j.commands.*;
 
 /**
  * What both shims (the ResourceManager's and the JobTracker's) run around
- * their master: the Py4J gateway, the link to Python and its registration,
- * from the master's configuration. A shim keeps only what is its master's:
- * the payload, carrying out answers, moves and priorities ({@link Master}).
+ * their master, from its configuration: the Py4J gateway, the link to Python
+ * and its registration. The master keeps the payload, carrying out answers,
+ * moves and priorities ({@link Master}).
  *
- * <p>The gateway is bound to 127.0.0.1, guarded by a fresh 32-byte token
- * written (mode 0600) before it listens. It outlives every Python: a Python's
- * request to shut it down is ignored ({@link KeepRunning}). Calls to Python go
- * through {@link PolicyLink.Callbacks}, which each registration points at that
- * Python's own callback port and token, and which is cut the moment the link
- * drops it: the gateway's token never leaves the master.
+ * <p>The gateway listens on 127.0.0.1 only, guarded by a fresh 32-byte token
+ * written (mode 0600) first, and outlives every Python ({@link KeepRunning}).
+ * Calls to Python go through {@link PolicyLink.Callbacks}, pointed by each
+ * registration at that Python's own port and token: the gateway's token
+ * never leaves the master.
  */
 public final class ShimRuntime {
   /** Both shims' version, told to Python at registration. */
@@ -70,8 +60,7 @@ public final class ShimRuntime {
   private final Function<String, String> conf;
   private final Master master;
   private final Messages.Kind kind;
-  private final List<String> resourceTypes;
-  private final java.util.function.BooleanSupplier preemption;
+  private final BooleanSupplier preemption;
   private final PolicyLink.Callbacks callbacks;
   private final PolicyLink link;
   private final long updateInterval;
@@ -84,14 +73,11 @@ public final class ShimRuntime {
    * @param kind YARN (memory and vcores) or MRV1 (map and reduce slots)
    * @param preemption what the master's configuration says of preemption (read at each registration)
    */
-  public ShimRuntime(Function<String, String> conf, Messages.Kind kind,
-      java.util.function.BooleanSupplier preemption,
+  public ShimRuntime(Function<String, String> conf, Messages.Kind kind, BooleanSupplier preemption,
       long defaultTimeoutMs, Runnable onResync, PolicyLink.CallObserver observer, Master master) {
     this.conf = conf;
     this.master = master;
     this.kind = kind;
-    this.resourceTypes = kind == Messages.Kind.YARN ? List.of("memory_mb", "vcores")
-        : List.of("map_slots", "reduce_slots");
     this.preemption = preemption;
     this.callbacks = new PolicyLink.Callbacks((int) number(READ_TIMEOUT_MS, 5000));
     this.link = new PolicyLink(number(TIMEOUT_MS, defaultTimeoutMs),
@@ -115,18 +101,12 @@ public final class ShimRuntime {
   }
 
   /**
-   * Opens the gateway (loopback, a 0600 token file); its files default to
-   * {@code tmpDir/slotwise/}. A gateway that does not start is logged: the
-   * master schedules by its FIFO until it restarts with a working one.
-   *
-   * @return the port it listens on; 0 if it did not start
+   * Opens the gateway, its files by default in {@code tmpDir/slotwise/}; the
+   * port it listens on, or 0 if it did not start (logged: the FIFO schedules).
    */
   public int start(String tmpDir) {
-    String dir = tmpDir + "/slotwise/";
-    String token = conf.apply(TOKEN_FILE);
-    String info = conf.apply(INFO_FILE);
-    tokenFile = Path.of(token != null ? token : dir + "gateway.token");
-    infoFile = Path.of(info != null ? info : dir + "gateway.json");
+    tokenFile = Path.of(conf.apply(TOKEN_FILE) != null ? conf.apply(TOKEN_FILE) : tmpDir + "/slotwise/gateway.token");
+    infoFile = Path.of(conf.apply(INFO_FILE) != null ? conf.apply(INFO_FILE) : tmpDir + "/slotwise/gateway.json");
     int port = (int) number(GATEWAY_PORT, 0);
     try {
       String secret = newToken();
@@ -134,22 +114,11 @@ public final class ShimRuntime {
       server = new GatewayServer.GatewayServerBuilder().gateway(new py4j.Gateway(new EntryPoint(), callbacks))
           .javaAddress(LOOPBACK).javaPort(port).authToken(secret).customCommands(List.of(KeepRunning.class))
           .build();
-      // Py4J's threads inherit daemon status from the thread that starts them.
-      Throwable[] failure = new Throwable[1];
-      Thread starter = new Thread(() -> {
-        try {
-          server.start(true);
-        } catch (Throwable t) {
-          failure[0] = t;
-        }
-      }, "slotwise-gateway-start");
+      FutureTask<Void> starting = new FutureTask<>(() -> server.start(true), null);
+      Thread starter = new Thread(starting, "slotwise-gateway-start"); // Py4J's threads inherit its daemon status
       starter.setDaemon(true);
       starter.start();
-      starter.join();
-      if (failure[0] != null) {
-        server = null;
-        throw new IOException("Py4J gateway did not start on 127.0.0.1:" + port, failure[0]);
-      }
+      starting.get(); // a failure to bind, as the cause
       int listening = server.getListeningPort();
       writePrivate(infoFile, "{\"port\": " + listening + ", \"pid\": "
           + ProcessHandle.current().pid() + ", \"pid_ns\": \"" + pidNamespace() + "\"}");
@@ -157,23 +126,20 @@ public final class ShimRuntime {
           infoFile);
       return listening;
     } catch (Throwable t) {
-      LOG.error("Slotwise: the Py4J gateway did not start; the built-in FIFO schedules until the master "
-          + "restarts with a working gateway", t);
+      LOG.error("Slotwise: the Py4J gateway did not start on 127.0.0.1:{}; the built-in FIFO schedules until the "
+          + "master restarts with a working gateway", port, t);
+      server = null;
       return 0;
     }
   }
 
-  /** 32 random bytes from SecureRandom, as 64 hex digits. */
   static String newToken() {
     byte[] b = new byte[32];
     new SecureRandom().nextBytes(b);
     return HexFormat.of().formatHex(b);
   }
 
-  /**
-   * Writes a file only the master's user may read: a temporary file created
-   * with mode 0600 (never wider, not even for an instant) replaces the target.
-   */
+  /** Writes a file only the master's user may read: a temporary one made 0600 (never wider) replaces it. */
   static void writePrivate(Path file, String content) throws IOException {
     Path abs = file.toAbsolutePath();
     Path dir = abs.getParent();
@@ -182,20 +148,13 @@ public final class ShimRuntime {
     }
     Path tmp = abs.resolveSibling(abs.getFileName() + ".tmp");
     Files.deleteIfExists(tmp);
-    try (SeekableByteChannel ch = Files.newByteChannel(tmp,
-        EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
-        PosixFilePermissions.asFileAttribute(FILE_0600))) {
-      ch.write(ByteBuffer.wrap(content.getBytes(StandardCharsets.UTF_8)));
-    }
+    Files.createFile(tmp, PosixFilePermissions.asFileAttribute(FILE_0600)); // new, never wider than 0600
     Files.setPosixFilePermissions(tmp, FILE_0600); // in case of an odd umask
+    Files.writeString(tmp, content, StandardCharsets.UTF_8);
     Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 
-  /**
-   * This process's pid namespace (as /proc/self/ns/pid names it), so that a
-   * reader in another one (the policy container) does not take the pid for
-   * one of its own; empty where there is none to read.
-   */
+  /** This process's pid namespace, so a reader in another (a container) takes the pid for none of its own. */
   static String pidNamespace() {
     try {
       String ns = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
@@ -205,7 +164,6 @@ public final class ShimRuntime {
     }
   }
 
-  /** Stops the gateway and the link; the gateway's files are deleted. */
   public void stop() {
     callbacks.disconnect();
     if (server != null) {
@@ -228,10 +186,7 @@ public final class ShimRuntime {
     link.stop();
   }
 
-  /**
-   * Py4J's shutdown command, replaced: Python's {@code JavaGateway.shutdown()}
-   * sends it on exit, and the next policy server needs the gateway.
-   */
+  /** Py4J's shutdown command, ignored: Python sends it on exit, and the next policy server needs the gateway. */
   public static final class KeepRunning extends AbstractCommand {
     public KeepRunning() {
       commandName = ShutdownGatewayServerCommand.SHUTDOWN_GATEWAY_SERVER_COMMAND_NAME;
@@ -248,25 +203,20 @@ public final class ShimRuntime {
     return (int) Math.max(1, Math.min(ms, Integer.MAX_VALUE));
   }
 
-  /** "ResourceManager" or "JobTracker": the master this shim runs in, as its pages name it. */
   public String master() {
     return kind == Messages.Kind.YARN ? "ResourceManager" : "JobTracker";
   }
 
   // ---------------------------------------------------------- the gateway
 
-  /**
-   * A policy offers itself. Once registered, its first call (which opens
-   * Py4J's callback connection) is a full update, made at once by the
-   * master's update thread with a longer deadline; heartbeats use the FIFO
-   * until then.
-   */
+  /** A policy offers itself; once registered, the master's update thread makes its first call at once. */
   public Messages.Registered registerPolicy(PolicyServer policy, String json) {
     Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, kind, Messages.PROTOCOL,
-        int32(link.getTimeoutMs()), int32(updateInterval), resourceTypes, preemption.getAsBoolean());
+        int32(link.getTimeoutMs()), int32(updateInterval), kind == Messages.Kind.YARN
+            ? List.of("memory_mb", "vcores") : List.of("map_slots", "reduce_slots"), preemption.getAsBoolean());
     Messages.Registered answer;
     try {
-      answer = link.register(policy, Wire.read(json, Messages.Register.class), shim);
+      answer = link.register(policy, PolicyLink.read(json, Messages.Register.class), shim);
     } catch (IllegalArgumentException e) {
       answer = new Messages.Registered(null, e.getMessage(), null, shim);
     }
@@ -276,15 +226,11 @@ public final class ShimRuntime {
     return answer;
   }
 
-  /**
-   * What Python sees as {@code gateway.entry_point}: every method takes and
-   * answers one JSON message of the protocol (docs/protocol.md) and never
-   * throws; a message that does not bind is answered as refused.
-   */
+  /** Python's {@code gateway.entry_point}: one protocol message in and out; one that does not bind is refused. */
   public final class EntryPoint {
     /** Register: Python offers {@code policy}, with its callback port and a fresh token. */
     public String register(PolicyServer policy, String register) {
-      return Wire.write(registerPolicy(policy, register));
+      return PolicyLink.write(registerPolicy(policy, register));
     }
 
     /** Unregister to Unregistered: a clean exit. */
@@ -310,13 +256,12 @@ public final class ShimRuntime {
           why -> new Messages.PriorityAnswer(null, why));
     }
 
-    /** The request bound and handled; one that does not bind (or is refused) is answered by {@code refused}. */
-    private <R> String answer(String json, Class<R> type, Function<R, Object> handle,
+      private <R> String answer(String json, Class<R> type, Function<R, Object> handle,
         Function<String, Object> refused) {
       try {
-        return Wire.write(handle.apply(Wire.read(json, type)));
+        return PolicyLink.write(handle.apply(PolicyLink.read(json, type)));
       } catch (IllegalArgumentException e) {
-        return Wire.write(refused.apply(e.getMessage()));
+        return PolicyLink.write(refused.apply(e.getMessage()));
       }
     }
   }

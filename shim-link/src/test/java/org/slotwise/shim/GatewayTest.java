@@ -67,7 +67,7 @@ class GatewayTest {
       assertEquals("rw-------", perms(token));
       assertEquals("rw-------", perms(info));
       String secret = new String(Files.readAllBytes(token), StandardCharsets.UTF_8);
-      Map<?, ?> m = Wire.MAPPER.readValue(info.toFile(), Map.class);
+      Map<?, ?> m = PolicyLink.MAPPER.readValue(info.toFile(), Map.class);
       assertEquals(port, m.get("port"));
       assertEquals(ProcessHandle.current().pid(), ((Number) m.get("pid")).longValue());
       assertEquals(Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString(), m.get("pid_ns"),

@@ -172,8 +172,8 @@ class MessagesSchemaTest {
     return examples(PROTOCOL.resolve("examples")).map(p -> DynamicTest.dynamicTest(
         p.getFileName().toString(), () -> {
           Class<?> type = typeOf(p);
-          Object once = Wire.read(Files.readString(p, StandardCharsets.UTF_8), type);
-          Object twice = Wire.read(Wire.write(once), type);
+          Object once = PolicyLink.read(Files.readString(p, StandardCharsets.UTF_8), type);
+          Object twice = PolicyLink.read(PolicyLink.write(once), type);
           assertEquals(once, twice);
         }));
   }
@@ -184,7 +184,7 @@ class MessagesSchemaTest {
         DynamicTest.dynamicTest(p.getFileName().toString(), () -> {
           Class<?> type = typeOf(p);
           IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-              () -> Wire.read(Files.readString(p, StandardCharsets.UTF_8), type));
+              () -> PolicyLink.read(Files.readString(p, StandardCharsets.UTF_8), type));
           assertTrue(e.getMessage().startsWith(type.getSimpleName() + ": "), e.getMessage());
           assertTrue(!e.getMessage().contains("\n"), "one line: " + e.getMessage());
         }));
@@ -203,18 +203,18 @@ class MessagesSchemaTest {
   }
 
   private static Messages.App app(String name) {
-    return new Messages.App("application_1_0001", "u", name, "root.q", 0, 0, false, null);
+    return new Messages.App("application_1_0001", "u", name, "root.q", 0, 0, false, null, null);
   }
 
   @Test
   void emptyListsAndNullsAreLeftOutOfPayloads() {
     Messages.Payload p = new Messages.Payload(false, 7, null, null, null, null, null, null, null,
         List.of(new Messages.Beat("h:1", null)), null, null, null);
-    assertEquals("{\"now_ms\":7,\"beats\":[{\"node\":\"h:1\"}]}", Wire.write(p));
+    assertEquals("{\"now_ms\":7,\"beats\":[{\"node\":\"h:1\"}]}", PolicyLink.write(p));
     assertEquals("{\"memory_mb\":1024,\"vcores\":1}",
-        Wire.write(new Messages.Resource(1024, 1, 0, 0)));
+        PolicyLink.write(new Messages.Resource(1024, 1, 0, 0)));
     Messages.Payload checked = new Messages.Payload(false, 7, null, null, null, null, null, null,
         null, null, null, List.of(), null);
-    assertTrue(Wire.write(checked).endsWith("\"check\":[]}"), "an empty check is a check");
+    assertTrue(PolicyLink.write(checked).endsWith("\"check\":[]}"), "an empty check is a check");
   }
 }

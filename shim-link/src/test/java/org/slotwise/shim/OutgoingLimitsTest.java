@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What Java sends keeps to the schema's limits however odd the master's
  * values: every message built here from out-of-range values is written and
- * read back through the same checks Python applies (Wire.read validates
+ * read back through the same checks Python applies (PolicyLink.read validates
  * against schema.json), so Python never gets a payload it must refuse whole,
  * again and again, which would keep the master on its FIFO.
  */
@@ -21,7 +21,7 @@ class OutgoingLimitsTest {
   private static final long MAX_SAFE = 9007199254740991L; // the schema's bound on amounts
 
   private static <T> T roundTrip(T message, Class<T> type) {
-    return Wire.read(Wire.write(message), type); // throws if Python would refuse it
+    return PolicyLink.read(PolicyLink.write(message), type); // throws if Python would refuse it
   }
 
   @Test
@@ -59,7 +59,7 @@ class OutgoingLimitsTest {
     String rocket = "\uD83D\uDE80";
     String user = "u".repeat(Messages.NAME_MAX - 1) + rocket + "tail";
     Messages.App app = new Messages.App("application_1_0001", user, "n".repeat(5000), "q".repeat(2000),
-        0, -1, false, null);
+        0, -1, false, null, null);
     Messages.App back = roundTrip(app, Messages.App.class);
     assertEquals("u".repeat(Messages.NAME_MAX - 1), back.user(), "the pair is not split");
     assertEquals(1024, back.name().length());

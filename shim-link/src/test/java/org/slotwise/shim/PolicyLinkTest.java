@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -99,6 +100,178 @@ class PolicyLinkTest {
   /** A heartbeat the test expects answered: a deadline no slow machine misses. */
   private Messages.HeartbeatAnswer answered() {
     return Turns.call(link, 30_000, "{}", Messages.HeartbeatAnswer.class, a -> { });
+  }
+
+  /** A policy whose heartbeat and update answers are computed by functions of their own. */
+  static PolicyServer policy(Function<String, String> heartbeat, Function<String, String> update,
+      Function<String, String> ping) {
+    PolicyServer both = policy(heartbeat, ping);
+    return new PolicyServer() {
+      @Override
+      public String heartbeat(String payload) {
+        return both.heartbeat(payload);
+      }
+
+      @Override
+      public String update(String payload) {
+        return update.apply(payload);
+      }
+
+      @Override
+      public String place(String app) {
+        return both.place(app);
+      }
+
+      @Override
+      public String move(String request) {
+        return both.move(request);
+      }
+
+      @Override
+      public String ping(String p) {
+        return both.ping(p);
+      }
+    };
+  }
+
+  /** Waits on a latch the test counts down, however slow the machine. */
+  private static String await(CountDownLatch latch, String answer) {
+    try {
+      latch.await(60, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return answer;
+  }
+
+  /**
+   * The update goes on a line of its own: while an update call is stuck in
+   * Python, heartbeats are made and answered, none waiting for the line, and
+   * the update is answered after them.
+   */
+  @Test
+  void aSlowUpdateInFlightDoesNotDelayAHeartbeat() throws Exception {
+    CountDownLatch inPython = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    List<Long> waits = new java.util.concurrent.CopyOnWriteArrayList<>();
+    PolicyLink timed = new PolicyLink(60_000, 3, 10_000, System::currentTimeMillis, resyncs::incrementAndGet,
+        callbacks, (method, waitNs, buildNs, invokeNs, totalNs, arg, answer) -> {
+          if (method.equals("heartbeat")) {
+            waits.add(waitNs);
+          }
+        });
+    try {
+      timed.register(policy(p -> "{}", p -> {
+        inPython.countDown();
+        return await(release, "{}");
+      }, p -> "{\"pid\": 1}"), registration(1, true), SHIM);
+      AtomicReference<Messages.UpdateAnswer> update = new AtomicReference<>();
+      Thread updater = new Thread(() -> {
+        try (PolicyLink.Turn turn = timed.updateTurn()) {
+          update.set(turn.send("{\"now_ms\": 1}", Messages.UpdateAnswer.class));
+        }
+      });
+      updater.start();
+      assertTrue(inPython.await(60, TimeUnit.SECONDS), "the update reached Python");
+      for (int i = 0; i < 5; i++) {
+        assertNotNull(Turns.call(timed, 10_000, "{}", Messages.HeartbeatAnswer.class, a -> { }),
+            "a heartbeat is answered while the update is in flight");
+      }
+      assertTrue(updater.isAlive() && update.get() == null, "the update is still in Python");
+      assertEquals(5, waits.size());
+      release.countDown();
+      updater.join(60_000);
+      assertNotNull(update.get(), "and answered after the heartbeats");
+      assertEquals(1, resyncs.get(), "no call failed: no resync but the registration's");
+      assertFalse(timed.status(null).inFallback());
+    } finally {
+      release.countDown();
+      timed.stop();
+    }
+  }
+
+  /**
+   * Ordering: the deltas go on the line only, so however the calls of the
+   * two lines interleave (updates held in Python while heartbeats come and
+   * go, answers coming back out of order), Python applies every delta once,
+   * in the order the master took them; the update line's payloads carry none.
+   */
+  @Test
+  void reorderedCallsLoseNoDeltaAndApplyNoneTwice() throws Exception {
+    PolicyLink.Deltas deltas = new PolicyLink.Deltas();
+    List<String> applied = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<String> onTheUpdateLine = new java.util.concurrent.CopyOnWriteArrayList<>();
+    AtomicInteger heartbeatsAnswered = new AtomicInteger();
+    AtomicInteger overtaken = new AtomicInteger(); // heartbeats answered while an update was in Python
+    Function<String, List<String>> removed = payload -> {
+      try {
+        return PolicyLink.read(payload, Messages.Payload.class).appsRemoved();
+      } catch (IllegalArgumentException e) {
+        throw new AssertionError(payload, e);
+      }
+    };
+    PolicyLink ordered = new PolicyLink(30_000, deltas::requireFull, callbacks, null);
+    try {
+      ordered.register(policy(p -> {
+        applied.addAll(removed.apply(p));
+        heartbeatsAnswered.incrementAndGet();
+        return "{}";
+      }, p -> {
+        onTheUpdateLine.addAll(removed.apply(p));
+        int seen = heartbeatsAnswered.get();
+        long until = System.currentTimeMillis() + 5_000;
+        while (heartbeatsAnswered.get() < seen + 2 && System.currentTimeMillis() < until) {
+          Thread.onSpinWait(); // held until two heartbeats went past it
+        }
+        if (heartbeatsAnswered.get() >= seen + 2) {
+          overtaken.incrementAndGet();
+        }
+        return "{}";
+      }, p -> "{\"pid\": 1}"), registration(1, true), SHIM);
+      deltas.take(); // the registration's full resync, as if sent
+      java.util.function.Consumer<String> onTheLine = what -> {
+        try (PolicyLink.Turn turn = ordered.turn(what)) {
+          assertNotNull(turn);
+          PolicyLink.Deltas.Taken t = deltas.take();
+          assertFalse(t.full(), "no call failed: no resync");
+          assertNotNull(turn.send(PolicyLink.write(t.payload(null, null, null, null, null, null)),
+              Messages.HeartbeatAnswer.class));
+        }
+      };
+      int events = 400;
+      Thread updates = new Thread(() -> {
+        for (int i = 0; i < 5; i++) {
+          onTheLine.accept(PolicyLink.DELTAS); // what the update owes first, on the line
+          try (PolicyLink.Turn turn = ordered.updateTurn()) {
+            assertNotNull(turn.send("{\"now_ms\": 1}", Messages.UpdateAnswer.class));
+          }
+        }
+      });
+      Thread heartbeats = new Thread(() -> {
+        while (updates.isAlive() || applied.size() < events) {
+          onTheLine.accept("heartbeat");
+        }
+      });
+      updates.start();
+      heartbeats.start();
+      List<String> produced = new ArrayList<>();
+      for (int i = 0; i < events; i++) {
+        String id = String.format("application_1_%04d", i);
+        produced.add(id);
+        deltas.appRemoved(id, null);
+        if (i % 10 == 0) {
+          Thread.sleep(2);
+        }
+      }
+      updates.join(120_000);
+      heartbeats.join(120_000);
+      assertEquals(events, applied.size(), "every delta once");
+      assertTrue(produced.equals(applied), "in the order taken");
+      assertEquals(List.of(), onTheUpdateLine, "the update line carries no deltas");
+      assertTrue(overtaken.get() > 0, "heartbeats did overtake an update in flight");
+    } finally {
+      ordered.stop();
+    }
   }
 
   @Test

@@ -216,12 +216,12 @@ class SchemaLimitsTest {
             String json = JSON.writeValueAsString(message);
             Class<?> type = recordOf(name);
             if (e.valid()) {
-              Object bound = Wire.read(json, type);
+              Object bound = PolicyLink.read(json, type);
               assertNotNull(bound);
-              assertEquals(bound, Wire.read(Wire.write(bound), type), "round trip");
+              assertEquals(bound, PolicyLink.read(PolicyLink.write(bound), type), "round trip");
             } else {
-              Wire.BadMessage refused = assertThrows(Wire.BadMessage.class,
-                  () -> Wire.read(json, type), json.length() < 200 ? json : title);
+              PolicyLink.BadMessage refused = assertThrows(PolicyLink.BadMessage.class,
+                  () -> PolicyLink.read(json, type), json.length() < 200 ? json : title);
               assertTrue(refused.getMessage().startsWith(name + ": $." + field.getKey()),
                   refused.getMessage());
               assertTrue(!refused.getMessage().contains("\n") && refused.getMessage().length() < 300,
@@ -246,16 +246,16 @@ class SchemaLimitsTest {
   void aHeartbeatAnswerOutsideTheLimitsIsRefusedNamingTheField() {
     String ok = "{\"assign\": [" + assignment("h:1", "2147483647") + "]}";
     assertEquals(Integer.MAX_VALUE,
-        Wire.read(ok, Messages.HeartbeatAnswer.class).assign().get(0).priority());
-    Wire.BadMessage e = assertThrows(Wire.BadMessage.class, () -> Wire.read(
+        PolicyLink.read(ok, Messages.HeartbeatAnswer.class).assign().get(0).priority());
+    PolicyLink.BadMessage e = assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read(
         "{\"assign\": [" + assignment("h:1", "2147483648") + "]}", Messages.HeartbeatAnswer.class));
     assertEquals("HeartbeatAnswer: $.assign[0].priority: 2147483648 is above the maximum "
         + "2147483647", e.getMessage());
-    e = assertThrows(Wire.BadMessage.class, () -> Wire.read(
+    e = assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read(
         "{\"assign\": [" + assignment("", "1") + "]}", Messages.HeartbeatAnswer.class));
     assertTrue(e.getMessage().startsWith("HeartbeatAnswer: $.assign[0].node: is empty"),
         e.getMessage());
-    e = assertThrows(Wire.BadMessage.class, () -> Wire.read(
+    e = assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read(
         "{\"preempt\": [{\"container\": \"" + "c".repeat(1025) + "\", \"kill\": true}]}",
         Messages.HeartbeatAnswer.class));
     assertEquals("HeartbeatAnswer: $.preempt[0].container: has 1,025 characters; at most 1,024",
@@ -264,19 +264,19 @@ class SchemaLimitsTest {
 
   @Test
   void enumsRequiredFieldsNullsAndExactlyOneAreTheSchemas() {
-    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read(
+    assertTrue(assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read(
         "{\"assign\": [" + assignment("h:1", "1").replace("off_switch", "diagonal") + "]}",
         Messages.HeartbeatAnswer.class)).getMessage().contains("$.assign[0].locality"));
-    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read("{\"pid\": null}",
+    assertTrue(assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read("{\"pid\": null}",
         Messages.Pong.class)).getMessage().startsWith("Pong: $.pid: expected integer"));
-    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read("{}",
+    assertTrue(assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read("{}",
         Messages.Pong.class)).getMessage().startsWith("Pong: $.pid: required"));
-    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read("{\"assign\": null}",
+    assertTrue(assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read("{\"assign\": null}",
         Messages.HeartbeatAnswer.class)).getMessage().contains("$.assign: expected array"));
     String both = "{\"queue\": \"root.a\", \"reject\": \"no\"}";
-    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read(both,
+    assertTrue(assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read(both,
         Messages.PlaceAnswer.class)).getMessage().contains("exactly one of queue, reject"));
-    assertEquals("root.a", Wire.read("{\"queue\": \"root.a\", \"reject\": null}",
+    assertEquals("root.a", PolicyLink.read("{\"queue\": \"root.a\", \"reject\": null}",
         Messages.PlaceAnswer.class).queue(), "null is unset, as Python counts it");
   }
 
@@ -284,14 +284,14 @@ class SchemaLimitsTest {
   void numbersPastADoubleAndTrailingTextAreRefused() {
     String row = "{\"name\": \"root\", \"weight\": %s, \"min\": {}, \"fair\": {}, \"steady\": {},"
         + " \"usage\": {}, \"demand\": {}, \"running_apps\": 0, \"apps\": 0}";
-    assertEquals(1e300, Wire.read(String.format(row, "1e300"), Messages.QueueRow.class).weight());
-    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read(String.format(row, "1e400"),
+    assertEquals(1e300, PolicyLink.read(String.format(row, "1e300"), Messages.QueueRow.class).weight());
+    assertTrue(assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read(String.format(row, "1e400"),
         Messages.QueueRow.class)).getMessage().contains("$.weight"));
-    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read(String.format(row, "-0.5"),
+    assertTrue(assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read(String.format(row, "-0.5"),
         Messages.QueueRow.class)).getMessage().contains("$.weight: -0.5 is below the minimum 0"));
-    assertThrows(Wire.BadMessage.class, () -> Wire.read("{\"pid\": 1} {}", Messages.Pong.class));
-    assertThrows(Wire.BadMessage.class, () -> Wire.read("", Messages.Pong.class));
-    assertTrue(assertThrows(Wire.BadMessage.class, () -> Wire.read("{\"pid\": 1.0}",
+    assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read("{\"pid\": 1} {}", Messages.Pong.class));
+    assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read("", Messages.Pong.class));
+    assertTrue(assertThrows(PolicyLink.BadMessage.class, () -> PolicyLink.read("{\"pid\": 1.0}",
         Messages.Pong.class)).getMessage().contains("$.pid: expected integer"));
   }
 
@@ -308,7 +308,7 @@ class SchemaLimitsTest {
     String twoNodes = many + "," + assignment("h:2", "1") + "]}";
     assertEquals(max + 1, PolicyLink.read(twoNodes, Messages.HeartbeatAnswer.class).assign().size());
     String past = many + "," + assignment("h:1", "1") + "]}";
-    Wire.BadMessage e = assertThrows(Wire.BadMessage.class,
+    PolicyLink.BadMessage e = assertThrows(PolicyLink.BadMessage.class,
         () -> PolicyLink.read(past, Messages.HeartbeatAnswer.class));
     assertEquals("HeartbeatAnswer: $.assign: more than 1,024 assignments for node h:1 in one "
         + "answer (1,025 in all)", e.getMessage());
@@ -355,7 +355,7 @@ class SchemaLimitsTest {
           for (int i = 0; i < max; i++) {
             full.add(item);
           }
-          Wire.read(JSON.writeValueAsString(message), recordOf(name));
+          PolicyLink.read(JSON.writeValueAsString(message), recordOf(name));
           atTheBound++;
         }
       }

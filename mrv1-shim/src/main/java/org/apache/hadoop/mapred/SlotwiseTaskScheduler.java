@@ -13,12 +13,11 @@ import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.server.jobtracker.TaskTracker;
 import org.apache.hadoop.net.NetworkTopology;
 import org.apache.hadoop.net.Node;
-import org.slotwise.shim.Deltas;
 import org.slotwise.shim.FifoFallback;
 import org.slotwise.shim.Messages;
 import org.slotwise.shim.Messages.Reason;
-import org.slotwise.shim.Wire;
 import org.slotwise.shim.PolicyLink;
+import org.slotwise.shim.PolicyLink.Deltas;
 import org.slotwise.shim.ShimRuntime;
 
 /**
@@ -121,14 +120,14 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
    */
   private static void warmUp() {
     Messages.Resource one = slots(1, 0);
-    Wire.write(new Messages.Payload(true, 1, List.of(new Messages.Node("t", "h", "/r", one)), List.of("t"),
+    PolicyLink.write(new Messages.Payload(true, 1, List.of(new Messages.Node("t", "h", "/r", one)), List.of("t"),
         List.of(new Messages.App("j", "u", "n", "q", 0, 0, true, List.of(new Messages.Request(MAP_ASK, one, 1,
-            Map.of("h", 1), Map.of("/r", 1), true, null)))), List.of("j"), List.of(new Messages.Container("c", "j",
+            Map.of("h", 1), Map.of("/r", 1), true, null)), null)), List.of("j"), List.of(new Messages.Container("c", "j",
             "t", one, false, MAP_ASK, "e")), List.of(new Messages.Refusal("e", Reason.NO_TASK)), List.of("c"),
         List.of(new Messages.Beat("t", one)), null, null, List.of(new Messages.AppEnd("j", Messages.FinalState.FAILED))));
-    Wire.read("{\"assign\": [{\"app\": \"j\", \"node\": \"t\", \"priority\": 0, \"locality\": \"node_local\", "
+    PolicyLink.read("{\"assign\": [{\"app\": \"j\", \"node\": \"t\", \"priority\": 0, \"locality\": \"node_local\", "
         + "\"engine_id\": \"e\", \"resource\": {\"map_slots\": 1}}]}", Messages.HeartbeatAnswer.class);
-    Wire.read("{\"preempt\": [{\"container\": \"c\", \"kill\": true}], \"waiting\": [\"j\"]}",
+    PolicyLink.read("{\"preempt\": [{\"container\": \"c\", \"kill\": true}], \"waiting\": [\"j\"]}",
         Messages.UpdateAnswer.class);
   }
 
@@ -159,7 +158,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       String id = job.getJobID().toString();
       Messages.PlaceAnswer a = null;
       try (PolicyLink.Turn turn = link.turn("place")) {
-        a = turn == null ? null : turn.send(Wire.write(new Messages.PlaceRequest(id, job.getProfile().getUser(),
+        a = turn == null ? null : turn.send(PolicyLink.write(new Messages.PlaceRequest(id, job.getProfile().getUser(),
             asked, List.of(), priorityOf(job))), Messages.PlaceAnswer.class);
       }
       if (a != null && a.reject() != null) {
@@ -410,7 +409,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         apps.add(app(s));
       }
     }
-    return Wire.write(t.payload(t.full() ? new ArrayList<>(trackers.values()) : t.nodes(), apps,
+    return PolicyLink.write(t.payload(t.full() ? new ArrayList<>(trackers.values()) : t.nodes(), apps,
         t.full() ? live.values().stream().map(l -> l.container(null)).toList() : t.launched(),
         beat == null ? null : List.of(beat), link.episodesToReport(), null));
   }
@@ -464,7 +463,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
       requests.add(new Messages.Request(REDUCE_ASK, slots(0, 1), reduces, null, null, true, null));
     }
     return new Messages.App(s.id, job.getProfile().getUser(), job.getProfile().getJobName(), s.pool,
-        priorityOf(job), job.getStartTime(), true, requests);
+        priorityOf(job), job.getStartTime(), true, requests, null);
   }
 
   /** One update call (the trackers' snapshot first, outside the call lock), and what its answer says. */
@@ -546,7 +545,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     }
     Messages.MoveAnswer a;
     try (PolicyLink.Turn turn = link.turn("move")) {
-      a = turn == null ? null : turn.send(Wire.write(new Messages.MoveRequest(app, queue)), Messages.MoveAnswer.class);
+      a = turn == null ? null : turn.send(PolicyLink.write(new Messages.MoveRequest(app, queue)), Messages.MoveAnswer.class);
       if (a != null && a.queue() != null) {
         s.pool = a.queue();
         deltas.appChanged(app);

@@ -33,8 +33,8 @@ import org.mortbay.jetty.Server;
 import org.mortbay.jetty.nio.SelectChannelConnector;
 import org.mortbay.jetty.servlet.Context;
 import org.slotwise.shim.Messages;
+import org.slotwise.shim.PolicyLink;
 import org.slotwise.shim.ShimRuntime;
-import org.slotwise.shim.Wire;
 
 /**
  * The JobTracker's /scheduler page in Hadoop 1's own web server (Jetty 6):
@@ -139,7 +139,7 @@ class SlotwiseSchedulerServletTest {
   }
 
   private void register(String web) {
-    scheduler.runtime().registerPolicy(python, Wire.write(new Messages.Register(Messages.PROTOCOL, 40004,
+    scheduler.runtime().registerPolicy(python, PolicyLink.write(new Messages.Register(Messages.PROTOCOL, 40004,
         "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test", web))));
   }
 

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slotwise.shim.Messages;
-import org.slotwise.shim.Wire;
+import org.slotwise.shim.PolicyLink;
 import org.slotwise.shim.PolicyServer;
 import org.slotwise.shim.ShimRuntime;
 
@@ -82,7 +82,7 @@ class SlotwiseTaskSchedulerTest {
 
   /** A policy registered and warm: its first call (the update it wakes) answered; heartbeats use the FIFO until then. */
   private void register() throws InterruptedException {
-    scheduler.runtime().registerPolicy(python, Wire.write(new Messages.Register(Messages.PROTOCOL, 40004,
+    scheduler.runtime().registerPolicy(python, PolicyLink.write(new Messages.Register(Messages.PROTOCOL, 40004,
         "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test", null))));
     waitFor("the warm-up update", () -> !scheduler.runtime().link().isCold());
   }
@@ -221,7 +221,7 @@ class SlotwiseTaskSchedulerTest {
     register();
     FakeJob job = manager.add(new FakeJob(1, conf("ann"), 1, 0, true));
     for (int p : new int[] {-2, -1, 2}) {
-      Messages.PriorityRequest r = Wire.read("{\"app\": \"" + job.getJobID() + "\", \"priority\": " + p + "}",
+      Messages.PriorityRequest r = PolicyLink.read("{\"app\": \"" + job.getJobID() + "\", \"priority\": " + p + "}",
           Messages.PriorityRequest.class);
       assertEquals(p, scheduler.adminPriority(r.app(), r.priority()).priority());
       assertEquals(JobPriority.values()[2 - p], job.getPriority());
@@ -303,7 +303,7 @@ class SlotwiseTaskSchedulerTest {
       }
       return "{}";
     };
-    scheduler.runtime().registerPolicy(python, Wire.write(new Messages.Register(Messages.PROTOCOL, 40004,
+    scheduler.runtime().registerPolicy(python, PolicyLink.write(new Messages.Register(Messages.PROTOCOL, 40004,
         "t".repeat(64), false, new Messages.ServerInfo(4, "host", "/pools.xml", 0, "test", null))));
     try {
       waitFor("the warm-up update to reach Python", () -> !python.calls("update").isEmpty());

@@ -26,15 +26,22 @@ import org.slotwise.sls.SlsTimings;
 public class SlotwiseSlsScheduler extends SlotwiseScheduler implements SchedulerWrapper, Configurable {
   private final SLSSchedulerCommons commons;
   private SLSRunner runner;
+  private Configuration conf;
 
   public SlotwiseSlsScheduler() {
     commons = new SLSSchedulerCommons(this);
   }
 
+  /** SLS configures its wrapper before the RM starts it (SlotwiseScheduler reads the service's own). */
   @Override
   public void setConf(Configuration conf) {
-    super.setConf(conf);
+    this.conf = conf;
     commons.initMetrics(SlotwiseScheduler.class, conf);
+  }
+
+  @Override
+  public Configuration getConf() {
+    return conf;
   }
 
   @Override
