@@ -109,7 +109,10 @@ class Recorder:
                        started=ep.started_ms / 1000.0, ended=ep.ended_ms / 1000.0)
         # An episode in which no heartbeat came (a call failed, Python answered
         # the next) scheduled nothing by the FIFO: worth a line, not a warning.
-        log.log(logging.WARNING if ep.heartbeats else logging.INFO,
-                "the %s scheduled %d heartbeat(s) by its FIFO over %.1f s without Python (%s)",
-                master, ep.heartbeats, seconds, ep.reason)
+        if ep.heartbeats:
+            log.warning("the %s scheduled %d heartbeat(s) by its FIFO over %.1f s without Python (%s)",
+                        master, ep.heartbeats, seconds, ep.reason)
+        else:
+            log.info("a call from the %s to Python failed (%s); Python answered again %.1f s later, and no "
+                     "heartbeat went to its FIFO", master, ep.reason, seconds)
         return seconds

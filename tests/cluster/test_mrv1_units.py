@@ -418,3 +418,29 @@ def test_cli_submit_mrv1_against_yarn_is_an_error(tmp_path, capsys):
     state(tmp_path).save(Layout(tmp_path).state_file)  # kind yarn
     assert main(["cluster", "submit", "--mrv1", "--dir", str(tmp_path), "--queue", "p", "--", "pi", "1", "1"]) == 1
     assert "is a YARN cluster, not MRv1" in capsys.readouterr().err
+
+
+def test_daemon_command_lines_carry_the_placement_and_the_jobtrackers_flags(tmp_path, monkeypatch):
+    """bench_mrv1 --master-cpu: each role runs under `taskset -c` of its CPUs
+    (taskset execs the JVM: the pid is the JVM's); the JobTracker alone gets
+    JT_FLAGS (MetaspaceSize, issue 39) and the caller's extra flags."""
+    from slotwise.localcluster.jvm import Java
+    from slotwise.localcluster.mrv1 import JT_FLAGS
+
+    cluster = Mrv1Cluster(tmp_path, cpus={"jobtracker": "0", "tasktracker": "1"}, jt_jvm_flags=["-Xlog:gc"])
+    argv = {}
+    monkeypatch.setattr(Mrv1Cluster, "_spawn", lambda self, state, java, name, role, a, *rest: argv.setdefault(name, a))
+    state = ClusterState(dir=str(tmp_path), repo=str(tmp_path), java_home="/jdk", java_version="17",
+                         hadoop_version="1.2.1", scheduler=SLOTWISE_TASK_SCHEDULER, rm_web="", rm_address="",
+                         classpath=["/webapps", *JARS], examples_jar=None, tests_jar=None, jvm_flags=[],
+                         mapred_site={}, yarn_site={}, kind="mrv1")
+    java = Java(Path("/jdk"), "17")
+    c = cfg(tmp_path)
+    cluster._start(state, c, java, "jt", Mrv1Cluster.MASTER, "JT", {}, c.jt_mapred_site(tmp_path / "jt"))
+    cluster._start(state, c, java, "tt1", Mrv1Cluster.WORKER, "TT", {}, c.tt_mapred_site({"http": 1, "report": 2},
+                                                                                          tmp_path / "tt1"))
+    assert argv["jt"][:4] == ["taskset", "-c", "0", "/jdk/bin/java"]
+    assert argv["tt1"][:4] == ["taskset", "-c", "1", "/jdk/bin/java"]
+    assert all(f in argv["jt"] for f in (*JT_FLAGS, "-Xlog:gc"))
+    assert not any(f in argv["tt1"] for f in (*JT_FLAGS, "-Xlog:gc"))
+    assert Mrv1Cluster(tmp_path)._taskset("client") == []  # by default every process runs where the caller does

@@ -230,9 +230,14 @@ class PolicyServer:
                                episode_heartbeats=st.episode_heartbeats, heartbeats=st.heartbeats,
                                fallback_heartbeats=st.fallback_heartbeats, failures=st.failures,
                                holder=None if st.holder is None else wire.to_builtins(st.holder))
-        if st.in_fallback and not before:
-            log.warning("the %s schedules without Python (its FIFO) since %s: %s", self.master,
-                        time.strftime("%H:%M:%S", time.localtime((st.since_ms or 0) / 1000)), st.reason)
+        if st.in_fallback and not before:  # what happened: a failed call is no FIFO heartbeat
+            since = time.strftime("%H:%M:%S", time.localtime((st.since_ms or 0) / 1000))
+            if st.episode_heartbeats:
+                log.warning("the %s's FIFO has scheduled %d heartbeat(s) without Python since %s: %s", self.master,
+                            st.episode_heartbeats, since, st.reason)
+            else:
+                log.warning("a call from the %s to Python failed at %s (%s); no heartbeat has gone to its FIFO "
+                            "so far", self.master, since, st.reason)
         elif before and not st.in_fallback:
             log.info("Python decides again")
         if st.registered:

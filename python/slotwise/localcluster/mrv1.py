@@ -69,6 +69,15 @@ __all__ = ["FIFO_TASK_SCHEDULER", "KIND", "MRV1_SCHEDULERS", "SLOTWISE_TASK_SCHE
            "mrv1_scheduler_class", "mrv1_scheduler_name", "open_cluster", "resolve_hadoop1", "scheduler_status"]
 
 
+#: The JobTracker's own flags. Java 17 collects the whole heap the first time
+#: class metadata passes 21 MB (MetaspaceSize's default); the Slotwise shim's
+#: classes (Py4J, Jackson) take a Hadoop 1.2.1 JobTracker to about 22 MB, so
+#: that full collection (83-475 ms here, every thread stopped) came mid-run,
+#: while jobs ran (docs/benchmarks.md, issue 39). Hadoop's own scheduler stays
+#: near 16 MB; the flag is the same for both.
+JT_FLAGS = ("-XX:MetaspaceSize=64m",)
+
+
 class Mrv1Cluster(ClusterBase):
     MASTER, WORKER = "jobtracker", "tasktracker"
     WORKER_POLL_S = 0.3
@@ -86,7 +95,8 @@ class Mrv1Cluster(ClusterBase):
                  map_slots: int = 2, reduce_slots: int = 2, build_shim: bool = True,
                  java_home: str | os.PathLike | None = None, repo: str | os.PathLike | None = None,
                  start_timeout: float = START_TIMEOUT, log: Log | None = None,
-                 jt_classpath: list[str] | None = None):
+                 jt_classpath: list[str] | None = None, jt_jvm_flags: list[str] | None = None,
+                 cpus: dict[str, str] | None = None):
         if map_slots < 0 or reduce_slots < 0:
             raise ValueError("slots must not be negative")
         super().__init__(dir, nodes=nodes, conf=conf, build_shim=build_shim, java_home=java_home, repo=repo,
@@ -95,6 +105,11 @@ class Mrv1Cluster(ClusterBase):
         self.sizes = Mrv1Sizes(map_slots=map_slots, reduce_slots=reduce_slots)
         #: Extra classpath entries for the JobTracker only.
         self.jt_classpath = list(jt_classpath or [])
+        #: Extra JVM flags for the JobTracker only (a benchmark's GC log or heap).
+        self.jt_jvm_flags = list(jt_jvm_flags or [])
+        #: CPUs (a taskset list, "0" or "1-3") for "jobtracker", "tasktracker" (its task JVMs
+        #: inherit it) and "client" (job clients); a role not named runs where the caller does.
+        self.cpus = dict(cpus or {})
 
     def _require_state(self) -> ClusterState:
         state = self.state
@@ -189,7 +204,9 @@ class Mrv1Cluster(ClusterBase):
                             log_file=log_file)
         webapps, *jars = state.classpath
         cp = daemon_classpath(jars, webapps, conf_dir=conf_dir, extra=extra_cp)
-        argv = [str(java.exe), *FAST_START, self.sizes.daemon_heap, marker(self.dir), f"-Dslotwise.daemon={name}",
+        master = [*JT_FLAGS, *self.jt_jvm_flags] if role == self.MASTER else []
+        argv = [*self._taskset(role), str(java.exe), *FAST_START, self.sizes.daemon_heap, *master,
+                marker(self.dir), f"-Dslotwise.daemon={name}",
                 f"-Dlog4j.configuration=file:{conf_dir / 'log4j.properties'}",
                 # hadoop.log.dir: the JobTracker's job history, a TaskTracker's userlogs/.
                 f"-Dhadoop.log.dir={home / 'logs'}", f"-Dhadoop.log.file={log_file.name}",
@@ -197,6 +214,10 @@ class Mrv1Cluster(ClusterBase):
                 "-Djava.net.preferIPv4Stack=true",
                 "-cp", os.pathsep.join(cp), main]
         return self._spawn(state, java, name, role, argv, ports, conf_dir, home)
+
+    def _taskset(self, role: str) -> list[str]:
+        """``taskset -c CPUS`` for a role given CPUs (it execs the JVM: the pid is the JVM's)."""
+        return ["taskset", "-c", self.cpus[role]] if self.cpus.get(role) else []
 
     def _wait_master(self, state: ClusterState, jt: Daemon, started: float) -> None:
         web = JTWeb(state.rm_web, timeout=30)  # one request at a time while it starts (see cluster._wait_master)
@@ -322,7 +343,8 @@ class Mrv1Cluster(ClusterBase):
             core = next(j for j in jars if _is_jar(j, "hadoop-core"))
             cp.insert(1, str(submit_as_classes(java, core, self.layout.cache)))
             main = [SUBMIT_AS, user]
-        cmd = [str(Path(state.java_home) / "bin" / "java"), *FAST_START, self.sizes.client_heap, marker(self.dir),
+        cmd = [*self._taskset("client"), str(Path(state.java_home) / "bin" / "java"), *FAST_START,
+               self.sizes.client_heap, marker(self.dir),
                "-Dslotwise.daemon=client", f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
                f"-Djava.io.tmpdir={job_dir / 'tmp'}", "-Djava.net.preferIPv4Stack=true",
                "-cp", os.pathsep.join(cp), *main, *run]

@@ -85,6 +85,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   private volatile ShimRuntime runtime;
   private PolicyLink link;
   private final AtomicLong lastSlowLogMs = new AtomicLong();
+  private final AtomicLong slowHeartbeats = new AtomicLong(); // past the deadline since the last slow line
   private final Listener listener = new Listener();
 
   @Override
@@ -95,7 +96,7 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
         () -> c.getBoolean(PREEMPTION, false), DEFAULT_TIMEOUT_MS, deltas::requireFull, null, this);
     link = runtime.link();
     taskTrackerManager.addJobInProgressListener(listener);
-    warmUp();
+    warmUp(Integer.getInteger("slotwise.warm-up.rounds", 1000));
     runtime.start(c.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir")));
     if (taskTrackerManager instanceof JobTracker jt && jt.infoServer != null) {
       jt.infoServer.setAttribute(SlotwiseSchedulerServlet.ATTRIBUTE, runtime);
@@ -114,21 +115,22 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
   }
 
   /**
-   * Jackson builds a record's (de)serializer on first use, tens of ms that
-   * would fall on the first heartbeats inside the JobTracker's lock: paid
-   * here, for every record a heartbeat or an update writes or reads.
+   * Every record a heartbeat or an update writes or reads, {@code rounds} times: Jackson's (de)serializers, the
+   * JVM's reflection accessors and JIT compilations of that code are made here, not inside the JobTracker's lock.
    */
-  private static void warmUp() {
+  static void warmUp(int rounds) {
     Messages.Resource one = slots(1, 0);
-    PolicyLink.write(new Messages.Payload(true, 1, List.of(new Messages.Node("t", "h", "/r", one)), List.of("t"),
+    Messages.Payload p = new Messages.Payload(true, 1, List.of(new Messages.Node("t", "h", "/r", one)), List.of("t"),
         List.of(new Messages.App("j", "u", "n", "q", 0, 0, true, List.of(new Messages.Request(MAP_ASK, one, 1,
             Map.of("h", 1), Map.of("/r", 1), true, null)), null)), List.of("j"), List.of(new Messages.Container("c", "j",
             "t", one, false, MAP_ASK, "e")), List.of(new Messages.Refusal("e", Reason.NO_TASK)), List.of("c"),
-        List.of(new Messages.Beat("t", one)), null, null, List.of(new Messages.AppEnd("j", Messages.FinalState.FAILED))));
-    PolicyLink.read("{\"assign\": [{\"app\": \"j\", \"node\": \"t\", \"priority\": 0, \"locality\": \"node_local\", "
-        + "\"engine_id\": \"e\", \"resource\": {\"map_slots\": 1}}]}", Messages.HeartbeatAnswer.class);
-    PolicyLink.read("{\"preempt\": [{\"container\": \"c\", \"kill\": true}], \"waiting\": [\"j\"]}",
-        Messages.UpdateAnswer.class);
+        List.of(new Messages.Beat("t", one)), null, null, List.of(new Messages.AppEnd("j", Messages.FinalState.FAILED)));
+    for (int i = 0; i < rounds; i++) {
+      PolicyLink.write(p);
+      PolicyLink.read("{\"assign\": [{\"app\": \"j\", \"node\": \"t\", \"priority\": 0, \"locality\": \"node_local\", "
+          + "\"engine_id\": \"e\", \"resource\": {\"map_slots\": 1}}]}", Messages.HeartbeatAnswer.class);
+      PolicyLink.read("{\"preempt\": [{\"container\": \"c\", \"kill\": true}], \"waiting\": [\"j\"]}", Messages.UpdateAnswer.class);
+    }
   }
 
   /**
@@ -260,17 +262,20 @@ public class SlotwiseTaskScheduler extends TaskScheduler implements ShimRuntime.
     return out;
   }
 
-  /** A heartbeat past its deadline: where the time went, once a minute at most. */
+  /** A heartbeat past its deadline: where the time went and how many since the last line, once a minute at most. */
   private void slow(long entered, long[] at, long done, boolean fifo) {
     long now = System.currentTimeMillis();
     long last = lastSlowLogMs.get();
+    long n = slowHeartbeats.incrementAndGet();
     if (now - last < 60_000 || !lastSlowLogMs.compareAndSet(last, now)) {
       return;
     }
+    slowHeartbeats.addAndGet(-n);
     LOG.warn(String.format("Slotwise: assignTasks took %.1f ms, past its %d ms deadline, inside the "
-        + "JobTracker's lock: waiting for the line to Python %.1f ms, building the payload %.1f ms, "
-        + "the call %.1f ms, carrying out the answer %.1f ms%s (later ones are logged a minute on)",
-        (done - entered) / 1e6, link.getTimeoutMs(), (at[0] - entered) / 1e6,
+        + "JobTracker's lock (%d past it since the last such line, this one included): waiting for the line "
+        + "to Python %.1f ms, building the payload %.1f ms, the call %.1f ms, carrying out the answer %.1f ms%s "
+        + "(later ones are logged a minute on)", (done - entered) / 1e6, link.getTimeoutMs(), n,
+        (at[0] - entered) / 1e6,
         at[1] == 0 ? 0 : (at[1] - at[0]) / 1e6, at[2] == 0 ? 0 : (at[2] - at[1]) / 1e6,
         at[3] == 0 || at[2] == 0 ? 0 : (at[3] - at[2]) / 1e6,
         fifo ? String.format(", the FIFO (the call failed: %s) %.1f ms", link.getLastFailure(),

@@ -333,6 +333,73 @@ class SlotwiseTaskSchedulerTest {
     waitFor("both jobs' initialisation", () -> manager.inited.containsAll(List.of(ann, bob)));
   }
 
+  /**
+   * Issue 39: heartbeats past the deadline with no fallback logged. The slow
+   * line (once a minute) says how many passed it since the last such line.
+   */
+  @Test
+  void theSlowHeartbeatLineCountsEveryHeartbeatPastTheDeadline() throws Exception {
+    scheduler.terminate();
+    Configuration c = new Configuration(false);
+    c.set(ShimRuntime.GATEWAY_PORT, "0");
+    c.set(ShimRuntime.TOKEN_FILE, dir.resolve("slow.token").toString());
+    c.set(ShimRuntime.INFO_FILE, dir.resolve("slow.json").toString());
+    c.set(ShimRuntime.TIMEOUT_MS, "50");
+    c.set(ShimRuntime.UPDATE_INTERVAL_MS, "3600000");
+    scheduler = new SlotwiseTaskScheduler();
+    scheduler.setConf(c);
+    scheduler.setTaskTrackerManager(manager);
+    scheduler.start();
+    register();
+    List<String> said = new CopyOnWriteArrayList<>();
+    org.apache.log4j.AppenderSkeleton capture = new org.apache.log4j.AppenderSkeleton() {
+      @Override
+      protected void append(org.apache.log4j.spi.LoggingEvent e) {
+        said.add(e.getRenderedMessage());
+      }
+
+      @Override
+      public void close() {
+      }
+
+      @Override
+      public boolean requiresLayout() {
+        return false;
+      }
+    };
+    org.apache.log4j.Logger.getLogger(SlotwiseTaskScheduler.class).addAppender(capture);
+    java.util.concurrent.atomic.AtomicInteger answered = new java.util.concurrent.atomic.AtomicInteger();
+    try {
+      python.heartbeat = p -> {
+        try {
+          Thread.sleep(150); // past the 50 ms deadline: the FIFO schedules the heartbeat
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        answered.incrementAndGet();
+        return "{}";
+      };
+      for (int i = 0; i < 3; i++) {
+        if (i == 2) { // a minute on: the next slow heartbeat is logged again
+          java.lang.reflect.Field f = SlotwiseTaskScheduler.class.getDeclaredField("lastSlowLogMs");
+          f.setAccessible(true);
+          ((java.util.concurrent.atomic.AtomicLong) f.get(scheduler)).set(0);
+        }
+        beat(1, 0);
+        int calls = i + 1;
+        waitFor("Python's slow answer", () -> answered.get() == calls);
+        Thread.sleep(50); // the call in flight ends before the next heartbeat, which would not call Python
+      }
+      List<String> slow = said.stream().filter(m -> m.contains("past its 50 ms deadline")).toList();
+      assertEquals(2, slow.size(), said.toString());
+      assertTrue(slow.get(0).contains("(1 past it since the last such line, this one included)"), slow.get(0));
+      assertTrue(slow.get(1).contains("(2 past it since the last such line, this one included)"), slow.get(1));
+      assertTrue(slow.get(1).contains("the FIFO (the call failed: heartbeat: no answer within 50 ms)"), slow.get(1));
+    } finally {
+      org.apache.log4j.Logger.getLogger(SlotwiseTaskScheduler.class).removeAppender(capture);
+    }
+  }
+
   @Test
   void withoutPythonTheFifoRunsJobsByPriorityThenSubmitTimeAndInitialisesThem() throws Exception {
     FakeJob normal = manager.add(new FakeJob(1, conf("ann"), 2, 0, false));
