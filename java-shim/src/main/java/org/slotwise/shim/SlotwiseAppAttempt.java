@@ -63,12 +63,4 @@ final class SlotwiseAppAttempt extends FiCaSchedulerApp {
     warned.retainAll(liveContainers.keySet());
     return new HashSet<>(warned);
   }
-
-  boolean waitsForAM() {
-    try {
-      return isWaitingForAMContainer();
-    } catch (RuntimeException e) {
-      return false; // no RMAppAttempt (tests, races): not an AM container
-    }
-  }
 }
