@@ -8,7 +8,6 @@ import org.apache.hadoop.yarn.api.records.*;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.ContainerRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 
@@ -39,8 +38,7 @@ final class SlotwiseAppAttempt extends FiCaSchedulerApp {
       updateAMContainerDiagnostics(AMState.ASSIGNED, null);
       addToNewlyAllocatedContainers(node, rmContainer);
       liveContainers.put(container.getId(), rmContainer);
-      ContainerRequest request = appSchedulingInfo.allocate(type, node, key, rmContainer);
-      rmContainer.setContainerRequest(request);
+      rmContainer.setContainerRequest(appSchedulingInfo.allocate(type, node, key, rmContainer));
       attemptResourceUsage.incUsed(node.getPartition(), container.getResource());
       rmContainer.handle(new RMContainerEvent(container.getId(), RMContainerEventType.START));
       return rmContainer;

@@ -86,8 +86,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     super(SlotwiseScheduler.class.getName());
   }
 
-  // ------------------------------------------------------------------ service
-
   @Override
   public void serviceInit(Configuration conf) throws Exception {
     applications = new ConcurrentHashMap<>();
@@ -158,8 +156,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     triggerUpdate();
   }
 
-  // ----------------------------------------------------------------- events
-
   /** Every scheduler event; a bug here must not take the RM down with it. */
   @Override
   public void handle(SchedulerEvent event) {
@@ -221,8 +217,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
         Resources.subtract(getClusterResource(), root.getMetrics().getAllocatedResources()));
   }
 
-  // ------------------------------------------------------------------ nodes
-
   private void addNode(NodeAddedSchedulerEvent e) {
     RMNode nm = e.getAddedRMNode();
     locked(() -> {
@@ -267,11 +261,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     });
   }
 
-  /**
-   * One node heartbeat: YARN's bookkeeping; then, with async scheduling and a
-   * warm policy, the node (if it has room) is left to the scheduling thread;
-   * else one call to Python for it here, or the FIFO.
-   */
+  /** YARN's bookkeeping; then the node goes to the scheduling thread (async, warm policy) or calls itself. */
   @Override
   protected void nodeUpdate(RMNode nm) {
     locked(() -> super.nodeUpdate(nm));
@@ -317,10 +307,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     }
   }
 
-  /**
-   * One call to Python for these nodes, or the FIFO on each if it fails (as
-   * while a new policy warms up on the update thread, or on an error here).
-   */
+  /** One call to Python for these nodes, or the FIFO on each if it fails or a new policy still warms up. */
   private void scheduleNodes(Collection<FiCaSchedulerNode> nodes) {
     boolean answered = false;
     if (!(link.hasPolicy() && link.isCold())) {
@@ -364,8 +351,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       }
     });
   }
-
-  // ------------------------------------------------------------ allocation
 
   /** Python's assignments checked and allocated; a refused one goes back with its app, whose ask Python took. */
   private void assign(List<Messages.Assignment> assignments) {
@@ -434,11 +419,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     return null;
   }
 
-  /**
-   * One container of this request on this node, at a locality the caller
-   * checked, if it fits (null), or why not. One Python did not place
-   * (engineId null) sends its app to Python again.
-   */
+  /** One container at a locality the caller checked, if it fits (null), or why not; the FIFO's re-sends its app. */
   private Messages.Reason allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
       SchedulerRequestKey key, Messages.Locality locality, String engineId) {
     Resource size = attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
@@ -497,11 +478,9 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   }
 
   /**
-   * The periodic call (AbstractYarnScheduler's update thread): what Python
-   * has not seen, on the line as a heartbeat with no beats (with every app's
-   * truth each {@code slotwise.check.interval-ms}); then the pass on the
-   * update line, its payload carrying no deltas (PolicyLink). The first after
-   * a registration carries the full state, with the warm-up deadline.
+   * What Python has not seen, on the line as a heartbeat with no beats (with
+   * the truth each check interval); then the pass on the update line, which
+   * carries no deltas (PolicyLink: why). The first after a registration is full.
    */
   @Override
   public void update() {
@@ -533,16 +512,13 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   private void applyUpdate(Messages.UpdateAnswer answer) {
     locked(() -> {
       applyPreemptions(answer.preempt());
-      // The rows that changed (all when queuesFull); queues Python dropped go (forgetQueues).
+      // The rows that changed (all when queuesFull), by the full names of Python's tree; queues it dropped go.
       Set<String> gone = new HashSet<>(answer.queuesFull() ? queues.keySet() : Set.of());
+      gone.addAll(answer.queuesRemoved());
       for (Messages.QueueRow row : answer.queues()) {
-        String name = SlotwiseQueue.qualify(row.name());
-        if (name != null) {
-          queue(name).row = row;
-          gone.remove(name);
-        }
+        queue(row.name()).row = row;
+        gone.remove(row.name());
       }
-      answer.queuesRemoved().forEach(name -> gone.add(SlotwiseQueue.qualify(name)));
       forgetQueues(gone);
       if (answer.resync()) {
         deltas.requireFull();
@@ -559,8 +535,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     }
   }
 
-  // ------------------------------------------------------------------- apps
-
   private void addApplication(AppAddedSchedulerEvent e) {
     ApplicationId id = e.getApplicationId();
     String user = e.getUser();
@@ -569,16 +543,14 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     // A name no queue can have (the protocol's bound) is refused as Python would, without asking it.
     String tooLong = SlotwiseQueue.tooLong(requested);
     String why = e.getIsAppRecovering() || tooLong == null ? null : "Rejected by Slotwise: " + tooLong;
-    String target = SlotwiseQueue.qualify(requested);
+    String target = SlotwiseQueue.qualify(requested); // without Python's answer: the one asked for
     if (!e.getIsAppRecovering() && why == null) {
       try (PolicyLink.Turn turn = link.turn("place")) {
         Messages.PlaceAnswer answer = turn == null ? null : turn.send(PolicyLink.write(new Messages.PlaceRequest(
             id.toString(), user, requested, UserGroupInformation.createRemoteUser(user).getGroups(),
             priority.getPriority())), Messages.PlaceAnswer.class);
-        target = answer == null ? target : answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
-        why = answer == null || target != null ? null : answer.reject() != null
-            ? "Rejected by the Slotwise policy: " + answer.reject()
-            : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
+        target = answer == null ? target : answer.queue(); // a full name, or (null) a rejection
+        why = answer == null || answer.reject() == null ? null : "Rejected by the Slotwise policy: " + answer.reject();
       }
     }
     if (why != null) {
@@ -744,12 +716,11 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       answer = turn == null ? null : turn.send(PolicyLink.write(new Messages.MoveRequest(appId.toString(),
           newQueue)), Messages.MoveAnswer.class);
     }
-    String target = answer == null || answer.error() != null ? null : SlotwiseQueue.qualify(answer.queue());
-    if (target == null) {
+    if (answer == null || answer.error() != null) {
       throw new YarnException("Cannot move " + appId + " to " + newQueue + ": " + (answer == null
-          ? "the Slotwise policy did not answer (" + link.getLastFailure() + ")"
-          : answer.error() != null ? answer.error() : "invalid queue '" + answer.queue() + "'"));
+          ? "the Slotwise policy did not answer (" + link.getLastFailure() + ")" : answer.error()));
     }
+    String target = answer.queue(); // a full name
     writeLock.lock();
     try {
       SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
@@ -775,9 +746,8 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   @Override
   public Priority checkAndGetApplicationPriority(Priority requested, UserGroupInformation user,
       String queuePath, ApplicationId applicationId) {
-    int p = requested == null ? 0 : requested.getPriority();
-    Priority max = getMaxClusterLevelAppPriority();
-    return Priority.newInstance(max != null && p > max.getPriority() ? max.getPriority() : p);
+    int cap = getMaxClusterLevelAppPriority().getPriority(); // read by AbstractYarnScheduler's serviceInit
+    return Priority.newInstance(Math.min(requested == null ? 0 : requested.getPriority(), cap));
   }
 
   @Override
@@ -819,8 +789,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       rmContext.getStateStore().updateApplicationStateSynchronously(state, false, future);
     }
   }
-
-  // ------------------------------------------------------------- containers
 
   /** YARN puts the ask back when a container dies before the AM acquired it: Python must see it. */
   @Override
@@ -882,8 +850,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       }
     }
   }
-
-  // ---------------------------------------------------------------- payload
 
   /**
    * The line's next Payload, built under its turn: {@code beating}'s room as
@@ -989,8 +955,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
         attempt == null ? 0 : attempt.getLiveContainers().size());
   }
 
-  // ----------------------------------------------------------------- queues
-
   /** The queue of this full name, made (with its parents) on first use. */
   SlotwiseQueue queue(String fullName) {
     synchronized (queues) {
@@ -1007,7 +971,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
 
   /** Drops queues Python no longer has, deepest first; root, or one with an app or a child, stays. */
   private void forgetQueues(Set<String> gone) {
-    gone.remove(null);
     if (gone.isEmpty()) {
       return;
     }
