@@ -649,9 +649,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       if (app.isStopped()) {
         return EMPTY_ALLOCATION;
       }
-      if (!ask.isEmpty()) {
-        app.updateResourceRequests(ask);
-      }
+      app.updateResourceRequests(ask); // none: nothing changes
       app.updateBlacklist(blacklistAdditions, blacklistRemovals);
     } finally {
       app.getWriteLock().unlock();
