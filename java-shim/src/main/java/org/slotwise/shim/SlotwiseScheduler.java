@@ -419,7 +419,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     return null;
   }
 
-  /** One container at a locality the caller checked, if it fits (null), or why not; the FIFO's re-sends its app. */
+  /** One container at a checked locality, if it fits (null), or why not; one the FIFO placed re-sends its app. */
   private Messages.Reason allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
       SchedulerRequestKey key, Messages.Locality locality, String engineId) {
     Resource size = attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
@@ -514,11 +514,11 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       applyPreemptions(answer.preempt());
       // The rows that changed (all when queuesFull), by the full names of Python's tree; queues it dropped go.
       Set<String> gone = new HashSet<>(answer.queuesFull() ? queues.keySet() : Set.of());
-      gone.addAll(answer.queuesRemoved());
       for (Messages.QueueRow row : answer.queues()) {
         queue(row.name()).row = row;
         gone.remove(row.name());
       }
+      gone.addAll(answer.queuesRemoved());
       forgetQueues(gone);
       if (answer.resync()) {
         deltas.requireFull();
@@ -837,7 +837,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     for (Messages.Preemption p : preemptions) {
       try {
         ContainerId id = ContainerId.fromString(p.container());
-        RMContainer c = getRMContainer(id); // found through its attempt, which is therefore live
+        RMContainer c = getRMContainer(id); // found through its app's current attempt
         if (c != null && p.kill()) {
           killPreempted(c);
         } else if (c != null) {
