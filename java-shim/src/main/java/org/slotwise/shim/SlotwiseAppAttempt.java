@@ -8,7 +8,6 @@ import org.apache.hadoop.yarn.api.records.*;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.ContainerRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 
@@ -39,8 +38,7 @@ final class SlotwiseAppAttempt extends FiCaSchedulerApp {
       updateAMContainerDiagnostics(AMState.ASSIGNED, null);
       addToNewlyAllocatedContainers(node, rmContainer);
       liveContainers.put(container.getId(), rmContainer);
-      ContainerRequest request = appSchedulingInfo.allocate(type, node, key, rmContainer);
-      rmContainer.setContainerRequest(request);
+      rmContainer.setContainerRequest(appSchedulingInfo.allocate(type, node, key, rmContainer));
       attemptResourceUsage.incUsed(node.getPartition(), container.getResource());
       rmContainer.handle(new RMContainerEvent(container.getId(), RMContainerEventType.START));
       return rmContainer;
@@ -62,13 +60,5 @@ final class SlotwiseAppAttempt extends FiCaSchedulerApp {
   Set<ContainerId> getWarnedContainers() {
     warned.retainAll(liveContainers.keySet());
     return new HashSet<>(warned);
-  }
-
-  boolean waitsForAM() {
-    try {
-      return isWaitingForAMContainer();
-    } catch (RuntimeException e) {
-      return false; // no RMAppAttempt (tests, races): not an AM container
-    }
   }
 }

@@ -7,11 +7,10 @@ import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.*;
-import org.apache.hadoop.yarn.factories.RecordFactory;
-import org.apache.hadoop.yarn.factory.providers.RecordFactoryProvider;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.*;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Queue;
+import org.apache.hadoop.yarn.util.Records;
 
 /**
  * One of Python's queues as a YARN queue, by full name (root.x.y), made on
@@ -21,14 +20,13 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Queue;
  */
 final class SlotwiseQueue implements Queue {
   static final String ROOT = "root";
-  private static final RecordFactory RECORDS = RecordFactoryProvider.getRecordFactory(null);
 
   private final String name;
   private final QueueMetrics metrics;
   private final ActiveUsersManager users;
   private final Supplier<Resource> cluster;
-  private final Map<String, SlotwiseQueue> children = new ConcurrentSkipListMap<>();
-  private volatile Messages.QueueRow row; // Python's; until then, weight 1 and nothing else
+  final Map<String, SlotwiseQueue> children = new ConcurrentSkipListMap<>();
+  volatile Messages.QueueRow row; // Python's; until then, weight 1 and nothing else
 
   SlotwiseQueue(String name, SlotwiseQueue parent, Configuration conf, Supplier<Resource> cluster) {
     Messages.Amount none = new Messages.Amount(0, 0, 0, 0);
@@ -72,18 +70,6 @@ final class SlotwiseQueue implements Queue {
     return q.equals(ROOT) || q.startsWith(ROOT + ".") ? q : ROOT + "." + q;
   }
 
-  void describe(Messages.QueueRow r) {
-    this.row = r;
-  }
-
-  void forgetChild(String childName) {
-    children.remove(childName);
-  }
-
-  Collection<SlotwiseQueue> children() {
-    return children.values();
-  }
-
   @Override
   public String getQueueName() {
     return name;
@@ -108,7 +94,7 @@ final class SlotwiseQueue implements Queue {
     Resource total = cluster.get();
     long clusterMb = total.getMemorySize();
     Messages.Amount max = r.max();
-    QueueInfo info = RECORDS.newRecordInstance(QueueInfo.class);
+    QueueInfo info = Records.newRecord(QueueInfo.class);
     info.setQueueName(name);
     info.setQueuePath(name);
     info.setSchedulerType("SlotwiseScheduler");
@@ -125,8 +111,6 @@ final class SlotwiseQueue implements Queue {
     info.setSteadyFairShareMemory(Math.round(r.steady().memoryMb()));
     info.setSteadyFairShareVCore(toInt(Math.round(r.steady().vcores())));
     info.setMaxParallelApps(r.maxRunningApps() == null ? -1 : r.maxRunningApps());
-    info.setReservedResourceMemory(0);
-    info.setReservedResourceVCore(0);
     info.setPreemptionDisabled(false);
     List<QueueInfo> kids = new ArrayList<>();
     if (includeChildQueues) {
@@ -135,7 +119,6 @@ final class SlotwiseQueue implements Queue {
       }
     }
     info.setChildQueues(kids);
-    info.setApplications(Collections.emptyList());
     return info;
   }
 
@@ -148,10 +131,7 @@ final class SlotwiseQueue implements Queue {
   @Override
   public List<QueueUserACLInfo> getQueueUserAclInfo(UserGroupInformation user) {
     List<QueueUserACLInfo> out = new ArrayList<>();
-    QueueUserACLInfo mine = RECORDS.newRecordInstance(QueueUserACLInfo.class);
-    mine.setQueueName(name);
-    mine.setUserAcls(Arrays.asList(QueueACL.values()));
-    out.add(mine);
+    out.add(QueueUserACLInfo.newInstance(name, Arrays.asList(QueueACL.values())));
     for (SlotwiseQueue child : children.values()) {
       out.addAll(child.getQueueUserAclInfo(user));
     }

@@ -14,7 +14,6 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
-import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.ApplicationStateData;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.*;
@@ -87,8 +86,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     super(SlotwiseScheduler.class.getName());
   }
 
-  // ------------------------------------------------------------------ service
-
   @Override
   public void serviceInit(Configuration conf) throws Exception {
     applications = new ConcurrentHashMap<>();
@@ -159,64 +156,47 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     triggerUpdate();
   }
 
-  // ----------------------------------------------------------------- events
-
   /** Every scheduler event; a bug here must not take the RM down with it. */
   @Override
   public void handle(SchedulerEvent event) {
     try {
-      dispatch(event);
+      switch (event.getType()) {
+        case NODE_ADDED -> addNode((NodeAddedSchedulerEvent) event);
+        case NODE_REMOVED -> removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+        case NODE_UPDATE -> nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
+        case NODE_RESOURCE_UPDATE -> {
+          NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
+          updateNodeResource(e.getRMNode(), e.getResourceOption());
+        }
+        case APP_ADDED -> addApplication((AppAddedSchedulerEvent) event);
+        case APP_REMOVED -> removeApplication((AppRemovedSchedulerEvent) event);
+        case APP_ATTEMPT_ADDED -> addAttempt((AppAttemptAddedSchedulerEvent) event);
+        case APP_ATTEMPT_REMOVED -> removeAttempt((AppAttemptRemovedSchedulerEvent) event);
+        case CONTAINER_EXPIRED -> {
+          ContainerId id = ((ContainerExpiredSchedulerEvent) event).getContainerId();
+          completedContainer(getRMContainer(id),
+              SchedulerUtils.createAbnormalContainerStatus(id, SchedulerUtils.EXPIRED_CONTAINER),
+              RMContainerEventType.EXPIRE);
+        }
+        case RELEASE_CONTAINER -> {
+          RMContainer c = ((ReleaseContainerEvent) event).getContainer();
+          completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
+              SchedulerUtils.RELEASED_CONTAINER), RMContainerEventType.RELEASED);
+        }
+        case MARK_CONTAINER_FOR_PREEMPTION, MARK_CONTAINER_FOR_NONKILLABLE -> {
+          ContainerPreemptEvent e = (ContainerPreemptEvent) event;
+          SlotwiseAppAttempt attempt = getApplicationAttempt(e.getAppId());
+          if (attempt != null) {
+            attempt.warnPreemption(e.getContainer().getContainerId(),
+                event.getType() == SchedulerEventType.MARK_CONTAINER_FOR_PREEMPTION);
+          }
+        }
+        case MARK_CONTAINER_FOR_KILLABLE -> killPreempted(((ContainerPreemptEvent) event).getContainer());
+        // Reservations, node labels and attributes, CapacityScheduler queue management: none here.
+        default -> LOG.debug("Slotwise: ignoring {}", event.getType());
+      }
     } catch (Exception e) {
       LOG.error("Slotwise: error while handling {}", event.getType(), e);
-    }
-  }
-
-  private void dispatch(SchedulerEvent event) {
-    switch (event.getType()) {
-      case NODE_ADDED -> addNode((NodeAddedSchedulerEvent) event);
-      case NODE_REMOVED -> removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
-      case NODE_UPDATE -> nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
-      case NODE_RESOURCE_UPDATE -> {
-        NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
-        updateNodeResource(e.getRMNode(), e.getResourceOption());
-      }
-      case APP_ADDED -> addApplication((AppAddedSchedulerEvent) event);
-      case APP_REMOVED -> {
-        AppRemovedSchedulerEvent e = (AppRemovedSchedulerEvent) event;
-        removeApplication(e.getApplicationID(), e.getFinalState());
-      }
-      case APP_ATTEMPT_ADDED -> {
-        AppAttemptAddedSchedulerEvent e = (AppAttemptAddedSchedulerEvent) event;
-        addAttempt(e.getApplicationAttemptId(), e.getTransferStateFromPreviousAttempt(),
-            e.getIsAttemptRecovering());
-      }
-      case APP_ATTEMPT_REMOVED -> {
-        AppAttemptRemovedSchedulerEvent e = (AppAttemptRemovedSchedulerEvent) event;
-        removeAttempt(e.getApplicationAttemptID(), e.getFinalAttemptState(),
-            e.getKeepContainersAcrossAppAttempts());
-      }
-      case CONTAINER_EXPIRED -> {
-        ContainerId id = ((ContainerExpiredSchedulerEvent) event).getContainerId();
-        completedContainer(getRMContainer(id),
-            SchedulerUtils.createAbnormalContainerStatus(id, SchedulerUtils.EXPIRED_CONTAINER),
-            RMContainerEventType.EXPIRE);
-      }
-      case RELEASE_CONTAINER -> {
-        RMContainer c = ((ReleaseContainerEvent) event).getContainer();
-        completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
-            SchedulerUtils.RELEASED_CONTAINER), RMContainerEventType.RELEASED);
-      }
-      case MARK_CONTAINER_FOR_PREEMPTION, MARK_CONTAINER_FOR_NONKILLABLE -> {
-        ContainerPreemptEvent e = (ContainerPreemptEvent) event;
-        SlotwiseAppAttempt attempt = getApplicationAttempt(e.getAppId());
-        if (attempt != null) {
-          attempt.warnPreemption(e.getContainer().getContainerId(),
-              event.getType() == SchedulerEventType.MARK_CONTAINER_FOR_PREEMPTION);
-        }
-      }
-      case MARK_CONTAINER_FOR_KILLABLE -> killPreempted(((ContainerPreemptEvent) event).getContainer());
-      // Reservations, node labels and attributes, CapacityScheduler queue management: none here.
-      default -> LOG.debug("Slotwise: ignoring {}", event.getType());
     }
   }
 
@@ -236,8 +216,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     return Resources.componentwiseMax(Resources.none(),
         Resources.subtract(getClusterResource(), root.getMetrics().getAllocatedResources()));
   }
-
-  // ------------------------------------------------------------------ nodes
 
   private void addNode(NodeAddedSchedulerEvent e) {
     RMNode nm = e.getAddedRMNode();
@@ -283,11 +261,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     });
   }
 
-  /**
-   * One node heartbeat: YARN's bookkeeping; then, with async scheduling and a
-   * warm policy, the node (if it has room) is left to the scheduling thread;
-   * else one call to Python for it here, or the FIFO.
-   */
+  /** YARN's bookkeeping; then the node goes to the scheduling thread (async, warm policy) or calls itself. */
   @Override
   protected void nodeUpdate(RMNode nm) {
     locked(() -> super.nodeUpdate(nm));
@@ -333,10 +307,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     }
   }
 
-  /**
-   * One call to Python for these nodes, or the FIFO on each if it fails (as
-   * while a new policy warms up on the update thread, or on an error here).
-   */
+  /** One call to Python for these nodes, or the FIFO on each if it fails or a new policy still warms up. */
   private void scheduleNodes(Collection<FiCaSchedulerNode> nodes) {
     boolean answered = false;
     if (!(link.hasPolicy() && link.isCold())) {
@@ -381,62 +352,48 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     });
   }
 
-  // ------------------------------------------------------------ allocation
-
   /** Python's assignments checked and allocated; a refused one goes back with its app, whose ask Python took. */
   private void assign(List<Messages.Assignment> assignments) {
     for (Messages.Assignment a : assignments) {
-      Refused refused;
+      Messages.Reason refused;
       try {
         refused = tryAssign(a);
       } catch (RuntimeException e) {
-        refused = new Refused(Messages.Reason.ERROR, e.toString());
+        refused = Messages.Reason.ERROR;
         LOG.warn("Slotwise: error while allocating {}", a.engineId(), e);
       }
       if (refused != null) {
-        deltas.rejected(a.engineId(), refused.reason());
+        deltas.rejected(a.engineId(), refused);
         deltas.appChanged(a.app());
-        LOG.info("Slotwise: refused assignment {} of {} on {} ({}): {}", a.engineId(), a.app(),
-            a.node(), a.locality(), refused.why());
+        LOG.info("Slotwise: refused assignment {} of {} at priority {} on {} ({}): {}", a.engineId(), a.app(),
+            a.priority(), a.node(), a.locality(), refused);
       }
     }
   }
 
-  /** Why an assignment was not carried out: the wire's reason, and words for the log. */
-  private record Refused(Messages.Reason reason, String why) {
-  }
-
-
-  private Refused tryAssign(Messages.Assignment a) { // a malformed id throws: an error, in assign
+  /** One assignment carried out (null), or why not. A malformed id throws: an error, in assign. */
+  private Messages.Reason tryAssign(Messages.Assignment a) {
     SlotwiseAppAttempt attempt = liveAttempt(applications.get(ApplicationId.fromString(a.app())));
     FiCaSchedulerNode node = nodeTracker.getNode(NodeId.fromString(a.node()));
     if (attempt == null) {
-      return new Refused(Messages.Reason.NO_ATTEMPT, "no live attempt");
+      return Messages.Reason.NO_ATTEMPT;
     } else if (node == null) {
-      return new Refused(Messages.Reason.NO_NODE, "no such node");
+      return Messages.Reason.NO_NODE;
     } else if (SchedulerAppUtils.isPlaceBlacklisted(attempt, node, LOG)) {
-      return new Refused(Messages.Reason.BLACKLISTED, "node blacklisted by the app");
+      return Messages.Reason.BLACKLISTED;
     }
     for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
       if (key.getPriority().getPriority() == a.priority()
           && a.locality() == locality(attempt, key, node, a.locality())) {
-        return !fits(attempt, key, node) ? new Refused(Messages.Reason.NO_ROOM, "does not fit")
-            : allocateOne(attempt, node, key, a.locality(), a.engineId()) ? null
-            : new Refused(Messages.Reason.ERROR, "allocation refused");
+        return allocateOne(attempt, node, key, a.locality(), a.engineId());
       }
     }
-    return new Refused(Messages.Reason.LOCALITY,
-        "no outstanding request at priority " + a.priority() + " allowing " + a.locality());
+    return Messages.Reason.LOCALITY; // no outstanding request at that priority allows that locality
   }
 
   private static SlotwiseAppAttempt liveAttempt(SchedulerApplication<SlotwiseAppAttempt> app) {
     SlotwiseAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
     return attempt == null || attempt.isStopped() ? null : attempt;
-  }
-
-  private static boolean fits(SlotwiseAppAttempt attempt, SchedulerRequestKey key, FiCaSchedulerNode node) {
-    return Resources.fitsIn(attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource(),
-        node.getUnallocatedResource());
   }
 
   /**
@@ -462,17 +419,20 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     return null;
   }
 
-  /** One container allocated; one Python did not place (engineId null) sends its app to Python again. */
-  private boolean allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
+  /** One container at a checked locality, if it fits (null), or why not; one the FIFO placed re-sends its app. */
+  private Messages.Reason allocateOne(SlotwiseAppAttempt attempt, FiCaSchedulerNode node,
       SchedulerRequestKey key, Messages.Locality locality, String engineId) {
-    boolean am = attempt.waitsForAM();
+    Resource size = attempt.getPendingAsk(key, ResourceRequest.ANY).getPerAllocationResource();
+    if (!Resources.fitsIn(size, node.getUnallocatedResource())) {
+      return Messages.Reason.NO_ROOM;
+    }
+    boolean am = attempt.isWaitingForAMContainer();
     ContainerId id = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(), attempt.getNewContainerId());
-    Container container = BuilderUtils.newContainer(id, node.getNodeID(),
-        node.getRMNode().getHttpAddress(), attempt.getPendingAsk(key, ResourceRequest.ANY)
-            .getPerAllocationResource(), key.getPriority(), null, key.getAllocationRequestId());
+    Container container = BuilderUtils.newContainer(id, node.getNodeID(), node.getRMNode().getHttpAddress(), size,
+        key.getPriority(), null, key.getAllocationRequestId());
     RMContainer rmContainer = attempt.allocate(NodeType.valueOf(locality.name()), node, key, container);
     if (rmContainer == null) {
-      return false;
+      return Messages.Reason.ERROR;
     }
     node.allocateContainer(rmContainer);
     if (engineId != null) {
@@ -481,7 +441,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       deltas.appChanged(attempt.getApplicationId().toString());
     }
     deltas.launched(containerRecord(rmContainer, engineId, am));
-    return true;
+    return null;
   }
 
   /** The built-in FIFO for one node (FifoFallback's rules), when Python cannot decide. */
@@ -490,7 +450,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     applications.forEach((id, app) -> {
       SlotwiseAppAttempt attempt = liveAttempt(app);
       if (attempt != null) {
-        apps.add(new FifoFallback.App<>(attempt, id.toString(), priorityOf(app), submitTime(id)));
+        apps.add(new FifoFallback.App<>(attempt, id.toString(), app.getPriority().getPriority(), submitTime(id)));
       }
     });
     for (FifoFallback.App<SlotwiseAppAttempt> app : FifoFallback.order(apps)) {
@@ -506,8 +466,8 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
         }
         int assigned = 0;
         Messages.Locality loc;
-        while ((loc = locality(attempt, key, node, null)) != null && fits(attempt, key, node)
-            && allocateOne(attempt, node, key, loc, null)) {
+        while ((loc = locality(attempt, key, node, null)) != null
+            && allocateOne(attempt, node, key, loc, null) == null) {
           assigned++;
         }
         if (assigned == 0) {
@@ -518,11 +478,9 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   }
 
   /**
-   * The periodic call (AbstractYarnScheduler's update thread): what Python
-   * has not seen, on the line as a heartbeat with no beats (with every app's
-   * truth each {@code slotwise.check.interval-ms}); then the pass on the
-   * update line, its payload carrying no deltas (PolicyLink). The first after
-   * a registration carries the full state, with the warm-up deadline.
+   * What Python has not seen, on the line as a heartbeat with no beats (with
+   * the truth each check interval); then the pass on the update line, which
+   * carries no deltas (PolicyLink: why). The first after a registration is full.
    */
   @Override
   public void update() {
@@ -554,16 +512,13 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   private void applyUpdate(Messages.UpdateAnswer answer) {
     locked(() -> {
       applyPreemptions(answer.preempt());
-      // The rows that changed (all when queuesFull); queues Python dropped go (forgetQueues).
+      // The rows that changed (all when queuesFull), by the full names of Python's tree; queues it dropped go.
       Set<String> gone = new HashSet<>(answer.queuesFull() ? queues.keySet() : Set.of());
       for (Messages.QueueRow row : answer.queues()) {
-        String name = SlotwiseQueue.qualify(row.name());
-        if (name != null) {
-          queue(name).describe(row);
-          gone.remove(name);
-        }
+        queue(row.name()).row = row;
+        gone.remove(row.name());
       }
-      answer.queuesRemoved().forEach(name -> gone.add(SlotwiseQueue.qualify(name)));
+      gone.addAll(answer.queuesRemoved());
       forgetQueues(gone);
       if (answer.resync()) {
         deltas.requireFull();
@@ -580,8 +535,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     }
   }
 
-  // ------------------------------------------------------------------- apps
-
   private void addApplication(AppAddedSchedulerEvent e) {
     ApplicationId id = e.getApplicationId();
     String user = e.getUser();
@@ -590,15 +543,14 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     // A name no queue can have (the protocol's bound) is refused as Python would, without asking it.
     String tooLong = SlotwiseQueue.tooLong(requested);
     String why = e.getIsAppRecovering() || tooLong == null ? null : "Rejected by Slotwise: " + tooLong;
-    String target = SlotwiseQueue.qualify(requested);
+    String target = SlotwiseQueue.qualify(requested); // without Python's answer: the one asked for
     if (!e.getIsAppRecovering() && why == null) {
       try (PolicyLink.Turn turn = link.turn("place")) {
         Messages.PlaceAnswer answer = turn == null ? null : turn.send(PolicyLink.write(new Messages.PlaceRequest(
-            id.toString(), user, requested, groups(user), priority.getPriority())), Messages.PlaceAnswer.class);
-        target = answer == null ? target : answer.reject() == null ? SlotwiseQueue.qualify(answer.queue()) : null;
-        why = answer == null || target != null ? null : answer.reject() != null
-            ? "Rejected by the Slotwise policy: " + answer.reject()
-            : "The Slotwise policy placed the app in an invalid queue '" + answer.queue() + "'";
+            id.toString(), user, requested, UserGroupInformation.createRemoteUser(user).getGroups(),
+            priority.getPriority())), Messages.PlaceAnswer.class);
+        target = answer == null ? target : answer.queue(); // a full name, or (null) a rejection
+        why = answer == null || answer.reject() == null ? null : "Rejected by the Slotwise policy: " + answer.reject();
       }
     }
     if (why != null) {
@@ -612,15 +564,11 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       SchedulerApplication<SlotwiseAppAttempt> app = new SchedulerApplication<>(q, user, priority, e.isUnmanagedAM());
       applications.put(id, app);
       q.getMetrics().submitApp(user, e.isUnmanagedAM());
-      RMApp rmApp = rmContext.getRMApps().get(id);
-      if (rmApp != null) {
-        rmApp.setQueue(queueName);
-        if (rmApp.getApplicationSubmissionContext() != null) {
-          rmApp.getApplicationSubmissionContext().setQueue(queueName);
-          if (!e.getIsAppRecovering() && !queueName.equals(SlotwiseQueue.qualify(requested))) {
-            store(rmApp, null); // a restarted RM recovers it where Python placed it
-          }
-        }
+      RMApp rmApp = rmContext.getRMApps().get(id); // the RMApp that sent APP_ADDED
+      rmApp.setQueue(queueName);
+      rmApp.getApplicationSubmissionContext().setQueue(queueName);
+      if (!e.getIsAppRecovering() && !queueName.equals(SlotwiseQueue.qualify(requested))) {
+        store(rmApp, null); // a restarted RM recovers it where Python placed it
       }
       deltas.appChanged(id.toString());
     });
@@ -630,64 +578,56 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     }
   }
 
-  private static List<String> groups(String user) {
-    try {
-      return UserGroupInformation.createRemoteUser(user).getGroups();
-    } catch (RuntimeException e) {
-      return Collections.emptyList();
-    }
-  }
-
-  private void removeApplication(ApplicationId id, RMAppState finalState) {
-    Messages.FinalState end = finalState(finalState, rmContext.getRMApps().get(id));
+  private void removeApplication(AppRemovedSchedulerEvent e) {
+    ApplicationId id = e.getApplicationID();
+    Messages.FinalState end = finalState(e.getFinalState(), rmContext.getRMApps().get(id));
     locked(() -> {
       SchedulerApplication<SlotwiseAppAttempt> app = applications.remove(id);
       if (app != null) { // else it was rejected
         app.getQueue().getAbstractUsersManager().deactivateApplication(app.getUser(), id);
-        app.stop(finalState);
+        app.stop(e.getFinalState());
         deltas.appRemoved(id.toString(), end);
       }
     });
   }
 
-  private void addAttempt(ApplicationAttemptId attemptId, boolean transfer, boolean recovering) {
+  /** An attempt of an app this scheduler accepted: RMAppImpl makes attempts only once APP_ACCEPTED came back. */
+  private void addAttempt(AppAttemptAddedSchedulerEvent e) {
+    ApplicationAttemptId attemptId = e.getApplicationAttemptId();
     SchedulerApplication<SlotwiseAppAttempt> app = applications.get(attemptId.getApplicationId());
-    if (app == null) {
-      LOG.warn("Slotwise: attempt {} of an unknown application", attemptId);
-      return;
-    }
     locked(() -> {
       SlotwiseAppAttempt attempt = new SlotwiseAppAttempt(attemptId, app.getUser(),
           (SlotwiseQueue) app.getQueue(), rmContext);
       attempt.setPriority(app.getPriority());
-      if (transfer && app.getCurrentAppAttempt() != null) {
+      if (e.getTransferStateFromPreviousAttempt() && app.getCurrentAppAttempt() != null) {
         attempt.transferStateFromPreviousAttempt(app.getCurrentAppAttempt());
       }
       app.setCurrentAppAttempt(attempt);
       app.getQueue().getMetrics().submitAppAttempt(app.getUser(), app.isUnmanagedAM());
       deltas.appChanged(attemptId.getApplicationId().toString());
     });
-    if (!recovering) {
+    if (!e.getIsAttemptRecovering()) {
       rmContext.getDispatcher().getEventHandler().handle(
           new RMAppAttemptEvent(attemptId, RMAppAttemptEventType.ATTEMPT_ADDED));
     }
   }
 
-  private void removeAttempt(ApplicationAttemptId attemptId, RMAppAttemptState finalState, boolean keepContainers) {
-    SlotwiseAppAttempt attempt = getApplicationAttempt(attemptId);
-    if (attempt == null || !applications.containsKey(attemptId.getApplicationId())) {
-      LOG.warn("Slotwise: unknown attempt {} has completed", attemptId);
+  private void removeAttempt(AppAttemptRemovedSchedulerEvent e) {
+    SlotwiseAppAttempt attempt = getApplicationAttempt(e.getApplicationAttemptID());
+    if (attempt == null) {
+      LOG.warn("Slotwise: unknown attempt {} has completed", e.getApplicationAttemptID());
       return;
     }
     locked(() -> {
       for (RMContainer c : attempt.getLiveContainers()) {
-        if (!keepContainers || c.getState() != RMContainerState.RUNNING) { // else a work-preserving AM restart
+        // A work-preserving AM restart keeps the running ones.
+        if (!e.getKeepContainersAcrossAppAttempts() || c.getState() != RMContainerState.RUNNING) {
           completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(
               c.getContainerId(), SchedulerUtils.COMPLETED_APPLICATION), RMContainerEventType.KILL);
         }
       }
-      attempt.stop(finalState);
-      deltas.appChanged(attemptId.getApplicationId().toString());
+      attempt.stop(e.getFinalAttemptState());
+      deltas.appChanged(attempt.getApplicationId().toString());
     });
   }
 
@@ -709,9 +649,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       if (app.isStopped()) {
         return EMPTY_ALLOCATION;
       }
-      if (!ask.isEmpty()) {
-        app.updateResourceRequests(ask);
-      }
+      app.updateResourceRequests(ask); // none: nothing changes
       app.updateBlacklist(blacklistAdditions, blacklistRemovals);
     } finally {
       app.getWriteLock().unlock();
@@ -776,12 +714,11 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       answer = turn == null ? null : turn.send(PolicyLink.write(new Messages.MoveRequest(appId.toString(),
           newQueue)), Messages.MoveAnswer.class);
     }
-    String target = answer == null || answer.error() != null ? null : SlotwiseQueue.qualify(answer.queue());
-    if (target == null) {
+    if (answer == null || answer.error() != null) {
       throw new YarnException("Cannot move " + appId + " to " + newQueue + ": " + (answer == null
-          ? "the Slotwise policy did not answer (" + link.getLastFailure() + ")"
-          : answer.error() != null ? answer.error() : "invalid queue '" + answer.queue() + "'"));
+          ? "the Slotwise policy did not answer (" + link.getLastFailure() + ")" : answer.error()));
     }
+    String target = answer.queue(); // a full name
     writeLock.lock();
     try {
       SchedulerApplication<SlotwiseAppAttempt> app = applications.get(appId);
@@ -807,9 +744,8 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   @Override
   public Priority checkAndGetApplicationPriority(Priority requested, UserGroupInformation user,
       String queuePath, ApplicationId applicationId) {
-    int p = requested == null ? 0 : requested.getPriority();
-    Priority max = getMaxClusterLevelAppPriority();
-    return Priority.newInstance(max != null && p > max.getPriority() ? max.getPriority() : p);
+    int cap = getMaxClusterLevelAppPriority().getPriority(); // read by AbstractYarnScheduler's serviceInit
+    return Priority.newInstance(Math.min(requested == null ? 0 : requested.getPriority(), cap));
   }
 
   @Override
@@ -852,8 +788,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     }
   }
 
-  // ------------------------------------------------------------- containers
-
   /** YARN puts the ask back when a container dies before the AM acquired it: Python must see it. */
   @Override
   public void completedContainer(RMContainer rmContainer, ContainerStatus status, RMContainerEventType event) {
@@ -874,12 +808,11 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
         LOG.info("Slotwise: container {} of an unknown application finished ({})", id, event);
         return;
       }
-      FiCaSchedulerNode node = nodeTracker.getNode(rmContainer.getContainer().getNodeId());
-      String partition = node == null ? RMNodeLabelsManager.NO_LABEL : node.getPartition();
-      if (attempt.containerCompleted(rmContainer, status, event, partition)) {
+      if (attempt.containerCompleted(rmContainer, status, event, rmContainer.getNodeLabelExpression())) {
         deltas.finished(id.toString());
       }
-      if (node != null) {
+      FiCaSchedulerNode node = nodeTracker.getNode(rmContainer.getNodeId());
+      if (node != null) { // else it was removed, its containers completed first
         node.releaseContainer(id, false);
       }
       engineIds.remove(id);
@@ -904,20 +837,17 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     for (Messages.Preemption p : preemptions) {
       try {
         ContainerId id = ContainerId.fromString(p.container());
-        RMContainer c = getRMContainer(id);
-        SlotwiseAppAttempt attempt = c == null ? null : getCurrentAttemptForContainer(id);
+        RMContainer c = getRMContainer(id); // found through its app's current attempt
         if (c != null && p.kill()) {
           killPreempted(c);
-        } else if (attempt != null) {
-          attempt.warnPreemption(id, true);
+        } else if (c != null) {
+          getCurrentAttemptForContainer(id).warnPreemption(id, true);
         }
       } catch (RuntimeException e) {
         LOG.warn("Slotwise: cannot preempt {}: {}", p.container(), e.toString());
       }
     }
   }
-
-  // ---------------------------------------------------------------- payload
 
   /**
    * The line's next Payload, built under its turn: {@code beating}'s room as
@@ -966,12 +896,8 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   private Messages.App appRecord(ApplicationId id, SchedulerApplication<SlotwiseAppAttempt> app) {
     RMApp rmApp = rmContext.getRMApps().get(id);
     return new Messages.App(id.toString(), app.getUser(), rmApp == null ? null : rmApp.getName(),
-        app.getQueue().getQueueName(), priorityOf(app), submitTime(id), app.isUnmanagedAM(), null,
+        app.getQueue().getQueueName(), app.getPriority().getPriority(), submitTime(id), app.isUnmanagedAM(), null,
         asks(app.getCurrentAppAttempt()));
-  }
-
-  static int priorityOf(SchedulerApplication<?> app) {
-    return app.getPriority() == null ? 0 : app.getPriority().getPriority();
   }
 
   private long submitTime(ApplicationId id) {
@@ -1019,25 +945,13 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     return out;
   }
 
-  /**
-   * The RM's truth about one app: its pending asks (ANY's) and live containers, summed.
-   * Summed in doubles: exact below 2^53, and Messages.Resource clamps to 2^53 - 1 above it.
-   */
+  /** The RM's truth about one app: what it still asks for (YARN's own pending sum of its ANY asks) and holds. */
   static Messages.AppCheck appCheck(String id, SlotwiseAppAttempt attempt) {
-    double mb = 0;
-    double vc = 0;
-    for (Messages.Ask a : asks(attempt)) {
-      if (ResourceRequest.ANY.equals(a.name())) {
-        mb += (double) a.resource().memoryMb() * a.count();
-        vc += (double) a.resource().vcores() * a.count();
-      }
-    }
-    return new Messages.AppCheck(id, new Messages.Resource((long) mb, (long) vc, 0, 0),
+    boolean live = attempt != null && !attempt.isStopped(); // stopping clears the asks, not the pending sum
+    return new Messages.AppCheck(id, res(live ? attempt.getAppAttemptResourceUsage().getPending() : Resources.none()),
         res(attempt == null ? Resources.none() : attempt.getCurrentConsumption()),
         attempt == null ? 0 : attempt.getLiveContainers().size());
   }
-
-  // ----------------------------------------------------------------- queues
 
   /** The queue of this full name, made (with its parents) on first use. */
   SlotwiseQueue queue(String fullName) {
@@ -1055,7 +969,6 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
 
   /** Drops queues Python no longer has, deepest first; root, or one with an app or a child, stays. */
   private void forgetQueues(Set<String> gone) {
-    gone.remove(null);
     if (gone.isEmpty()) {
       return;
     }
@@ -1067,12 +980,9 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     synchronized (queues) {
       for (String name : names) {
         SlotwiseQueue q = queues.get(name);
-        if (q != null && q.children().isEmpty()) {
+        if (q != null && q.children.isEmpty()) {
           queues.remove(name);
-          SlotwiseQueue parent = queues.get(name.substring(0, name.lastIndexOf('.')));
-          if (parent != null) {
-            parent.forgetChild(name);
-          }
+          queues.get(name.substring(0, name.lastIndexOf('.'))).children.remove(name);
         }
       }
     }

@@ -114,6 +114,42 @@ class SlotwiseSchedulerMockRMTest {
     assertEquals(2048, used(nm), "relaxed, it runs off-switch here");
   }
 
+  /**
+   * The RM's truth Python checks its view against: an app's pending is what
+   * its ANY asks still count (the asks Python is sent, summed) as the AM asks,
+   * containers are placed, it asks again and its attempt stops.
+   */
+  @Test
+  void theTruthsPendingIsTheSumOfTheAnyAsks() throws Exception {
+    MockNM nm = rm.registerNode("127.0.0.1:1234", 8192);
+    RMApp app = MockRMAppSubmitter.submitWithMemory(1024, rm);
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nm);
+    SlotwiseAppAttempt attempt = scheduler().getApplicationAttempt(am.getApplicationAttemptId());
+    Resource size = Resource.newInstance(1024, 1);
+    am.allocate(List.of(ResourceRequest.newInstance(Priority.newInstance(1), ResourceRequest.ANY, size, 3)), List.of());
+    assertTruthMatchesAsks(attempt, 3072);
+    for (int i = 0; i < 5 && used(nm) < 4096; i++) {
+      nm.nodeHeartbeat(true);
+      rm.drainEvents();
+    }
+    assertEquals(4096, used(nm), "the AM and three containers");
+    assertTruthMatchesAsks(attempt, 0);
+    am.allocate(List.of(ResourceRequest.newInstance(Priority.newInstance(2), ResourceRequest.ANY, size, 2)), List.of());
+    assertTruthMatchesAsks(attempt, 2048);
+    assertEquals(4, SlotwiseScheduler.appCheck("a", attempt).containers());
+    attempt.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState.KILLED);
+    assertTruthMatchesAsks(attempt, 0);
+  }
+
+  private static void assertTruthMatchesAsks(SlotwiseAppAttempt attempt, long mb) {
+    long asked = 0;
+    for (Messages.Ask a : SlotwiseScheduler.asks(attempt)) {
+      asked += ResourceRequest.ANY.equals(a.name()) ? a.resource().memoryMb() * a.count() : 0;
+    }
+    assertEquals(mb, asked, "the ANY asks");
+    assertEquals(mb, SlotwiseScheduler.appCheck("a", attempt).pending().memoryMb(), "the truth's pending");
+  }
+
   /** One 1 GB container on {@code host} of rack /other: ANY relaxable or not. */
   private static List<ResourceRequest> asks(String host, boolean relax) {
     Priority p = Priority.newInstance(1);

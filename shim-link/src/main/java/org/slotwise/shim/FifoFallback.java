@@ -1,6 +1,5 @@
 package org.slotwise.shim;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
@@ -26,8 +25,6 @@ public final class FifoFallback {
       .thenComparing(App::id);
 
   public static <T> List<App<T>> order(Collection<App<T>> apps) {
-    List<App<T>> out = new ArrayList<>(apps);
-    out.sort(APP_ORDER);
-    return out;
+    return apps.stream().sorted(APP_ORDER).toList();
   }
 }

@@ -23,32 +23,21 @@ import py4j.*;
 /**
  * The link to the Python policy: who is registered, what Python has not
  * seen ({@link Deltas}), the messages ({@link #read}, {@link #write}) and
- * every call to it.
+ * every call to it (docs/shim.md, "Two lines" and "When Python is away").
  *
  * <p>Two lines, each one call at a time on its own thread (so its own Py4J
  * connection), each call with a deadline: the line ({@link #turn}) carries
  * heartbeats, place, move and every payload with deltas; the update line
- * ({@link #updateTurn}) only the update pass, whose payload carries none. So
- * no heartbeat waits in Java behind a pass, and Python still applies the
- * deltas in the order they were taken: the one line takes them, calls, and
- * carries out the answer before it takes the next. (Deltas on both lines
- * could reach Python out of order, as the two Py4J calls race.) The YARN
- * update therefore sends what Python has not seen first, on the line, as a
- * heartbeat with no beats ({@link #DELTAS}); the MRv1 shim sends its whole
- * update on the line.
+ * ({@link #updateTurn}) only the update pass. So no heartbeat waits in Java
+ * behind a pass, and Python still applies the deltas in the order they were
+ * taken: deltas on both lines could reach it out of order, as the two Py4J
+ * calls race.
  *
- * <p>A call that fails (no policy, an exception, an unusable or refusing
- * answer, the deadline) returns null and opens a fallback episode (WARN when
- * it starts, INFO when Python answers again, reported to Python in a later
- * payload); if it carried deltas they may be lost, so the next payload is
- * full ({@code onResync}). A broken connection drops the policy and its
- * callback client at once; a busy Python is dropped only after {@code
- * maxTimeouts} read timeouts in a row. An answer outside the protocol's
- * limits ({@link BadMessage}) is refused whole, counted and logged.
- *
- * <p>One policy at a time, holding a lease its status calls renew: another
- * is refused while the lease runs, unless the holder is dead (its connection
- * refused) or the newcomer takes over.
+ * <p>A failed call returns null and opens a fallback episode; if it carried
+ * deltas they may be lost, so the next payload is full ({@code onResync}). A
+ * broken connection drops the policy at once, a busy one only after {@code
+ * maxTimeouts} read timeouts in a row. One policy at a time, holding a lease
+ * its status calls renew.
  *
  * <p>Order: a line's lock, then the master's lock. {@code this} (the
  * registration, the episode) and {@link Deltas} are leaves.
@@ -87,7 +76,7 @@ public final class PolicyLink {
   private volatile String master = "ResourceManager"; // as messages name the master
   private final Object registration = new Object();
 
-  private PolicyServer policy; // guarded by this, as are the fields below
+  private volatile PolicyServer policy; // written under this, as are the fields below
   private String session;
   private Messages.ServerInfo holder;
   private long renewedMs; // the holder's lease, renewed by its status calls
@@ -121,8 +110,6 @@ public final class PolicyLink {
     this.callbacks = callbacks;
     this.observer = observer;
   }
-
-  // ------------------------------------------------------------ registration
 
   /** A policy offers itself; it replaces a current one whose lease lapsed or that is dead, or any with takeover. */
   public Messages.Registered register(PolicyServer p, Messages.Register r, Messages.ShimInfo shim) {
@@ -227,7 +214,7 @@ public final class PolicyLink {
     master = name;
   }
 
-  public synchronized boolean hasPolicy() {
+  public boolean hasPolicy() {
     return policy != null;
   }
 
@@ -250,8 +237,6 @@ public final class PolicyLink {
         inEpisode ? episodeStartMs : null, inEpisode ? episodeFallbacks : 0, heartbeats.get(),
         totalFallbacks.get(), failures.get(), System.currentTimeMillis());
   }
-
-  // ------------------------------------------------------------------- calls
 
   /** One line to Python: one call at a time, on its own thread. */
   private static final class Line {
@@ -292,12 +277,10 @@ public final class PolicyLink {
   }
 
   /**
-   * Takes the line for one call ({@code what}: heartbeat, {@link #DELTAS},
-   * update, place or move) within {@code deadlineMs}, which also bounds the
-   * call; null when none can be made (a failed call, counted). The caller
-   * then builds its payload, {@link Turn#send sends} it, carries out the
-   * answer and closes the turn: each answer is carried out before the next
-   * payload is built.
+   * Takes the line for one call within {@code deadlineMs}, which also bounds
+   * the call; null when none can be made (a failed call). The caller builds
+   * its payload, {@link Turn#send sends} it, carries out the answer and closes
+   * the turn: each answer is carried out before the next payload is built.
    */
   public Turn turn(String what, long deadlineMs) {
     return turn(line, what, deadlineMs);
@@ -318,13 +301,9 @@ public final class PolicyLink {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      failed(l, what, "interrupted", false);
-      return null;
+      return failed(l, what, "interrupted", false);
     }
-    PolicyServer target;
-    synchronized (this) {
-      target = policy;
-    }
+    PolicyServer target = policy;
     if (l.inFlight != null && !l.inFlight.isDone()) {
       l.lock.unlock();
       busy(l, what, "the previous call to Python is still running");
@@ -332,8 +311,7 @@ public final class PolicyLink {
     }
     if (target == null) {
       l.lock.unlock();
-      failed(l, what, "no policy registered", true);
-      return null;
+      return failed(l, what, "no policy registered", true);
     }
     return new Turn(l, what, target, deadlineMs, entered, deadline);
   }
@@ -358,11 +336,7 @@ public final class PolicyLink {
       this.deadline = deadline;
     }
 
-    /**
-     * Sends the payload on the line's thread; the answer by the deadline,
-     * checked whole ({@link #read}), or null: the call failed (or Python
-     * refused the payload), counted, in an episode.
-     */
+    /** The answer by the deadline, checked whole ({@link #read}), or null: the call failed, in an episode. */
     public <A> A send(String payload, Class<A> type) {
       sent = true;
       long start = System.nanoTime();
@@ -459,8 +433,6 @@ public final class PolicyLink {
     return Math.max(0, deadline - System.nanoTime());
   }
 
-  // ---------------------------------------------------------------- messages
-
   /** Strict: no unknown fields, no coerced types; nulls left out when writing. */
   static final ObjectMapper MAPPER = JsonMapper.builder()
       .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
@@ -481,19 +453,13 @@ public final class PolicyLink {
     }
   }
 
-  /**
-   * A message from JSON, checked whole against the schema ({@link Messages})
-   * and a HeartbeatAnswer for MAX_ASSIGN_PER_NODE, before any of it is used;
-   * BadMessage ("Type: $.field: why") if not.
-   */
+  /** A message checked whole (the schema, MAX_ASSIGN_PER_NODE) before any of it is used; else BadMessage. */
   public static <T> T read(String json, Class<T> type) {
     String name = type.getSimpleName();
     T message;
     try {
       JsonNode tree = MAPPER.readTree(json); // empty: a MissingNode, which the checker refuses
-      if (Messages.DEFINITIONS.contains(name)) {
-        Messages.check(name, tree);
-      }
+      Messages.check(name, tree);
       message = READERS.computeIfAbsent(type, MAPPER::readerFor).readValue(tree);
     } catch (IOException | RuntimeException e) {
       String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
@@ -524,8 +490,6 @@ public final class PolicyLink {
       throw new IllegalStateException(e);
     }
   }
-
-  // ---------------------------------------------------------------- episodes
 
   /** Fallback episodes that ended, for the line's payload being built (under its turn). */
   public synchronized List<Messages.FallbackEpisode> episodesToReport() {
@@ -597,11 +561,7 @@ public final class PolicyLink {
     return null;
   }
 
-  /**
-   * Starts an episode without Python (under this monitor), logging what
-   * happened; the FIFO's first heartbeat in it is logged then, so a failed
-   * update that no heartbeat followed says nothing of the FIFO.
-   */
+  /** Starts an episode (under this monitor); the FIFO is logged at its first heartbeat, if one comes. */
   private void openEpisode(String reason) {
     lastReason = reason;
     inEpisode = true;
@@ -656,8 +616,6 @@ public final class PolicyLink {
     }
   }
 
-  // ------------------------------------------------------------------ deltas
-
   /**
    * What the shim owes Python since its last payload that reached it, before
    * the changed apps are read. While a full resync is pending none are kept:
@@ -671,11 +629,7 @@ public final class PolicyLink {
     public record Taken(boolean full, List<Messages.Node> nodes, List<String> nodesRemoved,
         List<String> appsChanged, List<String> appsRemoved, List<Messages.Container> launched,
         List<Messages.Refusal> rejected, List<String> finished, List<Messages.AppEnd> appsFinished) {
-      /**
-       * The Payload of one call, the same for both masters: with their own
-       * records, the whole state when {@link #full}, else the nodes and
-       * containers taken and the apps whose ids were.
-       */
+      /** The Payload of one call, both masters': their records of everything when full, else of what was taken. */
       public Messages.Payload payload(List<Messages.Node> nodes, List<Messages.App> apps,
           List<Messages.Container> launched, List<Messages.Beat> beats,
           List<Messages.FallbackEpisode> episodes, List<Messages.AppCheck> check) {
@@ -761,11 +715,10 @@ public final class PolicyLink {
 
     /** Takes everything pending; if a full resync was due, says so (the lists are then empty). */
     public synchronized Taken take() {
-      List<Messages.AppEnd> ends = new ArrayList<>(appsFinished.size());
-      appsFinished.forEach((id, end) -> ends.add(new Messages.AppEnd(id, end)));
       Taken t = new Taken(fullNeeded, new ArrayList<>(nodes.values()), new ArrayList<>(nodesRemoved),
           new ArrayList<>(appsChanged), new ArrayList<>(appsRemoved), new ArrayList<>(launched),
-          new ArrayList<>(rejected), new ArrayList<>(finished), ends);
+          new ArrayList<>(rejected), new ArrayList<>(finished),
+          appsFinished.entrySet().stream().map(e -> new Messages.AppEnd(e.getKey(), e.getValue())).toList());
       fullNeeded = false;
       clear();
       return t;
@@ -778,8 +731,6 @@ public final class PolicyLink {
       }
     }
   }
-
-  // ---------------------------------------------------------------- callbacks
 
   /**
    * The gateway's way to Python: the callback port and token of the policy

@@ -50,19 +50,17 @@ public final class ServeWeb {
       return new Answer(form == null ? 200 : 503, null, "No policy server is registered: this view's queues, "
           + "shares and actions are slotwise serve's" + nothing);
     }
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(web + path));
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(web + path))
+        .timeout(java.time.Duration.ofSeconds(form == null ? 2 : 10));
     try {
       if (accept != null) {
         b.header("Accept", accept);
       }
       if (form != null) {
-        b.timeout(java.time.Duration.ofSeconds(10)).header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(form));
+        b.header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(form));
         if (token != null && !token.isBlank()) {
           b.header("Authorization", "Bearer " + token.trim());
         }
-      } else {
-        b.timeout(java.time.Duration.ofSeconds(2));
       }
       HttpResponse<InputStream> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
       byte[] body;
@@ -124,16 +122,11 @@ public final class ServeWeb {
     return out.append("</table>").toString();
   }
 
-  /** What a view shows of serve's answer: its page, or why there is none. */
-  public static String body(Answer a) {
-    return a.body() != null ? a.body()
-        : "<p id=\"outcome\" class=\"refused\"><b>" + quoteHtmlChars(a.why()) + "</b></p>";
-  }
-
   /** A master's whole scheduler page: title, heading (HTML), the link's part, serve's view or why there is none. */
   public static String page(ShimRuntime rt, String title, String heading, String css, Answer a) {
     return "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + quoteHtmlChars(title) + "</title>"
         + "<link rel=\"stylesheet\" type=\"text/css\" href=\"" + css + "\"></head><body>\n<h1>" + heading
-        + "</h1>\n" + linkHtml(rt) + "\n" + body(a) + "\n</body></html>\n";
+        + "</h1>\n" + linkHtml(rt) + "\n" + (a.body() != null ? a.body() : "<p id=\"outcome\" class=\"refused\"><b>"
+        + quoteHtmlChars(a.why()) + "</b></p>") + "\n</body></html>\n";
   }
 }

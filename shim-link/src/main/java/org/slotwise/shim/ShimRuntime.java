@@ -142,10 +142,8 @@ public final class ShimRuntime {
   /** Writes a file only the master's user may read: a temporary one made 0600 (never wider) replaces it. */
   static void writePrivate(Path file, String content) throws IOException {
     Path abs = file.toAbsolutePath();
-    Path dir = abs.getParent();
-    if (dir != null && !Files.isDirectory(dir)) {
-      Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    }
+    Files.createDirectories(abs.getParent(), // made 0700 if missing; an existing one is left as it is
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     Path tmp = abs.resolveSibling(abs.getFileName() + ".tmp");
     Files.deleteIfExists(tmp);
     Files.createFile(tmp, PosixFilePermissions.asFileAttribute(FILE_0600)); // new, never wider than 0600
@@ -207,8 +205,6 @@ public final class ShimRuntime {
     return kind == Messages.Kind.YARN ? "ResourceManager" : "JobTracker";
   }
 
-  // ---------------------------------------------------------- the gateway
-
   /** A policy offers itself; once registered, the master's update thread makes its first call at once. */
   public Messages.Registered registerPolicy(PolicyServer policy, String json) {
     Messages.ShimInfo shim = new Messages.ShimInfo(VERSION, kind, Messages.PROTOCOL,
@@ -256,7 +252,7 @@ public final class ShimRuntime {
           why -> new Messages.PriorityAnswer(null, why));
     }
 
-      private <R> String answer(String json, Class<R> type, Function<R, Object> handle,
+    private <R> String answer(String json, Class<R> type, Function<R, Object> handle,
         Function<String, Object> refused) {
       try {
         return PolicyLink.write(handle.apply(PolicyLink.read(json, type)));
