@@ -129,7 +129,7 @@ def bench_fork(apps: int, nodes: int, repeat: int, rng: random.Random) -> dict:
     import pickle
 
     from slotwise.engine import fork
-    from slotwise.views.dry_run import catch_up
+    from slotwise.views.dry_run import fork_hold
 
     engine = build_cluster(100, apps, nodes, rng)
     clock, node_ids = engine.clock, list(engine.nodes)
@@ -145,8 +145,7 @@ def bench_fork(apps: int, nodes: int, repeat: int, rng: random.Random) -> dict:
     def one_fork():
         lock = _TimedLock()
         t0 = time.perf_counter()
-        catch_up(lock, engine)
-        with fork.collector_paused(), lock:
+        with fork_hold(lock, engine):
             s = fork.snapshot(engine)
         t1 = time.perf_counter()
         fork.build(s, clock)

@@ -362,8 +362,7 @@ class Queue:
             total = total + child.update_demand()
         if self.stale:
             own = ZERO
-            for app in self.apps:
-                app.touch_share()
+            for app in self.apps:  # (its kept copy reads the demand again: share_out touches every app here)
                 app.demand = app.usage + app.pending if app.runnable else app.usage
                 own = own + app.demand
             self.apps_demand = own

@@ -258,8 +258,7 @@ class StateViews:
         is held while the engine is forked (heartbeats wait that long;
         docs/admin.md has the figures), the rest runs outside it."""
         door = self._door
-        _dry_run.catch_up(door._lock, door._engine)
-        with _dry_run.collector_paused(), door._lock:
+        with _dry_run.fork_hold(door._lock, door._engine):
             now = door._clock.now()
             copies = _dry_run.fork(door._engine)
             scope = preemption_scope(door._engine)

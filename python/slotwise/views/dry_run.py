@@ -7,6 +7,7 @@ It runs on independent copies of the engine (``fork``)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 
@@ -45,6 +46,16 @@ def catch_up(lock, engine) -> None:
             return
         left = now_left
         time.sleep(0)  # the heartbeats waiting for the lock go first
+
+
+@contextlib.contextmanager
+def fork_hold(lock, engine):
+    """``with fork_hold(lock, engine):`` the catch-up's turns, then the one
+    hold a fork is taken in (the collector paused), for ``fork`` and what
+    must be read with it."""
+    catch_up(lock, engine)
+    with collector_paused(), lock:
+        yield
 
 
 def fork(engine) -> "Copier":
