@@ -105,6 +105,8 @@ class TimedCore(PolicyCore):
         self.samples: collections.deque = collections.deque(maxlen=1 << 16)
         self.payloads: collections.deque = collections.deque(maxlen=20000)
         self._apply_ns = 0
+        self._updating = False  # the update pass is in Python (set by ``update``, read by heartbeats)
+        self.lock_waits: collections.deque = collections.deque(maxlen=1 << 16)  # (ns, behind the pass)
         self.profiler = None  # a cProfile.Profile to run the heartbeats under (--profile)
 
     def heartbeat(self, payload: str) -> str:
@@ -112,14 +114,21 @@ class TimedCore(PolicyCore):
         t0 = time.perf_counter_ns()
         c0 = time.thread_time_ns()
         _decide.ns = 0
-        if self.profiler is not None:
-            answer = self.profiler.runcall(super().heartbeat, payload)
-        else:
-            answer = super().heartbeat(payload)
+        behind = self._updating
+        self._lock.acquire()  # the door's lock, taken here first to time the wait for it (it is re-entrant)
+        try:
+            waited = time.perf_counter_ns() - t0
+            if self.profiler is not None:
+                answer = self.profiler.runcall(super().heartbeat, payload)
+            else:
+                answer = super().heartbeat(payload)
+        finally:
+            self._lock.release()
         cpu = time.thread_time_ns() - c0
         total = time.perf_counter_ns() - t0
         if '"beats"' not in payload:
             return answer  # the update's deltas, a heartbeat with no beats: not a heartbeat decided
+        self.lock_waits.append((waited, behind))
         self.samples.append((total, self._apply_ns, _decide.ns, len(payload), cpu, _gc["collections"] != gcs,
                              answer.count('_local"') + answer.count('"off_switch"')))
         self.payloads.append((payload, answer))
@@ -127,9 +136,11 @@ class TimedCore(PolicyCore):
 
     def update(self, payload: str) -> str:
         t0 = time.perf_counter_ns()
+        self._updating = True
         try:
             return super().update(payload)
         finally:
+            self._updating = False
             self.update_ns.append(time.perf_counter_ns() - t0)
 
     def _apply(self, msg) -> None:
@@ -141,6 +152,7 @@ class TimedCore(PolicyCore):
 
     def reset(self) -> None:
         self.update_ns.clear()
+        self.lock_waits.clear()
         self.counters_at_reset = dict(self.counters)
         self.samples.clear()
         self.payloads.clear()
@@ -262,6 +274,8 @@ def python_breakdown(core: TimedCore) -> dict:
         return {"p50": us(pct(v, .5)), "p90": us(pct(v, .9)), "p99": us(pct(v, .99)), "max": us(max(v, default=0))}
 
     upd = list(core.update_ns)
+    waits = list(core.lock_waits)
+    behind = [w for w, b in waits if b]
     counts = {k: v - getattr(core, "counters_at_reset", {}).get(k, 0) for k, v in core.counters.items()}
     return {"count": len(samples), "total": fig(total), "update_python": fig(upd), "counters": counts, "cpu": fig(cpu), "apply": fig(apply), "decide": fig(decide),
             "gc": {"collections": _gc["collections"], "gen2": _gc["gen2"], "ms": _gc["ns"] / 1e6,
@@ -269,7 +283,9 @@ def python_breakdown(core: TimedCore) -> dict:
             "loads": fig(loads), "dumps": fig(dumps),
             "per_payload": {k: comp[k] / n for k in ("apps", "launched", "finished", "rejected", "assign")},
             "decide_by_assignments": by_assign,
-            "full_payloads": comp["full"]}
+            "full_payloads": comp["full"],
+            "lock_wait": fig([w for w, _ in waits] or [0]), "behind_update": len(behind),
+            "behind_update_wait": fig(behind or [0])}
 
 
 def java_figures(stats: dict) -> dict:
@@ -499,6 +515,9 @@ def print_breakdown(r: dict) -> None:
     da = p["decide_by_assignments"]
     print("      decision by containers assigned: " + ", ".join(
         f"{k}: {v['p50']:.0f}/{v['p99']:.0f} (n={v['n']})" for k, v in da.items()), flush=True)
+    print(f"      Python's lock, heartbeats: wait {f(p['lock_wait'])} (max {p['lock_wait']['max']:.0f}); "
+          f"{p['behind_update']} of {p['count']} arrived while the update pass was in Python, "
+          f"their wait {f(p['behind_update_wait'])} (max {p['behind_update_wait']['max']:.0f})", flush=True)
     g = p["gc"]
     print(f"      Python CPU time per heartbeat {f(p['cpu'])}; Python GC in the window: {g['collections']} collections "
           f"({g['gen2']} full), {g['ms']:.1f} ms, in {g['heartbeats_with_gc']} heartbeats", flush=True)

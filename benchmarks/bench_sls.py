@@ -317,6 +317,8 @@ def main() -> int:
                     help="run slotwise serve with --record (every call's message in the event log, for replay)")
     ap.add_argument("--sync", action="store_true",
                     help="also run Slotwise with slotwise.scheduling.async=false (each NODE_UPDATE waits on Python)")
+    ap.add_argument("--only", choices=("fairscheduler", "slotwise"),
+                    help="run this scheduler alone (to look into one side; the ratio needs both)")
     args = ap.parse_args()
     sizes = [int(x) for x in (args.nodes or ("100,1000" if args.quick else "100,1000,5000")).split(",")]
     seconds = args.seconds or (90.0 if args.quick else 180.0)
@@ -331,6 +333,8 @@ def main() -> int:
         runs = [("fairscheduler", FAIR, True), ("slotwise", SLOTWISE, True)]
         if args.sync:
             runs.append(("slotwise-sync", SLOTWISE, False))
+        if args.only:
+            runs = [r for r in runs if r[0] == args.only]
         for name, cls, async_scheduling in runs:
             d = base / f"{n}-{name}"
             write_run_dir(d, synth, cls, d / "gateway" if cls == SLOTWISE else None, async_scheduling)
@@ -343,6 +347,8 @@ def main() -> int:
     print()
     print_table(rows)
     n, got = rows[-1]
+    if args.only:
+        return 0
     f, s = got["fairscheduler"], got["slotwise"]
     ratio = rate(s) / rate(f) if rate(f) else float("nan")
     print(f"sls: slotwise/fairscheduler allocations-per-second ratio {ratio:.2f} at {n} nodes")
@@ -362,6 +368,8 @@ def print_table(rows) -> None:
     for n, got in rows:
         for name, r in got.items():
             print(row_text(n, name, r), flush=True)
+        if "fairscheduler" not in got:
+            continue
         f = got["fairscheduler"]["shares"]
         for name, r in got.items():
             s = r["shares"]

@@ -47,6 +47,14 @@ public final class PolicyLink {
 
   /** The deadline of a line's first call after a registration, which opens its Py4J connection. */
   public static final long WARMUP_MS = 2000;
+  /**
+   * How long a full payload (a resync) may take: it carries the whole
+   * cluster, so on a large one it cannot meet a heartbeat's deadline, and a
+   * resync that failed would only ask for another. The FIFO schedules while
+   * it runs, as in any episode. Under the default socket read timeout (5 s),
+   * so that this deadline, not the socket, ends a resync that hangs.
+   */
+  public static final long RESYNC_MS = 4_000;
   /** How long a registered policy has to answer a ping when another one registers. */
   static final long PROBE_MS = 500;
   /** Read timeouts in a row that drop a policy (slotwise.policy.max-timeouts). */
@@ -344,10 +352,13 @@ public final class PolicyLink {
       String call = what.equals(DELTAS) ? "heartbeat" : what;
       Future<String> f = on.executor.submit(() -> invoke(target, call, payload, invokeNs));
       on.inFlight = f;
+      // Payload's first field, written only when true (the generated binding's order)
+      boolean resync = on.deltas && payload.startsWith("{\"full\":true");
+      long until = resync ? Math.max(deadline, start + TimeUnit.MILLISECONDS.toNanos(RESYNC_MS)) : deadline;
       String answer;
       A parsed;
       try {
-        answer = f.get(remaining(deadline), TimeUnit.NANOSECONDS);
+        answer = f.get(remaining(until), TimeUnit.NANOSECONDS);
         parsed = read(answer, type);
         String error = parsed instanceof Messages.HeartbeatAnswer h ? h.error()
             : parsed instanceof Messages.UpdateAnswer u ? u.error() : null;
@@ -355,7 +366,8 @@ public final class PolicyLink {
           throw new IllegalArgumentException("Python refused the payload: " + error);
         }
       } catch (TimeoutException e) {
-        return failed(on, what, "no answer within " + deadlineMs + " ms", true);
+        return failed(on, what, "no answer within " + (resync ? RESYNC_MS + " ms (a full payload)" : deadlineMs + " ms"),
+            true);
       } catch (ExecutionException e) {
         return failed(on, what, "Python failed: " + (e.getCause() == null ? e : e.getCause()), true);
       } catch (InterruptedException e) {

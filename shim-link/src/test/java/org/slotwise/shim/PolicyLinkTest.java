@@ -534,6 +534,31 @@ class PolicyLinkTest {
   }
 
   @Test
+  void aFullPayloadMayOutlastAHeartbeatsDeadlineAndEndsTheEpisode() {
+    AtomicInteger calls = new AtomicInteger();
+    register(policy(p -> {
+      calls.incrementAndGet();
+      try {
+        Thread.sleep(TIMEOUT_MS + 300); // a resync of a large cluster: longer than a heartbeat's deadline
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return "{}";
+    }));
+    answered(); // the line's first call warms it up
+    int resyncsBefore = resyncs.get();
+    String full = PolicyLink.write(new Messages.Payload(true, 1L, List.of(), List.of(), List.of(), List.of(),
+        List.of(), List.of(), List.of(), List.of(), List.of(), null, List.of()));
+    assertTrue(full.startsWith("{\"full\":true"), full);
+    assertNotNull(Turns.call(link, TIMEOUT_MS, full, Messages.HeartbeatAnswer.class, a -> { }),
+        "a resync is given RESYNC_MS, not the heartbeat's deadline");
+    assertEquals(resyncsBefore, resyncs.get(), "an answered resync asks for no other");
+    // The same slow call with deltas only is a failure (and asks for the full state next).
+    assertNull(Turns.call(link, TIMEOUT_MS, "{\"now_ms\":1}", Messages.HeartbeatAnswer.class, a -> { }));
+    assertEquals(resyncsBefore + 1, resyncs.get());
+  }
+
+  @Test
   void theFirstCallOfANewPolicyMayHaveALongerDeadline() {
     register(policy(p -> {
       try {
