@@ -47,13 +47,7 @@ public final class PolicyLink {
 
   /** The deadline of a line's first call after a registration, which opens its Py4J connection. */
   public static final long WARMUP_MS = 2000;
-  /**
-   * How long a full payload (a resync) may take: it carries the whole
-   * cluster, so on a large one it cannot meet a heartbeat's deadline, and a
-   * resync that failed would only ask for another. The FIFO schedules while
-   * it runs, as in any episode. Under the default socket read timeout (5 s),
-   * so that this deadline, not the socket, ends a resync that hangs.
-   */
+  /** A full payload's deadline (under the 5 s read timeout): a failed resync only asks for another (docs/shim.md). */
   public static final long RESYNC_MS = 4_000;
   /** How long a registered policy has to answer a ping when another one registers. */
   static final long PROBE_MS = 500;
@@ -352,9 +346,7 @@ public final class PolicyLink {
       String call = what.equals(DELTAS) ? "heartbeat" : what;
       Future<String> f = on.executor.submit(() -> invoke(target, call, payload, invokeNs));
       on.inFlight = f;
-      // Payload's first field, written only when true (the generated binding's order)
-      boolean resync = on.deltas && payload.startsWith("{\"full\":true");
-      long until = resync ? Math.max(deadline, start + TimeUnit.MILLISECONDS.toNanos(RESYNC_MS)) : deadline;
+      long until = on.deltas && payload.startsWith("{\"full\":true") ? Math.max(deadline, start + RESYNC_MS * 1_000_000) : deadline;
       String answer;
       A parsed;
       try {
@@ -366,8 +358,7 @@ public final class PolicyLink {
           throw new IllegalArgumentException("Python refused the payload: " + error);
         }
       } catch (TimeoutException e) {
-        return failed(on, what, "no answer within " + (resync ? RESYNC_MS + " ms (a full payload)" : deadlineMs + " ms"),
-            true);
+        return failed(on, what, "no answer within " + (until > deadline ? RESYNC_MS + " ms (full)" : deadlineMs + " ms"), true);
       } catch (ExecutionException e) {
         return failed(on, what, "Python failed: " + (e.getCause() == null ? e : e.getCause()), true);
       } catch (InterruptedException e) {
