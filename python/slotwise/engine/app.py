@@ -397,7 +397,7 @@ class App:
         launch and the wait towards its data-local fraction)."""
         self.wants_moved()
         if local_ask:
-            self.queue.launches.add(now, level, self.locality_wait)
+            self.queue.launches.add(now, level, self.locality_wait, self.locality_level)
             self.locality_level = level
         self.locality_wait = 0.0
         self.missed_opportunities = 0

@@ -27,10 +27,13 @@ from .app import NODE_LOCAL, TimeDelay
 WINDOW = 600.0
 #: At most this many launches kept per queue (the most recent).
 KEEP = 1000
-#: Launches that must have come since the waits last changed before they change again.
+#: Launches that must have come since the waits last changed before they
+#: change again (and at least a quarter of the window).
 FRESH = 10
 #: Bounds on one change of the waits.
 UP, DOWN = 1.5, 0.5
+#: Waits fall only while the fraction reached is this far above the target.
+ROOM = 0.02
 #: A change smaller than this fraction of the wait is not made.
 DEADBAND = 0.1
 #: The tuned wait is this much longer than the estimate, so noise in the
@@ -40,8 +43,10 @@ MARGIN = 0.1
 
 class Launches:
     """A leaf queue's recent launches whose asks named places, from offers
-    that wait for locality: (time, level, wait since the app's last launch).
-    The data-local fraction the console shows and the tuner reads."""
+    that wait for locality: (time, level, wait since the app's last launch,
+    the level the app was at: a launch after a rack-local one starts at
+    rack-local and waits for no node-local offer). The data-local fraction
+    the console shows and the tuner reads."""
 
     __slots__ = ("recent", "count")
 
@@ -49,8 +54,8 @@ class Launches:
         self.recent: collections.deque = collections.deque(maxlen=KEEP)
         self.count = 0  # launches added since the queue was made, for the tuner's "fresh"
 
-    def add(self, now: float, level: int, wait: float) -> None:
-        self.recent.append((now, level, wait))
+    def add(self, now: float, level: int, wait: float, since: int = NODE_LOCAL) -> None:
+        self.recent.append((now, level, wait, since))
         self.count += 1
 
     def window(self, now: float) -> collections.deque:
@@ -63,7 +68,7 @@ class Launches:
     def data_local(self, now: float) -> float | None:
         """The fraction of them node-local; None when there were none."""
         w = self.window(now)
-        return sum(1 for _, level, _ in w if level == NODE_LOCAL) / len(w) if w else None
+        return sum(1 for x in w if x[1] == NODE_LOCAL) / len(w) if w else None
 
     def copy(self) -> "Launches":
         c = Launches()
@@ -71,16 +76,13 @@ class Launches:
         return c
 
 
-def wait_for(target: float, launches) -> float | None:
-    """The shortest wait after which at least ``target`` of apps like these
-    would have had a node-local offer: the Kaplan-Meier estimate over the
-    launches, a node-local launch's wait seen, any other's censored at the
-    wait it gave up after. None when the launches cannot tell (too few
-    reach a node-local offer within the waits they had)."""
-    if target <= 0:
-        return 0.0
-    times = sorted((wait, level != NODE_LOCAL) for _, level, wait in launches)  # at one time, seen first
-    at_risk, survive, i, n = len(times), 1.0, 0, len(times)
+def _reached(launches):
+    """The Kaplan-Meier estimate, over launches that waited for a node-local
+    offer, of the fraction that would have had one by each wait: [(wait,
+    fraction)], rising. A node-local launch's wait is seen; any other's is
+    censored at the wait it gave up after."""
+    times = sorted((wait, level != NODE_LOCAL) for _, level, wait, _ in launches)  # at one time, seen first
+    at_risk, survive, i, n, out = len(times), 1.0, 0, len(times), []
     while i < n:
         t, seen, censored = times[i][0], 0, 0
         while i < n and times[i][0] == t:
@@ -91,9 +93,33 @@ def wait_for(target: float, launches) -> float | None:
             i += 1
         if seen:
             survive *= 1.0 - seen / at_risk
-            if 1.0 - survive >= target - 1e-12:
-                return t
+            out.append((t, 1.0 - survive))
         at_risk -= seen + censored
+    return out
+
+
+def wait_for(target: float, launches) -> float | None:
+    """The shortest wait after which at least ``target`` of these launches
+    would be node-local; None when they cannot tell (too few reach a
+    node-local offer within the waits they had).
+
+    A launch that waited for a node-local offer has one by a wait as
+    ``_reached`` estimates. One that did not wait (its app ran rack-local
+    since its last launch: it waits for no node-local offer until its next,
+    as the paper's rule has it) comes after a launch that missed; such
+    launches come ``after`` per miss, node-local ``luck`` of the time,
+    whatever the wait. So with a fraction F of the waiting launches reached,
+    (F + (1 - F) after luck) / (1 + (1 - F) after) of all are node-local."""
+    if target <= 0:
+        return 0.0
+    waited = [x for x in launches if x[3] == NODE_LOCAL]
+    rest = len(launches) - len(waited)
+    misses = sum(1 for x in waited if x[1] != NODE_LOCAL)
+    after = rest / misses if misses else 0.0
+    luck = sum(1 for x in launches if x[3] != NODE_LOCAL and x[1] == NODE_LOCAL) / rest if rest else 0.0
+    for t, f in _reached(waited):
+        if (f + (1 - f) * after * luck) / (1 + (1 - f) * after) >= target - 1e-12:
+            return t
     return None
 
 
@@ -131,13 +157,12 @@ class TargetDelay(TimeDelay):
 
     def tune(self, launches: Launches, now: float) -> None:
         """Move the waits towards the shortest that reaches the target, from
-        the queue's launches of the last ten minutes (``wait_for``), when
-        enough have come since the last move."""
-        if self.target <= 0 or launches.count - self.tuned_at < FRESH and self.tuned_at >= 0:
-            return
+        the queue's launches of the last ten minutes, when enough have come
+        since the last move (``wait_for``)."""
         recent = launches.window(now)
-        if len(recent) < FRESH:
-            return
+        fresh = launches.count - self.tuned_at if self.tuned_at >= 0 else len(recent)
+        if self.target <= 0 or len(recent) < FRESH or fresh < max(FRESH, len(recent) // 4):
+            return  # a quarter of what it reads must have come under the waits in force
         cur = self.t1
         need = wait_for(self.target, recent)
         if need is None:  # not reached within the waits tried: wait longer
@@ -145,8 +170,10 @@ class TargetDelay(TimeDelay):
         else:
             new = min(max(need * (1 + MARGIN), cur * DOWN), max(cur * UP, self.step))
         new = min(new, self.ceiling)
-        if abs(new - cur) <= DEADBAND * cur or (need is not None and new > cur and cur > need):
-            return  # too small a move, or a rise the launches do not ask for
+        got = sum(1 for x in recent if x[1] == NODE_LOCAL) / len(recent)
+        if abs(new - cur) <= DEADBAND * cur or (need is not None and new > cur and cur > need) \
+                or (got >= self.target if new > cur else got < self.target + ROOM):
+            return  # too small a move, or one the launches do not ask for (a rise while the target is met, a fall without room)
         self._set(new)
         self.tuned_at = launches.count
         self.changes += 1
