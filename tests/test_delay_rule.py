@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from slotwise.engine import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, App, Request
 from slotwise.engine.app import CountDelay, TimeDelay
+from slotwise.engine.queue import Queue
 from slotwise.resources import Resource
 
 
 def app_with(rule, hosts=None, racks=None) -> App:
     a = App("app_1", "ann", 0, 0.0)
+    a.queue = Queue("root.q", None, 0.0)
     a.delay = rule
     a.set_requests([Request(1, Resource(512, 1), 2, hosts or {"h1": 2}, racks or {"/r1": 2})])
     return a
@@ -26,7 +28,7 @@ def test_time_rule_waits_t1_for_node_local_then_t2_more_for_rack_local():
 def test_after_a_rack_local_launch_only_t2_is_waited_and_any_launch_restarts_the_wait():
     a = app_with(TimeDelay(t1=3.0, t2=5.0))
     a.locality_wait = 4.0
-    a.launched(RACK_LOCAL, local_ask=True)
+    a.launched(RACK_LOCAL, local_ask=True, now=0.0)
     assert (a.locality_level, a.locality_wait) == (RACK_LOCAL, 0.0)
     a.locality_wait = 4.9
     assert a.allowed_level() == RACK_LOCAL

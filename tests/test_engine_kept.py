@@ -167,7 +167,7 @@ def test_a_launch_that_moves_the_apps_level_reaches_the_kept_wants():
         return q.assign(Walk(YARN, n, n.free, 0.0, rule, Skipped(), Resource.units(100), 1))
 
     assert offer() is None  # node-local only, and h2 is not asked for
-    a.launched(OFF_SWITCH, local_ask=True)  # (as after an off-switch launch elsewhere)
+    a.launched(OFF_SWITCH, local_ask=True, now=0.0)  # (as after an off-switch launch elsewhere)
     assert offer()[2] == OFF_SWITCH
 
 

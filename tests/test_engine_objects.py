@@ -146,10 +146,10 @@ def test_an_app_stays_within_its_queues_max_share():
 def test_a_launch_restarts_the_wait_from_its_level_when_the_ask_named_places():
     a = app()
     a.locality_wait, a.missed_opportunities = 7.0, 4
-    a.launched(RACK_LOCAL, local_ask=True)
+    a.launched(RACK_LOCAL, local_ask=True, now=0.0)
     assert (a.locality_level, a.locality_wait, a.missed_opportunities) == (RACK_LOCAL, 0.0, 0)
     a.locality_wait = 2.0
-    a.launched(OFF_SWITCH, local_ask=False)  # an ask with no preference says nothing of locality
+    a.launched(OFF_SWITCH, local_ask=False, now=0.0)  # an ask with no preference says nothing of locality
     assert (a.locality_level, a.locality_wait) == (RACK_LOCAL, 0.0)
 
 

@@ -381,3 +381,18 @@ def test_a_jobtrackers_starved_queue_and_finished_job():
     o = core.views.explain("job_202611230000_0001")["outcome"]
     assert o["containers_preempted"] == 2 and o["message"].endswith("the JobTracker removed it")
     assert o["final_state"] == "SUCCEEDED" and o["message"].startswith("finished SUCCEEDED at ")
+
+
+def test_a_tuned_wait_names_the_target_it_was_tuned_for():
+    settings = EngineSettings(node_locality_delay=5, rack_locality_delay=5)
+    e, clock = make_engine({"a": {"locality_target": 0.9}}, nodes=2, slots=1, racks=2, settings=settings)
+    e.add_app("loc", "u", queue="a")
+    e.apps["loc"].has_am = True
+    e.update_requests("loc", [Request(1, SLOT, 1, hosts={"host9": 1}, racks={"/rack9": 1})])
+    e.queues["root.a"].delay._set(4.0)
+    fill(e)
+    clock.advance(2)
+    fill(e)
+    held = explain_app(e, "loc")["holds"][0]
+    assert held["code"] == "locality_wait" and held["wait"] == 4.0 and held["tuned"] == "tuned for 90% data-local in root.a"
+    assert held["message"].startswith("waiting for locality: 2.0 s of 4.0 s (tuned for 90% data-local in root.a)")

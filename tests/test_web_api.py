@@ -258,3 +258,23 @@ def test_a_standby_resourcemanager_shows_in_the_status_and_the_metrics(web):
     assert s["resource_manager"]["ha_state"] == "standby"
     assert "slotwise_resourcemanager_standby 1.0" in httpx.get(f"{web.url}/metrics").text
     web.rm.state.update(ha_state=None)
+
+
+def test_a_locality_target_its_waits_and_the_fraction_reached_are_read_and_exported(web):
+    from slotwise.config import parse_allocations
+    from webtools import ALLOCATIONS
+
+    text = ALLOCATIONS.replace('<queue name="research"/>',
+                               '<queue name="research"><localityTarget>0.9</localityTarget></queue>')
+    web.core.set_config(parse_allocations(text, web.path), text)
+    web.heartbeat("n2")  # research's apps ask for no places: nothing counts towards its fraction
+    queues = {p["queue"]: p for p in httpx.get(f"{web.url}/api/v1/queues").json()}
+    research, prod = queues["root.research"], queues["root.prod"]
+    assert research["locality_target"] == 0.9 and research["locality_tuned"] is True
+    assert research["locality_waits"] == {"node": 0.0, "rack": 0.0}  # the server's waits (0) as the start
+    assert prod["locality_target"] is None and prod["locality_tuned"] is False and research["data_local"] is None
+    assert queues["root"]["locality_waits"] is None  # a parent has no apps to wait
+    text = httpx.get(f"{web.url}/metrics").text
+    assert 'slotwise_queue_locality_target{queue="root.research"} 0.9' in text
+    assert 'slotwise_queue_locality_wait_seconds{level="node",queue="root.research"} 0.0' in text
+    assert 'slotwise_queue_locality_target{queue="root.prod"}' not in text

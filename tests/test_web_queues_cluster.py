@@ -118,3 +118,15 @@ def test_api_jobs_carry_the_application_name(web):
     rows = {r["id"]: r for r in views.app_rows(web.core.views.apps())}
     assert (rows["app_1"]["name"], rows["app_1"]["named"]) == ("word count", True)
     assert (rows["app_2"]["name"], rows["app_2"]["named"]) == ("app_2", False)  # falls back to the id
+
+
+def test_the_locality_cell_says_target_fraction_reached_and_waits():
+    row = {"locality_target": 0.9, "data_local": 0.84, "locality_waits": {"node": 1.25, "rack": 1.25},
+           "locality_tuned": True}
+    cell = views.locality(row)
+    assert cell == {"target": "90%", "achieved": "84%", "met": False, "waits": "1.2\u00a0s + 1.2\u00a0s",
+                    "tuned": True}
+    assert views.locality({**row, "data_local": 0.95})["met"] is True
+    fixed = views.locality({"locality_target": None, "data_local": None, "locality_waits": {"node": 3.0, "rack": 3.0}})
+    assert fixed["target"] == "-" and fixed["achieved"] == "-" and fixed["met"] is None and not fixed["tuned"]
+    assert views.locality({"locality_target": None, "data_local": None, "locality_waits": None}) is None

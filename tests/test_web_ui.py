@@ -253,7 +253,7 @@ def test_the_queues_table_fits_a_1400px_window_with_nothing_cut_off(browser, wid
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(wide)
     queues = page.evaluate(MEASURE, "#queues")
-    assert queues["columns"] == 10 and queues["cells"] == 10 * 10  # the header and nine queues
+    assert queues["columns"] == 11 and queues["cells"] == 10 * 11  # the header and nine queues
     assert queues["right"] <= queues["window"], queues
     assert queues["page"] <= queues["window"], "the page scrolls sideways"
     assert queues["overflowing"] == []
@@ -262,6 +262,8 @@ def test_the_queues_table_fits_a_1400px_window_with_nothing_cut_off(browser, wid
     assert row.locator("td.queue").inner_text() == "feature-engineering"
     assert row.locator("td.queue").get_attribute("title") == "root.research.machine-learning.feature-engineering"
     assert " ".join(row.locator("td").nth(7).inner_text().split()) == "3686400 MB, 900 vcores"  # demand
+    # Its locality: no target, nothing launched with places yet, the server's fixed waits.
+    assert " ".join(row.locator("td.locality").inner_text().split()) == "-, -, 0.0 s + 0.0 s"
     # The jobs table too, also with the admin controls.
     assert page.evaluate(MEASURE, "#apps")["overflowing"] == []
     page.fill("#login input[name=admin_token]", TOKEN)

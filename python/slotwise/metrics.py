@@ -114,13 +114,27 @@ class _Collector:
             demand = GaugeMetricFamily("slotwise_queue_demand", "What a queue's apps hold and ask for",
                                        labels=["queue", "resource"])
             running = GaugeMetricFamily("slotwise_queue_running_apps", "Runnable apps in a queue", labels=["queue"])
+            waits = GaugeMetricFamily("slotwise_queue_locality_wait_seconds", "The delay-scheduling wait in force "
+                                      "for a leaf queue's apps at each level (tuned when it has a locality target)",
+                                      labels=["queue", "level"])
+            local = GaugeMetricFamily("slotwise_queue_data_local_fraction", "The fraction of a leaf queue's "
+                                      "launches with places asked for that were node-local, last 10 minutes",
+                                      labels=["queue"])
+            target = GaugeMetricFamily("slotwise_queue_locality_target", "A queue's data-local target "
+                                       "(localityTarget)", labels=["queue"])
             for r in core.views.queues():
                 for fam, key in ((fair, "fair_share"), (steady, "steady_fair_share"), (usage, "usage"),
                                  (demand, "demand")):
                     for dim, value in r[key].items():  # memory_mb and vcores, or map_slots and reduce_slots
                         fam.add_metric([r["queue"], dim], float(value))
                 running.add_metric([r["queue"]], r["running_apps"])
-            yield from (fair, steady, usage, demand, running)
+                for level, wait in (r.get("locality_waits") or {}).items():
+                    waits.add_metric([r["queue"], level], wait)
+                if r.get("data_local") is not None:
+                    local.add_metric([r["queue"]], r["data_local"])
+                if r.get("locality_target") is not None:
+                    target.add_metric([r["queue"]], r["locality_target"])
+            yield from (fair, steady, usage, demand, running, waits, local, target)
             market = getattr(core, "services", {}).get("market")
             if market is not None and market.accounts:
                 price = GaugeMetricFamily("slotwise_dp_price", "Dynamic Priority: the price (sum of the rates "

@@ -66,6 +66,8 @@ class QueueConfig:
     fair_share_preemption_timeout: float | None = None
     fair_share_preemption_threshold: float | None = None
     allow_preemption_from: bool | None = None
+    #: localityTarget: the fraction of data-local launches to tune waits for.
+    locality_target: float | None = None
     acl_submit_apps: str | None = None
     acl_administer_apps: str | None = None
     # MRv1 slot limits: min and max map/reduce slots.
@@ -124,6 +126,8 @@ class AllocationConfig:
     default_min_share_preemption_timeout: float = INFINITE
     default_fair_share_preemption_timeout: float = INFINITE
     default_fair_share_preemption_threshold: float = 0.5
+    #: defaultLocalityTarget: None keeps the engine's fixed waits.
+    default_locality_target: float | None = None
     placement_rules: list[PlacementRule] = field(default_factory=list)
     # MRv1: the job property naming the pool (the pool-name property); one pool per user by default.
     pool_name_property: str = "mapreduce.job.user.name"

@@ -32,6 +32,7 @@ POOL_FIELDS: Fields = {
     "weight": ("weight", v.non_negative_float),
     "minSharePreemptionTimeout": ("min_share_preemption_timeout", v.seconds),
     "schedulingMode": ("scheduling_policy", v.mrv1_mode),
+    "localityTarget": ("locality_target", v.fraction),
 }
 
 TOP_FIELDS: Fields = {
@@ -40,6 +41,7 @@ TOP_FIELDS: Fields = {
     "defaultMinSharePreemptionTimeout": ("default_min_share_preemption_timeout", v.seconds),
     "fairSharePreemptionTimeout": ("default_fair_share_preemption_timeout", v.seconds),
     "defaultPoolSchedulingMode": ("default_queue_scheduling_policy", v.mrv1_mode),
+    "defaultLocalityTarget": ("default_locality_target", v.fraction),
 }
 
 USER_FIELDS: Fields = {"maxRunningJobs": ("max_running_apps", v.non_negative_int)}

@@ -120,6 +120,15 @@ def threshold(text: str) -> float:
     return f
 
 
+def fraction(text: str) -> float:
+    """localityTarget: a fraction of launches, 0 to 1 (Slotwise's own
+    element, so out of range is an error, not clamped)."""
+    f = _float(text)
+    if f is None or not 0 <= f <= 1:
+        raise BadValue("must be a number between 0 and 1")
+    return f
+
+
 def am_share(text: str) -> float:
     """maxAMShare: a fraction, or -1 to switch the AM limit off; YARN caps it at 1."""
     f = _float(text)

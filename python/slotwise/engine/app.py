@@ -391,11 +391,13 @@ class App:
         """The node counted by ``offered`` went to an app before this one."""
         self.delay.withdrawn(self)
 
-    def launched(self, level: int, local_ask: bool) -> None:
+    def launched(self, level: int, local_ask: bool, now: float) -> None:
         """A container launched at ``level``: the wait starts again, from
-        that level when the ask named places."""
+        that level when the ask named places (and its queue counts the
+        launch and the wait towards its data-local fraction)."""
         self.wants_moved()
         if local_ask:
+            self.queue.launches.add(now, level, self.locality_wait, self.locality_level)
             self.locality_level = level
         self.locality_wait = 0.0
         self.missed_opportunities = 0

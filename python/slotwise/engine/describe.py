@@ -35,8 +35,20 @@ def queue_rows(engine) -> list[dict]:
             # Below now: usage under min(min share, demand), resp. min(threshold x fair share, demand).
             "below_min_share": not at_least(p.usage, p.min_share.min(p.demand), dims),
             "below_fair_share": not at_least(p.usage, (p.fair_share * p.fair_share_threshold).min(p.demand), dims),
+            **_locality(engine, p, now),
         })
     return rows
+
+
+def _locality(engine, p, now: float) -> dict:
+    """A queue's locality target, the data-local fraction its launches
+    reached in the last ten minutes (engine/target.py) and the waits in force
+    (its own tuned ones, or the engine's; a count rule's are not times)."""
+    rule = p.delay if p.delay is not None else engine.delay
+    t1, t2 = getattr(rule, "t1", None), getattr(rule, "t2", None)
+    return {"locality_target": p.locality_target, "data_local": None if p.children else p.launches.data_local(now),
+            "locality_waits": None if p.children or t1 is None else {"node": t1, "rack": t2},
+            "locality_tuned": p.delay is not None}
 
 
 def app_rows(engine) -> list[dict]:

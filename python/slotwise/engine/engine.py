@@ -134,8 +134,11 @@ class Engine(NodeEvents):
             p.running_apps = p.active_apps = 0
             p.wanting = {}
         self.limits.user_running = {}
+        for p in queues:
+            p.set_target_rule(self.settings)
         for app in self.apps.values():
             self._attach(app, app.queue, +1)
+            app.delay = app.queue.delay or self.delay
         self._update_runnability()
 
     def _attach(self, app: App, queue: Queue, sign: int) -> None:
@@ -174,7 +177,8 @@ class Engine(NodeEvents):
         if leaf.children:
             raise PlacementRejected(f"{leaf_name} is a parent queue; apps go in leaf queues")
         app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
-        app.delay = self.delay
+        leaf.set_target_rule(self.settings)
+        app.delay = leaf.delay or self.delay
         if name:
             app.app_name = name
         app.queue = leaf
@@ -233,6 +237,8 @@ class Engine(NodeEvents):
         source.apps.remove(app)
         app.touch()
         app.queue = target
+        target.set_target_rule(self.settings)
+        app.delay = target.delay or self.delay
         bisect.insort(target.apps, app, key=_by_submit)
         source.stale = target.stale = True
         self._attach(app, target, +1)
@@ -366,7 +372,7 @@ class Engine(NodeEvents):
         c.level = level
         self._launch(c)
         if walk.offer.local:  # a launch the app waited for locality for
-            app.launched(level, req.has_locality)
+            app.launched(level, req.has_locality, now)
         walk.skipped.pop(app)
         self._refresh_active(app)
         return Assignment(cid, app.app_id, app.queue.name, node.node_id, req.priority,
@@ -401,6 +407,9 @@ class Engine(NodeEvents):
             fork.touch_all(self)  # and may have written any app
         root.fair_share = root.steady_fair_share = self.cluster
         root.share_out(self.offers, self.share_rule, ctx)
+        for queue in self.queues.values():
+            if queue.delay is not None:  # a locality target: its waits tuned (engine/target.py)
+                queue.delay.tune(queue.launches, now)
         on, eligible = self.preemption_scope()
         if not on:
             self.preemption.track(now)  # how long queues wait is worth knowing all the same

@@ -235,6 +235,9 @@ def snapshot(engine) -> Snapshot:
         p.policy_state = copy.deepcopy(q.policy_state) if q.policy_state is not None else None
         p.forget_order()
         p.children, p.apps = list(q.children), list(q.apps)
+        p.launches = q.launches.copy()
+        if q.delay is not None:
+            p.delay = q.delay.copy()
     s.services = engine.ctx.services
     s.stream = engine.ctx.stream
     s.user_running = dict(engine.limits.user_running)
@@ -307,7 +310,7 @@ def _build(s: Snapshot, clock):
         q.apps = [apps[a.app_id] for a in q.apps]
     for a in apps.values():
         a.queue = queues[a.queue.name]
-        a.delay = e.delay
+        a.delay = a.queue.delay or e.delay
     tree = QueueTree.__new__(QueueTree)
     tree.config, tree.ctx, tree.queues, tree.root = e.config, e.ctx, queues, queues["root"]
     e.tree = tree

@@ -16,7 +16,8 @@ from ..config.model import AllocationConfig, QueueConfig
 from ..policies import SchedulingPolicy, get_policy
 from ..policies.base import compute_shares_of
 from ..resources import ZERO, Resource
-from .app import App
+from .app import ANYWHERE, App
+from .target import Launches, TargetDelay
 from ..policies.fairshare import YARN
 
 INF_RESOURCE = Resource(math.inf, math.inf, math.inf, math.inf)
@@ -35,7 +36,8 @@ class Queue:
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
                  "active_apps", "wanting", "last_at_min_share", "last_at_fair_share", "acl_submit",
                  "acl_administer", "policy_state", "min_starved_since", "fair_starved_since",
-                 "preempted_at", "orders", "asking_cache", "kept", "moved", "stale", "apps_demand", "split_of")
+                 "preempted_at", "orders", "asking_cache", "kept", "moved", "stale", "apps_demand", "split_of",
+                 "locality_target", "delay", "launches")
 
     def __init__(self, name: str, parent: "Queue | None", now: float) -> None:
         self.name = name
@@ -101,6 +103,13 @@ class Queue:
         self.stale = True
         self.apps_demand = ZERO
         self.split_of = None
+        #: The data-local fraction asked for (``localityTarget``, inherited;
+        #: None: the engine's waits), the delay rule tuned for it on a leaf
+        #: (``target.TargetDelay``; None: the engine's rule), and the
+        #: launches it reads (``target.Launches``).
+        self.locality_target: float | None = None
+        self.delay = None
+        self.launches = Launches()
 
     def __setattr__(self, name: str, value) -> None:
         _set(self, name, value)
@@ -273,6 +282,8 @@ class Queue:
         host, rack = node.host, node.rack
         skipped = walk.skipped
         rule = walk.rule
+        if self.delay is not None and rule is not ANYWHERE:  # the waits tuned for this queue's target
+            rule = self.delay
         if self.policy.stable_order:  # the order is kept: walk it, one app at a time
             for app in self.ordered_apps(walk):
                 if key not in app.kinds:  # its last ask of this kind launched earlier on this heartbeat
@@ -473,8 +484,23 @@ class Queue:
         self.allow_preemption_from = inherit(qc.allow_preemption_from if qc else None,
                                              parent.allow_preemption_from if parent else None,
                                              True)
+        self.locality_target = inherit(qc.locality_target if qc else None,
+                                       parent.locality_target if parent else None,
+                                       alloc.default_locality_target)
         self.acl_submit = qc.acl_submit_apps if qc else None
         self.acl_administer = qc.acl_administer_apps if qc else None
+
+    def set_target_rule(self, settings) -> None:
+        """A leaf with a locality target gets its own delay rule, tuned for
+        it (``TargetDelay``; a reload keeps the waits it learned), from the
+        engine's waits; any other follows the engine's rule (None)."""
+        t = self.locality_target
+        if t is None or self.children:
+            self.delay = None
+        elif self.delay is None:
+            self.delay = TargetDelay(t, settings.t1, settings.t2, settings.heartbeat_interval, self.name)
+        else:
+            self.delay.retarget(t)
 
     def resolve_max_share(self, cluster) -> None:
         """The max share for this cluster size. In a YARN file a max below the

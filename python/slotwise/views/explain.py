@@ -209,6 +209,12 @@ def _locality(engine, app: App, pending, hold) -> None:
         hold("locality_wait", f"it waits for a {LEVELS[level]} container: passed over {done} "
              f"time(s) of the {need:.0f} before it may go further", missed=done, needed=need, **fields)
         return
+    why = getattr(app.delay, "why", None)
+    if why is not None:  # a queue's locality target (engine/target.py)
+        fields["tuned"] = why()
+        hold("locality_wait", f"waiting for locality: {done:.1f} s of {need:.1f} s ({why()}), "
+             f"for a {LEVELS[level]} container", waited=done, wait=need, **fields)
+        return
     hold("locality_wait", f"it waits for a {LEVELS[level]} container (delay scheduling): waited "
          f"{done:.1f} s of {need:g} s before it may run further from its data",
          waited=done, wait=need, **fields)

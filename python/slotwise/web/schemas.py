@@ -57,6 +57,14 @@ class QueueOut(BaseModel):
     fair_share_timeout: float | None = Field(None, description="seconds below threshold x fair share before "
                                              "preemption acts for it; null: never")
     fair_share_threshold: float | None = Field(None, description="the fraction of its fair share it may fall to")
+    locality_target: float | None = Field(None, description="the data-local fraction asked for "
+                                          "(localityTarget, its own or inherited); null: fixed waits")
+    data_local: float | None = Field(None, description="a leaf queue: the fraction of its launches with places "
+                                     "asked for that were node-local in the last 10 minutes; null: none")
+    locality_waits: dict[str, float] | None = Field(None, description="a leaf queue: the delay-scheduling waits "
+                                                    "in force, seconds ({node, rack}: T1, then T2 more); tuned "
+                                                    "for the target when it has one; null: a count rule")
+    locality_tuned: bool = Field(False, description="the waits are tuned for its locality target")
     compared: list[str] = Field(default_factory=list, description="the dimensions its shares are compared in "
                                 "(its parent's policy: memory_mb for fair and fifo, with vcores for drf)")
     preemption: bool | None = Field(None, description="whether this server preempts at all")

@@ -149,9 +149,23 @@ def queue_rows(queues: list[dict], capacity: dict | None = None, gone: str | Non
             "min_starved": below(p, "below_min_share", "min_share_starved_for"),
             "fair_starved": below(p, "below_fair_share", "fair_share_starved_for"),
             "starvation": starved, "starved": bool(starved), "due": any(s["due"] for s in starved),
-            "bar": bar(p, cap), "recovery": p.get("recovery", False),
+            "bar": bar(p, cap), "recovery": p.get("recovery", False), "locality": locality(p),
         })
     return rows
+
+
+def locality(row: dict) -> dict | None:
+    """A leaf queue's locality cell: its target, the data-local fraction
+    reached (last 10 minutes) and the waits in force."""
+    waits = row.get("locality_waits")
+    if waits is None and row.get("data_local") is None:
+        return None
+    target, got = row.get("locality_target"), row.get("data_local")
+    return {"target": "-" if target is None else f"{100 * target:.0f}%",
+            "achieved": "-" if got is None else f"{100 * got:.0f}%",
+            "met": None if target is None or got is None else got >= target,
+            "waits": "-" if waits is None else f"{waits['node']:.1f}{NBSP}s + {waits['rack']:.1f}{NBSP}s",
+            "tuned": bool(row.get("locality_tuned"))}
 
 
 def cluster_line(c: dict) -> dict:
