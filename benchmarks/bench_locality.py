@@ -4,36 +4,62 @@ Slotwise and beside Hadoop's own schedulers, on the same cluster, input
 and job stream.
 
 Run: .venv/bin/python benchmarks/bench_locality.py --seed N [--quick]
-         [--workers W] [--cluster yarn|mrv1|both] --out DIR
+         [--workers W] [--cluster yarn|mrv1|both] [--net datacenter|flat] --out DIR
 
-The images must exist (docker/build-images.sh; `make docker-demo` builds
-them). For each cluster it brings docker/compose.yaml (or
-compose-mrv1.yaml) up with W workers (default 4) on 2 racks, writes one
-input file per job into HDFS (1 MB blocks, replication 2: HDFS puts a
-block's second replica on the other rack, so a worker picked at random
-holds a given block half the time with 4 workers, less with more), then
-for each scheduler restarts the master with it and submits the same seeded
-stream of map-only wordcount jobs of 1, 3, 10 and 50 maps from three queues
-(Poisson arrivals, dense enough to keep the containers or slots busy), and
-reads each job's counters (data-local, rack-local and launched maps) and
+It starts a Docker engine when none answers (docker/setup-engine.sh, as the
+docker tier does; one it started is left running, docker/stop-engine.sh
+stops it) and builds or reuses the images of this checkout
+(docker/build-images.sh). For each cluster it brings docker/compose.yaml (or
+compose-mrv1.yaml) up with W workers (default 4) on 2 racks on the network
+--net asks for (SLOTWISE_NET; default datacenter: each worker's tc shapes
+what it sends, to its rack at a 1 Gbit/s NIC's rate and off its rack at its
+share of an oversubscribed uplink, both scaled to this cluster; flat:
+Docker's bridge, unshaped; docs/docker.md), writes one input file per job
+into HDFS (1 MB blocks, replication 2: HDFS puts a block's second replica on
+the other rack, so a worker picked at random holds a given block half the
+time with 4 workers, less with more, and every map can read its block at
+worst from its own rack; the inputs are written with the shaping lifted,
+since loading them is not measured, and it is put back before the first
+job), measures the network with docker/net-probe.py, then for each
+scheduler restarts the master with it and submits the same seeded stream of
+map-only wordcount jobs of 1, 3, 10 and 50 maps from three queues (Poisson
+arrivals, dense enough to keep the containers or slots busy; their output
+written with one replica, see OUTPUT_REPLICAS), and reads each
+job's counters (data-local, rack-local and launched maps, time in maps) and
 its response time (submission to the client's exit). Schedulers:
 
   YARN: slotwise (fair, with delay scheduling's default waits),
-        slotwise-nodelay (waits 0), fair (YARN's FairScheduler, defaults:
+        slotwise-nodelay (waits 0), slotwise-target (the allocation file's
+        <defaultLocalityTarget>0.9</defaultLocalityTarget>: the engine tunes
+        each queue's waits for 90% node-local, starting from the default
+        waits), fair (YARN's FairScheduler, defaults:
         no locality wait), fair-locality (its thresholds set:
         yarn.scheduler.fair.locality.threshold.node and .rack 1.0, one
         scheduling opportunity per node before giving up a level, as the
         FairScheduler's documentation describes them), capacity (the
         CapacityScheduler, default node-locality-delay 40)
-  MRv1: slotwise (with delay), jobqueue (Hadoop 1.2.1's JobQueueTaskScheduler)
+  MRv1: slotwise (with delay), slotwise-target (as on YARN, in the pools
+        file), jobqueue (Hadoop 1.2.1's JobQueueTaskScheduler)
 
 --quick: 12 jobs instead of 48, and on YARN only slotwise,
-slotwise-nodelay and fair (the goals' comparisons; --schedulers to add
-others); about 15 minutes for YARN and 5 for MRv1 on 2 cores.
+slotwise-nodelay, slotwise-target and fair (the goals' comparisons;
+--schedulers to add others); about 20 minutes for YARN and 8 for MRv1 on 2
+cores.
 
-Writes DIR/report.json (rows: scheduler, cluster, job_maps, jobs,
-data_local_pct, rack_local_pct, off_switch_pct, mean_response_s), DIR/report.md
-and DIR/locality.png, and prints last
+Utilisation: the RM's allocated memory over its total (every container,
+AMs included, is 512 MB: busy container-seconds over capacity), or on MRv1
+occupied map slots over map slots (the jobs are map-only), sampled every
+2 s from the first submission until the last job ended, so while at least
+one job was outstanding, time-weighted. `utilisation_body_pct` is the same
+over the first 80% of that time (the figure docs/results/locality.md gave
+for issue 26, which leaves out the stream's tail of a lone large job).
+
+Writes DIR/report.json (net, the probe's figures, and rows: scheduler,
+cluster, net, job_maps, jobs, data_local_pct, rack_local_pct,
+off_switch_pct, mean_response_s, mean_map_s, utilisation_pct,
+utilisation_body_pct; map_s_by_locality: the time of the maps of 1-map jobs
+by where they read their block), DIR/report.md and DIR/locality.png, and
+prints last
 `locality: slotwise+delay small-job data-local P% vs fairscheduler Q% (N jobs)`.
 The cluster is taken down at the end, whatever happens.
 """
@@ -56,28 +82,38 @@ from pathlib import Path
 from slotwise.localcluster.jobs import words
 
 REPO = Path(__file__).resolve().parents[1]
+NETS = ("datacenter", "flat")
 DOCKER = REPO / "docker"
 COUNTER = re.compile(r"^(?:.*?JobClient:)?\s+([A-Za-z][\w ()-]*?)=(\d+)\s*$", re.M)
 APP_ID = re.compile(r"\b(application_\d+_\d+|job_\d+_\d+)\b")
 QUEUES = ("prod", "research", "adhoc")
 SIZES = (1, 3, 10, 50)
 BLOCK = 1024 * 1024
+#: The jobs' output: one replica, on the map's own node. A map-only
+#: wordcount writes a line per word, more than it reads; a second replica
+#: goes to the other rack (HDFS's rule), which on the datacenter network
+#: would make every map as slow as its output's trip off the rack, wherever
+#: the scheduler put it (measured: 15 s of a 16 s map phase). The paper's
+#: IO-heavy jobs (text search) wrote little.
+OUTPUT_REPLICAS = "-Ddfs.replication=1"
 FAIR = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
 CAPACITY = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
 SLOTWISE_ALLOCATIONS = """<?xml version="1.0"?>
 <allocations>
-  <queue name="prod"><weight>1</weight></queue>
+{top}  <queue name="prod"><weight>1</weight></queue>
   <queue name="research"><weight>1</weight></queue>
   <queue name="adhoc"><weight>1</weight></queue>
 </allocations>
 """
 MRV1_POOLS = """<?xml version="1.0"?>
 <allocations>
-  <pool name="prod"><weight>1</weight></pool>
+{top}  <pool name="prod"><weight>1</weight></pool>
   <pool name="research"><weight>1</weight></pool>
   <pool name="adhoc"><weight>1</weight></pool>
 </allocations>
 """
+#: slotwise-target's line at the top of the allocation file (both formats).
+TARGET = "  <defaultLocalityTarget>0.9</defaultLocalityTarget>\n"
 NODELAY = ["--node-locality-delay", "0", "--rack-locality-delay", "0"]
 #: Three equal queues for the CapacityScheduler (it has no on-demand queues).
 CAPACITY_ENV = {
@@ -97,24 +133,27 @@ class Scheduler:
     cluster: str                        # yarn or mrv1
     master_env: dict = field(default_factory=dict)
     policy: list | None = None          # serve's extra flags; None: no policy server
+    top: str = ""                       # what the allocation file holds above its queues
 
 
 SCHEDULERS = [
     Scheduler("slotwise", "yarn", policy=[]),
     Scheduler("slotwise-nodelay", "yarn", policy=NODELAY),
+    Scheduler("slotwise-target", "yarn", policy=[], top=TARGET),
     Scheduler("fair", "yarn", {"YARN-SITE.XML_yarn.resourcemanager.scheduler.class": FAIR}),
     Scheduler("fair-locality", "yarn", {"YARN-SITE.XML_yarn.resourcemanager.scheduler.class": FAIR,
                                          "YARN-SITE.XML_yarn.scheduler.fair.locality.threshold.node": "1.0",
                                          "YARN-SITE.XML_yarn.scheduler.fair.locality.threshold.rack": "1.0"}),
     Scheduler("capacity", "yarn", CAPACITY_ENV),
     Scheduler("slotwise", "mrv1", policy=[]),
+    Scheduler("slotwise-target", "mrv1", policy=[], top=TARGET),
     Scheduler("jobqueue", "mrv1", {"MAPRED-SITE.XML_mapred.jobtracker.taskScheduler":
                                    "org.apache.hadoop.mapred.JobQueueTaskScheduler"}),
 ]
 
 
 #: What --quick runs: the schedulers the goals compare.
-QUICK = ("slotwise", "slotwise-nodelay", "fair", "jobqueue")
+QUICK = ("slotwise", "slotwise-nodelay", "slotwise-target", "fair", "jobqueue")
 
 
 @dataclass(frozen=True)
@@ -167,19 +206,26 @@ def log(msg: str) -> None:
 class Cluster:
     """One compose project, brought up and down by this benchmark."""
 
-    def __init__(self, flavor: Flavor, workers: int, out: Path) -> None:
+    def __init__(self, flavor: Flavor, workers: int, out: Path, net: str = "datacenter") -> None:
         self.f = flavor
         self.out = out.resolve() / flavor.name
         self.out.mkdir(parents=True, exist_ok=True)
         self.allocations = self.out / "allocations"
         self.allocations.mkdir(exist_ok=True)
         self.allocations.chmod(0o755)
-        (self.allocations / flavor.file_name).write_text(flavor.allocations)
-        (self.allocations / flavor.file_name).chmod(0o644)
+        self.write_allocations("")
         self.override = self.out / "compose.override.yaml"
+        self.net = net
         self.env = {**os.environ, **{p: "" for p in flavor.ports}, "SLOTWISE_WORKERS": str(workers),
-                    "SLOTWISE_RACKS": "2", "SLOTWISE_ALLOCATIONS_DIR": str(self.allocations)}
+                    "SLOTWISE_RACKS": "2", "SLOTWISE_ALLOCATIONS_DIR": str(self.allocations), "SLOTWISE_NET": net}
         self.workers = workers
+
+    def write_allocations(self, top: str) -> None:
+        """The allocation file (pools file) the policy server reads: three
+        equal queues, and ``top`` above them (slotwise-target's target)."""
+        path = self.allocations / self.f.file_name
+        path.write_text(self.f.allocations.format(top=top))
+        path.chmod(0o644)
 
     def compose(self, *args: str, check: bool = True, timeout: float = 1200) -> subprocess.CompletedProcess:
         argv = ["docker", "compose", "-p", self.f.project, "-f", str(DOCKER / self.f.compose_file),
@@ -213,6 +259,9 @@ class Cluster:
         self.configure(s)
         if s.policy is None:
             self.compose("stop", "policy", check=False)
+        # For the policy server started below (one left from the last run may
+        # reload it before it is replaced: its stream is over).
+        self.write_allocations(s.top)
         if first:
             self.compose("up", "-d", "--wait", "nn", self.f.master, "worker",
                          *(["policy"] if s.policy is not None else []))
@@ -220,6 +269,49 @@ class Cluster:
             self.compose("up", "-d", "--wait", "--no-deps", "--force-recreate", self.f.master,
                          *(["policy"] if s.policy is not None else []))
         self.wait_ready(s)
+
+    def worker_containers(self) -> list[str]:
+        out = subprocess.run(["docker", "ps", "--filter", f"label=com.docker.compose.project={self.f.project}",
+                              "--filter", "label=com.docker.compose.service=worker", "--format", "{{.Names}}"],
+                             capture_output=True, text=True, timeout=60)
+        return sorted(out.stdout.split())
+
+    def set_net(self, mode: str) -> None:
+        """Put ``mode`` in force in every worker (slotwise-hadoop net MODE)."""
+        for w in self.worker_containers():
+            out = subprocess.run(["docker", "exec", w, "slotwise-hadoop", "net", mode, "--wait", "60"],
+                                 capture_output=True, text=True, timeout=300)
+            if out.returncode:
+                raise SystemExit(f"{w}: slotwise-hadoop net {mode} failed: {(out.stderr or out.stdout).strip()}")
+
+    def check_net(self) -> None:
+        """Every worker has the network asked for in force, with every other
+        worker known (one restarted since would have its own again)."""
+        ws = self.worker_containers()
+        if len(ws) != self.workers:
+            raise SystemExit(f"{self.f.project}: {len(ws)} workers running, {self.workers} expected")
+        for w in ws:
+            out = subprocess.run(["docker", "exec", w, "slotwise-hadoop", "net", "show", "--json"],
+                                 capture_output=True, text=True, timeout=120)
+            state = json.loads(out.stdout) if out.returncode == 0 else {}
+            if state.get("in_force") != self.net or (self.net == "datacenter" and not state.get("complete")):
+                raise SystemExit(f"{w}: network {self.net} not in force: "
+                                 f"{state.get('errors') or state.get('in_force') or out.stderr.strip()}")
+
+    def probe(self) -> dict | None:
+        """docker/net-probe.py's reading of the network (one block read
+        node-local, rack-local and off-rack), or None if it failed."""
+        argv = [sys.executable, str(DOCKER / "net-probe.py"), "--project", self.f.project, "--json",
+                *(["--mrv1"] if self.f.name == "mrv1" else [])]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+        if out.returncode:
+            log(f"{self.f.name}: the network probe failed: {out.stderr.strip()}")
+            return None
+        result = json.loads(out.stdout)
+        for r in result["reads"]:
+            if r.get("mbyte_s"):
+                log(f"  {r['label']:<11} read of a 1 MB block: {r['mbyte_s']:.3f} MB/s ({r['seconds']} s)")
+        return result
 
     def port(self, container_port: int, service: str | None = None) -> int:
         out = self.compose("port", service or self.f.master, str(container_port)).stdout.strip()
@@ -315,33 +407,37 @@ def run_stream(c: Cluster, s: Scheduler, jobs: list[JobSpec]) -> list[dict]:
     logs = c.out / s.label
     logs.mkdir(exist_ok=True)
     results: list[dict] = []
-    samples: list[float] = []
+    samples: list[tuple[float, float]] = []   # (seconds since the first submission, busy fraction)
     done = threading.Event()
+    t0 = time.monotonic()
 
     def sample() -> None:
         while not done.wait(2.0):
             u = c.utilisation()
             if u is not None:
-                samples.append(u)
+                samples.append((time.monotonic() - t0, u))
 
     def one(j: JobSpec) -> None:
         log_file = logs / f"job-{j.n}.log"
         started = time.monotonic()
         with open(log_file, "wb") as out:
             code = subprocess.run(c.exec_argv("job", "--queue", j.queue, "--user", f"u{j.n % 5}", "wordcount",
-                                              c.f.map_only, f"/bench/in/job-{j.n}", f"/bench/out/{s.label}/job-{j.n}"),
+                                              c.f.map_only, OUTPUT_REPLICAS, f"/bench/in/job-{j.n}",
+                                              f"/bench/out/{s.label}/job-{j.n}"),
                                   env=c.env, stdout=out, stderr=subprocess.STDOUT, timeout=3600).returncode
         took = time.monotonic() - started
         counters = {k: int(v) for k, v in COUNTER.findall(log_file.read_text(errors="replace"))}
         results.append({"job": j.n, "maps": j.maps, "queue": j.queue, "exit": code, "response_s": round(took, 2),
                         "launched": counters.get("Launched map tasks", 0),
                         "data_local": counters.get("Data-local map tasks", 0),
-                        "rack_local": counters.get("Rack-local map tasks", 0)})
+                        "rack_local": counters.get("Rack-local map tasks", 0),
+                        # Hadoop 3: the maps' own time; Hadoop 1: slot-ms, the same for one slot a map.
+                        "map_ms": counters.get("Total time spent by all map tasks (ms)",
+                                               counters.get("SLOTS_MILLIS_MAPS", 0))})
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     threads = []
-    t0 = time.monotonic()
     for j in jobs:
         time.sleep(max(0.0, t0 + j.at - time.monotonic()))
         t = threading.Thread(target=one, args=(j,))
@@ -350,14 +446,29 @@ def run_stream(c: Cluster, s: Scheduler, jobs: list[JobSpec]) -> list[dict]:
     for t in threads:
         t.join()
     done.set()
-    busy = [u for u in samples[: max(1, int(len(samples) * 0.8))]]  # the stream's body, not its tail
-    util = sum(busy) / len(busy) if busy else None
+    end = time.monotonic() - t0
+    util, body = time_weighted(samples, end), time_weighted(samples, 0.8 * end)
     failed = [r for r in results if not r["launched"]]
-    log(f"{c.f.name}/{s.label}: {len(jobs)} jobs in {time.monotonic() - t0:.0f} s, {len(failed)} failed, "
-        f"utilisation {util:.0%}" if util is not None else f"{c.f.name}/{s.label}: utilisation unknown")
+    log(f"{c.f.name}/{s.label}: {len(jobs)} jobs in {end:.0f} s, {len(failed)} failed, "
+        + (f"utilisation {util:.0%} (first 80% of the time: {body:.0%})" if util is not None
+           else "utilisation unknown"))
     for r in results:
-        r["utilisation"] = util
+        r["utilisation"], r["utilisation_body"] = util, body
     return sorted(results, key=lambda r: r["job"])
+
+
+def time_weighted(samples: list[tuple[float, float]], until: float) -> float | None:
+    """The mean of a step function sampled at (t, value) points, over
+    [0, until]: each sample holds until the next one (the first from 0)."""
+    points = [(t, v) for t, v in samples if t <= until]
+    if not points or until <= 0:
+        return None
+    total = 0.0
+    for k, (t, v) in enumerate(points):
+        start = 0.0 if k == 0 else t
+        stop = points[k + 1][0] if k + 1 < len(points) else until
+        total += v * max(0.0, stop - start)
+    return total / until
 
 
 def rows_of(cluster: str, label: str, results: list[dict]) -> list[dict]:
@@ -380,33 +491,76 @@ def rows_of(cluster: str, label: str, results: list[dict]) -> list[dict]:
                      "rack_local_pct": round(100 * rack / launched, 1),
                      "off_switch_pct": round(100 * (launched - node - rack) / launched, 1),
                      "mean_response_s": round(sum(r["response_s"] for r in ok) / len(ok), 1),
-                     "utilisation_pct": round(100 * ok[0]["utilisation"], 0) if ok[0]["utilisation"] else None})
+                     "mean_map_s": round(sum(r.get("map_ms", 0) for r in ok) / launched / 1000, 1),
+                     "utilisation_pct": pct(ok[0].get("utilisation")),
+                     "utilisation_body_pct": pct(ok[0].get("utilisation_body"))})
     return rows
 
 
-def report(out: Path, rows: list[dict], args) -> str:
+def pct(fraction: float | None) -> int | None:
+    return round(100 * fraction) if fraction is not None else None
+
+
+def map_times_by_locality(results: list[dict]) -> dict[str, dict]:
+    """The time of a map by where it read its block, from the jobs of one
+    map (their counters say where it ran and how long it took)."""
+    out: dict[str, list[float]] = {"node-local": [], "rack-local": [], "off-rack": []}
+    for r in results:
+        if r["launched"] == 1 and r.get("map_ms"):
+            where = "node-local" if r["data_local"] else "rack-local" if r["rack_local"] else "off-rack"
+            out[where].append(r["map_ms"] / 1000)
+    return {k: {"maps": len(v), "mean_s": round(sum(v) / len(v), 1)} for k, v in out.items() if v}
+
+
+def report(out: Path, rows: list[dict], args, probes: dict | None = None, map_times: dict | None = None) -> str:
+    """report.json, report.md and the chart; returns the lines to print
+    last (the network, slotwise-target's figures, the locality line)."""
     (out / "report.json").write_text(json.dumps({"seed": args.seed, "quick": args.quick, "workers": args.workers,
-                                                 "rows": rows}, indent=1) + "\n")
-    lines = [f"# Locality on the docker cluster (seed {args.seed}, {args.workers} workers on 2 racks"
-             f"{', quick' if args.quick else ''})", "",
-             "| cluster | scheduler | maps/job | jobs | data-local | rack-local | off-switch | mean response | "
-             "utilisation |", "|---|---|---|---|---|---|---|---|---|"]
+                                                 "net": args.net, "net_probe": probes or {},
+                                                 "map_s_by_locality": map_times or {}, "rows": rows},
+                                                indent=1) + "\n")
+    lines = [f"# Locality on the docker cluster (seed {args.seed}, {args.workers} workers on 2 racks, "
+             f"network {args.net}{', quick' if args.quick else ''})", ""]
+    for cluster, p in (probes or {}).items():
+        reads = ", ".join(f"{r['label']} {r['mbyte_s']:.3f} MB/s" for r in p["reads"] if r.get("mbyte_s"))
+        lines.append(f"Network ({cluster}, docker/net-probe.py, a 1 MB block): {reads}.")
+    for key, times in (map_times or {}).items():
+        lines.append(f"Maps of 1-map jobs ({key}): " + ", ".join(f"{where} {t['mean_s']} s (n={t['maps']})"
+                                                               for where, t in times.items()) + ".")
+    lines += ["", "| cluster | scheduler | maps/job | jobs | data-local | rack-local | off-switch | mean response | "
+              "mean map | utilisation | util. (first 80%) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['cluster']} | {r['scheduler']} | {r['job_maps']} | {r['jobs']} | {r['data_local_pct']}% | "
                      f"{r['rack_local_pct']}% | {r['off_switch_pct']}% | {r['mean_response_s']} s | "
-                     f"{r['utilisation_pct']}% |")
-    lines += ["", "The paper's small-jobs table (Facebook, MRv1, 3-map jobs): fair sharing 2% node-local, "
+                     f"{r.get('mean_map_s')} s | {r['utilisation_pct']}% | {r.get('utilisation_body_pct')}% |")
+    lines += ["", "Utilisation: busy containers (YARN: allocated memory, AMs included) or occupied map slots (MRv1) "
+              "over capacity, time-weighted from the first submission to the last job's end; the last column over "
+              "the first 80% of that time.", "",
+              "The paper's small-jobs table (Facebook, MRv1, 3-map jobs): fair sharing 2% node-local, "
               "with delay scheduling 75%; the simulator here (docs/results/delay-scheduling.md): 6% and 100%.", ""]
     (out / "report.md").write_text("\n".join(lines))
-    plot(out, rows, f"seed {args.seed}{', --quick' if args.quick else ''}")
+    plot(out, rows, f"seed {args.seed}, network {args.net}{', --quick' if args.quick else ''}")
     small = {(r["cluster"], r["scheduler"]): r for r in rows if r["job_maps"] == "<=3"}
+    said = []
+    for cluster in ("yarn", "mrv1"):
+        target = small.get((cluster, "slotwise-target"))
+        if target:
+            others = ", ".join(f"{k} {small[(cluster, k)]['mean_response_s']} s"
+                               for k in ("slotwise-nodelay", "fair", "jobqueue") if (cluster, k) in small)
+            said.append(f"target: {cluster} slotwise-target small-job data-local {target['data_local_pct']:.1f}%, "
+                        f"mean response {target['mean_response_s']} s ({others or 'no other scheduler run'}), "
+                        f"utilisation {target['utilisation_pct']}% (network {args.net})")
     sw, fair = small.get(("yarn", "slotwise")) or small.get(("mrv1", "slotwise")), small.get(("yarn", "fair")) \
         or small.get(("mrv1", "jobqueue"))
     other = "fairscheduler" if ("yarn", "fair") in small else "jobqueue"
     if sw and fair:
-        return (f"locality: slotwise+delay small-job data-local {sw['data_local_pct']:.0f}% vs {other} "
-                f"{fair['data_local_pct']:.0f}% ({sw['jobs']} jobs)")
-    return "locality: not enough jobs completed to compare"
+        said.append(f"locality: slotwise+delay small-job data-local {sw['data_local_pct']:.0f}% vs {other} "
+                    f"{fair['data_local_pct']:.0f}% ({sw['jobs']} jobs)")
+    elif "slotwise" in (ran := {r["scheduler"] for r in rows}) and ran & {"fair", "jobqueue"}:
+        said.append("locality: not enough jobs completed to compare")
+    else:
+        said.append("locality: slotwise (with delay) and fair or jobqueue were not both run: no comparison")
+    return "\n".join(said)
 
 
 def plot(out: Path, rows: list[dict], title: str = "") -> None:
@@ -440,41 +594,85 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--quick", action="store_true",
-                    help="12 jobs per scheduler instead of 48, and on YARN only the three schedulers the goals "
-                         "compare (slotwise, slotwise-nodelay, fair) unless --schedulers names others")
+                    help="12 jobs per scheduler instead of 48, and on YARN only the schedulers the goals compare "
+                         "(slotwise, slotwise-nodelay, slotwise-target, fair) unless --schedulers names others")
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--cluster", choices=("yarn", "mrv1", "both"), default="yarn")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--schedulers", help="comma-separated labels to run (default: all of the cluster's)")
+    ap.add_argument("--net", choices=NETS, default="datacenter",
+                    help="the docker cluster's network (SLOTWISE_NET): datacenter (default; tc in each worker "
+                         "shapes what it sends, docs/docker.md) or flat (Docker's bridge, unshaped)")
     args = ap.parse_args()
     if args.workers < 4:
         ap.error("--workers: at least 4 (2 racks of 2), so that a node holds a job's block half the time or less")
+    known = {s.label for s in SCHEDULERS}
+    wanted = set(args.schedulers.split(",")) if args.schedulers else None
+    if wanted and wanted - known:
+        ap.error(f"--schedulers: unknown {', '.join(sorted(wanted - known))} (known: {', '.join(sorted(known))})")
     args.out.mkdir(parents=True, exist_ok=True)
     jobs = workload(args.seed, args.quick)
-    wanted = set(args.schedulers.split(",")) if args.schedulers else None
-    if wanted is None and args.quick:  # under 20 minutes here: the goals' three on YARN, both on MRv1
+    if wanted is None and args.quick:  # the goals' schedulers on YARN, all three on MRv1
         wanted = set(QUICK)
+    docker_ready()
     rows: list[dict] = []
+    probes: dict = {}
+    map_times: dict = {}
     for name in (("yarn", "mrv1") if args.cluster == "both" else (args.cluster,)):
-        c = Cluster(FLAVORS[name], args.workers, args.out)
+        c = Cluster(FLAVORS[name], args.workers, args.out, args.net)
         scheds = [s for s in SCHEDULERS if s.cluster == name and (not wanted or s.label in wanted)]
         try:
             for i, s in enumerate(scheds):
-                log(f"{name}: {s.label}: starting the cluster with it")
+                log(f"{name}: {s.label}: starting the cluster with it (network {args.net})")
                 c.up(s, first=i == 0)
                 if i == 0:
+                    if args.net != "flat":  # loading is not measured: its cross-rack replicas need not crawl
+                        c.set_net("flat")
                     write_inputs(c, jobs, args.seed)
+                    if args.net != "flat":
+                        c.set_net(args.net)
+                    c.check_net()
+                    log(f"{name}: the network, measured (docker/net-probe.py):")
+                    probes[name] = c.probe()
+                c.check_net()
                 results = run_stream(c, s, jobs)
                 (c.out / f"{s.label}.json").write_text(json.dumps(results, indent=1) + "\n")
                 rows += rows_of(name, s.label, results)
+                map_times[f"{name}/{s.label}"] = map_times_by_locality(results)
                 for r in rows_of(name, s.label, results):
                     log(f"  {r['job_maps']:>4} maps: {r['jobs']} jobs, data-local {r['data_local_pct']}%, "
-                        f"rack-local {r['rack_local_pct']}%, mean response {r['mean_response_s']} s")
+                        f"rack-local {r['rack_local_pct']}%, mean response {r['mean_response_s']} s, "
+                        f"mean map {r['mean_map_s']} s")
+                log(f"  maps of 1-map jobs by where they read: {map_times[f'{name}/{s.label}']}")
         finally:
             log(f"{name}: taking the cluster down")
             c.down()
-    print(report(args.out, rows, args))
+    print(report(args.out, rows, args, {k: v for k, v in probes.items() if v}, map_times))
+    pidfile = REPO / "run" / "docker" / "dockerd.pid"
+    if pidfile.is_file():
+        log(f"the dockerd docker/setup-engine.sh started (pid {pidfile.read_text().strip()}) is still running; "
+            "docker/stop-engine.sh stops it")
     return 0
+
+
+def docker_ready() -> None:
+    """A Docker engine that answers (docker/setup-engine.sh starts one, as
+    root, when none does, as the docker tier does), and this checkout's
+    images (docker/build-images.sh rebuilds only what changed)."""
+    try:
+        answers = subprocess.run(["docker", "info"], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        answers = False
+    if not answers:
+        log("no Docker engine answers: starting one (docker/setup-engine.sh)")
+        code = subprocess.run(["bash", str(DOCKER / "setup-engine.sh")]).returncode
+        if code:
+            raise SystemExit(f"bench_locality: docker/setup-engine.sh could not make a Docker engine answer "
+                             f"(exit {code}; its messages are above)")
+    code = subprocess.run(["bash", str(DOCKER / "build-images.sh")],
+                          env={**os.environ, "PYTHON": os.environ.get("PYTHON", sys.executable)}).returncode
+    if code:
+        raise SystemExit(f"bench_locality: docker/build-images.sh failed (exit {code}; its messages are above)")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ prints the failover as it happens: the other RM turning active, its policy
 server registering and placing containers, the job completing. The images
 must exist:
 docker/build-images.sh (make docker-demo runs it first).
+
+The cluster runs on the datacenter network (SLOTWISE_NET=datacenter: each
+worker's tc shapes what it sends as a data centre's network would carry it,
+docs/docker.md), and the demo prints what each worker put in force;
+SLOTWISE_NET=flat in the environment runs it on Docker's bridge instead.
 """
 
 from __future__ import annotations
@@ -76,8 +81,9 @@ class Demo:
         source = REPO / "docker" / flavor.allocations
         self.allocations = STATE / f"demo-{source.parent.name}"
         self.file = self.allocations / source.name
+        self.net = os.environ.get("SLOTWISE_NET") or "datacenter"
         self.env = {**os.environ, **{p: "" for p in flavor.ports},
-                    "SLOTWISE_ALLOCATIONS_DIR": str(self.allocations)}
+                    "SLOTWISE_ALLOCATIONS_DIR": str(self.allocations), "SLOTWISE_NET": self.net}
 
     def argv(self, *args: str) -> list[str]:
         return ["docker", "compose", "-p", self.f.project, "-f", str(REPO / "docker" / self.f.compose_file), *args]
@@ -91,6 +97,20 @@ class Demo:
 
     def exec_argv(self, *args: str) -> list[str]:
         return self.argv("exec", "-T", self.f.master, "slotwise-hadoop", *self.f.prefix, *args)
+
+
+def say_network(d: Demo) -> None:
+    """What each worker's network is (slotwise-hadoop net show), in one line each."""
+    names = subprocess.run(["docker", "ps", "--filter", f"label=com.docker.compose.project={d.f.project}",
+                            "--filter", "label=com.docker.compose.service=worker", "--format", "{{.Names}}"],
+                           capture_output=True, text=True).stdout.split()
+    measured = ", docker/net-probe.py measures it" if d.net == "datacenter" else ""
+    print(f"network: {d.net} (SLOTWISE_NET; docs/docker.md{measured}):", flush=True)
+    for name in sorted(names):
+        out = subprocess.run(["docker", "exec", name, "slotwise-hadoop", "net", "show"], capture_output=True,
+                             text=True)
+        line = (out.stdout.splitlines() or [out.stderr.strip() or "no answer"])[0]
+        print(f"  {name}: {line}", flush=True)
 
 
 def get(url: str):
@@ -130,6 +150,7 @@ def run(d: Demo) -> int:
         print(f"cluster up in {time.monotonic() - started:.0f} s: {d.f.master_name} {master}, Slotwise UI {api}/, "
               f"NameNode http://127.0.0.1:{d.port(d.f.nn_port, 'nn')}/ "
               f"(allocation file {d.file}: edit it and watch the UI)", flush=True)
+        say_network(d)
         data = words(6 * 1024 * 1024, random.Random(1), vocabulary=1000, per_line=10, prefix="word")
         print(f"writing {len(data) / 2**20:.0f} MB into HDFS at {INPUT} (4 MB blocks, one replica each)", flush=True)
         mkdir = ["-mkdir"] if d.f.prefix else ["-mkdir", "-p"]  # Hadoop 1 makes parents without -p
@@ -174,7 +195,7 @@ def run(d: Demo) -> int:
                       "node holding each block)")
         print("queues, over the time each held apps (mean fair share and use, time-weighted):")
         print("\n".join(timeline.queue_summary()))
-        print(f"demo {'SUCCEEDED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s "
+        print(f"demo {'SUCCEEDED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s on the {d.net} network "
               f"(job logs {STATE}/{d.f.project}-*.log)")
         return 0 if ok else 1
     finally:
@@ -227,6 +248,7 @@ def run_ha(d: Demo) -> int:
         print(f"cluster up in {time.monotonic() - started:.0f} s")
         for i in (1, 2):
             print(f"  rm{i} {ha(i):<8} {rm[i]}   policy{i}: {policy(i):<22} {api[i]}/")
+        say_network(d)
         log = open(STATE / f"{d.f.project}-prod.log", "wb")
         print("submitting sleep -m 8 -r 1 -mt 15000 to queue prod as alice", flush=True)
         job = subprocess.Popen(d.exec_argv("job", "--queue", "prod", "--user", "alice", "sleep", "-m", "8", "-r", "1",

@@ -72,3 +72,36 @@ def test_rows_count_maps_not_jobs_and_leave_out_jobs_without_counters():
     ten = rows["10"]
     assert (ten["data_local_pct"], ten["rack_local_pct"], ten["off_switch_pct"]) == (60.0, 30.0, 10.0)
     assert "50" not in rows
+
+
+def test_utilisation_is_time_weighted_over_the_time_jobs_were_outstanding():
+    # Busy 100% until 4 s, then 50% to the end at 6 s: (4 * 1 + 2 * 0.5) / 6.
+    samples = [(2.0, 1.0), (4.0, 0.5)]
+    assert abs(bench.time_weighted(samples, 6.0) - 5 / 6) < 1e-9
+    assert abs(bench.time_weighted(samples, 3.0) - 1.0) < 1e-9  # the first 80% of a shorter span
+    assert bench.time_weighted([], 6.0) is None
+    rows = {r["job_maps"]: r for r in bench.rows_of("yarn", "slotwise", [
+        {**result(0, 1, 1, 1, 0), "utilisation": 0.834, "utilisation_body": 0.9, "map_ms": 12000}])}
+    assert rows["1"]["utilisation_pct"] == 83 and rows["1"]["utilisation_body_pct"] == 90
+    assert rows["1"]["mean_map_s"] == 12.0
+
+
+def test_map_times_by_locality_come_from_one_map_jobs_only():
+    results = [{**result(0, 1, 1, 1, 0), "map_ms": 6000}, {**result(1, 1, 1, 0, 1), "map_ms": 8000},
+               {**result(2, 1, 1, 0, 0), "map_ms": 18000}, {**result(3, 1, 1, 0, 0), "map_ms": 16000},
+               {**result(4, 3, 3, 3, 0), "map_ms": 90000},   # 3 maps: which was where is not known
+               {**result(5, 1, 2, 1, 0), "map_ms": 30000}]   # a speculative second attempt: left out
+    assert bench.map_times_by_locality(results) == {"node-local": {"maps": 1, "mean_s": 6.0},
+                                                    "rack-local": {"maps": 1, "mean_s": 8.0},
+                                                    "off-rack": {"maps": 2, "mean_s": 17.0}}
+
+
+def test_slotwise_target_asks_for_90_percent_node_local_in_both_file_formats():
+    from slotwise.config import parse_allocations
+    labels = {(s.cluster, s.label) for s in bench.SCHEDULERS}
+    assert {("yarn", "slotwise-target"), ("mrv1", "slotwise-target")} <= labels
+    assert "slotwise-target" in bench.QUICK
+    target = next(s for s in bench.SCHEDULERS if s.label == "slotwise-target")
+    for template in (bench.SLOTWISE_ALLOCATIONS, bench.MRV1_POOLS):
+        assert parse_allocations(template.format(top=target.top)).default_locality_target == 0.9
+        assert parse_allocations(template.format(top="")).default_locality_target is None

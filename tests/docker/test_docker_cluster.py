@@ -1,6 +1,7 @@
 """The dockerized cluster as its operators use it: MapReduce jobs in two
 queues, a job reading its input from HDFS data-local under delay scheduling,
-the allocation file edited on the host while jobs run, the policy container
+the datacenter network's rates measured on HDFS block reads, the
+allocation file edited on the host while jobs run, the policy container
 killed and paused mid-job, the ResourceManager killed and recovering its
 work, a worker (NodeManager and DataNode) stopped.
 
@@ -16,6 +17,7 @@ one may be back before any heartbeat needed the FIFO, and that passes.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import time
@@ -23,7 +25,7 @@ from datetime import datetime
 
 import pytest
 
-from dockertools import ALLOCATIONS_IN_CONTAINER, wait_until, words
+from dockertools import ALLOCATIONS_IN_CONTAINER, REPO, wait_until, words
 
 pytestmark = pytest.mark.docker
 
@@ -116,6 +118,69 @@ def test_hdfs_job_reads_its_blocks_data_local_under_delay_scheduling(docker_clus
     assert got["Launched map tasks"] >= 3, got
     assert got.get("Data-local map tasks", 0) == got["Launched map tasks"], \
         f"maps not data-local under delay scheduling: {got}\n{blocks}"
+
+
+def load_probe():
+    spec = importlib.util.spec_from_file_location("net_probe", REPO / "docker" / "net-probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    return probe
+
+
+def set_net(c, i: int, mode: str, **env: str) -> str:
+    """`slotwise-hadoop net MODE` in worker I (what a worker started with
+    SLOTWISE_NET=MODE does at start), with the environment's overrides."""
+    flags = [f for k, v in env.items() for f in ("-e", f"{k}={v}")]
+    out = c.docker("exec", *flags, c.worker(i), "slotwise-hadoop", "net", mode, "--wait", "60", check=False)
+    assert out.returncode == 0, f"net {mode} in worker {i}: {out.stdout}{out.stderr}"
+    return out.stdout.strip()
+
+
+def test_datacenter_network_makes_remote_block_reads_slower_by_its_rates(docker_cluster):
+    """SLOTWISE_NET=datacenter put in force on the running cluster (`slotwise-
+    hadoop net datacenter` in each worker, what a worker started with it
+    does) and measured with docker/net-probe.py: a 1 MB block on worker 1's
+    DataNode, read over WebHDFS from worker 1 (node-local: unshaped), from
+    worker 2 (off worker 1's rack: its share of the uplink) and, with worker
+    1's shaping applied as if both workers shared a rack (SLOTWISE_RACKS=1
+    for its `net`; the tier has one worker a rack), from worker 2 again (its
+    rack: the NIC's rate). A remote read is never faster than its rate (htb
+    lets nothing past it; 15% for the measurement) nor far slower (40% of it
+    on a loaded machine), a rack-local read runs at most half as fast as a
+    local one (in fact a few percent) and an off-rack one at most 60% as
+    fast as a rack-local one (stated: 1 / the oversubscription). Then `net
+    flat` (the tier's own network): the same read runs unshaped."""
+    c = docker_cluster
+    c.wait_ready()
+    probe = load_probe()
+    try:
+        for i in (1, 2):
+            print("\n" + set_net(c, i, "datacenter"), end="")
+        with probe.Block(c.PROJECT, False, 1, 1.0) as block:
+            off = probe.measure(block)
+            print("\n" + set_net(c, 1, "datacenter", SLOTWISE_RACKS="1"), end="")
+            rack = probe.measure(block)
+            set_net(c, 1, "flat")
+            flat = probe.measure(block)
+    finally:
+        for i in (1, 2):
+            set_net(c, i, "flat")
+    for result in (off, rack, flat):
+        print("\n" + probe.render(result), end="")
+
+    def read(result, cls):
+        return next(r for r in result["reads"] if r["class"] == cls)
+
+    nic, uplink = off["nic_kbit"], off["offrack_kbit"]
+    local, offrack, racklocal = read(off, "local"), read(off, "offrack"), read(rack, "rack")
+    assert read(off, "rack")["reader"] is None and offrack["reader"] == 2 and racklocal["reader"] == 2
+    assert 0.4 * uplink <= offrack["mbit_s"] * 1000 <= 1.15 * uplink, offrack
+    assert 0.4 * nic <= racklocal["mbit_s"] * 1000 <= 1.15 * nic, racklocal
+    assert racklocal["mbyte_s"] <= 0.5 * local["mbyte_s"], (racklocal, local)
+    assert offrack["mbyte_s"] <= 0.6 * racklocal["mbyte_s"], (offrack, racklocal)
+    unshaped = read(flat, "offrack")
+    assert flat["in_force"] == "flat" and unshaped["reader"] == 2
+    assert unshaped["mbit_s"] * 1000 >= 3 * nic, unshaped
 
 
 def test_allocation_file_edited_on_the_host_while_jobs_run(docker_cluster):
