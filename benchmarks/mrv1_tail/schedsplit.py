@@ -57,6 +57,7 @@ def overlap(tid, a, b):
 call_tids = {tid for tid, (c, p) in comm_of.items() if c.startswith("slotwise-polic") and p == jt_pid}
 tot = wait_sum = 0.0
 rows = []
+role = collections.Counter()  # per role, over the slow calls
 for x in jt:
     e, done = int(x[1]) / 1e9, int(x[6]) / 1e9
     if done - e < 0.010:
@@ -69,20 +70,12 @@ for x in jt:
     rows.append((done - e, waited, len(handlers)))
     tot += done - e
     wait_sum += waited
+    for name, tids in (("IPC handler (assignTasks)", handlers), ("link call thread", call_tids),
+                       ("Python callback thread", py_tids)):
+        role[name] += sum(overlap(t, e, done) for t in tids)
 for r in sorted(rows):
     print(f"call {r[0] * 1e3:7.1f} ms: chain threads waiting for a CPU {r[1] * 1e3:7.1f} ms (handlers found {r[2]})")
 print(f"{len(rows)} calls over 10 ms, {tot * 1e3:.0f} ms in all; the chain waited for a CPU {wait_sum * 1e3:.0f} ms "
       f"({100 * wait_sum / tot if tot else 0:.0f}%)")
-# per role, over the slow calls
-role = collections.Counter()
-for x in jt:
-    e, done = int(x[1]) / 1e9, int(x[6]) / 1e9
-    if done - e < 0.010:
-        continue
-    handlers = {tid for (t, tid, pid, comm, wakee) in wakes if e <= t <= done and pid == jt_pid
-                and comm.startswith("IPC Server hand") and wakee in call_tids}
-    for name, tids in (("IPC handler (assignTasks)", handlers), ("link call thread", call_tids),
-                       ("Python callback thread", py_tids)):
-        role[name] += sum(overlap(t, e, done) for t in tids)
 for k, v in role.items():
     print(f"  {k}: {v * 1e3:.0f} ms waiting for a CPU")

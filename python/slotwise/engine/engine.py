@@ -138,7 +138,7 @@ class Engine(NodeEvents):
             p.set_target_rule(self.settings)
         for app in self.apps.values():
             self._attach(app, app.queue, +1)
-            app.delay = app.queue.delay or self.delay
+            app.delay = app.queue.set_target_rule(self.settings, self.delay)
         self._update_runnability()
 
     def _attach(self, app: App, queue: Queue, sign: int) -> None:
@@ -177,11 +177,10 @@ class Engine(NodeEvents):
         if leaf.children:
             raise PlacementRejected(f"{leaf_name} is a parent queue; apps go in leaf queues")
         app = App(app_id, user, int(priority), now if submit_time is None else submit_time, groups)
-        leaf.set_target_rule(self.settings)
-        app.delay = leaf.delay or self.delay
         if name:
             app.app_name = name
         app.queue = leaf
+        app.delay = app.queue.set_target_rule(self.settings, self.delay)
         if self._kept is not None:
             app.kept = self._kept
             app.touch()
@@ -237,8 +236,7 @@ class Engine(NodeEvents):
         source.apps.remove(app)
         app.touch()
         app.queue = target
-        target.set_target_rule(self.settings)
-        app.delay = target.delay or self.delay
+        app.delay = app.queue.set_target_rule(self.settings, self.delay)
         bisect.insort(target.apps, app, key=_by_submit)
         source.stale = target.stale = True
         self._attach(app, target, +1)

@@ -20,6 +20,7 @@ from .app import App, CountDelay, Request
 from .node import Container, Node
 from .preemption import Preemptor
 from .queue import Queue, Skipped
+from .target import TargetDelay
 from .tree import QueueTree
 
 # The engine's own attributes that are plain values or shared immutables.
@@ -33,8 +34,9 @@ def _copier(cls):
     out (a loop of setattr costs three times as much per object). A class
     that watches its attributes (``Queue.__setattr__`` tells the parent of
     a usage change, and the copy's parent is the live one until ``build``
-    ties it) is copied past the watch."""
-    body = "".join(f"    n.{name} = o.{name}\n" for name in cls.__slots__)
+    ties it) is copied past the watch. The slots of its bases are copied too."""
+    names = [name for k in reversed(cls.__mro__) for name in k.__dict__.get("__slots__", ())]
+    body = "".join(f"    n.{name} = o.{name}\n" for name in names)
     if cls.__setattr__ is object.__setattr__:
         made, done = cls, ""
     else:  # written as an unwatched twin of the same layout, then made the class again
@@ -47,6 +49,7 @@ def _copier(cls):
 
 _copy_app, _copy_queue, _copy_request = _copier(App), _copier(Queue), _copier(Request)
 _copy_node, _copy_container = _copier(Node), _copier(Container)
+_copy_delay = _copier(TargetDelay)
 
 
 #: An app's delay state: it moves on most heartbeats (a group's wait,
@@ -237,7 +240,7 @@ def snapshot(engine) -> Snapshot:
         p.children, p.apps = list(q.children), list(q.apps)
         p.launches = q.launches.copy()
         if q.delay is not None:
-            p.delay = q.delay.copy()
+            p.delay = _copy_delay(q.delay)
     s.services = engine.ctx.services
     s.stream = engine.ctx.stream
     s.user_running = dict(engine.limits.user_running)

@@ -490,10 +490,11 @@ class Queue:
         self.acl_submit = qc.acl_submit_apps if qc else None
         self.acl_administer = qc.acl_administer_apps if qc else None
 
-    def set_target_rule(self, settings) -> None:
+    def set_target_rule(self, settings, engine_rule=None):
         """A leaf with a locality target gets its own delay rule, tuned for
         it (``TargetDelay``; a reload keeps the waits it learned), from the
-        engine's waits; any other follows the engine's rule (None)."""
+        engine's waits; any other follows the engine's rule (None). The
+        rule its apps follow, ``engine_rule`` when it has none of its own."""
         t = self.locality_target
         if t is None or self.children:
             self.delay = None
@@ -501,6 +502,7 @@ class Queue:
             self.delay = TargetDelay(t, settings.t1, settings.t2, settings.heartbeat_interval, self.name)
         else:
             self.delay.retarget(t)
+        return self.delay or engine_rule
 
     def resolve_max_share(self, cluster) -> None:
         """The max share for this cluster size. In a YARN file a max below the

@@ -170,7 +170,7 @@ class TargetDelay(TimeDelay):
         else:
             new = min(max(need * (1 + MARGIN), cur * DOWN), max(cur * UP, self.step))
         new = min(new, self.ceiling)
-        got = sum(1 for x in recent if x[1] == NODE_LOCAL) / len(recent)
+        got = launches.data_local(now)
         if abs(new - cur) <= DEADBAND * cur or (need is not None and new > cur and cur > need) \
                 or (got >= self.target if new > cur else got < self.target + ROOM):
             return  # too small a move, or one the launches do not ask for (a rise while the target is met, a fall without room)
@@ -181,9 +181,3 @@ class TargetDelay(TimeDelay):
     def why(self) -> str:
         """How the waits came about, for ``explain`` and the console."""
         return f"tuned for {self.target:.0%} data-local in {self.queue}"
-
-    def copy(self) -> "TargetDelay":
-        c = TargetDelay.__new__(TargetDelay)
-        for name in TimeDelay.__slots__ + TargetDelay.__slots__:
-            setattr(c, name, getattr(self, name))
-        return c

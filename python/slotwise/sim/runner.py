@@ -80,11 +80,12 @@ def run_experiments(experiments: list[Experiment], policies: list[str], delay: f
             hb = exp.sim.heartbeat_interval
             settings = base or EngineSettings(heartbeat_interval=hb, preemption=False)
             v = variant(name, replace(settings, heartbeat_interval=hb), delay)
-            if event_log is not None and v.config_for(config) is not config:
+            cfg = v.config_for(config)
+            if event_log is not None and cfg is not config:
                 raise ValueError(f"--event-log records the allocation file as given, so it cannot record {name}: "
                                  "set defaultLocalityTarget in the file instead")
             key = " ".join(f"{k}={val}" for k, val in exp.key.items())
-            sim = Simulation(exp.workload, v.settings, v.config_for(config), exp.sim, label=name, event_log=event_log,
+            sim = Simulation(exp.workload, v.settings, cfg, exp.sim, label=name, event_log=event_log,
                              record_inputs=record_inputs, config_text=config_text,
                              progress=progress.draw if progress else None)
             if progress:
