@@ -140,6 +140,7 @@ SCHEDULERS = [
     Scheduler("slotwise", "yarn", policy=[]),
     Scheduler("slotwise-nodelay", "yarn", policy=NODELAY),
     Scheduler("slotwise-target", "yarn", policy=[], top=TARGET),
+    Scheduler("slotwise-target-one", "yarn", policy=["--max-assign", "1"], top=TARGET),
     Scheduler("fair", "yarn", {"YARN-SITE.XML_yarn.resourcemanager.scheduler.class": FAIR}),
     Scheduler("fair-locality", "yarn", {"YARN-SITE.XML_yarn.resourcemanager.scheduler.class": FAIR,
                                          "YARN-SITE.XML_yarn.scheduler.fair.locality.threshold.node": "1.0",
@@ -219,6 +220,7 @@ class Cluster:
         self.env = {**os.environ, **{p: "" for p in flavor.ports}, "SLOTWISE_WORKERS": str(workers),
                     "SLOTWISE_RACKS": "2", "SLOTWISE_ALLOCATIONS_DIR": str(self.allocations), "SLOTWISE_NET": net}
         self.workers = workers
+        self.ports: dict[tuple[str, int], int] = {}
 
     def write_allocations(self, top: str) -> None:
         """The allocation file (pools file) the policy server reads: three
@@ -257,6 +259,7 @@ class Cluster:
         the policy server) again: a worker recreated would lose its
         DataNode's blocks, and its NodeManager finds the new master itself."""
         self.configure(s)
+        self.ports.clear()
         if s.policy is None:
             self.compose("stop", "policy", check=False)
         # For the policy server started below (one left from the last run may
@@ -314,8 +317,36 @@ class Cluster:
         return result
 
     def port(self, container_port: int, service: str | None = None) -> int:
-        out = self.compose("port", service or self.f.master, str(container_port)).stdout.strip()
-        return int(out.rpartition(":")[2])
+        """The host port of a published one, asked of compose once per master
+        (the sampler reads it every 2 s: a `docker compose` each time would
+        cost the cluster CPU it measures)."""
+        key = (service or self.f.master, container_port)
+        if key not in self.ports:
+            out = self.compose("port", key[0], str(container_port)).stdout.strip()
+            self.ports[key] = int(out.rpartition(":")[2])
+        return self.ports[key]
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time used so far by each of the project's containers, summed
+        by service (cgroup v1's cpuacct or v2's cpu.stat), to say where the
+        machine's two cores went during a stream."""
+        out = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter",
+                              f"label=com.docker.compose.project={self.f.project}", "--format",
+                              '{{.ID}} {{.Label "com.docker.compose.service"}}'],
+                             capture_output=True, text=True, timeout=60)
+        totals: dict[str, float] = {}
+        for line in out.stdout.splitlines():
+            cid, _, service = line.partition(" ")
+            for path, scale in ((f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage", 1e-9),
+                                (f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat", 1e-6)):
+                try:
+                    text = Path(path).read_text()
+                except OSError:
+                    continue
+                value = float(text.split()[0]) if scale == 1e-9 else float(text.split("usage_usec")[1].split()[0])
+                totals[service] = totals.get(service, 0.0) + value * scale
+                break
+        return totals
 
     def exec_argv(self, *args: str) -> list[str]:
         return ["docker", "compose", "-p", self.f.project, "-f", str(DOCKER / self.f.compose_file), "-f",
@@ -362,6 +393,7 @@ class Cluster:
         try:
             if self.f.name == "yarn":
                 m = get(f"http://127.0.0.1:{self.port(8088)}/ws/v1/cluster/metrics")["clusterMetrics"]
+                self.last_metrics = {k: m.get(k) for k in ("appsRunning", "appsPending", "containersAllocated")}
                 return m["allocatedMB"] / max(1, m["totalMB"])
             page = urllib.request.urlopen(f"http://127.0.0.1:{self.port(50030)}/jobtracker.jsp",
                                           timeout=10).read().decode(errors="replace")
@@ -411,11 +443,15 @@ def run_stream(c: Cluster, s: Scheduler, jobs: list[JobSpec]) -> list[dict]:
     done = threading.Event()
     t0 = time.monotonic()
 
+    timeline: list[dict] = []
+
     def sample() -> None:
         while not done.wait(2.0):
             u = c.utilisation()
             if u is not None:
                 samples.append((time.monotonic() - t0, u))
+                timeline.append({"t": round(time.monotonic() - t0, 1), "busy": round(u, 3),
+                                 **getattr(c, "last_metrics", {})})
 
     def one(j: JobSpec) -> None:
         log_file = logs / f"job-{j.n}.log"
@@ -431,10 +467,12 @@ def run_stream(c: Cluster, s: Scheduler, jobs: list[JobSpec]) -> list[dict]:
                         "launched": counters.get("Launched map tasks", 0),
                         "data_local": counters.get("Data-local map tasks", 0),
                         "rack_local": counters.get("Rack-local map tasks", 0),
+                        "killed": counters.get("Killed map tasks", 0),
                         # Hadoop 3: the maps' own time; Hadoop 1: slot-ms, the same for one slot a map.
                         "map_ms": counters.get("Total time spent by all map tasks (ms)",
                                                counters.get("SLOTS_MILLIS_MAPS", 0))})
 
+    cpu0 = c.cpu_seconds()
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     threads = []
@@ -447,6 +485,9 @@ def run_stream(c: Cluster, s: Scheduler, jobs: list[JobSpec]) -> list[dict]:
         t.join()
     done.set()
     end = time.monotonic() - t0
+    cpu = {k: round(v - cpu0.get(k, 0.0), 1) for k, v in c.cpu_seconds().items()}
+    log(f"{c.f.name}/{s.label}: CPU seconds by service over the stream: {cpu}")
+    (logs / "timeline.json").write_text(json.dumps({"cpu_s": cpu, "samples": timeline}) + "\n")
     util, body = time_weighted(samples, end), time_weighted(samples, 0.8 * end)
     failed = [r for r in results if not r["launched"]]
     log(f"{c.f.name}/{s.label}: {len(jobs)} jobs in {end:.0f} s, {len(failed)} failed, "

@@ -54,14 +54,14 @@ def test_kaplan_meier_reads_censored_launches_as_longer_waits():
     # Four node-local launches after 1, 2, 3, 4 s; four gave up at 2 s. Of the
     # eight, 1 s: 1/8 reached; at 2 s one more of the 7 still waiting (the four
     # gave up there too, so they count as still waiting at 2 s, not as reached).
-    launches = [(0, NODE_LOCAL, w, NODE_LOCAL) for w in (1.0, 2.0, 3.0, 4.0)] + [(0, RACK_LOCAL, 2.0, NODE_LOCAL)] * 4
+    launches = [(0, NODE_LOCAL, w, NODE_LOCAL, 1) for w in (1.0, 2.0, 3.0, 4.0)] + [(0, RACK_LOCAL, 2.0, NODE_LOCAL, 1)] * 4
     assert wait_for(0.125, launches) == 1.0
     assert wait_for(0.25, launches) == 2.0
     # After 2 s only two are left at risk, both reached: 3 s makes it 1 - (7/8)(6/7)(1/2).
     assert wait_for(0.6, launches) == 3.0
     assert wait_for(0.0, launches) == 0.0
     # Counted as if the give-ups had been reached (the censoring flipped), 50% would read 2 s.
-    assert wait_for(0.3, [(0, NODE_LOCAL, w, NODE_LOCAL) for w in (1.0, 2.0, 3.0, 4.0)]) == 2.0
+    assert wait_for(0.3, [(0, NODE_LOCAL, w, NODE_LOCAL, 1) for w in (1.0, 2.0, 3.0, 4.0)]) == 2.0
     assert wait_for(0.3, launches) == 3.0
 
 
@@ -139,15 +139,15 @@ def test_a_target_of_zero_means_no_wait():
 
 def test_an_unreachable_target_rises_to_the_ceiling_and_stays():
     rule = TargetDelay(0.9, 1.0, 1.0, heartbeat=1.0, queue="root.q")
-    stream(rule, lambda: 1000.0, 300)
-    assert rule.t1 == rule.ceiling == 20.0
+    stream(rule, lambda: 1000.0, 600)
+    assert rule.t1 == rule.ceiling == 60.0  # 20 heartbeats for data on three nodes
 
 
 def test_from_no_wait_a_rise_starts_at_half_a_heartbeat():
     rule = TargetDelay(0.9, 0.0, 0.0, heartbeat=2.0, queue="root.q")
     assert rule.t1 == 0.0
     stream(rule, exp(2.0), 3)
-    assert rule.t1 == 1.0
+    assert rule.t1 == 3.0  # per host: half a heartbeat for data on three nodes
 
 
 def test_it_moves_only_on_fresh_launches():
@@ -193,7 +193,8 @@ def test_a_queue_target_is_inherited_and_gives_its_apps_their_own_rule():
     assert q["root.etl"].locality_target == 0.0 and q["root.adhoc"].locality_target is None
     assert q["root.prod.a"].locality_target == 0.9
     assert q["root.adhoc"].delay is None and q["root.prod"].delay is None  # a parent has no apps
-    assert q["root.prod.a"].delay.t1 == 3.0  # the engine's waits as the start
+    # The engine's waits as the start for data on three nodes: 9 s per host.
+    assert q["root.prod.a"].delay.t1 == 9.0
     e.add_app("x", "u", "root.etl")
     e.add_app("y", "u", "root.adhoc")
     assert e.apps["x"].delay is q["root.etl"].delay and e.apps["y"].delay is e.delay
@@ -223,7 +224,7 @@ def test_launches_from_asks_with_places_count_towards_the_fraction_and_the_updat
     e.update()
     launches = e.queues["root.prod.a"].launches
     assert launches.count >= 12 and launches.data_local(clock.now()) == 1.0
-    assert rule.t1 < 3.0  # every launch node-local at once: the wait came down
+    assert rule.t1 < 9.0  # every launch node-local at once: the wait came down
 
 
 def test_a_reload_keeps_the_waits_learned_and_a_fork_tunes_apart():
@@ -249,3 +250,55 @@ def test_a_bad_target_is_an_error_naming_the_file_and_line(value):
 def test_a_default_target_reaches_every_queue_without_its_own():
     e, _ = engine(FILE.replace("<allocations>", "<allocations><defaultLocalityTarget>0.8</defaultLocalityTarget>"))
     assert e.queues["root.adhoc"].locality_target == 0.8 and e.queues["root.etl"].locality_target == 0.0
+
+
+def spread_stream(rule: TargetDelay, seconds: float, spreads=(4, 4, 4, 4, 1), mean_one_host: float = 2.0,
+                  seed: int = 3):
+    """Launches of apps whose data is on k hosts (``spreads``, one launch
+    each per second): a node-local offer comes after an exponential wait of
+    mean ``mean_one_host``/k (k nodes heartbeat with room k times as often),
+    taken if it comes within the app's wait, T1/k."""
+    rng, launches, t = random.Random(seed), Launches(), 0.0
+    while t < seconds:
+        for k in spreads:
+            w, give_up = rng.expovariate(k / mean_one_host), rule.t1 / k
+            launches.add(t, NODE_LOCAL if w <= give_up else RACK_LOCAL, min(w, give_up), NODE_LOCAL, k)
+        t += 1.0
+        rule.tune(launches, t)
+    return launches, t
+
+
+def test_apps_with_data_on_few_hosts_reach_the_target_beside_apps_with_data_everywhere():
+    """Per-host waits: the tuner reads a launch's wait times its hosts, and
+    an app on k hosts waits T1/k, so the small jobs of a queue full of large
+    ones reach the target too (with one wait for all, tuned on the large
+    jobs' quick launches, they would fall far short)."""
+    rule = TargetDelay(0.9, 1.5, 1.5, heartbeat=1.0, queue="root.q")
+    launches, t = spread_stream(rule, 900)
+    window = list(launches.window(t))
+    for k in (1, 4):
+        mine = [x for x in window if x[4] == k]
+        got = sum(1 for x in mine if x[1] == NODE_LOCAL) / len(mine)
+        assert got >= 0.86, (k, got, rule.t1)
+    assert rule.t1 <= quantile(2.0, 0.9) * 1.35
+
+
+def test_the_walk_divides_the_waits_by_the_hosts_an_app_names():
+    """An app whose asks name two hosts gives up node-local after half the
+    per-host wait; one naming one host waits it all."""
+    e, clock = engine()
+    rule = e.queues["root.prod.a"].delay
+    rule._set(4.0)
+    e.add_node("n3", "h3", "/r1", Resource.units(4))
+    e.add_app("two", "u", "root.prod.a")
+    e.update_requests("two", [Request(1, Resource.units(1), 1, {"h1": 1, "h3": 1}, {"/r1": 1})])
+    e.add_app("one", "u", "root.prod.a")
+    e.update_requests("one", [Request(1, Resource.units(1), 1, {"h1": 1}, {"/r1": 1})])
+    e.update()
+    placed = {}
+    for _ in range(5):  # n2 (rack /r2) heartbeats each second: neither's data is there
+        clock.advance(1.0)
+        for a in e.heartbeat("n2"):
+            placed[a.app_id] = clock.now()
+    # Off its rack: T1/2 + T2/2 = 4 s of waiting for "two", 8 s for "one".
+    assert placed == {"two": 5.0}

@@ -115,7 +115,8 @@ class _Collector:
                                        labels=["queue", "resource"])
             running = GaugeMetricFamily("slotwise_queue_running_apps", "Runnable apps in a queue", labels=["queue"])
             waits = GaugeMetricFamily("slotwise_queue_locality_wait_seconds", "The delay-scheduling wait in force "
-                                      "for a leaf queue's apps at each level (tuned when it has a locality target)",
+                                      "for a leaf queue's apps at each level (tuned when it has a locality target, and then "
+                                      "per host: for an app whose data is on one node, 1/k of it on k nodes)",
                                       labels=["queue", "level"])
             local = GaugeMetricFamily("slotwise_queue_data_local_fraction", "The fraction of a leaf queue's "
                                       "launches with places asked for that were node-local, last 10 minutes",

@@ -146,7 +146,10 @@ def serve_main(args) -> int:
                         ("--rack-locality-delay", args.rack_locality_delay)):
             if v is not None and not v >= 0:
                 raise ValueError(f"{flag} must be 0 or more seconds, not {v:g}")
+        if args.max_assign is not None and not 0 <= args.max_assign <= 1000:
+            raise ValueError(f"--max-assign must be 0 (no cap) to 1000 containers, not {args.max_assign}")
         settings = EngineSettings(heartbeat_interval=args.heartbeat_interval, share_rule=args.share_rule,
+                                  max_assign=args.max_assign or -1,
                                   root_policy=args.root_policy, node_locality_delay=args.node_locality_delay,
                                   rack_locality_delay=args.rack_locality_delay,
                                   # until a master says otherwise at registration: Hadoop's default
@@ -361,6 +364,10 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--rack-locality-delay", type=float, metavar="S",
                    help="then how long it waits for a rack-local container before it takes any "
                         "(default 1.5x the heartbeat interval; 0: no wait)")
+    s.add_argument("--max-assign", type=int, metavar="N",
+                   help="at most N containers (slots) per node per heartbeat (YARN's "
+                        "yarn.scheduler.fair.maxassign; 1: one per heartbeat, as the FairScheduler's default "
+                        "assignmultiple=false; default 0: as many as fit)")
     s.add_argument("--preemption", choices=("on", "off"),
                    help="preemption on or off, whatever the master's configuration says (default: as it says: "
                         "yarn.scheduler.fair.preemption or mapred.fairscheduler.preemption, off unless set, as in "

@@ -53,9 +53,18 @@ class TimeDelay:
     launch (the engine adds it up between heartbeats)."""
 
     __slots__ = ("t1", "t2")
+    #: Whether the waits are for an app whose data is on one node, and an
+    #: app whose asks name k hosts waits 1/k of them (``TargetDelay``: its
+    #: node-local offers come k times as often), or for every app alike.
+    per_host = False
 
     def __init__(self, t1: float, t2: float) -> None:
         self.t1, self.t2 = t1, t2
+
+    def spread(self, app) -> int:
+        """How many times its data is spread: the hosts its asks name when
+        the waits are per host, else 1 (its waits divide by it)."""
+        return max(1, len(app.want_hosts)) if self.per_host else 1
 
     def level(self, app) -> int:
         """How far from its data ``app`` may run now (read only)."""
@@ -79,16 +88,18 @@ class TimeDelay:
         so when none asks for the host, and the furthest any may go by
         ``now`` is neither off-switch nor a rack one asks for, nobody may
         run there and the apps are not read one by one."""
-        t1, t2 = self.t1, self.t2
+        t1, t2, per_host = self.t1, self.t2, self.per_host
         if wants is not None and host is not None and t1 >= 0:
             hosts, racks, anywhere, level, waited, since = wants
             if not anywhere and host not in hosts and now >= since:
-                furthest = level_by_wait(level, (waited + (now - since)) * (1 + _SLACK) + _SLACK, t1, t2)
+                k = max(1, len(hosts)) if per_host else 1  # no app's data is on more hosts than all of theirs
+                furthest = level_by_wait(level, (waited + (now - since)) * k * (1 + _SLACK) + _SLACK, t1, t2)
                 if furthest == NODE_LOCAL or (furthest == RACK_LOCAL and rack not in racks):
                     return {}
         out = {}
         for app in apps:
-            level = level_by_wait(app.locality_level, app.locality_wait, t1, t2)
+            w = app.locality_wait * max(1, len(app.want_hosts)) if per_host else app.locality_wait
+            level = level_by_wait(app.locality_level, w, t1, t2)
             if (host is None or level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
                     or (level == RACK_LOCAL and rack in app.want_racks)):
                 out[app.app_id] = level
@@ -104,7 +115,7 @@ class TimeDelay:
         """How far ``app`` is towards its next level: (done, needed, unit)."""
         lvl = self.level(app)
         need = self.t1 if lvl == NODE_LOCAL else self.t1 + self.t2 if app.locality_level == NODE_LOCAL else self.t2
-        return app.locality_wait, need, "s"
+        return app.locality_wait, need / self.spread(app), "s"
 
 
 class CountDelay:
@@ -391,13 +402,14 @@ class App:
         """The node counted by ``offered`` went to an app before this one."""
         self.delay.withdrawn(self)
 
-    def launched(self, level: int, local_ask: bool, now: float) -> None:
+    def launched(self, level: int, local_ask: bool, now: float, hosts: int = 1) -> None:
         """A container launched at ``level``: the wait starts again, from
         that level when the ask named places (and its queue counts the
-        launch and the wait towards its data-local fraction)."""
+        launch, the wait and the ``hosts`` its asks named before it towards
+        its data-local fraction)."""
         self.wants_moved()
         if local_ask:
-            self.queue.launches.add(now, level, self.locality_wait, self.locality_level)
+            self.queue.launches.add(now, level, self.locality_wait, self.locality_level, hosts)
             self.locality_level = level
         self.locality_wait = 0.0
         self.missed_opportunities = 0

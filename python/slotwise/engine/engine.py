@@ -362,6 +362,7 @@ class Engine(NodeEvents):
 
     def _commit(self, walk: Walk, app: App, req: Request, level: int, is_am: bool) -> Assignment:
         node, now = walk.node, walk.now
+        hosts = len(app.want_hosts)  # before the take: where its data was while it waited
         app.take(req, node, level)
         r = req.resource
         self._seq += 1
@@ -370,7 +371,7 @@ class Engine(NodeEvents):
         c.level = level
         self._launch(c)
         if walk.offer.local:  # a launch the app waited for locality for
-            app.launched(level, req.has_locality, now)
+            app.launched(level, req.has_locality, now, hosts)
         walk.skipped.pop(app)
         self._refresh_active(app)
         return Assignment(cid, app.app_id, app.queue.name, node.node_id, req.priority,

@@ -10,7 +10,13 @@ How long an app would have waited for a node-local offer is known for the
 launches that were node-local; for the others only that it was longer than
 the wait they gave up after. The Kaplan-Meier estimate of that wait's
 distribution over both gives the shortest wait at which the target fraction
-is node-local; when the launches say the target cannot be reached within the
+is node-local. The waits are per host: they are for an app whose data is on
+one node, and an app whose asks name k hosts waits 1/k of them, since a node
+that holds its data and has room heartbeats k times as often (the paper's
+analysis: the wait needed falls as the data spreads); its launches' waits
+count k times over, so a queue's large jobs (data everywhere, local at
+once) and small ones (data on two or three nodes) are tuned together to the
+same fraction; when the launches say the target cannot be reached within the
 waits tried, the wait grows. Changes are bounded (at most x1.5 up, x0.5
 down, within a ceiling), need fresh launches each time, and small ones are
 ignored, so a steady stream settles instead of swinging. It runs on the
@@ -36,6 +42,10 @@ UP, DOWN = 1.5, 0.5
 ROOM = 0.02
 #: A change smaller than this fraction of the wait is not made.
 DEADBAND = 0.1
+#: The data of a typical app is on this many nodes (HDFS's default
+#: replication, one block): the per-host waits start at and are bounded by
+#: the engine's ones times it.
+REPLICAS = 3
 #: The tuned wait is this much longer than the estimate, so noise in the
 #: estimate falls on the side of the target.
 MARGIN = 0.1
@@ -45,8 +55,8 @@ class Launches:
     """A leaf queue's recent launches whose asks named places, from offers
     that wait for locality: (time, level, wait since the app's last launch,
     the level the app was at: a launch after a rack-local one starts at
-    rack-local and waits for no node-local offer). The data-local fraction
-    the console shows and the tuner reads."""
+    rack-local and waits for no node-local offer; the hosts its asks named).
+    The data-local fraction the console shows and the tuner reads."""
 
     __slots__ = ("recent", "count")
 
@@ -54,8 +64,8 @@ class Launches:
         self.recent: collections.deque = collections.deque(maxlen=KEEP)
         self.count = 0  # launches added since the queue was made, for the tuner's "fresh"
 
-    def add(self, now: float, level: int, wait: float, since: int = NODE_LOCAL) -> None:
-        self.recent.append((now, level, wait, since))
+    def add(self, now: float, level: int, wait: float, since: int = NODE_LOCAL, hosts: int = 1) -> None:
+        self.recent.append((now, level, wait, since, hosts))
         self.count += 1
 
     def window(self, now: float) -> collections.deque:
@@ -80,8 +90,9 @@ def _reached(launches):
     """The Kaplan-Meier estimate, over launches that waited for a node-local
     offer, of the fraction that would have had one by each wait: [(wait,
     fraction)], rising. A node-local launch's wait is seen; any other's is
-    censored at the wait it gave up after."""
-    times = sorted((wait, level != NODE_LOCAL) for _, level, wait, _ in launches)  # at one time, seen first
+    censored at the wait it gave up after. Waits are per host: times the
+    hosts its asks named."""
+    times = sorted((wait * max(1, hosts), level != NODE_LOCAL) for _, level, wait, _, hosts in launches)  # at one time, seen first
     at_risk, survive, i, n, out = len(times), 1.0, 0, len(times), []
     while i < n:
         t, seen, censored = times[i][0], 0, 0
@@ -130,20 +141,24 @@ class TargetDelay(TimeDelay):
     ``target``, between 0 and ``ceiling``."""
 
     __slots__ = ("target", "queue", "ratio", "ceiling", "step", "tuned_at", "changes")
+    per_host = True
 
     def __init__(self, target: float, t1: float, t2: float, heartbeat: float, queue: str) -> None:
         super().__init__(0.0, 0.0)
         self.queue = queue
         self.ratio = t2 / t1 if t1 > 0 else 1.0
+        # The waits are per host (for data on one node); an app whose data
+        # has HDFS's default three replicas starts at the engine's waits, and
+        # its waits stay within these bounds.
         #: No wait beyond 20 heartbeats: on a cluster where even that does not
         #: reach the target, waiting longer costs more than it buys.
-        self.ceiling = max(20 * heartbeat, t1)
+        self.ceiling = max(20 * heartbeat, t1) * REPLICAS
         #: The smallest wait a rise starts from (from no wait at all).
-        self.step = heartbeat / 2
+        self.step = heartbeat / 2 * REPLICAS
         self.tuned_at = -1  # Launches.count when the waits last moved
         self.changes = 0
         self.target = -1.0
-        self.retarget(target, t1)
+        self.retarget(target, t1 * REPLICAS)
 
     def retarget(self, target: float, start: float | None = None) -> None:
         """The target set (a reload keeps the waits learned unless it changed)."""

@@ -212,7 +212,9 @@ def _locality(engine, app: App, pending, hold) -> None:
     why = getattr(app.delay, "why", None)
     if why is not None:  # a queue's locality target (engine/target.py)
         fields["tuned"] = why()
-        hold("locality_wait", f"waiting for locality: {done:.1f} s of {need:.1f} s ({why()}), "
+        k = app.delay.spread(app)
+        on = f"its data on {k} nodes; " if k > 1 else ""
+        hold("locality_wait", f"waiting for locality: {done:.1f} s of {need:.1f} s ({on}{why()}), "
              f"for a {LEVELS[level]} container", waited=done, wait=need, **fields)
         return
     hold("locality_wait", f"it waits for a {LEVELS[level]} container (delay scheduling): waited "

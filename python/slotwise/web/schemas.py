@@ -63,7 +63,9 @@ class QueueOut(BaseModel):
                                      "asked for that were node-local in the last 10 minutes; null: none")
     locality_waits: dict[str, float] | None = Field(None, description="a leaf queue: the delay-scheduling waits "
                                                     "in force, seconds ({node, rack}: T1, then T2 more); tuned "
-                                                    "for the target when it has one; null: a count rule")
+                                                    "for the target when it has one, and then per host (for "
+                                                    "an app whose data is on one node; 1/k of them for one "
+                                                    "on k nodes); null: a count rule")
     locality_tuned: bool = Field(False, description="the waits are tuned for its locality target")
     compared: list[str] = Field(default_factory=list, description="the dimensions its shares are compared in "
                                 "(its parent's policy: memory_mb for fair and fifo, with vcores for drf)")
