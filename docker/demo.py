@@ -279,8 +279,6 @@ def run_ha(d: Demo) -> int:
         ok = job.returncode == 0
         for i in (1, 2):
             print(f"  rm{i} {ha(i):<8} policy{i}: {policy(i)}")
-        print("queues, over the time each held apps (mean fair share and use, time-weighted):")
-        print("\n".join(timeline.queue_summary()))
         print(f"demo {'SUCCEEDED' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s: the job "
               f"{'completed' if ok else 'failed'} across the failover (job log {STATE}/{d.f.project}-prod.log)")
         return 0 if ok else 1
