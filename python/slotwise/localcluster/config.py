@@ -127,6 +127,9 @@ class ClusterConfig:
             "yarn.resourcemanager.webapp.https.address": f"{HOST}:0",
             "yarn.resourcemanager.scheduler.class": self.scheduler,
             "yarn.scheduler.minimum-allocation-mb": str(s.min_allocation_mb),
+            # Asks round up to a multiple of this under the FairScheduler and
+            # Slotwise alike (their default, 1024, would make 512 MB asks 1 GB).
+            "yarn.resource-types.memory-mb.increment-allocation": str(s.min_allocation_mb),
             "yarn.scheduler.maximum-allocation-mb": str(s.nm_memory_mb),
             "yarn.scheduler.minimum-allocation-vcores": "1",
             "yarn.scheduler.maximum-allocation-vcores": str(s.nm_vcores),

@@ -74,6 +74,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   });
 
   private boolean usePortForNodeName;
+  private Resource increment; // the FairScheduler's increment allocation (1,024 MB by default)
   private SlotwiseQueue root;
   private ShimRuntime runtime;
   private PolicyLink link;
@@ -90,6 +91,8 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   public void serviceInit(Configuration conf) throws Exception {
     applications = new ConcurrentHashMap<>();
     minimumAllocation = super.getMinimumAllocation();
+    increment = new org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairSchedulerConfiguration(conf)
+        .getIncrementAllocation();
     initMaximumResourceCapability(super.getMaximumAllocation());
     usePortForNodeName = conf.getBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
@@ -632,6 +635,12 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   }
 
   /** The AM's path: new asks, releases and blacklist; takes new containers. */
+  /** Asks round up as the FairScheduler rounds them, so a cluster runs the containers it ran under it. */
+  @Override
+  public Resource getNormalizedResource(Resource ask, Resource max) {
+    return SchedulerUtils.getNormalizedResource(ask, calculator, getMinimumResourceCapability(), max, increment);
+  }
+
   @Override
   public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> ask,
       List<SchedulingRequest> schedulingRequests, List<ContainerId> release,

@@ -76,6 +76,41 @@ class SlotwiseSchedulerMockRMTest {
     return (SlotwiseScheduler) rm.getResourceScheduler();
   }
 
+  /**
+   * Asks are rounded up as YARN's FairScheduler rounds them, to a multiple
+   * of its increment allocation (1,024 MB by default; the min allocation's
+   * step would give 512 MB containers where it gives 1,024 MB ones).
+   */
+  @Test
+  void asksAreRoundedAsTheFairSchedulerRoundsThem() {
+    Configuration base = rm.getConfig();
+    rm.stop(); // one RM at a time in this directory
+    rm = null;
+    for (String increment : new String[] {null, "256", "200"}) {
+      long[] got = new long[2];
+      String[] schedulers = {SlotwiseScheduler.class.getName(),
+          org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler.class.getName()};
+      for (int i = 0; i < 2; i++) {
+        Configuration conf = new YarnConfiguration(base);
+        conf.set(YarnConfiguration.RM_SCHEDULER, schedulers[i]);
+        conf.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 128);
+        if (increment != null) {
+          conf.set("yarn.resource-types.memory-mb.increment-allocation", increment);
+        }
+        MockRM other = new MockRM(conf);
+        other.start();
+        try {
+          got[i] = other.getResourceScheduler().getNormalizedResource(Resource.newInstance(600, 1),
+              Resource.newInstance(8192, 8)).getMemorySize();
+        } finally {
+          other.stop();
+        }
+      }
+      assertEquals(got[1], got[0], "increment " + increment);
+      assertEquals(increment == null ? 1024 : increment.equals("256") ? 768 : 600, got[0], "increment " + increment);
+    }
+  }
+
   @Test
   void withoutPythonTheFifoFallbackLaunchesTheAm() throws Exception {
     MockNM nm = rm.registerNode("127.0.0.1:1234", 4096);
