@@ -32,7 +32,9 @@ its response time (submission to the client's exit). Schedulers:
         slotwise-nodelay (waits 0), slotwise-target (the allocation file's
         <defaultLocalityTarget>0.9</defaultLocalityTarget>: the engine tunes
         each queue's waits for 90% node-local, starting from the default
-        waits), fair (YARN's FairScheduler, defaults:
+        waits), slotwise-target-one (the same, one container per node per
+        heartbeat: serve --max-assign 1, as the FairScheduler's default
+        assignmultiple=false), fair (YARN's FairScheduler, defaults:
         no locality wait), fair-locality (its thresholds set:
         yarn.scheduler.fair.locality.threshold.node and .rack 1.0, one
         scheduling opportunity per node before giving up a level, as the
@@ -54,6 +56,11 @@ occupied map slots over map slots (the jobs are map-only), sampled every
 one job was outstanding, time-weighted. `utilisation_body_pct` is the same
 over the first 80% of that time (the figure docs/results/locality.md gave
 for issue 26, which leaves out the stream's tail of a lone large job).
+
+Per scheduler, DIR/CLUSTER/SCHEDULER/ holds each job's client log and
+timeline.json: the busy fraction, running and pending apps and containers
+every 2 s, and the CPU seconds each service's containers used over the
+stream (where the machine's cores went).
 
 Writes DIR/report.json (net, the probe's figures, and rows: scheduler,
 cluster, net, job_maps, jobs, data_local_pct, rack_local_pct,
