@@ -396,3 +396,18 @@ def test_a_tuned_wait_names_the_target_it_was_tuned_for():
     held = explain_app(e, "loc")["holds"][0]
     assert held["code"] == "locality_wait" and held["wait"] == 4.0 and held["tuned"] == "tuned for 90% data-local in root.a"
     assert held["message"].startswith("waiting for locality: 2.0 s of 4.0 s (tuned for 90% data-local in root.a)")
+
+
+def test_a_tuned_wait_is_per_host_and_says_on_how_many_nodes_the_data_is():
+    settings = EngineSettings(node_locality_delay=5, rack_locality_delay=5)
+    e, clock = make_engine({"a": {"locality_target": 0.9}}, nodes=2, slots=1, racks=2, settings=settings)
+    e.add_app("loc", "u", queue="a")
+    e.apps["loc"].has_am = True
+    e.update_requests("loc", [Request(1, SLOT, 1, hosts={"host8": 1, "host9": 1}, racks={"/rack9": 1})])
+    e.queues["root.a"].delay._set(8.0)
+    fill(e)
+    clock.advance(1)
+    fill(e)
+    held = explain_app(e, "loc")["holds"][0]
+    assert held["wait"] == 4.0  # 8 s per host, its data on two
+    assert held["message"].startswith("waiting for locality: 1.0 s of 4.0 s (its data on 2 nodes; tuned for 90%")
