@@ -28,6 +28,7 @@ from ..settings import EngineSettings
 from . import describe, fork
 from .app import ANYWHERE, LOCALITY_NAMES, App, Request, delay_rule
 from .decisions import Assignment, Preemption
+from .durations import Durations
 from .events import NodeEvents
 from .limits import MaxRunningApps
 from .node import Container, Node
@@ -86,6 +87,9 @@ class Engine(NodeEvents):
         #: The copies the last fork made of the apps (``fork.Kept``); None
         #: until the first fork, and again after a reload.
         self._kept = None
+        #: Container run times learned as containers end, for forecasts
+        #: (engine/durations.py); None in a fork, which must not teach it.
+        self.durations: Durations | None = Durations()
         self.config = config or default_config()
         self.limits = MaxRunningApps(self.config)
         self.set_config(self.config)
@@ -211,6 +215,8 @@ class Engine(NodeEvents):
         app.queue.apps.remove(app)
         app.queue.stale = True
         del self.apps[app_id]
+        if self.durations is not None:
+            self.durations.forget(app_id)
         app.touch()  # the next fork drops its copy
         self._refused_apps.discard(app_id)
         self._order_version += 1

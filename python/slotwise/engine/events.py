@@ -96,6 +96,8 @@ class NodeEvents:
         app = self.apps.get(c.app_id)
         if app is None:
             return
+        if self.durations is not None:
+            self.durations.ended(app, c, self.clock.now())
         app.remove(c)
         app.queue.charge(c.resource, c.is_am, -1)
         if c.is_am:

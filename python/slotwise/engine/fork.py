@@ -304,6 +304,7 @@ def _build(s: Snapshot, clock):
         b.passed = None
         b.demand, b.fair_share = shares[app_id]
     e._kept = None
+    e.durations = None  # a fork learns nothing: its ends are imagined (engine/durations.py)
     rule = s.delay  # a time rule is two numbers, shared; a count rule reads its engine's nodes
     e.delay = CountDelay(rule.node_threshold, rule.rack_threshold, e.nodes) if isinstance(rule, CountDelay) else rule
     queues = s.queues

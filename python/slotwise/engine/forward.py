@@ -1,0 +1,137 @@
+"""The live state played forward (issue 41): when each app gets its first
+container and when its last one ends, by letting a fork of the engine
+decide, heartbeat after heartbeat, on a clock of its own.
+
+A running container ends when its run time says (``Durations``: the app's
+own ended containers of that priority, else its name's, else the
+cluster's): at its launch plus that time, or, when it has already run
+longer, a heartbeat from now. A container the fork places runs that long
+from then. An AM container runs as long as its app: it ends when the app has
+nothing left to run or ask for, and the app is done then. Nodes heartbeat
+every ``heartbeat`` seconds while something waits and they have room, and
+the update pass runs every ``update`` seconds, so fair shares, limits and
+delay scheduling decide as they do live. Preemption is left out for now.
+
+What it cannot tell it says: an app whose containers have no run time to
+go by yet, or whose AM has not asked for its tasks (a YARN app waiting for
+its AM: how many tasks it will ask for is not known before), has no finish,
+with the reason; nothing past ``horizon`` is forecast.
+
+The play runs on a fork (``Engine.fork``) and never touches the live
+engine; ``quantile`` picks which run time of each sample to assume, so a
+forecast is several plays (say 0.1, 0.5 and 0.9) and gives a range.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from ..clock import ManualClock
+
+#: Why a forecast has no finish, in the words explain and the console use.
+NO_RUN_TIME = "no container of its kind has ended yet, so its run time is unknown"
+AM_NOT_ASKED = "its AM has not asked for its tasks yet, so how much it will run is unknown"
+PAST_HORIZON = "not within the forecast's horizon"
+
+
+class Outcome:
+    """One app's forecast from one play: ``start`` (when its first
+    container starts; its real start when it had one), ``finish`` (when its
+    last ends) or ``why`` it has none."""
+
+    __slots__ = ("app_id", "start", "finish", "why")
+
+    def __init__(self, app_id: str, start: float | None) -> None:
+        self.app_id, self.start, self.finish, self.why = app_id, start, None, None
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.app_id}, start={self.start}, finish={self.finish}, why={self.why})"
+
+
+def run_times(engine, durations, quantile: float) -> dict:
+    """The run time each app's containers of each priority are assumed to
+    take, read from the live learner once, before the play (so the play
+    needs no lock): {(app id, priority): seconds}; a pair with none seen is
+    left out."""
+    out = {}
+    if durations is None:
+        return out
+    for app in engine.apps.values():
+        prios = set(app.requests) | {c.priority for c in app.containers.values() if not c.is_am}
+        for prio in prios:
+            est = durations.estimate(app, prio)
+            if est is not None:
+                out[(app.app_id, prio)] = est.quantile(quantile)
+    return out
+
+
+def play(live, durations, now: float, horizon: float = 3600.0, quantile: float = 0.5,
+         heartbeat: float | None = None, update: float | None = None) -> dict[str, Outcome]:
+    """Each app's outcome when ``live``'s state at ``now`` is played forward
+    for ``horizon`` seconds with run times at ``quantile``."""
+    times = run_times(live, durations, quantile)
+    e = live.fork(ManualClock(now))
+    clock = e.clock
+    heartbeat = heartbeat or e.settings.heartbeat_interval
+    update = update or e.settings.update_interval
+    out = {a.app_id: Outcome(a.app_id, min((c.launch_time for c in a.containers.values()), default=None))
+           for a in e.apps.values()}
+    why: dict[str, str] = {}  # apps whose finish cannot be told, and why
+    ends: list = []  # (time, seq, container id) of the containers whose run time is known
+    seq = 0
+
+    def runs(app_id: str, prio: int, cid: str, since: float, t: float) -> None:
+        nonlocal seq
+        rt = times.get((app_id, prio))
+        if rt is None:  # it holds its room to the horizon
+            why.setdefault(app_id, NO_RUN_TIME)
+            return
+        seq += 1
+        heapq.heappush(ends, (max(since + rt, t), seq, cid))
+
+    for c in list(e.containers.values()):
+        if not c.is_am:
+            runs(c.app_id, c.priority, c.container_id, c.launch_time, now + heartbeat)
+    t, next_update, last = now, now, now + horizon
+    while t <= last:
+        while ends and ends[0][0] <= t:
+            e.container_finished(heapq.heappop(ends)[2])
+        if t >= next_update:
+            e.update()
+            next_update = t + update
+        for app in list(e.apps.values()):
+            d = _done(e, app)
+            if d:
+                out[app.app_id].finish = t
+                e.remove_app(app.app_id)
+            elif d is None:
+                why.setdefault(app.app_id, AM_NOT_ASKED)
+        if e.root.active_apps:
+            for node_id in list(e.nodes):
+                for a in e.heartbeat(node_id):
+                    o = out[a.app_id]
+                    if o.start is None:
+                        o.start = t
+                    if not a.is_am:
+                        runs(a.app_id, a.priority, a.container_id, t, t)
+            t += heartbeat
+        elif ends:
+            t = max(ends[0][0], t + 1e-9)  # nothing waits: on to the next end
+        else:
+            break
+        clock.set(t)
+    for app_id, o in out.items():
+        if o.finish is None:
+            o.why = why.get(app_id, PAST_HORIZON)
+    return out
+
+
+def _done(e, app) -> bool | None:
+    """True: it has nothing left to run or ask for (its AM ends now);
+    False: it runs or asks; None: it will ask for tasks nobody can count
+    yet (its AM, or an MRv1 job, has asked for none so far)."""
+    if app.pending.any_positive() or any(not c.is_am for c in app.containers.values()):
+        return False
+    if app.ran == 0 or (e.kind == "yarn" and not app.unmanaged and app.ran <= 1):
+        return None
+    return True

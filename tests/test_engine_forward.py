@@ -1,0 +1,183 @@
+"""The live state played forward (engine/forward.py) and the run times it
+goes by (engine/durations.py), with a manual clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from slotwise.clock import ManualClock
+from slotwise.config import parse_allocations
+from slotwise.engine import Engine, Request
+from slotwise.engine.durations import KEEP, NAMES, Durations
+from slotwise.engine.forward import AM_NOT_ASKED, NO_RUN_TIME, PAST_HORIZON, play
+from slotwise.resources import Resource
+from slotwise.settings import EngineSettings
+
+FILE = """<?xml version="1.0"?>
+<allocations>
+  <queue name="a"/>
+  <queue name="b"/>
+</allocations>
+"""
+ONE = Resource.units(1)
+
+
+def engine(slots: int = 2, nodes: int = 1) -> tuple[Engine, ManualClock]:
+    clock = ManualClock()
+    e = Engine(parse_allocations(FILE, "alloc.xml"), clock, EngineSettings(preemption=False))
+    for n in range(nodes):
+        e.add_node(f"n{n}", f"h{n}", "/r1", Resource.units(slots))
+    return e, clock
+
+
+def job(e: Engine, app_id: str, tasks: int, queue: str = "root.a", name: str = "etl", prio: int = 1) -> None:
+    """An app with no AM (as an MRv1 job) asking for ``tasks`` containers anywhere."""
+    e.add_app(app_id, "u", queue, name=name)
+    e.mark_unmanaged(app_id)
+    e.update_requests(app_id, [Request(prio, ONE, tasks)])
+
+
+def run(e: Engine, clock: ManualClock, until: float, lengths: dict) -> dict:
+    """Heartbeat every node each second until ``until``, each container
+    running ``lengths[app]`` seconds: when each app's last container ended."""
+    running: list = []
+    last: dict = {}
+    while clock.now() < until:
+        for t, cid in [x for x in running if x[0] <= clock.now()]:
+            last[e.containers[cid].app_id] = clock.now()
+            e.container_finished(cid)
+            running.remove((t, cid))
+        e.update()
+        for node in list(e.nodes):
+            for a in e.heartbeat(node):
+                running.append((clock.now() + lengths[a.app_id], a.container_id))
+        clock.advance(1.0)
+    return last
+
+
+def test_a_queue_with_known_run_times_is_forecast_exactly():
+    e, clock = engine(slots=2)
+    job(e, "first", 1)
+    job(e, "firstb", 1, queue="root.b")
+    run(e, clock, 11, {"first": 10.0, "firstb": 10.0})  # etl's run time in both queues: 10 s
+    e.remove_app("first")
+    e.remove_app("firstb")
+    job(e, "x", 4)
+    job(e, "y", 2, queue="root.b")
+    e.update()
+    out = play(e, e.durations, clock.now(), heartbeat=1.0)
+    now = clock.now()
+    # One slot each while both run (fair shares): y's two take 20 s; then x has both.
+    assert (out["y"].start, out["y"].finish) == (now, now + 20)
+    assert (out["x"].start, out["x"].finish) == (now, now + 30)
+    # ... which is what happens when it is run for real.
+    assert run(e, clock, now + 40, {"x": 10.0, "y": 10.0}) == {"y": now + 20, "x": now + 30}
+
+
+def test_the_live_engine_is_untouched_by_a_forecast():
+    e, clock = engine(slots=2)
+    job(e, "first", 1)
+    run(e, clock, 6, {"first": 5.0})
+    job(e, "x", 4)
+    e.update()
+    before = (sorted(e.containers), {a: (x.pending, len(x.containers), x.ran) for a, x in e.apps.items()},
+              clock.now(), len(e.durations.cluster[1]))
+    play(e, e.durations, clock.now())
+    after = (sorted(e.containers), {a: (x.pending, len(x.containers), x.ran) for a, x in e.apps.items()},
+             clock.now(), len(e.durations.cluster[1]))
+    assert before == after
+
+
+def test_running_containers_end_by_their_launch_plus_their_run_time():
+    e, clock = engine(slots=1)
+    job(e, "first", 1)
+    run(e, clock, 9, {"first": 8.0})  # 8 s
+    job(e, "x", 2)
+    run(e, clock, 12, {"x": 8.0})  # x's first launched at 9, ends at 17; now 12
+    out = play(e, e.durations, clock.now(), heartbeat=1.0)
+    assert out["x"].start == 9.0 and out["x"].finish == 25.0  # 17, then 8 s more
+
+
+def test_without_a_run_time_or_before_the_am_asks_it_says_why_not_a_number():
+    e, clock = engine(slots=2)
+    job(e, "x", 2)  # nothing of its kind has ended yet
+    e.add_app("am", "u", "root.b", name="other")  # a YARN app: its AM first
+    e.update_requests("am", [Request(0, ONE, 1)])
+    e.update()
+    out = play(e, e.durations, clock.now(), heartbeat=1.0, horizon=60)
+    assert out["x"].finish is None and out["x"].why == NO_RUN_TIME and out["x"].start == 0.0
+    assert out["am"].start == 0.0 and out["am"].finish is None and out["am"].why == AM_NOT_ASKED
+
+
+def test_nothing_past_the_horizon():
+    e, clock = engine(slots=1)
+    job(e, "first", 1)
+    run(e, clock, 31, {"first": 30.0})
+    job(e, "x", 3)
+    e.update()
+    out = play(e, e.durations, clock.now(), heartbeat=1.0, horizon=60)
+    assert out["x"].finish is None and out["x"].why == PAST_HORIZON
+
+
+def test_run_times_come_from_the_app_then_its_name_then_the_cluster():
+    e, clock = engine(slots=4)
+    d = e.durations
+    job(e, "a1", 1, name="etl")
+    job(e, "b1", 1, name="adhoc", queue="root.b")
+    run(e, clock, 20, {"a1": 4.0, "b1": 16.0})
+    job(e, "a2", 2, name="etl")
+    job(e, "c", 1, name="new")
+    e.update()
+    assert d.estimate(e.apps["a2"], 1).source == "name" and d.estimate(e.apps["a2"], 1).quantile(0.5) == 4.0
+    assert d.estimate(e.apps["c"], 1) is None  # the cluster has seen two: three are needed
+    job(e, "b2", 1, name="adhoc2", queue="root.b")
+    run(e, clock, 40, {"a2": 6.0, "c": 1.0, "b2": 2.0})
+    assert d.estimate(e.apps["a2"], 1).source == "app" and d.estimate(e.apps["a2"], 1).quantile(0.5) == 6.0
+    assert d.estimate(e.apps["c"], 1).source == "app"
+    e.add_app("z", "u", "root.a", name="zzz")
+    assert d.estimate(e.apps["z"], 1).source == "cluster"
+    e.remove_app("a2")
+    assert "a2" not in d.apps
+
+
+def test_ams_and_containers_taken_back_teach_nothing():
+    e, clock = engine(slots=2)
+    e.add_app("x", "u", "root.a", name="etl")
+    e.update_requests("x", [Request(1, ONE, 1)])
+    e.update()
+    (am,) = e.heartbeat("n0")
+    assert am.is_am
+    clock.advance(50)
+    e.container_finished(am.container_id)
+    assert not e.durations.cluster
+    e.update_requests("x", [Request(1, ONE, 1)])
+    e.update()
+    (task,) = e.heartbeat("n0")
+    e.containers[task.container_id].preempt_time = clock.now()
+    clock.advance(3)
+    e.container_finished(task.container_id)
+    assert not e.durations.cluster
+
+
+def test_a_sample_keeps_the_last_runs_in_order_and_names_are_bounded():
+    d = Durations()
+
+    class App:
+        def __init__(self, i):
+            self.app_id, self.user, self.app_name, self.queue = f"a{i}", "u", f"n{i}", None
+
+    class C:
+        is_am, preempt_time, kill_sent, priority = False, None, False, 1
+
+        def __init__(self, t):
+            self.launch_time = t
+
+    one = App(0)
+    for k in range(KEEP + 10):
+        d.ended(one, C(0.0), float(k))
+    s = d.apps["a0"][1]
+    assert len(s) == KEEP and s.ordered[0] == 10.0 and s.quantile(1.0) == KEEP + 9
+    assert s.quantile(0.5) == pytest.approx(10 + KEEP / 2 - 1, abs=1)
+    for i in range(1, NAMES + 5):
+        d.ended(App(i), C(0.0), 1.0)
+    assert len(d.names) == NAMES
