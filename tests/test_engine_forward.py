@@ -9,7 +9,7 @@ from slotwise.clock import ManualClock
 from slotwise.config import parse_allocations
 from slotwise.engine import Engine, Request
 from slotwise.engine.durations import KEEP, NAMES, Durations
-from slotwise.engine.forward import AM_NOT_ASKED, NO_RUN_TIME, PAST_HORIZON, play
+from slotwise.engine.forward import AM_NOT_ASKED, NO_RUN_TIME, PAST_HORIZON, forecast, play, run_times
 from slotwise.resources import Resource
 from slotwise.settings import EngineSettings
 
@@ -35,6 +35,11 @@ def job(e: Engine, app_id: str, tasks: int, queue: str = "root.a", name: str = "
     e.add_app(app_id, "u", queue, name=name)
     e.mark_unmanaged(app_id)
     e.update_requests(app_id, [Request(prio, ONE, tasks)])
+
+
+def once(e: Engine, now: float, **kw) -> dict:
+    """One play of ``e``'s state at ``now`` with its apps' median run times."""
+    return play(e.fork(ManualClock(now)), run_times(e, e.durations, 0.5), now, **kw)
 
 
 def run(e: Engine, clock: ManualClock, until: float, lengths: dict) -> dict:
@@ -65,7 +70,7 @@ def test_a_queue_with_known_run_times_is_forecast_exactly():
     job(e, "x", 4)
     job(e, "y", 2, queue="root.b")
     e.update()
-    out = play(e, e.durations, clock.now(), heartbeat=1.0)
+    out = once(e, clock.now(), heartbeat=1.0)
     now = clock.now()
     # One slot each while both run (fair shares): y's two take 20 s; then x has both.
     assert (out["y"].start, out["y"].finish) == (now, now + 20)
@@ -82,7 +87,7 @@ def test_the_live_engine_is_untouched_by_a_forecast():
     e.update()
     before = (sorted(e.containers), {a: (x.pending, len(x.containers), x.ran) for a, x in e.apps.items()},
               clock.now(), len(e.durations.cluster[1]))
-    play(e, e.durations, clock.now())
+    forecast(e, e.durations, clock.now(), heartbeat=1.0)
     after = (sorted(e.containers), {a: (x.pending, len(x.containers), x.ran) for a, x in e.apps.items()},
              clock.now(), len(e.durations.cluster[1]))
     assert before == after
@@ -94,7 +99,7 @@ def test_running_containers_end_by_their_launch_plus_their_run_time():
     run(e, clock, 9, {"first": 8.0})  # 8 s
     job(e, "x", 2)
     run(e, clock, 12, {"x": 8.0})  # x's first launched at 9, ends at 17; now 12
-    out = play(e, e.durations, clock.now(), heartbeat=1.0)
+    out = once(e, clock.now(), heartbeat=1.0)
     assert out["x"].start == 9.0 and out["x"].finish == 25.0  # 17, then 8 s more
 
 
@@ -104,7 +109,7 @@ def test_without_a_run_time_or_before_the_am_asks_it_says_why_not_a_number():
     e.add_app("am", "u", "root.b", name="other")  # a YARN app: its AM first
     e.update_requests("am", [Request(0, ONE, 1)])
     e.update()
-    out = play(e, e.durations, clock.now(), heartbeat=1.0, horizon=60)
+    out = once(e, clock.now(), heartbeat=1.0, horizon=60)
     assert out["x"].finish is None and out["x"].why == NO_RUN_TIME and out["x"].start == 0.0
     assert out["am"].start == 0.0 and out["am"].finish is None and out["am"].why == AM_NOT_ASKED
 
@@ -115,7 +120,7 @@ def test_nothing_past_the_horizon():
     run(e, clock, 31, {"first": 30.0})
     job(e, "x", 3)
     e.update()
-    out = play(e, e.durations, clock.now(), heartbeat=1.0, horizon=60)
+    out = once(e, clock.now(), heartbeat=1.0, horizon=60)
     assert out["x"].finish is None and out["x"].why == PAST_HORIZON
 
 
@@ -181,3 +186,25 @@ def test_a_sample_keeps_the_last_runs_in_order_and_names_are_bounded():
     for i in range(1, NAMES + 5):
         d.ended(App(i), C(0.0), 1.0)
     assert len(d.names) == NAMES
+
+
+def test_a_forecast_gives_the_range_the_spread_of_run_times_gives():
+    e, clock = engine(slots=3)
+    job(e, "first", 3)
+    lengths = iter([5.0, 10.0, 15.0])
+    running = []
+    e.update()
+    for a in e.heartbeat("n0"):
+        running.append((next(lengths), a.container_id))
+    for t, cid in sorted(running):
+        clock.set(t)
+        e.container_finished(cid)
+    e.remove_app("first")
+    e.add_node("n0b", "h0b", "/r1", Resource.units(0))  # a node with no room changes nothing
+    job(e, "x", 6)  # two rounds of three on three slots
+    e.update()
+    now = clock.now()
+    f = forecast(e, e.durations, now, heartbeat=1.0)["x"]
+    assert (f.start, f.start_low, f.start_high) == (now, now, now)
+    assert (f.finish_low, f.finish, f.finish_high) == (now + 10, now + 20, now + 30)
+    assert f.why is None and f.to_dict()["finish"] == now + 20
