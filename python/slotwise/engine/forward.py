@@ -24,11 +24,7 @@ forecast is several plays (say 0.1, 0.5 and 0.9) and gives a range.
 
 from __future__ import annotations
 
-import contextlib
 import heapq
-
-from ..clock import ManualClock
-from . import fork
 
 #: The run times a forecast plays with: its range and its estimate (the
 #: 10th, 50th and 90th percentiles of each sample: an 80% range when run
@@ -72,18 +68,15 @@ def run_times(engine, durations, quantile: float) -> dict:
     return out
 
 
-def forecast(live, durations, now: float, horizon: float = 3600.0, quantiles=QUANTILES, lock=None,
+def forecast(copies, times: dict, now: float, horizon: float = 3600.0,
              heartbeat: float | None = None) -> dict[str, "Forecast"]:
-    """Each app's forecast: one play per quantile of the run times (the
-    middle one the estimate, the outer ones its range), each on a fork of
-    ``live`` taken, with the run times, under ``lock`` (the driver's, held
-    for that alone) and played outside it."""
-    plays = []
-    for q in quantiles:
-        with lock if lock is not None else contextlib.nullcontext():
-            times = run_times(live, durations, q)
-            snap = fork.snapshot(live)
-        plays.append(play(fork.build(snap, ManualClock(now)), times, now, horizon, heartbeat))
+    """Each app's forecast: one play per quantile of the run times (``times``:
+    quantile -> ``run_times``; the middle one the estimate, the outer ones
+    its range), each on an engine ``copies`` makes of the live one as it was
+    at ``now`` (``views.dry_run.Copier``: forked under the driver's lock,
+    with the run times, and played outside it)."""
+    qs = sorted(times)
+    plays = [play(copies.engine(now), times[q], now, horizon, heartbeat) for q in qs]
     low, mid, high = plays[0], plays[len(plays) // 2], plays[-1]
     return {app_id: Forecast(o, low[app_id], high[app_id]) for app_id, o in mid.items()}
 

@@ -81,7 +81,11 @@ class Feed:
     def may_skip(self, has_room: bool) -> bool:
         """A heartbeat the engine would answer with nothing and no change of
         state (StateViews.idle_heartbeat_is_noop); its deltas wait for the
-        next call, as they would wait for the next real heartbeat."""
+        next call. Not one that carries containers that ended: a real
+        NodeManager reports them on its next heartbeat, and the engine learns
+        run times from when it sees them end (engine/durations.py)."""
+        if self.finished:
+            return False
         views = self.core.views
         if not views.idle_heartbeat_is_noop():
             return False

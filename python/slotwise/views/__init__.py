@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from ..engine import LOCALITY_NAMES, RECOVERY_QUEUE
+from ..engine import forward
 from ..resources import Resource
 from . import dry_run as _dry_run
 from .explain import explain_app, explain_finished, explain_rejected
@@ -264,6 +265,19 @@ class StateViews:
             scope = preemption_scope(door._engine)
             preemption = door._engine.settings.preemption
         return _dry_run.dry_run(copies, now, config, scope, preemption, door.dims)
+
+    def forecasts(self, horizon: float = 3600.0) -> dict:
+        """Each app's start and finish, played forward from the live state
+        (engine/forward.py): the fork and the run times taken in one hold of
+        the lock, as a dry run's, the plays outside it. {"at": the engine's
+        time they start from, "apps": app id -> Forecast}."""
+        door = self._door
+        with _dry_run.fork_hold(door._lock, door._engine), door._clock:
+            now = door._clock.now()
+            copies = _dry_run.fork(door._engine)
+            e = door._engine
+            times = {q: forward.run_times(e, e.durations, q) for q in forward.QUANTILES}
+        return {"at": now, "apps": forward.forecast(copies, times, now, horizon, e.settings.heartbeat_interval)}
 
     # ------------------------------------------------------- driver hints
     # For drivers that may leave out calls that change nothing (the simulator).
