@@ -1,4 +1,4 @@
-"""``slotwise explain`` and ``slotwise diff``: questions to a running
+"""``slotwise explain``, ``slotwise forecast`` and ``slotwise diff``: questions to a running
 ``slotwise serve``, over its REST API (docs/admin.md)."""
 
 from __future__ import annotations
@@ -63,6 +63,18 @@ def cmd_explain(args) -> int:
     if args.json:
         return _dump(out, 0)
     print(as_text(out))
+    return 0
+
+
+def cmd_forecast(args) -> int:
+    try:
+        out = call(args.server, f"/api/v1/apps/{urllib.parse.quote(args.app, safe='')}/forecast")
+    except ServerError as e:
+        print(f"slotwise forecast: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        return _dump(out, 0)
+    print(f"{out['app']}: {out['text']}")
     return 0
 
 
@@ -219,8 +231,12 @@ def add_parsers(sub) -> None:
     d.add_argument("file", metavar="NEW.xml", help="the allocation file you are about to save")
     d.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
                    help="serve's admin token (default ~/.config/slotwise/admin.token)")
-    for p in (e, d):
+    f = sub.add_parser("forecast", help="when an app will start and end, played forward from the live state "
+                                        "(asks a running serve)")
+    f.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0001")
+    for p in (e, d, f):
         add_server(p)
         p.add_argument("--json", action="store_true", help="print the API's JSON answer")
+    f.set_defaults(func=cmd_forecast)
     e.set_defaults(func=cmd_explain)
     d.set_defaults(func=cmd_diff)

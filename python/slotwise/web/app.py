@@ -13,6 +13,7 @@ token), and never past its cap (413; docs/admin.md).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -32,6 +33,8 @@ from ..admin import FILE_NAME_HEADER, MAX_FILE_NAME, AdminError, AdminToken, Sch
 from ..config.loader import MAX_FILE_BYTES
 from ..market.api import MAX_QUERY, Answer
 from . import jobtracker, legacy, market_charts, rm_scheduler, schemas, share_charts, views
+from ..forecaster import Forecaster
+from ..forecaster import as_text as forecast_text
 from .history import History
 
 HERE = os.path.dirname(__file__)
@@ -147,14 +150,23 @@ def _json_request_body(model: type[BaseModel]) -> dict:
 
 
 def create_app(service: SchedulerService, token: AdminToken, metrics=None, refresh_seconds: float = 2.0,
-               dp=None, history: History | None = None) -> FastAPI:
+               dp=None, history: History | None = None, forecaster: Forecaster | None = None) -> FastAPI:
     """``dp``: the Dynamic Priority API (slotwise.market.api.DpApi), served
     at /scheduler (XML, the paper's) and /api/v1/dp (JSON); None: 404.
     ``history``: the queues' samples behind the console's charts; None: a
-    History of ``service`` sampled every 5 s by its own thread.  /docs and
+    History of ``service`` sampled every 5 s by its own thread.
+    ``forecaster``: the apps' forecasts; None: one of ``service`` made
+    every 5 s by its own thread.  /docs and
     /redoc load their scripts from this server (fastapi-offline), no CDN."""
     history = history or History(service)
-    app = FastAPIOffline(title="Slotwise", version=__version__, lifespan=history.lifespan,
+    forecaster = forecaster or Forecaster(service)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(a):
+        async with history.lifespan(a), forecaster.lifespan(a):
+            yield
+
+    app = FastAPIOffline(title="Slotwise", version=__version__, lifespan=lifespan,
                          description="Queues, apps and the allocation file of a running Slotwise scheduler. "
                                      "Mutating calls need the admin token (Authorization: Bearer TOKEN).")
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
@@ -253,6 +265,17 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         running-app limit, a max share, maxAMShare, delay scheduling, no node
         with room, its turn, Python away; and why its containers were preempted."""
         return _finite(service.explain_app(app_id))
+
+    @app.get("/api/v1/apps/{app_id}/forecast", response_model=schemas.ForecastOut, tags=["read"],
+             responses={404: {"model": schemas.ErrorOut}})
+    def forecast_app(app_id: str):
+        """When an app starts and ends, played forward from the live state in
+        the background every few seconds (the last forecast made)."""
+        r = forecaster.of(app_id)
+        if r is None:
+            raise AdminError(404, f"no forecast for {app_id}: not scheduled now, or not forecast yet "
+                                  f"(forecasts are made every {forecaster.every:g} s)")
+        return {**r, "text": forecast_text(r)}
 
     @app.post("/api/v1/config/dry-run", response_model=schemas.DryRunOut, tags=["admin"],
               responses={400: {"model": schemas.ErrorOut}, 401: {"model": schemas.ErrorOut},

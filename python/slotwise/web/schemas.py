@@ -244,6 +244,31 @@ class PlacementOut(BaseModel):
     rules: list[PlacementRuleOut] = Field(description="each rule tried, in order")
 
 
+class ForecastOut(BaseModel):
+    """When an app will get its first container and when its last one will
+    end, played forward from the live state (docs/admin.md, "Forecasts"):
+    the estimate with the median run times, the range with the 10th and
+    90th percentiles; null where it cannot tell, and ``why``."""
+
+    app: str
+    at: float = Field(description="the engine's time the forecast starts from (seconds since the epoch)")
+    made_at: float = Field(description="when it was made (wall clock, seconds since the epoch)")
+    cpu_ms: float = Field(description="the CPU the whole forecast (every app's) took")
+    started: bool = Field(description="it had its first container already")
+    start: float | None = Field(description="when it got or gets its first container (engine time)")
+    start_in_s: float | None = Field(description="seconds from `at` to its start; null once started or "
+                                     "past the horizon")
+    start_in_low_s: float | None = None
+    start_in_high_s: float | None = None
+    finish: float | None = Field(description="when its last container ends (engine time); null: see why")
+    finish_in_s: float | None = None
+    finish_in_low_s: float | None = None
+    finish_in_high_s: float | None = Field(None, description="null with a finish: its long end is past the horizon")
+    why: str | None = Field(description="why there is no finish (no run time seen yet, its AM has not asked, "
+                            "past the horizon, the master gone)")
+    text: str = Field(description="in words: starts in ~40 s (25-70 s), ends in ~3 min (2-4 min)")
+
+
 class HoldOut(BaseModel):
     """One reason an app runs no more than it does, with the figures behind it."""
 

@@ -1,0 +1,146 @@
+"""Forecasts kept fresh in the background (issue 41): every few seconds the
+live state is played forward (``StateViews.forecasts``: a fork taken in one
+short hold of the lock, the plays outside it), never on a heartbeat's path,
+and the API, the CLI and the console read the last one made.
+
+A forecast is in the engine's time (seconds since the epoch behind a real
+master); what a reader is told is relative to when it was made: "starts in
+~40 s (25-70 s)". While the master is gone nothing is forecast (the state
+stands still, so its play would say nothing true), and the answer says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+
+from .views.link import GONE, link_state
+
+log = logging.getLogger(__name__)
+
+#: How often the forecasts are made again, and how far ahead they look.
+EVERY = 5.0
+HORIZON = 3600.0
+
+
+def _in(t: float | None, at: float) -> float | None:
+    return None if t is None else round(max(0.0, t - at), 1)
+
+
+def row(app_id: str, f, at: float, made: float, cpu_ms: float) -> dict:
+    """One app's forecast as the API gives it: times in the engine's clock
+    and in seconds from when it was made."""
+    started = f.start is not None and f.start <= at
+    return {"app": app_id, "at": at, "made_at": made, "cpu_ms": cpu_ms, "started": started,
+            "start": f.start, "start_in_s": None if started else _in(f.start, at),
+            "start_in_low_s": None if started else _in(f.start_low, at),
+            "start_in_high_s": None if started else _in(f.start_high, at),
+            "finish": f.finish, "finish_in_s": _in(f.finish, at), "finish_in_low_s": _in(f.finish_low, at),
+            "finish_in_high_s": _in(f.finish_high, at), "why": f.why}
+
+
+def seconds(s: float) -> str:
+    """A duration as a person reads it: 40 s, 3 min, 2 h."""
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def _span(mid: float | None, low: float | None, high: float | None) -> str:
+    if mid is None:
+        return ""
+    if low is None or high is None:
+        return f"~{seconds(mid)}" + (" (or later)" if high is None else "")
+    if seconds(low) == seconds(high):
+        return f"~{seconds(mid)}"
+    return f"~{seconds(mid)} ({seconds(low)}-{seconds(high)})"
+
+
+def as_text(r: dict) -> str:
+    """"starts in ~40 s (25-70 s), ends in ~3 min (2-4 min)", or why not."""
+    parts = []
+    if not r["started"]:
+        parts.append("starts in " + _span(r["start_in_s"], r["start_in_low_s"], r["start_in_high_s"])
+                     if r["start_in_s"] is not None else "no start within the forecast's horizon")
+    if r["finish_in_s"] is not None:
+        parts.append("ends in " + _span(r["finish_in_s"], r["finish_in_low_s"], r["finish_in_high_s"]))
+    else:
+        parts.append(f"no end forecast: {r['why']}")
+    return ", ".join(parts)
+
+
+class Forecaster:
+    """The last forecast of every app, made by ``refresh``: by the thread
+    ``start`` runs every ``every`` seconds, or by a test directly."""
+
+    def __init__(self, service, every: float = EVERY, horizon: float = HORIZON, clock=time.time,
+                 thread: bool = True) -> None:
+        self.service = service
+        self.every, self.horizon = every, horizon
+        self._clock = clock
+        self._own_thread = thread
+        self._lock = threading.Lock()
+        self._latest: dict | None = None
+        self._gone = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def refresh(self) -> None:
+        """Play the live state forward now (not while the master is gone)."""
+        if link_state(self.service.link_status()["resource_manager"]) in GONE:
+            with self._lock:
+                self._gone = True
+            return
+        cpu = time.process_time()
+        out = self.service.core.views.forecasts(self.horizon)
+        cpu_ms = round((time.process_time() - cpu) * 1000, 1)
+        made = self._clock()
+        at = out["at"]
+        rows = {app_id: row(app_id, f, at, made, cpu_ms) for app_id, f in out["apps"].items()}
+        with self._lock:
+            self._latest, self._gone = rows, False
+
+    def of(self, app_id: str) -> dict | None:
+        """The app's last forecast; None when none was made for it. While
+        the master is gone, the last made, with ``why`` saying so."""
+        with self._lock:
+            r = (self._latest or {}).get(app_id)
+            gone = self._gone
+        if r is None:
+            return None
+        if gone:
+            return {**r, "why": "the master is gone: nothing is forecast until it is back (this is the last "
+                                "forecast made before)"}
+        return r
+
+    def all(self) -> dict[str, dict]:
+        with self._lock:
+            return dict(self._latest or {})
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                self.refresh()
+            except Exception:  # one forecast lost is no reason to stop making them
+                log.exception("forecasting the apps failed")
+
+    def start(self) -> "Forecaster":
+        if self._thread is None and self._own_thread:
+            self._thread = threading.Thread(target=self._run, name="slotwise-forecasts", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app):
+        self.start()
+        try:
+            yield
+        finally:
+            self.stop()

@@ -1,0 +1,87 @@
+"""Forecasts kept in the background and served (slotwise/forecaster.py):
+what the API and `slotwise forecast` answer, and in words."""
+
+from __future__ import annotations
+
+import httpx
+
+from slotwise import cli
+from slotwise.admin import AdminToken
+from slotwise.forecaster import Forecaster, as_text
+from slotwise.serve import start_http
+from slotwise.web.app import create_app
+from webtools import TOKEN, FakeRM, free_port
+from wiretools import app, node, payload, req
+
+from slotwise.admin import SchedulerService
+from slotwise.clock import ManualClock
+from slotwise.config.watcher import load_with_status
+from slotwise.core import PolicyCore
+from slotwise.settings import EngineSettings
+
+FILE = """<?xml version="1.0"?>
+<allocations>
+  <queue name="a"/>
+  <queue name="b"/>
+</allocations>
+"""
+
+
+def scene(tmp_path):
+    """One 2-container node; a job's two containers ran 10 s (so run times
+    are known), then x asks for four and y for two."""
+    path = tmp_path / "alloc.xml"
+    path.write_text(FILE)
+    config, status = load_with_status(str(path))
+    clock = ManualClock(1000.0)
+    core = PolicyCore(config, EngineSettings(preemption=False, node_locality_delay=0, rack_locality_delay=0), clock)
+    nodes = [node("n1", "h1", "/r1", 2048, 2)]
+    core.handle_heartbeat(payload(nodes=nodes, apps=[app("first", "root.a", [req(1, 1024, 1, 1)], unmanaged=True),
+                                                     app("firstb", "root.b", [req(1, 1024, 1, 1)], unmanaged=True)],
+                                  node="n1"))
+    placed = [c for c in core._engine.containers]
+    assert len(placed) == 2
+    clock.advance(10)
+    core.handle_heartbeat(payload(finished=placed, apps_removed=["first", "firstb"], node="n1"))
+    core.handle_heartbeat(payload(apps=[app("x", "root.a", [req(1, 1024, 1, 4)], unmanaged=True),
+                                        app("y", "root.b", [req(1, 1024, 1, 2)], unmanaged=True)], node="n1"))
+    core.handle_update(payload())
+    rm = FakeRM()
+    rm.was_seen = True
+    rm.state.update(connected=True, registered=True)
+    return core, clock, SchedulerService(core, status, rm), rm
+
+
+def test_the_last_forecast_is_served_and_said_in_words(tmp_path, capsys):
+    core, clock, service, rm = scene(tmp_path)
+    f = Forecaster(service, thread=False, clock=clock.now)
+    assert f.of("x") is None
+    f.refresh()
+    x, y = f.of("x"), f.of("y")
+    assert x["started"] and y["started"]  # the heartbeat above placed one of each
+    assert x["finish_in_s"] is not None and y["finish_in_s"] < x["finish_in_s"]
+    assert as_text(x).startswith("ends in ~") and x["why"] is None
+    port = free_port()
+    server = start_http(create_app(service, AdminToken(TOKEN), forecaster=f), "127.0.0.1", port)
+    try:
+        got = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/x/forecast", timeout=60).json()
+        assert got["finish_in_s"] == x["finish_in_s"] and got["text"] == as_text(x)
+        assert cli.main(["forecast", "x", "--server", f"http://127.0.0.1:{port}"]) == 0
+        assert capsys.readouterr().out == f"x: {as_text(x)}\n"
+        missing = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/nope/forecast", timeout=60)
+        assert missing.status_code == 404 and "no forecast for nope" in missing.json()["detail"]
+        rm.state.update(connected=False, registered=False)  # the master gone: no new forecast, and it says so
+        f.refresh()
+        gone = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/x/forecast", timeout=60).json()
+        assert gone["why"].startswith("the master is gone")
+    finally:
+        server.should_exit = True
+
+
+def test_in_words():
+    base = {"started": False, "start_in_s": 40.0, "start_in_low_s": 25.0, "start_in_high_s": 70.0,
+            "finish_in_s": 200.0, "finish_in_low_s": 130.0, "finish_in_high_s": 260.0, "why": None}
+    assert as_text(base) == "starts in ~40 s (25 s-70 s), ends in ~3 min (2 min-4 min)"
+    assert as_text({**base, "finish_in_s": None, "why": "its AM has not asked for its tasks yet"}) == \
+        "starts in ~40 s (25 s-70 s), no end forecast: its AM has not asked for its tasks yet"
+    assert as_text({**base, "started": True, "finish_in_high_s": None}) == "ends in ~3 min (or later)"
