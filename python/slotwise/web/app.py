@@ -441,7 +441,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
             "link": link, "link_since": views.when(link.get("since")), "master": views.link_view(link),
             "request": request, "version": __version__, "refresh": refresh_seconds,
             "queues": views.queue_rows(service.queues(), cluster["capacity"], views.gone_master(link)),
-            "apps": views.app_rows(service.apps()),
+            "apps": views.app_rows(service.apps(), forecaster.all()),
             "cluster": views.cluster_line(cluster), "slots": "map_slots" in cluster["capacity"],
             "nodes": views.node_rows(service.nodes()),
             "history": share_charts.history_charts(history.series(), "map_slots" in cluster["capacity"]),

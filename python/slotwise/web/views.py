@@ -7,6 +7,7 @@ import time
 
 from markupsafe import Markup, escape
 
+from ..forecaster import as_text as forecast_text
 from ..views.link import GONE, link_state
 from .history import measure
 
@@ -180,8 +181,12 @@ LEVELS = (("node_local", "node-local"), ("rack_local", "rack-local"), ("off_swit
           ("rm", "placed by the master"))
 
 
-def app_rows(apps: list[dict]) -> list[dict]:
+def app_rows(apps: list[dict], forecasts: dict | None = None) -> list[dict]:
+    """The apps table's rows; ``forecasts``: the Forecaster's last (app id
+    -> its row), said in words in the Forecast column."""
+    forecasts = forecasts or {}
     return [{
+        "forecast": forecast_text(forecasts[j["id"]]) if j["id"] in forecasts else "not forecast yet",
         "id": j["id"], "name": j.get("name") or j["id"], "named": bool(j.get("name")), "user": j["user"],
         "queue": j["queue"], "priority": j["priority"],
         "running": j["running_containers"], "usage": amount(j["usage"]), "demand": amount(j["demand"]),
