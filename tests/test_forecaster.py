@@ -68,6 +68,10 @@ def test_the_last_forecast_is_served_and_said_in_words(tmp_path, capsys):
         assert got["finish_in_s"] == x["finish_in_s"] and got["text"] == as_text(x)
         assert cli.main(["forecast", "x", "--server", f"http://127.0.0.1:{port}"]) == 0
         assert capsys.readouterr().out == f"x: {as_text(x)}\n"
+        why = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/x/explain", timeout=60).json()
+        assert why["forecast"] == as_text(x)
+        assert cli.main(["explain", "x", "--server", f"http://127.0.0.1:{port}"]) == 0
+        assert f"forecast: {as_text(x)}" in capsys.readouterr().out
         page = httpx.get(f"http://127.0.0.1:{port}/", timeout=60).text
         assert f'<td class="forecast">{as_text(x)}</td>' in page.replace("&#126;", "~")
         missing = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/nope/forecast", timeout=60)

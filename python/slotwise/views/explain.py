@@ -295,6 +295,8 @@ def as_text(out: dict) -> str:
         lines.append(out["outcome"]["message"])
     if out.get("standing"):
         lines.append(f"standing: {out['standing']['message']}")
+    if out.get("forecast"):
+        lines.append(f"forecast: {out['forecast']}")
     if out.get("queue_starvation"):
         lines.append(out["queue_starvation"]["message"])
     if out["holds"]:

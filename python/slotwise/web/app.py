@@ -264,7 +264,11 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         """Why an app runs no more than it does now, in words and figures: a
         running-app limit, a max share, maxAMShare, delay scheduling, no node
         with room, its turn, Python away; and why its containers were preempted."""
-        return _finite(service.explain_app(app_id))
+        out = service.explain_app(app_id)
+        if out.get("state") not in ("finished", "rejected"):
+            f = forecaster.of(app_id)
+            out = {**out, "forecast": forecast_text(f) if f is not None else None}
+        return _finite(out)
 
     @app.get("/api/v1/apps/{app_id}/forecast", response_model=schemas.ForecastOut, tags=["read"],
              responses={404: {"model": schemas.ErrorOut}})

@@ -379,6 +379,8 @@ class ExplainOut(BaseModel):
                                          "placements are remembered)")
     preempting: list[dict] = Field(description="its containers being taken back now, and why each was chosen")
     preempted_recently: list[dict] = Field(description="the last preemptions of its containers, with why")
+    forecast: str | None = Field(None, description="when it starts and ends, in words (the last forecast: "
+                                 "/api/v1/apps/{id}/forecast); null when none was made for it")
 
 
 class DryRunQueue(BaseModel):
