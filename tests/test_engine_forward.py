@@ -248,3 +248,66 @@ def test_in_the_simulator_a_forecast_made_mid_run_foretells_the_finishes():
         real = result.jobs[job_id].finish
         assert f.finish is not None and abs(f.finish - real) <= 1.0, (job_id, f.to_dict(), real)
         assert abs(f.start - starts[job_id]) <= 1.0, (job_id, f.to_dict(), starts[job_id])
+
+
+def whatif_of(e: Engine, now: float, change):
+    from slotwise.engine.whatif import whatif
+
+    copies = dry_run.fork(e)
+    times = {q: run_times(e, e.durations, q) for q in QUANTILES}
+    return whatif(copies, times, now, change, heartbeat=1.0)
+
+
+def scene_two_queues():
+    e, clock = engine(slots=4)
+    job(e, "first", 1)
+    job(e, "firstb", 1, queue="root.b")
+    run(e, clock, 11, {"first": 10.0, "firstb": 10.0})
+    e.remove_app("first")
+    e.remove_app("firstb")
+    job(e, "x", 6)
+    job(e, "y", 6, queue="root.b")
+    e.update()
+    return e, clock
+
+
+def test_what_if_a_weight_changed_plays_both_and_changes_nothing_live():
+    from slotwise.engine.whatif import parse_set
+
+    e, clock = scene_two_queues()
+    now = clock.now()
+    live = (e.config, sorted(e.containers), e.queues["root.b"].weight)
+    out = whatif_of(e, now, parse_set("b.weight=3"))
+    assert out["error"] is None
+    x, y = out["apps"]["x"], out["apps"]["y"]
+    # 1:1, two slots each: both end after three rounds of 10 s; at 3:1 b has three and is done in two.
+    assert x["before"].finish == y["before"].finish == now + 30
+    assert y["after"].finish == now + 20 and x["after"].finish >= x["before"].finish
+    assert (e.config, sorted(e.containers), e.queues["root.b"].weight) == live
+
+
+def test_what_if_an_app_moved_or_its_priority_set():
+    from slotwise.engine.whatif import Change
+
+    e, clock = scene_two_queues()
+    job(e, "z", 2)  # a second app in a: a's one slot is shared
+    e.update()
+    now = clock.now()
+    moved = whatif_of(e, now, Change("move", "z", value="root.c", said="--move z root.c"))
+    assert moved["error"] is None  # root.c made on the copy, as the RM's move would
+    assert moved["apps"]["x"]["after"].finish < moved["apps"]["x"]["before"].finish
+    bad = whatif_of(e, now, Change("move", "nope", value="root.b", said="--move nope root.b"))
+    assert bad["apps"] == {} and bad["error"]
+
+
+def test_a_bad_set_is_one_line_naming_what_is_wrong():
+    from slotwise.engine.whatif import parse_set
+
+    for text, says in (("b.weight", "expected QUEUE.SETTING=VALUE"), ("b.colour=3", "colour cannot be set"),
+                       ("b.weight=heavy", "weight 'heavy'"), ("b.localityTarget=1.5", "localityTarget '1.5'")):
+        with pytest.raises(ValueError) as err:
+            parse_set(text)
+        assert says in str(err.value) and "\n" not in str(err.value)
+    e, clock = scene_two_queues()
+    out = whatif_of(e, clock.now(), parse_set("root.nope.weight=2"))
+    assert out["error"] == "--set root.nope.weight=2: no queue root.nope in the allocation file"

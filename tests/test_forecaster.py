@@ -91,3 +91,36 @@ def test_in_words():
     assert as_text({**base, "finish_in_s": None, "why": "its AM has not asked for its tasks yet"}) == \
         "starts in ~40 s (25 s-70 s), no end forecast: its AM has not asked for its tasks yet"
     assert as_text({**base, "started": True, "finish_in_high_s": None}) == "ends in ~3 min (or later)"
+
+
+def test_what_if_over_http_and_the_cli(tmp_path, capsys):
+    core, clock, service, rm = scene(tmp_path)
+    token_file = tmp_path / "admin.token"
+    token_file.write_text(TOKEN)
+    token_file.chmod(0o600)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = start_http(create_app(service, AdminToken(TOKEN), forecaster=Forecaster(service, thread=False)),
+                        "127.0.0.1", port)
+    try:
+        before = (sorted(core._engine.containers), core._engine.queues["root.b"].weight)
+        hdr = {"Authorization": f"Bearer {TOKEN}"}
+        assert httpx.post(f"{url}/api/v1/whatif", json={"set": "b.weight=3"}).status_code == 401
+        out = httpx.post(f"{url}/api/v1/whatif", json={"set": "b.weight=3", "horizon_s": 300}, headers=hdr).json()
+        assert out["error"] is None and out["change"] == "--set b.weight=3"
+        rows = {r["app"]: r for r in out["apps"]}
+        assert set(rows) == {"x", "y"} and rows["y"]["finish_before"] is not None
+        assert (sorted(core._engine.containers), core._engine.queues["root.b"].weight) == before
+        two = httpx.post(f"{url}/api/v1/whatif", json={"set": "b.weight=3", "move": ["x", "root.b"]}, headers=hdr)
+        assert two.status_code == 400 and "exactly one change" in two.json()["detail"]
+        bad = httpx.post(f"{url}/api/v1/whatif", json={"set": "b.weight=heavy"}, headers=hdr)
+        assert bad.status_code == 400 and "weight 'heavy'" in bad.json()["detail"]
+        args = ["whatif", "--server", url, "--admin-token-file", str(token_file)]
+        assert cli.main([*args, "--move", "x", "root.b", "--horizon", "5m"]) == 0
+        said = capsys.readouterr().out
+        assert said.startswith("--move x root.b, played 300 s ahead (nothing live changes):")
+        assert cli.main([*args, "--move", "nope", "root.b"]) == 1
+        assert "nope" in capsys.readouterr().err
+        assert cli.main([*args, "--set", "b.weight=2", "--horizon", "forever"]) == 2
+    finally:
+        server.should_exit = True

@@ -163,6 +163,51 @@ class SchedulerService:
         out = self.core.views.dry_run(config)
         return {"valid": not out["conflicts"], "errors": [], "warnings": [str(w) for w in config.warnings], **out}
 
+    def whatif(self, body) -> dict:
+        """``body`` (schemas.WhatIfIn) played forward beside the live state
+        (views.StateViews.whatif): per app its start and finish without and
+        with the change, in seconds from now; nothing live changes."""
+        from .engine.whatif import Change, parse_set
+
+        given = [k for k in ("set", "move", "priority", "allocations") if getattr(body, k) is not None]
+        if len(given) != 1:
+            raise AdminError(400, "give exactly one change: set, move, priority or allocations")
+        kind = given[0]
+        try:
+            if kind == "set":
+                change = parse_set(body.set)
+            elif kind == "move":
+                change = Change("move", body.move[0], value=body.move[1], said=f"--move {' '.join(body.move)}")
+            elif kind == "priority":
+                change = Change("priority", str(body.priority[0]), value=int(body.priority[1]),
+                                said=f"--priority {body.priority[0]} {body.priority[1]}")
+            else:
+                change = Change("allocations", value=parse_allocations(body.allocations, SENT_FILE),
+                                said="--allocations (the file sent)")
+        except ConfigErrors as e:
+            raise AdminError(400, "; ".join(str(x) for x in e.errors)) from None
+        except ValueError as e:
+            raise AdminError(400, str(e)) from None
+        cpu = time.process_time()
+        out = self.core.views.whatif(change, body.horizon_s)
+        at, beat = out["at"], out["heartbeat"]
+
+        def rel(t):
+            return None if t is None else round(max(0.0, t - at), 1)
+
+        apps = []
+        for app_id, ba in out["apps"].items():
+            b, a = ba["before"], ba["after"]
+            sb, sa = (None if b.start is not None and b.start <= at else rel(b.start)), \
+                (None if a is None or (a.start is not None and a.start <= at) else rel(a.start))
+            fb, fa = rel(b.finish), rel(a.finish) if a is not None else None
+            moved = any(x != y and (x is None or y is None or abs(x - y) > beat) for x, y in ((sb, sa), (fb, fa)))
+            apps.append({"app": app_id, "queue": out["queues"].get(app_id, ""), "start_before": sb, "start_after": sa,
+                         "finish_before": fb, "finish_after": fa, "why_before": b.why,
+                         "why_after": a.why if a is not None else None, "changed": moved})
+        return {"change": change.said, "error": out["error"], "at": at, "horizon_s": body.horizon_s,
+                "cpu_ms": round((time.process_time() - cpu) * 1000, 1), "apps": apps}
+
     # ---------------------------------------------------------------- actions
     def _through_rm(self) -> bool:
         """True: the RM carries the action out.  With an RM that is away

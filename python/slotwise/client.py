@@ -78,6 +78,58 @@ def cmd_forecast(args) -> int:
     return 0
 
 
+def _horizon(text: str) -> float:
+    """10m, 90s, 1h or plain seconds."""
+    scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:].lower())
+    try:
+        value = float(text[:-1] if scale else text) * (scale or 1)
+    except ValueError:
+        raise ValueError(f"--horizon {text}: expected seconds, or a number with s, m or h (e.g. 10m)") from None
+    if not 1 <= value <= 86400:
+        raise ValueError(f"--horizon {text}: from 1 s to 24 h")
+    return value
+
+
+def _ahead(x) -> str:
+    from .forecaster import seconds
+    return "-" if x is None else "now" if x == 0 else f"~{seconds(x)}"
+
+
+def cmd_whatif(args) -> int:
+    try:
+        body: dict = {"horizon_s": _horizon(args.horizon)}
+        if args.set:
+            body["set"] = args.set
+        elif args.move:
+            body["move"] = list(args.move)
+        elif args.priority:
+            body["priority"] = [args.priority[0], int(args.priority[1])]
+        else:
+            with open(args.allocations, encoding="utf-8") as f:
+                body["allocations"] = f.read()
+    except (ValueError, OSError) as e:
+        print(f"slotwise whatif: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        return 2
+    try:
+        out = admin_call(args, "/api/v1/whatif", json.dumps(body).encode(), {"Content-Type": "application/json"})
+    except ServerError as e:
+        print(f"slotwise whatif: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        return _dump(out, 1 if out["error"] else 0)
+    if out["error"]:
+        print(f"slotwise whatif: {out['error']}", file=sys.stderr)
+        return 1
+    print(f"{out['change']}, played {out['horizon_s']:g} s ahead (nothing live changes):")
+    rows = [r for r in out["apps"] if r["changed"]] or []
+    if not rows:
+        print("no app starts or ends more than a heartbeat sooner or later")
+    for r in rows:
+        print(f"  {r['app']} ({r['queue']}): starts {_ahead(r['start_before'])} -> {_ahead(r['start_after'])}, "
+              f"ends {_ahead(r['finish_before'])} -> {_ahead(r['finish_after'])}")
+    return 0
+
+
 def cmd_diff(args) -> int:
     try:
         with open(args.file, "rb") as f:
@@ -234,7 +286,18 @@ def add_parsers(sub) -> None:
     f = sub.add_parser("forecast", help="when an app will start and end, played forward from the live state "
                                         "(asks a running serve)")
     f.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0001")
-    for p in (e, d, f):
+    w = sub.add_parser("whatif", help="what one change would do: the live state played forward without it and "
+                                      "with it (asks a running serve; nothing live changes)")
+    change = w.add_mutually_exclusive_group(required=True)
+    change.add_argument("--set", metavar="QUEUE.SETTING=VALUE", help="e.g. root.adhoc.weight=3")
+    change.add_argument("--move", nargs=2, metavar=("APP", "QUEUE"))
+    change.add_argument("--priority", nargs=2, metavar=("APP", "N"))
+    change.add_argument("--allocations", metavar="NEW.xml", help="a whole allocation file, as it would be saved")
+    w.add_argument("--horizon", default="10m", metavar="DURATION", help="how far ahead to play (default 10m; s, m or h)")
+    w.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
+                   help="serve's admin token (default ~/.config/slotwise/admin.token)")
+    w.set_defaults(func=cmd_whatif)
+    for p in (e, d, f, w):
         add_server(p)
         p.add_argument("--json", action="store_true", help="print the API's JSON answer")
     f.set_defaults(func=cmd_forecast)

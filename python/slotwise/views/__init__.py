@@ -14,6 +14,7 @@ import time
 
 from ..engine import LOCALITY_NAMES, RECOVERY_QUEUE
 from ..engine import forward
+from ..engine import whatif as _whatif
 from ..resources import Resource
 from . import dry_run as _dry_run
 from .explain import explain_app, explain_finished, explain_rejected
@@ -278,6 +279,19 @@ class StateViews:
             e = door._engine
             times = {q: forward.run_times(e, e.durations, q) for q in forward.QUANTILES}
         return {"at": now, "apps": forward.forecast(copies, times, now, horizon, e.settings.heartbeat_interval)}
+
+    def whatif(self, change, horizon: float = 600.0) -> dict:
+        """Each app's forecast without ``change`` and with it (engine/whatif.py),
+        from copies taken as ``forecasts`` takes them; nothing live changes."""
+        door = self._door
+        with _dry_run.fork_hold(door._lock, door._engine), door._clock:
+            now = door._clock.now()
+            copies = _dry_run.fork(door._engine)
+            e = door._engine
+            times = {q: forward.run_times(e, e.durations, q) for q in forward.QUANTILES}
+            queues = {a.app_id: a.queue.name for a in e.apps.values()}
+        out = _whatif.whatif(copies, times, now, change, horizon, e.settings.heartbeat_interval)
+        return {**out, "at": now, "queues": queues, "heartbeat": e.settings.heartbeat_interval}
 
     # ------------------------------------------------------- driver hints
     # For drivers that may leave out calls that change nothing (the simulator).

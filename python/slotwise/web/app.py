@@ -301,6 +301,25 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         finally:
             dry_runs.release()
 
+    async def whatif_body(request: Request, _: None = Depends(admin)) -> schemas.WhatIfIn:
+        return parse_json_body(await read_body(request, MAX_DRY_RUN_BYTES + 4096), schemas.WhatIfIn)
+
+    @app.post("/api/v1/whatif", response_model=schemas.WhatIfOut, tags=["admin"],
+              responses={400: {"model": schemas.ErrorOut}, 401: {"model": schemas.ErrorOut},
+                         409: {"model": schemas.ErrorOut}, 413: {"model": schemas.ErrorOut}},
+              dependencies=[Depends(admin)], openapi_extra=_json_request_body(schemas.WhatIfIn))
+    def whatif(body: schemas.WhatIfIn = Depends(whatif_body)):
+        """What one change would do: the live state played forward without it
+        and with it (a queue setting, an app moved, an app's priority, a whole
+        allocation file), per app its start and finish both ways; nothing live
+        changes. Admin: it copies the engine, as a dry run does."""
+        if not dry_runs.acquire(blocking=False):
+            raise AdminError(409, "another dry run or what-if is under way; try again when it is done")
+        try:
+            return _finite(service.whatif(body))
+        finally:
+            dry_runs.release()
+
     @app.post("/api/v1/apps/{app_id}/queue", response_model=schemas.MoveOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},
                          409: {"model": schemas.ErrorOut}, 413: {"model": schemas.ErrorOut},

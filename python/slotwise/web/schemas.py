@@ -193,6 +193,42 @@ class MoveIn(BaseModel):
                              description="target queue, e.g. root.research or research (\"pool\": its old name)")
 
 
+class WhatIfIn(BaseModel):
+    """One change to play forward beside the live state (exactly one of
+    set, move, priority, allocations)."""
+
+    set: StrictStr | None = Field(None, max_length=4096, description="QUEUE.SETTING=VALUE, e.g. root.adhoc.weight=3 "
+                                  "(weight, minResources, maxRunningApps, maxAMShare, localityTarget)")
+    move: list[StrictStr] | None = Field(None, min_length=2, max_length=2, description="[APP, QUEUE]")
+    priority: list[StrictStr | int] | None = Field(None, min_length=2, max_length=2, description="[APP, N]")
+    allocations: StrictStr | None = Field(None, max_length=4 * 1024 * 1024,
+                                          description="a whole allocation file, as it would be saved")
+    horizon_s: float = Field(600.0, ge=1, le=86400, description="how far ahead to play, seconds (default 600)")
+
+
+class WhatIfApp(BaseModel):
+    app: str
+    queue: str
+    start_before: float | None = Field(description="seconds from `at` to its start without the change; "
+                                       "null: past the horizon or started")
+    start_after: float | None
+    finish_before: float | None = Field(description="seconds from `at` to its end without the change; "
+                                        "null: see why_before")
+    finish_after: float | None
+    why_before: str | None = None
+    why_after: str | None = None
+    changed: bool = Field(description="its start or finish moves by more than a heartbeat")
+
+
+class WhatIfOut(BaseModel):
+    change: str
+    error: str | None = Field(description="why the change cannot be made (nothing played)")
+    at: float = Field(description="the engine's time both plays start from")
+    horizon_s: float
+    cpu_ms: float
+    apps: list[WhatIfApp]
+
+
 class JobTrackerActionIn(BaseModel):
     """The JobTracker's /scheduler form, as its servlet forwards it (the token in the header)."""
 

@@ -1,0 +1,108 @@
+"""What a change would do (issue 41): the live state played forward twice,
+without the change and with it, on two copies of the engine; nothing live
+changes.
+
+A change is one of: a new allocation file; one queue setting
+(``QUEUE.weight=3``, ``.minResources``, ``.maxRunningApps``,
+``.localityTarget``, ``.maxAMShare``), read as the allocation file reads it;
+an app moved to another queue; an app's priority. ``parse_set`` and
+``Change`` check a change against the live state before anything is played:
+a bad one is one clear line (the queue or app that does not exist, the value
+that does not parse), and nothing is played.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+from ..config import values as v
+from . import forward
+
+#: The queue settings ``--set`` may change: the element's name -> (the
+#: QueueConfig field, the allocation file's own parser of its value).
+SETTABLE = {
+    "weight": ("weight", v.weight),
+    "minResources": ("min_resources", v.min_resource),
+    "maxRunningApps": ("max_running_apps", v.app_count),
+    "maxAMShare": ("max_am_share", v.am_share),
+    "localityTarget": ("locality_target", v.fraction),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One change: ``kind`` "allocations" (``value``: an AllocationConfig),
+    "set" (``target`` a queue, ``field`` its QueueConfig field, ``value``),
+    "move" (``target`` an app, ``value`` a queue) or "priority" (``target``
+    an app, ``value`` an int)."""
+
+    kind: str
+    target: str = ""
+    field: str = ""
+    value: object = None
+    said: str = ""  # the change as the operator wrote it
+
+    def apply(self, e) -> None:
+        """Make the change on the copy ``e`` (ValueError: it cannot be made)."""
+        if self.kind == "allocations":
+            e.set_config(self.value)
+        elif self.kind == "set":
+            config = copy.deepcopy(e.config)
+            q = next((q for q in config.root.walk() if q.name == self.target), None)
+            if q is None:
+                raise ValueError(f"{self.said}: no queue {self.target} in the allocation file")
+            setattr(q, self.field, self.value)
+            e.set_config(config)
+        elif self.kind == "move":
+            e.move_app(self.target, self.value)
+        elif self.kind == "priority":
+            e.set_app_priority(self.target, self.value)
+        else:
+            raise ValueError(f"unknown change {self.kind}")
+
+
+def parse_set(text: str) -> Change:
+    """``QUEUE.SETTING=VALUE`` (e.g. ``root.adhoc.weight=3``) as a Change;
+    ValueError naming what is wrong."""
+    name, eq, value = text.partition("=")
+    queue, dot, setting = name.rpartition(".")
+    if not eq or not dot or not queue:
+        raise ValueError(f"--set {text}: expected QUEUE.SETTING=VALUE, e.g. root.adhoc.weight=3")
+    if setting not in SETTABLE:
+        raise ValueError(f"--set {text}: {setting} cannot be set (settable: {', '.join(SETTABLE)})")
+    field, parse = SETTABLE[setting]
+    try:
+        parsed = parse(value.strip())
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"--set {text}: {setting} {value.strip()!r}: {e}") from None
+    queue = queue if queue == "root" or queue.startswith("root.") else f"root.{queue}"
+    return Change("set", queue, field, getattr(parsed, "value", parsed), f"--set {text}")
+
+
+def whatif(copies, times: dict, now: float, change: Change, horizon: float = 3600.0,
+           heartbeat: float | None = None) -> dict:
+    """Each app's forecast without ``change`` and with it, from two copies
+    of the live engine as it was at ``now`` (``views.dry_run.Copier``):
+    {"apps": app id -> {"before": Forecast, "after": Forecast}, "error":
+    why the change cannot be made (then nothing is played)}."""
+    after = copies.engine(now)
+    try:
+        change.apply(after)
+    except (ValueError, KeyError) as e:
+        return {"apps": {}, "error": str(e).strip("'") or f"{change.said}: cannot be made"}
+    qs = sorted(times)
+    before_plays = [forward.play(copies.engine(now), times[q], now, horizon, heartbeat) for q in qs]
+    after_plays = []
+    for k, q in enumerate(qs):
+        e = after if k == 0 else copies.engine(now)
+        if k:
+            change.apply(e)
+        after_plays.append(forward.play(e, times[q], now, horizon, heartbeat))
+
+    def combined(plays):
+        low, mid, high = plays[0], plays[len(plays) // 2], plays[-1]
+        return {a: forward.Forecast(o, low[a], high[a]) for a, o in mid.items()}
+
+    b, a = combined(before_plays), combined(after_plays)
+    return {"apps": {app_id: {"before": b[app_id], "after": a.get(app_id)} for app_id in b}, "error": None}
