@@ -311,3 +311,31 @@ def test_a_bad_set_is_one_line_naming_what_is_wrong():
     e, clock = scene_two_queues()
     out = whatif_of(e, clock.now(), parse_set("root.nope.weight=2"))
     assert out["error"] == "--set root.nope.weight=2: no queue root.nope in the allocation file"
+
+
+def test_a_forecast_charges_no_live_budget(tmp_path):
+    """A Dynamic Priority queue's market is charged as time passes: the play's
+    time must charge a copy, never the live budgets nor their store."""
+    from slotwise.core import PolicyCore
+    from slotwise.market import Market, MarketSettings
+    from slotwise.market.store import SqliteStore
+    from wiretools import app, node, payload, req
+
+    config = parse_allocations("""<?xml version="1.0"?>
+<allocations>
+  <queue name="dp"><schedulingPolicy>dynamic-priority</schedulingPolicy>
+    <queue name="alice"/><queue name="bob"/></queue>
+</allocations>
+""", "alloc.xml")
+    market = Market(MarketSettings(interval=10), SqliteStore(str(tmp_path / "market.sqlite")))
+    clock = ManualClock(100.0)
+    core = PolicyCore(config, EngineSettings(preemption=False), clock, services={"market": market})
+    core.handle_heartbeat(payload(nodes=[node("n1", "h1", "/r1", 4096, 4)],
+                                  apps=[app("a1", "root.dp.alice", [req(0, 1024, 1, 6)], user="alice"),
+                                        app("a2", "root.dp.bob", [req(0, 1024, 1, 6)], user="bob")], node="n1"))
+    core.handle_update(payload())
+    market.add_budget("root.dp.alice", 250)
+    before = (market.accounts["root.dp.alice"].budget, market.store.load()[0])
+    for _ in range(3):
+        core.views.forecasts(horizon=600)
+    assert (market.accounts["root.dp.alice"].budget, market.store.load()[0]) == before

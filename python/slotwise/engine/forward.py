@@ -17,8 +17,9 @@ go by yet, or whose AM has not asked for its tasks (a YARN app waiting for
 its AM: how many tasks it will ask for is not known before), has no finish,
 with the reason; nothing past ``horizon`` is forecast.
 
-The play runs on a fork (``Engine.fork``) and never touches the live
-engine; ``quantile`` picks which run time of each sample to assume, so a
+The play runs on a copy (``views.dry_run.Copier``, which also copies what
+the live engines share and change, a market's budgets) and never touches
+the live engine; ``quantile`` picks which run time of each sample to assume, so a
 forecast is several plays (say 0.1, 0.5 and 0.9) and gives a range.
 """
 

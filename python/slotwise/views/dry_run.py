@@ -8,6 +8,7 @@ It runs on independent copies of the engine (``fork``)."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import time
 
@@ -81,6 +82,12 @@ class Copier:
             self._snapshot = None
         engine = self._base.fork(ManualClock(now))
         engine.settings = dataclasses.replace(engine.settings, preemption=False)
+        # Its own copies of what the live engines share and change (a Dynamic
+        # Priority market's budgets, charged as a forecast's time passes):
+        # what defines its own copy for what-if questions (``__getstate__``)
+        # is copied, the rest (read only) shared.
+        engine.ctx.services = {k: copy.deepcopy(v) if "__getstate__" in type(v).__dict__ else v
+                               for k, v in engine.ctx.services.items()}
         return engine
 
 
