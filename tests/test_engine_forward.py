@@ -339,3 +339,33 @@ def test_a_forecast_charges_no_live_budget(tmp_path):
     for _ in range(3):
         core.views.forecasts(horizon=600)
     assert (market.accounts["root.dp.alice"].budget, market.store.load()[0]) == before
+
+
+def test_the_smallest_change_that_starts_a_waiting_app_within_a_minute():
+    from slotwise.engine.whatif import candidates, counterfactual
+
+    clock = ManualClock()
+    e = Engine(parse_allocations("""<?xml version="1.0"?>
+<allocations>
+  <queue name="a"><maxRunningApps>1</maxRunningApps></queue>
+  <queue name="b"/>
+</allocations>
+""", "alloc.xml"), clock, EngineSettings(preemption=False))
+    e.add_node("n0", "h0", "/r1", Resource.units(2))
+    job(e, "first", 1)
+    run(e, clock, 11, {"first": 10.0})
+    e.remove_app("first")
+    job(e, "x", 30)  # 150 s on two slots
+    clock.advance(1)
+    job(e, "z", 1)  # a's one running app is x: z waits for it
+    e.update()
+    run(e, clock, 13, {"x": 10.0})
+    now = clock.now()
+    changes = candidates(e, "z")
+    assert [c.said for c in changes][:2] == ["priority 1 for z", "weight 2 on root.a"]
+    copies = dry_run.fork(e)
+    got = counterfactual(copies, {0.5: run_times(e, e.durations, 0.5)}, now, "z", changes, heartbeat=1.0)
+    assert got["change"] == "a move to root.b" and got["start_in_s"] <= 10 and got["start_in_s_without"] > 100
+    assert got["tried"] == 3  # priority and weight would not do it
+    # x itself runs now: nothing to find for it.
+    assert counterfactual(dry_run.fork(e), {0.5: run_times(e, e.durations, 0.5)}, now, "x", changes) is None

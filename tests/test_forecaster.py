@@ -124,3 +124,34 @@ def test_what_if_over_http_and_the_cli(tmp_path, capsys):
         assert cli.main([*args, "--set", "b.weight=2", "--horizon", "forever"]) == 2
     finally:
         server.should_exit = True
+
+
+def test_explain_names_the_smallest_change_that_would_start_a_waiting_app(tmp_path, capsys):
+    path = tmp_path / "alloc.xml"
+    path.write_text(FILE.replace('<queue name="a"/>', '<queue name="a"><maxRunningApps>1</maxRunningApps></queue>'))
+    config, status = load_with_status(str(path))
+    clock = ManualClock(1000.0)
+    core = PolicyCore(config, EngineSettings(preemption=False, node_locality_delay=0, rack_locality_delay=0), clock)
+    core.handle_heartbeat(payload(nodes=[node("n1", "h1", "/r1", 2048, 2)],
+                                  apps=[app("first", "root.a", [req(1, 1024, 1, 1)], unmanaged=True)], node="n1"))
+    placed = list(core._engine.containers)
+    clock.advance(10)
+    core.handle_heartbeat(payload(finished=placed, apps_removed=["first"], node="n1"))
+    core.handle_heartbeat(payload(apps=[app("x", "root.a", [req(1, 1024, 1, 30)], unmanaged=True, submit_ms=1),
+                                        app("z", "root.a", [req(1, 1024, 1, 1)], unmanaged=True, submit_ms=2)],
+                                  node="n1"))
+    core.handle_update(payload())
+    port = free_port()
+    server = start_http(create_app(SchedulerService(core, status, FakeRM()), AdminToken(TOKEN),
+                                   forecaster=Forecaster(SchedulerService(core, status, FakeRM()), thread=False)),
+                        "127.0.0.1", port)
+    try:
+        out = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/z/explain", timeout=60).json()
+        assert out["state"] == "waiting to run"
+        # The node is full (x holds both slots): in root.b it takes the first that frees, in 10 s.
+        assert out["counterfactual"] == "with a move to root.b it starts in ~10 s instead of ~2 min"
+        assert cli.main(["explain", "z", "--server", f"http://127.0.0.1:{port}"]) == 0
+        assert "to start within a minute: with a move to root.b" in capsys.readouterr().out
+        assert httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/x/explain", timeout=60).json()["counterfactual"] is None
+    finally:
+        server.should_exit = True

@@ -144,3 +144,11 @@ class Forecaster:
             yield
         finally:
             self.stop()
+
+
+def counterfactual_text(cf: dict) -> str:
+    """"with weight 2 on root.adhoc it starts in ~40 s instead of ~3 min"."""
+    without = cf.get("start_in_s_without")
+    instead = f"~{seconds(without)}" if without is not None else "not within the forecast's horizon"
+    now = "now" if cf["start_in_s"] < 1 else f"in ~{seconds(cf['start_in_s'])}"
+    return f"with {cf['change']} it starts {now} instead of {instead}"

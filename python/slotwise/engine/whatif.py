@@ -106,3 +106,58 @@ def whatif(copies, times: dict, now: float, change: Change, horizon: float = 360
 
     b, a = combined(before_plays), combined(after_plays)
     return {"apps": {app_id: {"before": b[app_id], "after": a.get(app_id)} for app_id in b}, "error": None}
+
+
+def candidates(live, app_id: str) -> list[Change]:
+    """The single changes a counterfactual tries for a waiting app, the
+    smallest first: its priority one up, its queue's weight doubled, then
+    moved to each other leaf queue (the least used first, at most five), its
+    queue's weight four times. Read from the live engine under the lock."""
+    app = live.apps.get(app_id)
+    if app is None:
+        return []
+    q = app.queue
+    out = []
+    if live.kind == "yarn":
+        out.append(Change("priority", app_id, value=app.priority + 1,
+                          said=f"priority {app.priority + 1} for {app_id}"))
+    out.append(Change("set", q.name, "weight", q.weight * 2, f"weight {q.weight * 2:g} on {q.name}"))
+    others = sorted((x for x in live.queues.values() if not x.children and x is not q and x.name != "root"),
+                    key=lambda x: (x.usage.memory_mb + x.usage.map_slots, x.name))[:5]
+    out += [Change("move", app_id, value=x.name, said=f"a move to {x.name}") for x in others]
+    out.append(Change("set", q.name, "weight", q.weight * 4, f"weight {q.weight * 4:g} on {q.name}"))
+    return out
+
+
+def counterfactual(copies, times: dict, now: float, app_id: str, changes: list[Change], within: float = 60.0,
+                   budget: float = 1.0, heartbeat: float | None = None, horizon: float = 3600.0,
+                   clock=None) -> dict | None:
+    """The first of ``changes`` (smallest first) under which ``app_id``
+    starts within ``within`` seconds, played with the median run times, as
+    long as ``budget`` seconds of ``clock`` (process time) last: {"change",
+    "start_in_s", "start_in_s_without", "tried"}; None when none does (or the
+    app starts that soon anyway)."""
+    import time as _time
+
+    clock = clock or _time.process_time
+    started = clock()
+    mid = times[sorted(times)[len(times) // 2]]
+    base = forward.play(copies.engine(now), mid, now, horizon, heartbeat).get(app_id)
+    if base is None or (base.start is not None and base.start - now <= within):
+        return None
+    tried = 0
+    for c in changes:
+        if clock() - started > budget:
+            break
+        e = copies.engine(now)
+        try:
+            c.apply(e)
+        except (ValueError, KeyError):
+            continue
+        tried += 1
+        o = forward.play(e, mid, now, horizon, heartbeat).get(app_id)
+        if o is not None and o.start is not None and o.start - now <= within:
+            return {"change": c.said, "start_in_s": round(max(0.0, o.start - now), 1),
+                    "start_in_s_without": None if base.start is None else round(base.start - now, 1),
+                    "tried": tried}
+    return None

@@ -293,6 +293,22 @@ class StateViews:
         out = _whatif.whatif(copies, times, now, change, horizon, e.settings.heartbeat_interval)
         return {**out, "at": now, "queues": queues, "heartbeat": e.settings.heartbeat_interval}
 
+    def counterfactual(self, app_id: str, within: float = 60.0, budget: float = 1.0) -> dict | None:
+        """The smallest single change that would start a waiting app within
+        ``within`` seconds (engine/whatif.py), tried for at most ``budget``
+        seconds of CPU; None when none does."""
+        door = self._door
+        with _dry_run.fork_hold(door._lock, door._engine), door._clock:
+            now = door._clock.now()
+            e = door._engine
+            if app_id not in e.apps:
+                return None
+            copies = _dry_run.fork(e)
+            times = {0.5: forward.run_times(e, e.durations, 0.5)}
+            changes = _whatif.candidates(e, app_id)
+        return _whatif.counterfactual(copies, times, now, app_id, changes, within, budget,
+                                      e.settings.heartbeat_interval)
+
     # ------------------------------------------------------- driver hints
     # For drivers that may leave out calls that change nothing (the simulator).
     def idle_heartbeat_is_noop(self) -> bool:

@@ -297,6 +297,8 @@ def as_text(out: dict) -> str:
         lines.append(f"standing: {out['standing']['message']}")
     if out.get("forecast"):
         lines.append(f"forecast: {out['forecast']}")
+    if out.get("counterfactual"):
+        lines.append(f"to start within a minute: {out['counterfactual']}")
     if out.get("queue_starvation"):
         lines.append(out["queue_starvation"]["message"])
     if out["holds"]:

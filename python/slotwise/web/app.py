@@ -35,6 +35,7 @@ from ..market.api import MAX_QUERY, Answer
 from . import jobtracker, legacy, market_charts, rm_scheduler, schemas, share_charts, views
 from ..forecaster import Forecaster
 from ..forecaster import as_text as forecast_text
+from ..forecaster import counterfactual_text
 from .history import History
 
 HERE = os.path.dirname(__file__)
@@ -268,6 +269,9 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         if out.get("state") not in ("finished", "rejected"):
             f = forecaster.of(app_id)
             out = {**out, "forecast": forecast_text(f) if f is not None else None}
+        if out.get("state") in ("pending", "waiting to run"):
+            cf = service.core.views.counterfactual(app_id)
+            out["counterfactual"] = counterfactual_text(cf) if cf else None
         return _finite(out)
 
     @app.get("/api/v1/apps/{app_id}/forecast", response_model=schemas.ForecastOut, tags=["read"],

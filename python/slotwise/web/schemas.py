@@ -417,6 +417,9 @@ class ExplainOut(BaseModel):
     preempted_recently: list[dict] = Field(description="the last preemptions of its containers, with why")
     forecast: str | None = Field(None, description="when it starts and ends, in words (the last forecast: "
                                  "/api/v1/apps/{id}/forecast); null when none was made for it")
+    counterfactual: str | None = Field(None, description="a waiting app: the smallest single change that would "
+                                       "start it within a minute, found by what-if plays of a few candidates "
+                                       "(its priority, its queue's weight, a move) within 1 s of CPU; null: none")
 
 
 class DryRunQueue(BaseModel):
