@@ -369,3 +369,12 @@ def test_the_smallest_change_that_starts_a_waiting_app_within_a_minute():
     assert got["tried"] == 3  # priority and weight would not do it
     # x itself runs now: nothing to find for it.
     assert counterfactual(dry_run.fork(e), {0.5: run_times(e, e.durations, 0.5)}, now, "x", changes) is None
+
+
+def test_a_play_out_of_cpu_stops_and_says_so():
+    from slotwise.engine.forward import OVER_BUDGET
+
+    e, clock = scene_two_queues()
+    out = play(e.fork(ManualClock(clock.now())), run_times(e, e.durations, 0.5), clock.now(), budget=0.0)
+    assert {o.why for o in out.values()} == {OVER_BUDGET} and all(o.finish is None for o in out.values())
+    assert once(e, clock.now(), heartbeat=1.0)["x"].finish is not None  # unbounded, the same play ends

@@ -26,6 +26,7 @@ forecast is several plays (say 0.1, 0.5 and 0.9) and gives a range.
 from __future__ import annotations
 
 import heapq
+import time
 
 #: The run times a forecast plays with: its range and its estimate (the
 #: 10th, 50th and 90th percentiles of each sample: an 80% range when run
@@ -36,6 +37,10 @@ QUANTILES = (0.1, 0.5, 0.9)
 NO_RUN_TIME = "no container of its kind has ended yet, so its run time is unknown"
 AM_NOT_ASKED = "its AM has not asked for its tasks yet, so how much it will run is unknown"
 PAST_HORIZON = "not within the forecast's horizon"
+OVER_BUDGET = "not within the CPU the forecast may take (the cluster is too busy to play that far ahead)"
+#: CPU seconds one forecast (all its plays) may take; a play that runs out
+#: stops where it is, and what it had not reached says so.
+BUDGET = 0.3
 
 
 class Outcome:
@@ -70,14 +75,14 @@ def run_times(engine, durations, quantile: float) -> dict:
 
 
 def forecast(copies, times: dict, now: float, horizon: float = 3600.0,
-             heartbeat: float | None = None) -> dict[str, "Forecast"]:
+             heartbeat: float | None = None, budget: float = BUDGET) -> dict[str, "Forecast"]:
     """Each app's forecast: one play per quantile of the run times (``times``:
     quantile -> ``run_times``; the middle one the estimate, the outer ones
     its range), each on an engine ``copies`` makes of the live one as it was
     at ``now`` (``views.dry_run.Copier``: forked under the driver's lock,
     with the run times, and played outside it)."""
     qs = sorted(times)
-    plays = [play(copies.engine(now), times[q], now, horizon, heartbeat) for q in qs]
+    plays = [play(copies.engine(now), times[q], now, horizon, heartbeat, budget=budget / len(qs)) for q in qs]
     low, mid, high = plays[0], plays[len(plays) // 2], plays[-1]
     return {app_id: Forecast(o, low[app_id], high[app_id]) for app_id, o in mid.items()}
 
@@ -104,10 +109,13 @@ class Forecast:
 
 
 def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float | None = None,
-         update: float | None = None) -> dict[str, Outcome]:
+         update: float | None = None, budget: float | None = None) -> dict[str, Outcome]:
     """Each app's outcome when the fork ``e`` (on a ManualClock at
     ``now``) is played forward for ``horizon`` seconds with run times
-    ``times`` (``run_times``)."""
+    ``times`` (``run_times``), in at most ``budget`` seconds of this
+    thread's CPU (None: no bound)."""
+    stop_at = None if budget is None else time.thread_time() + budget
+    over = False
     clock = e.clock
     heartbeat = heartbeat or e.settings.heartbeat_interval
     update = update or e.settings.update_interval
@@ -129,37 +137,63 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
     for c in list(e.containers.values()):
         if not c.is_am:
             runs(c.app_id, c.priority, c.container_id, c.launch_time, now + heartbeat)
+    # Only nodes that may have room heartbeat: all at first, then those a
+    # container ended on, until a heartbeat leaves one without room (a full
+    # cluster's other nodes could place nothing). Only apps something
+    # happened to are asked whether they are done.
+    order = {n: i for i, n in enumerate(e.nodes)}
+
+    def has_room(node_id: str) -> bool:
+        node = e.nodes.get(node_id)
+        return node is not None and any(o.has_room(node.capacity - node.used) for o in e.offers)
+
+    room = {n for n in order if has_room(n)}
+    touched = set(e.apps)
     t, next_update, last = now, now, now + horizon
     while t <= last:
+        if stop_at is not None and time.thread_time() > stop_at:
+            over = True
+            break
         while ends and ends[0][0] <= t:
-            e.container_finished(heapq.heappop(ends)[2])
+            c = e.containers.get(heapq.heappop(ends)[2])
+            if c is not None:
+                room.add(c.node_id)
+                touched.add(c.app_id)
+                e.container_finished(c.container_id)
         if t >= next_update:
             e.update()
             next_update = t + update
-        for app in list(e.apps.values()):
-            d = _done(e, app)
+        for app_id in sorted(touched):
+            app = e.apps.get(app_id)
+            d = _done(e, app) if app is not None else False
             if d:
-                out[app.app_id].finish = t
-                e.remove_app(app.app_id)
+                out[app_id].finish = t
+                e.remove_app(app_id)
             elif d is None:
-                why.setdefault(app.app_id, AM_NOT_ASKED)
-        if e.root.active_apps:
-            for node_id in list(e.nodes):
+                why.setdefault(app_id, AM_NOT_ASKED)
+        touched = set()
+        if e.root.active_apps and room:
+            for node_id in sorted(room, key=order.__getitem__):
+                if stop_at is not None and time.thread_time() > stop_at:
+                    break
                 for a in e.heartbeat(node_id):
                     o = out[a.app_id]
                     if o.start is None:
                         o.start = t
+                    touched.add(a.app_id)
                     if not a.is_am:
                         runs(a.app_id, a.priority, a.container_id, t, t)
+                if not has_room(node_id):
+                    room.discard(node_id)
             t += heartbeat
         elif ends:
-            t = max(ends[0][0], t + 1e-9)  # nothing waits: on to the next end
+            t = max(ends[0][0], t + 1e-9)  # nothing can be placed until something ends: on to it
         else:
             break
         clock.set(t)
     for app_id, o in out.items():
         if o.finish is None:
-            o.why = why.get(app_id, PAST_HORIZON)
+            o.why = why.get(app_id, OVER_BUDGET if over else PAST_HORIZON)
     return out
 
 
