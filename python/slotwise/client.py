@@ -54,28 +54,26 @@ def _dump(out: dict, status: int) -> int:
     return status
 
 
-def cmd_explain(args) -> int:
+def _about_app(args, what: str, say) -> int:
+    """``slotwise WHAT APP``: GET /api/v1/apps/APP/WHAT, printed with ``say``
+    (or as JSON with --json)."""
     try:
-        out = call(args.server, f"/api/v1/apps/{urllib.parse.quote(args.app, safe='')}/explain")
+        out = call(args.server, f"/api/v1/apps/{urllib.parse.quote(args.app, safe='')}/{what}")
     except ServerError as e:
-        print(f"slotwise explain: {e}", file=sys.stderr)
+        print(f"slotwise {what}: {e}", file=sys.stderr)
         return 1
     if args.json:
         return _dump(out, 0)
-    print(as_text(out))
+    print(say(out))
     return 0
+
+
+def cmd_explain(args) -> int:
+    return _about_app(args, "explain", as_text)
 
 
 def cmd_forecast(args) -> int:
-    try:
-        out = call(args.server, f"/api/v1/apps/{urllib.parse.quote(args.app, safe='')}/forecast")
-    except ServerError as e:
-        print(f"slotwise forecast: {e}", file=sys.stderr)
-        return 1
-    if args.json:
-        return _dump(out, 0)
-    print(f"{out['app']}: {out['text']}")
-    return 0
+    return _about_app(args, "forecast", lambda out: f"{out['app']}: {out['text']}")
 
 
 def _horizon(text: str) -> float:

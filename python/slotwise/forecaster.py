@@ -14,14 +14,11 @@ the last took: the server's heartbeats share its interpreter.
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import threading
 import time
 
+from .periodic import Periodic
 from .views.link import GONE, link_state
-
-log = logging.getLogger(__name__)
 
 #: How often the forecasts are made again, and how far ahead they look.
 EVERY = 5.0
@@ -76,22 +73,22 @@ def as_text(r: dict) -> str:
     return ", ".join(parts)
 
 
-class Forecaster:
+class Forecaster(Periodic):
     """The last forecast of every app, made by ``refresh``: by the thread
     ``start`` runs every ``every`` seconds, or by a test directly."""
 
+    name, what = "slotwise-forecasts", "forecasting the apps"
+
     def __init__(self, service, every: float = EVERY, horizon: float = HORIZON, clock=time.time,
                  thread: bool = True) -> None:
+        super().__init__(every, thread)
         self.service = service
-        self.every, self.horizon = every, horizon
+        self.horizon = horizon
         self._clock = clock
-        self._own_thread = thread
         self._lock = threading.Lock()
         self._latest: dict | None = None
         self._gone = False
         self.cpu_ms = 0.0  # the last forecast's CPU
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def refresh(self) -> None:
         """Play the live state forward now (not while the master is gone)."""
@@ -125,32 +122,11 @@ class Forecaster:
         with self._lock:
             return dict(self._latest or {})
 
-    def _run(self) -> None:
-        wait = self.every
-        while not self._stop.wait(wait):
-            try:
-                self.refresh()
-            except Exception:  # one forecast lost is no reason to stop making them
-                log.exception("forecasting the apps failed")
-            # At most a tenth of a core: the server's heartbeats share its interpreter.
-            wait = max(self.every, 10 * self.cpu_ms / 1000.0)
+    tick = refresh
 
-    def start(self) -> "Forecaster":
-        if self._thread is None and self._own_thread:
-            self._thread = threading.Thread(target=self._run, name="slotwise-forecasts", daemon=True)
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    @contextlib.asynccontextmanager
-    async def lifespan(self, _app):
-        self.start()
-        try:
-            yield
-        finally:
-            self.stop()
+    def pause(self) -> float:
+        """At most a tenth of a core: the server's heartbeats share its interpreter."""
+        return max(self.every, 10 * self.cpu_ms / 1000.0)
 
 
 def counterfactual_text(cf: dict) -> str:

@@ -10,6 +10,7 @@ decodes, checks, applies and answers; it holds no view.
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from ..engine import LOCALITY_NAMES, RECOVERY_QUEUE
@@ -267,47 +268,45 @@ class StateViews:
             preemption = door._engine.settings.preemption
         return _dry_run.dry_run(copies, now, config, scope, preemption, door.dims)
 
+    @contextlib.contextmanager
+    def _to_play(self, quantiles=forward.QUANTILES):
+        """``with views._to_play() as (e, now, copies, times):`` one hold of
+        the lock, as a dry run's, for what a forward play starts from: the
+        engine (read only), its time, a Copier of it and the run times at
+        each quantile; the plays go outside it."""
+        door = self._door
+        with _dry_run.fork_hold(door._lock, door._engine), door._clock:
+            e = door._engine
+            yield e, door._clock.now(), _dry_run.fork(e), \
+                {q: forward.run_times(e, e.durations, q) for q in quantiles}
+
     def forecasts(self, horizon: float = 3600.0) -> dict:
         """Each app's start and finish, played forward from the live state
-        (engine/forward.py): the fork and the run times taken in one hold of
-        the lock, as a dry run's, the plays outside it. {"at": the engine's
-        time they start from, "apps": app id -> Forecast}."""
-        door = self._door
-        with _dry_run.fork_hold(door._lock, door._engine), door._clock:
-            now = door._clock.now()
-            copies = _dry_run.fork(door._engine)
-            e = door._engine
-            times = {q: forward.run_times(e, e.durations, q) for q in forward.QUANTILES}
-        return {"at": now, "apps": forward.forecast(copies, times, now, horizon, e.settings.heartbeat_interval)}
+        (engine/forward.py). {"at": the engine's time they start from,
+        "apps": app id -> Forecast}."""
+        with self._to_play() as (e, now, copies, times):
+            beat = e.settings.heartbeat_interval
+        return {"at": now, "apps": forward.forecast(copies, times, now, horizon, beat)}
 
     def whatif(self, change, horizon: float = 600.0) -> dict:
-        """Each app's forecast without ``change`` and with it (engine/whatif.py),
-        from copies taken as ``forecasts`` takes them; nothing live changes."""
-        door = self._door
-        with _dry_run.fork_hold(door._lock, door._engine), door._clock:
-            now = door._clock.now()
-            copies = _dry_run.fork(door._engine)
-            e = door._engine
-            times = {q: forward.run_times(e, e.durations, q) for q in forward.QUANTILES}
+        """Each app's forecast without ``change`` and with it (engine/whatif.py);
+        nothing live changes."""
+        with self._to_play() as (e, now, copies, times):
             queues = {a.app_id: a.queue.name for a in e.apps.values()}
-        out = _whatif.whatif(copies, times, now, change, horizon, e.settings.heartbeat_interval)
-        return {**out, "at": now, "queues": queues, "heartbeat": e.settings.heartbeat_interval}
+            beat = e.settings.heartbeat_interval
+        out = _whatif.whatif(copies, times, now, change, horizon, beat)
+        return {**out, "at": now, "queues": queues, "heartbeat": beat}
 
     def counterfactual(self, app_id: str, within: float = 60.0, budget: float = 1.0) -> dict | None:
         """The smallest single change that would start a waiting app within
         ``within`` seconds (engine/whatif.py), tried for at most ``budget``
         seconds of CPU; None when none does."""
-        door = self._door
-        with _dry_run.fork_hold(door._lock, door._engine), door._clock:
-            now = door._clock.now()
-            e = door._engine
+        with self._to_play((0.5,)) as (e, now, copies, times):
             if app_id not in e.apps:
                 return None
-            copies = _dry_run.fork(e)
-            times = {0.5: forward.run_times(e, e.durations, 0.5)}
             changes = _whatif.candidates(e, app_id)
-        return _whatif.counterfactual(copies, times, now, app_id, changes, within, budget,
-                                      e.settings.heartbeat_interval)
+            beat = e.settings.heartbeat_interval
+        return _whatif.counterfactual(copies, times, now, app_id, changes, within, budget, beat)
 
     # ------------------------------------------------------- driver hints
     # For drivers that may leave out calls that change nothing (the simulator).

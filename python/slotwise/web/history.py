@@ -5,14 +5,11 @@ charts: each queue's row sampled every few seconds into a bounded ring
 from __future__ import annotations
 
 import collections
-import contextlib
-import logging
 import threading
 import time
 
+from ..periodic import Periodic
 from ..views.link import GONE, link_state
-
-log = logging.getLogger(__name__)
 
 #: Sampled every 5 s, 720 samples hold the last hour.
 EVERY = 5.0
@@ -33,22 +30,21 @@ def measure(amount: dict | None) -> float:
     return 0.0 if x == float("inf") else float(x)
 
 
-class History:
+class History(Periodic):
     """The last ``cap`` samples of every queue, taken by ``sample``: by the
     thread ``start`` runs every ``every`` seconds, or by a test directly."""
+
+    name, what = "slotwise-history", "sampling the queues for the console's history"
 
     def __init__(self, service, every: float = EVERY, cap: int = CAP, clock=time.time, thread: bool = True) -> None:
         """``thread``: False for samples taken only by ``sample`` (a test on a
         manual clock); ``every`` then only says how far apart they are."""
+        super().__init__(every, thread)
         self.service = service
-        self._own_thread = thread
-        self.every = every
         self.cap = cap
         self._clock = clock
         self._samples: collections.deque = collections.deque(maxlen=cap)
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def sample(self) -> None:
         """Record the queues now; not while the master is away (its last
@@ -77,28 +73,10 @@ class History:
                     out[q][f].append(None if row is None else row[i])
         return {"t": [t for t, _ in samples], "every": self.every, "cap": self.cap, "queues": out}
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            try:
-                self.sample()
-            except Exception:  # a sample lost is no reason to stop keeping the rest
-                log.exception("sampling the queues for the console's history failed")
+    tick = sample
 
     def start(self) -> "History":
+        """A first sample at once, then one every ``every`` seconds."""
         if self._thread is None and self._own_thread:
             self.sample()
-            self._thread = threading.Thread(target=self._run, name="slotwise-history", daemon=True)
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    @contextlib.asynccontextmanager
-    async def lifespan(self, _app):
-        """The web app's lifespan: samples while the server serves."""
-        self.start()
-        try:
-            yield
-        finally:
-            self.stop()
+        return super().start()

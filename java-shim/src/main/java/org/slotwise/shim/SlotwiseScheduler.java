@@ -145,9 +145,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   }
 
   @Override
-  public void recover(RMState state) {
-    // Apps and containers come back through APP_ADDED and NODE_ADDED.
-  }
+  public void recover(RMState state) { } // apps and containers come back through APP_ADDED and NODE_ADDED
 
   public ShimRuntime runtime() {
     return runtime;
@@ -231,8 +229,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
         deltas.launched(containerRecord(c, null, c.isAMContainer()));
       }
     });
-    LOG.info("Slotwise: added node {} ({}); cluster {}", nm.getNodeID(), nm.getTotalCapability(),
-        getClusterResource());
+    LOG.info("Slotwise: added node {} ({}); cluster {}", nm.getNodeID(), nm.getTotalCapability(), getClusterResource());
   }
 
   private void removeNode(RMNode nm) {
@@ -525,8 +522,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
       forgetQueues(gone);
       if (answer.resync()) {
         deltas.requireFull();
-        LOG.warn("Slotwise: Python found its view of the cluster different from the RM's; "
-            + "sending the full state");
+        LOG.warn("Slotwise: Python found its view of the cluster different from the RM's; sending the full state");
       }
     });
     for (Messages.MoveOrder m : answer.move()) {
@@ -634,13 +630,13 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
     });
   }
 
-  /** The AM's path: new asks, releases and blacklist; takes new containers. */
   /** Asks round up as the FairScheduler rounds them, so a cluster runs the containers it ran under it. */
   @Override
   public Resource getNormalizedResource(Resource ask, Resource max) {
     return SchedulerUtils.getNormalizedResource(ask, calculator, getMinimumResourceCapability(), max, increment);
   }
 
+  /** The AM's path: new asks, releases and blacklist; takes new containers. */
   @Override
   public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> ask,
       List<SchedulingRequest> schedulingRequests, List<ContainerId> release,
@@ -998,8 +994,7 @@ public class SlotwiseScheduler extends AbstractYarnScheduler<SlotwiseAppAttempt,
   }
 
   @Override
-  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive)
-      throws IOException {
+  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive) throws IOException {
     String name = SlotwiseQueue.qualify(queueName);
     SlotwiseQueue q = name == null ? null : queues.get(name);
     if (q == null) {

@@ -19,8 +19,7 @@ public final class FifoFallback {
   public record App<T>(T attempt, String id, int priority, long submitTime) {
   }
 
-  public static final Comparator<App<?>> APP_ORDER = Comparator
-      .comparingInt((App<?> a) -> -a.priority())
+  public static final Comparator<App<?>> APP_ORDER = Comparator.comparingInt((App<?> a) -> -a.priority())
       .thenComparingLong(App::submitTime)
       .thenComparing(App::id);
 

@@ -62,8 +62,7 @@ public final class PolicyLink {
 
   /** Benchmarks time calls through this (slotwise.call-observer.class); null otherwise. */
   public interface CallObserver {
-    void observe(String method, long waitNs, long buildNs, long invokeNs, long totalNs,
-        int argChars, int answerChars);
+    void observe(String method, long waitNs, long buildNs, long invokeNs, long totalNs, int argChars, int answerChars);
   }
 
   private final long timeoutMs;
@@ -437,8 +436,7 @@ public final class PolicyLink {
   }
 
   /** Strict: no unknown fields, no coerced types; nulls left out when writing. */
-  static final ObjectMapper MAPPER = JsonMapper.builder()
-      .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+  static final ObjectMapper MAPPER = JsonMapper.builder().propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
       .serializationInclusion(JsonInclude.Include.NON_NULL)
       .enable(DeserializationFeature.FAIL_ON_NUMBERS_FOR_ENUMS)
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -512,8 +510,7 @@ public final class PolicyLink {
         openEpisode("a newly registered policy server is warming up (its first call is under way)");
       }
       if (episodeFallbacks++ == 0) {
-        LOG.warn("Slotwise: the built-in FIFO schedules heartbeats until Python answers again ({})",
-            lastReason);
+        LOG.warn("Slotwise: the built-in FIFO schedules heartbeats until Python answers again ({})", lastReason);
       }
     }
   }

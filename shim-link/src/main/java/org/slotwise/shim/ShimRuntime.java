@@ -122,8 +122,7 @@ public final class ShimRuntime {
       int listening = server.getListeningPort();
       writePrivate(infoFile, "{\"port\": " + listening + ", \"pid\": "
           + ProcessHandle.current().pid() + ", \"pid_ns\": \"" + pidNamespace() + "\"}");
-      LOG.info("Slotwise: Py4J gateway listening on 127.0.0.1:{} (token {}, info {})", listening, tokenFile,
-          infoFile);
+      LOG.info("Slotwise: Py4J gateway listening on 127.0.0.1:{} (token {}, info {})", listening, tokenFile, infoFile);
       return listening;
     } catch (Throwable t) {
       LOG.error("Slotwise: the Py4J gateway did not start on 127.0.0.1:{}; the built-in FIFO schedules until the "
