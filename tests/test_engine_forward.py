@@ -255,7 +255,7 @@ def whatif_of(e: Engine, now: float, change):
 
     copies = dry_run.fork(e)
     times = {q: run_times(e, e.durations, q) for q in QUANTILES}
-    return whatif(copies, times, now, change, heartbeat=1.0)
+    return whatif(copies, times, now, change, horizon=120.0, heartbeat=1.0)
 
 
 def scene_two_queues():
@@ -284,6 +284,13 @@ def test_what_if_a_weight_changed_plays_both_and_changes_nothing_live():
     assert x["before"].finish == y["before"].finish == now + 30
     assert y["after"].finish == now + 20 and x["after"].finish >= x["before"].finish
     assert (e.config, sorted(e.containers), e.queues["root.b"].weight) == live
+    # Each queue's share over the horizon, per play: b holds half the slots while both run, three
+    # quarters with weight 3, and nothing once its app is done.
+    before, after = out["traces"]["before"], out["traces"]["after"]
+    share = {tr: dict(zip(tr.t, tr.queues["root.b"])) for tr in (before, after)}
+    assert share[before][5.0] == 0.5 and share[after][5.0] == 0.75
+    assert share[after][25.0] == 0.0 and share[before][25.0] == 0.5
+    assert abs(after.mean()["root.b"] - before.mean()["root.b"]) < 0.01  # the same work, done sooner
 
 
 def test_what_if_an_app_moved_or_its_priority_set():

@@ -110,6 +110,9 @@ def test_what_if_over_http_and_the_cli(tmp_path, capsys):
         assert out["error"] is None and out["change"] == "--set b.weight=3"
         rows = {r["app"]: r for r in out["apps"]}
         assert set(rows) == {"x", "y"} and rows["y"]["finish_before"] is not None
+        shares = {q["queue"]: q for q in out["queues"]}
+        assert {"root.a", "root.b"} <= set(shares) and shares["root.b"]["after"][0][0] == 0
+        assert len(shares["root.b"]["before"]) == len(shares["root.a"]["before"]) > 1
         assert (sorted(core._engine.containers), core._engine.queues["root.b"].weight) == before
         two = httpx.post(f"{url}/api/v1/whatif", json={"set": "b.weight=3", "move": ["x", "root.b"]}, headers=hdr)
         assert two.status_code == 400 and "exactly one change" in two.json()["detail"]

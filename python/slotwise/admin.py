@@ -205,8 +205,17 @@ class SchedulerService:
             apps.append({"app": app_id, "queue": out["queues"].get(app_id, ""), "start_before": sb, "start_after": sa,
                          "finish_before": fb, "finish_after": fa, "why_before": b.why,
                          "why_after": a.why if a is not None else None, "changed": moved})
+        queues = []
+        traces = out.get("traces")
+        if traces:
+            b, a = traces["before"], traces["after"]
+            mb, ma = b.mean(), a.mean()
+            for name in sorted(set(b.queues) | set(a.queues)):
+                queues.append({"queue": name, "share_before": mb.get(name, 0.0), "share_after": ma.get(name, 0.0),
+                               "before": [[t, x] for t, x in zip(b.t, b.queues.get(name, []))],
+                               "after": [[t, x] for t, x in zip(a.t, a.queues.get(name, []))]})
         return {"change": change.said, "error": out["error"], "at": at, "horizon_s": body.horizon_s,
-                "cpu_ms": round((time.process_time() - cpu) * 1000, 1), "apps": apps}
+                "cpu_ms": round((time.process_time() - cpu) * 1000, 1), "apps": apps, "queues": queues}
 
     # ---------------------------------------------------------------- actions
     def _through_rm(self) -> bool:

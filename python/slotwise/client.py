@@ -125,6 +125,11 @@ def cmd_whatif(args) -> int:
     for r in rows:
         print(f"  {r['app']} ({r['queue']}): starts {_ahead(r['start_before'])} -> {_ahead(r['start_after'])}, "
               f"ends {_ahead(r['finish_before'])} -> {_ahead(r['finish_after'])}")
+    moved = [q for q in out.get("queues", []) if abs(q["share_after"] - q["share_before"]) >= 0.005]
+    if moved:
+        print("mean share over the horizon:")
+    for q in moved:
+        print(f"  {q['queue']}: {100 * q['share_before']:.1f}% -> {100 * q['share_after']:.1f}%")
     return 0
 
 

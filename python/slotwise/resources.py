@@ -95,6 +95,18 @@ OFFERS: dict = {}
 OFFERED = {"memory_mb": ("memory_mb", "vcores"), "map_slots": ("map_slots",), "reduce_slots": ("reduce_slots",)}
 
 
+def measure(amount: dict | None) -> float:
+    """One number per amount: memory (MB) on YARN, slots (maps and reduces
+    together) on MRv1; an unlimited amount counts as 0 (never drawn)."""
+    if not amount:
+        return 0.0
+    if "map_slots" in amount:
+        x = (amount.get("map_slots") or 0) + (amount.get("reduce_slots") or 0)
+    else:
+        x = amount.get("memory_mb") or 0
+    return 0.0 if x == float("inf") else float(x)
+
+
 class Resource:
     __slots__ = ALL_DIMS
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import heapq
 import time
 
+from ..resources import KIND_DIMS, measure
+
 #: The run times a forecast plays with: its range and its estimate (the
 #: 10th, 50th and 90th percentiles of each sample: an 80% range when run
 #: times are what spreads the outcomes).
@@ -109,11 +111,12 @@ class Forecast:
 
 
 def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float | None = None,
-         update: float | None = None, budget: float | None = None) -> dict[str, Outcome]:
+         update: float | None = None, budget: float | None = None, trace: "Trace | None" = None) -> dict[str, Outcome]:
     """Each app's outcome when the fork ``e`` (on a ManualClock at
     ``now``) is played forward for ``horizon`` seconds with run times
     ``times`` (``run_times``), in at most ``budget`` seconds of this
-    thread's CPU (None: no bound)."""
+    thread's CPU (None: no bound); ``trace`` (a what-if's) is given each
+    leaf queue's share as the play goes."""
     stop_at = None if budget is None else time.thread_time() + budget
     over = False
     clock = e.clock
@@ -185,16 +188,62 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
                         runs(a.app_id, a.priority, a.container_id, t, t)
                 if not has_room(node_id):
                     room.discard(node_id)
+            if trace is not None:
+                trace.sample(e, t - now)
             t += heartbeat
         elif ends:
+            if trace is not None:
+                trace.sample(e, t - now)
             t = max(ends[0][0], t + 1e-9)  # nothing can be placed until something ends: on to it
         else:
             break
         clock.set(t)
+    if trace is not None:
+        trace.sample(e, t - now)
+        trace.close(horizon if not over else t - now)
     for app_id, o in out.items():
         if o.finish is None:
             o.why = why.get(app_id, OVER_BUDGET if over else PAST_HORIZON)
     return out
+
+
+class Trace:
+    """Each leaf queue's share of the cluster (memory on YARN, slots on
+    MRv1: ``resources.measure``) as a play goes, read every ``every``
+    seconds of the play: ``t`` (seconds from its start) and ``queues``
+    (name -> fractions, one per ``t``). The play tells it the state after
+    each of its steps (``at``); a point between two steps reads the
+    earlier one, as the shares did not move in between."""
+
+    __slots__ = ("every", "t", "queues", "_now")
+
+    def __init__(self, every: float) -> None:
+        self.every, self.t, self.queues, self._now = every, [], {}, None
+
+    def sample(self, e, at: float) -> None:
+        self._fill(at)
+        dims = KIND_DIMS[e.kind]
+        total = measure(e.cluster.to_dict(dims)) or 1.0
+        self._now = {q.name: round(measure(q.usage.to_dict(dims)) / total, 4)
+                     for q in e.queues.values() if q.is_leaf}
+
+    def close(self, at: float) -> None:
+        """The play ended at ``at`` (its horizon, or nothing left to do):
+        the points up to it read its last state."""
+        self._fill(at + 1e-9)
+
+    def _fill(self, before: float) -> None:
+        if self._now is None:
+            return
+        while (k := len(self.t)) * self.every < before:
+            self.t.append(round(k * self.every, 3))
+            for name in self._now.keys() | self.queues.keys():
+                self.queues.setdefault(name, [0.0] * k).append(self._now.get(name, 0.0))
+
+    def mean(self) -> dict[str, float]:
+        """Each queue's mean share over the points."""
+        n = len(self.t) or 1
+        return {q: round(sum(col) / n, 4) for q, col in self.queues.items()}
 
 
 def _done(e, app) -> bool | None:

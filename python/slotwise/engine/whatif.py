@@ -80,32 +80,44 @@ def parse_set(text: str) -> Change:
     return Change("set", queue, field, getattr(parsed, "value", parsed), f"--set {text}")
 
 
+#: How many points each queue's share over the horizon is sampled at.
+TRACE_POINTS = 120
+
+
 def whatif(copies, times: dict, now: float, change: Change, horizon: float = 3600.0,
            heartbeat: float | None = None) -> dict:
     """Each app's forecast without ``change`` and with it, from two copies
     of the live engine as it was at ``now`` (``views.dry_run.Copier``):
-    {"apps": app id -> {"before": Forecast, "after": Forecast}, "error":
-    why the change cannot be made (then nothing is played)}."""
+    {"apps": app id -> {"before": Forecast, "after": Forecast}, "traces":
+    {"before": Trace, "after": Trace} (each leaf queue's share over the
+    horizon, in the median plays), "error": why the change cannot be made
+    (then nothing is played)}."""
     after = copies.engine(now)
     try:
         change.apply(after)
     except (ValueError, KeyError) as e:
-        return {"apps": {}, "error": str(e).strip("'") or f"{change.said}: cannot be made"}
+        return {"apps": {}, "traces": None, "error": str(e).strip("'") or f"{change.said}: cannot be made"}
     qs = sorted(times)
-    before_plays = [forward.play(copies.engine(now), times[q], now, horizon, heartbeat) for q in qs]
+    mid = len(qs) // 2
+    traces = {"before": forward.Trace(max(horizon / TRACE_POINTS, heartbeat or 0.0)),
+              "after": forward.Trace(max(horizon / TRACE_POINTS, heartbeat or 0.0))}
+    before_plays = [forward.play(copies.engine(now), times[q], now, horizon, heartbeat,
+                                 trace=traces["before"] if k == mid else None) for k, q in enumerate(qs)]
     after_plays = []
     for k, q in enumerate(qs):
         e = after if k == 0 else copies.engine(now)
         if k:
             change.apply(e)
-        after_plays.append(forward.play(e, times[q], now, horizon, heartbeat))
+        after_plays.append(forward.play(e, times[q], now, horizon, heartbeat,
+                                        trace=traces["after"] if k == mid else None))
 
     def combined(plays):
         low, mid, high = plays[0], plays[len(plays) // 2], plays[-1]
         return {a: forward.Forecast(o, low[a], high[a]) for a, o in mid.items()}
 
     b, a = combined(before_plays), combined(after_plays)
-    return {"apps": {app_id: {"before": b[app_id], "after": a.get(app_id)} for app_id in b}, "error": None}
+    return {"apps": {app_id: {"before": b[app_id], "after": a.get(app_id)} for app_id in b}, "error": None,
+            "traces": traces}
 
 
 def candidates(live, app_id: str) -> list[Change]:

@@ -9,6 +9,7 @@ import threading
 import time
 
 from ..periodic import Periodic
+from ..resources import measure
 from ..views.link import GONE, link_state
 
 #: Sampled every 5 s, 720 samples hold the last hour.
@@ -16,18 +17,6 @@ EVERY = 5.0
 CAP = 720
 #: What a sample keeps of each queue.
 FIELDS = ("usage", "fair_share", "steady_fair_share", "min_share", "demand")
-
-
-def measure(amount: dict | None) -> float:
-    """One number per amount: memory (MB) on YARN, slots (maps and reduces
-    together) on MRv1; an unlimited amount counts as 0 (never drawn)."""
-    if not amount:
-        return 0.0
-    if "map_slots" in amount:
-        x = (amount.get("map_slots") or 0) + (amount.get("reduce_slots") or 0)
-    else:
-        x = amount.get("memory_mb") or 0
-    return 0.0 if x == float("inf") else float(x)
 
 
 class History(Periodic):

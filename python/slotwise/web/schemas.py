@@ -220,6 +220,15 @@ class WhatIfApp(BaseModel):
     changed: bool = Field(description="its start or finish moves by more than a heartbeat")
 
 
+class WhatIfQueue(BaseModel):
+    queue: str
+    share_before: float = Field(description="its mean share of the cluster over the horizon without the change "
+                                "(memory on YARN, slots on MRv1; 0 to 1)")
+    share_after: float
+    before: list[list[float]] = Field(description="[seconds from `at`, share] over the horizon without the change")
+    after: list[list[float]]
+
+
 class WhatIfOut(BaseModel):
     change: str
     error: str | None = Field(description="why the change cannot be made (nothing played)")
@@ -227,6 +236,7 @@ class WhatIfOut(BaseModel):
     horizon_s: float
     cpu_ms: float
     apps: list[WhatIfApp]
+    queues: list[WhatIfQueue] = Field(default_factory=list, description="each leaf queue's share over the horizon")
 
 
 class JobTrackerActionIn(BaseModel):

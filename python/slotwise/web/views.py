@@ -9,7 +9,7 @@ from markupsafe import Markup, escape
 
 from ..forecaster import as_text as forecast_text
 from ..views.link import GONE, link_state
-from .history import measure
+from ..resources import measure
 
 
 NBSP = "\u00a0"  # inside "123 MB": a narrow column breaks an amount only after its comma
