@@ -66,6 +66,8 @@ def test_the_last_forecast_is_served_and_said_in_words(tmp_path, capsys):
     try:
         got = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/x/forecast", timeout=60).json()
         assert got["finish_in_s"] == x["finish_in_s"] and got["text"] == as_text(x)
+        every = httpx.get(f"http://127.0.0.1:{port}/api/v1/forecasts", timeout=60).json()
+        assert [r["app"] for r in every["apps"]] == ["y", "x"] and every["apps"][1] == got
         assert cli.main(["forecast", "x", "--server", f"http://127.0.0.1:{port}"]) == 0
         assert capsys.readouterr().out == f"x: {as_text(x)}\n"
         why = httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/x/explain", timeout=60).json()

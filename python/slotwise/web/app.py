@@ -285,6 +285,13 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
                                   f"(forecasts are made every {forecaster.every:g} s)")
         return {**r, "text": forecast_text(r)}
 
+    @app.get("/api/v1/forecasts", response_model=schemas.ForecastsOut, tags=["read"])
+    def forecasts():
+        """Every app's last forecast (as /api/v1/apps/{id}/forecast gives
+        one), the most recently submitted first, at most 10,000."""
+        rows = sorted(forecaster.all().values(), key=lambda r: r["app"], reverse=True)[:10_000]
+        return {"every_s": forecaster.every, "apps": [{**r, "text": forecast_text(r)} for r in rows]}
+
     @app.post("/api/v1/config/dry-run", response_model=schemas.DryRunOut, tags=["admin"],
               responses={400: {"model": schemas.ErrorOut}, 401: {"model": schemas.ErrorOut},
                          409: {"model": schemas.ErrorOut},

@@ -315,6 +315,11 @@ class ForecastOut(BaseModel):
     text: str = Field(description="in words: starts in ~40 s (25-70 s), ends in ~3 min (2-4 min)")
 
 
+class ForecastsOut(BaseModel):
+    every_s: float = Field(description="how often the forecasts are made again, seconds")
+    apps: list[ForecastOut]
+
+
 class HoldOut(BaseModel):
     """One reason an app runs no more than it does, with the figures behind it."""
 
