@@ -3,9 +3,10 @@ live state is played forward (``StateViews.forecasts``: a fork taken in one
 short hold of the lock, the plays outside it), never on a heartbeat's path,
 and the API, the CLI and the console read the last one made.
 
-A forecast is in the engine's time (seconds since the epoch behind a real
-master); what a reader is told is relative to when it was made: "starts in
-~40 s (25-70 s)". While the master is gone nothing is forecast (the state
+A forecast is in the engine's time (a monotonic clock behind a real
+master: only its distance from the forecast's ``at`` means anything; add
+``made_at - at`` for the wall clock); what a reader is told is relative to
+when it was made: "starts in ~40 s (25-70 s)". While the master is gone nothing is forecast (the state
 stands still, so its play would say nothing true), and the answer says so.
 A forecast takes at most 0.3 s of CPU (``forward.BUDGET``; what it had not
 reached by then says so) and the next waits at least ten times as long as

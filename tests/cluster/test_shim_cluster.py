@@ -298,6 +298,39 @@ def test_queue_with_max_running_apps_one_holds_the_second_job(shim):
     assert first_assign[second.app_id] >= finished - 0.5
 
 
+def test_a_waiting_apps_forecast_holds_its_real_start(shim):
+    """Issue 41: an app waiting behind a queue's running-app limit is given
+    a start by the forecast, and its real start (Python's first container
+    for it) falls in the forecast's range (widened by a heartbeat and an
+    update pass: the play decides on its own pass, the live one on the RM's)."""
+    import httpx
+
+    cluster, serve = shim
+    args = ["-m", "1", "-r", "0", "-mt", "3000"]
+    # A first run of the same job teaches what it does: its AM, one map of about 3 s, its AM's end.
+    assert cluster.submit("sleep", args, queue="limited", user="forecaster").succeeded
+    t1, r1 = run_async(cluster, "sleep", args, queue="limited", user="forecaster")
+    running = wait_running_app(cluster, "root.limited")
+    t2, r2 = run_async(cluster, "sleep", args, queue="limited", user="forecaster")
+    said = None
+    deadline = time.monotonic() + 300
+    while said is None and time.monotonic() < deadline and t2.is_alive():
+        for row in httpx.get(f"{serve.url}/api/v1/forecasts", timeout=30).json()["apps"]:
+            waiting = row["app"] != running and not row["started"] and row["start_in_s"] is not None
+            if waiting and row["app"] in app_ids_in(cluster, "root.limited"):
+                said = row
+        time.sleep(0.5)
+    t1.join(900)
+    t2.join(900)
+    assert r1["result"].succeeded and r2["result"].succeeded
+    assert said is not None, "no forecast gave the waiting app a start"
+    assert said["app"] == r2["result"].app_id
+    shift = said["made_at"] - said["at"]  # engine time (monotonic) to the wall clock
+    real = min(e["ts"] for e in serve.events() if e["event"] == "assign" and e["app"] == said["app"])
+    low, high = said["at"] + shift + said["start_in_low_s"], said["at"] + shift + said["start_in_high_s"]
+    assert low - 1.5 <= real <= high + 1.5, (said, real - said["at"] - shift)
+
+
 def test_movetoqueue_changes_the_queue_in_python(shim):
     cluster, serve = shim
     mark = len(serve.events())

@@ -297,7 +297,8 @@ class ForecastOut(BaseModel):
     90th percentiles; null where it cannot tell, and ``why``."""
 
     app: str
-    at: float = Field(description="the engine's time the forecast starts from (seconds since the epoch)")
+    at: float = Field(description="the engine's time the forecast starts from (a monotonic clock: "
+                                  "start and finish are on it; add made_at - at for the wall clock)")
     made_at: float = Field(description="when it was made (wall clock, seconds since the epoch)")
     cpu_ms: float = Field(description="the CPU the whole forecast (every app's) took")
     started: bool = Field(description="it had its first container already")
