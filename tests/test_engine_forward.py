@@ -482,3 +482,118 @@ def test_what_if_a_min_share_is_raised_it_preempts_after_but_not_before():
     x = out["apps"]["x"]
     # Without a min share a was at it at the live pass at 103: with one, the round comes 5 s on.
     assert x["before"].start == 201.0 and x["after"].start == 109.0
+
+
+# ------------------------------------------------ the tasks an AM has not asked for yet
+
+def yarn_app(e: Engine, clock: ManualClock, app_id: str, name: str, maps: int, length: float, delay: float,
+             queue: str = "root.a") -> None:
+    """A YARN app run to its end on node n0 from now: its AM, its ``maps``
+    tasks of ``length`` s asked ``delay`` s after the AM started, the AM's
+    end a second after theirs; then it goes."""
+    e.add_app(app_id, "u", queue, name=name)
+    e.update_requests(app_id, [Request(0, ONE, 1)])
+    e.update()
+    (am,) = e.heartbeat("n0")
+    assert am.is_am
+    clock.advance(delay)
+    e.update_requests(app_id, [Request(0, ONE, 0), Request(1, ONE, maps)])
+    e.update()
+    tasks = [a for _ in range(maps) for a in e.heartbeat("n0")]
+    assert len(tasks) == maps
+    clock.advance(length)
+    for a in tasks:
+        e.container_finished(a.container_id)
+    clock.advance(1)
+    e.container_finished(am.container_id)
+    e.remove_app(app_id)
+
+
+def test_an_app_whose_am_has_not_asked_asks_for_what_its_name_ran_before():
+    e, clock = engine(slots=5)
+    yarn_app(e, clock, "w1", "wordcount", maps=4, length=10.0, delay=2.0)
+    yarn_app(e, clock, "o1", "other", maps=1, length=5.0, delay=2.0)  # the queue's latest, smaller
+    work = e.durations.work_for(type("A", (), {"app_name": "wordcount", "queue": e.queues["root.a"]})())
+    assert (work.tasks, work.am, work.delay) == (((1, ONE, 4, 10.0),), (0, ONE), 2.0)
+    e.add_app("w2", "u", "root.a", name="wordcount")
+    e.update_requests("w2", [Request(0, ONE, 1)])
+    e.update()
+    now = clock.now()
+    out = once(e, now, heartbeat=1.0)
+    # Its AM starts now, asks 2 s later for four 10 s maps, which run at once on the four free slots.
+    assert out["w2"].start == now and out["w2"].finish == now + 2 + 10 and out["w2"].why is None
+    # Its AM already running when the forecast is made: the same, from the AM's start.
+    (am,) = e.heartbeat("n0")
+    clock.advance(1)
+    assert once(e, clock.now(), heartbeat=1.0)["w2"].finish == now + 2 + 10
+    # Nothing of its name: its queue's typical app (the middle one by size, of two the smaller),
+    # its task's run time its own, not the cluster's (10 s for most tasks of priority 1 here).
+    e.remove_app("w2")
+    e.add_app("n2", "u", "root.a", name="never-seen")
+    e.update_requests("n2", [Request(0, ONE, 1)])
+    e.update()
+    o = once(e, clock.now(), heartbeat=1.0)["n2"]
+    assert (o.start, o.finish) == (clock.now(), clock.now() + 2 + 5)
+
+
+def test_an_app_with_nothing_learned_still_cannot_be_told():
+    e, clock = engine(slots=5)
+    e.add_app("w2", "u", "root.a", name="wordcount")
+    e.update_requests("w2", [Request(0, ONE, 1)])
+    e.update()
+    out = once(e, clock.now(), heartbeat=1.0, horizon=60)
+    assert out["w2"].start == 0.0 and out["w2"].finish is None and out["w2"].why == AM_NOT_ASKED
+
+
+def test_an_app_that_ran_nothing_beside_its_am_teaches_nothing():
+    e, clock = engine(slots=5)
+    e.add_app("k", "u", "root.a", name="wordcount")
+    e.update_requests("k", [Request(0, ONE, 1)])
+    e.update()
+    (am,) = e.heartbeat("n0")
+    clock.advance(3)
+    e.remove_app("k")  # killed before it asked
+    assert e.durations.work_cluster.maxlen and not e.durations.work_cluster and not e.durations.tallies
+
+
+# ------------------------------------------------------------ apps still to arrive
+
+def test_apps_arriving_in_a_competing_queue_take_their_fair_share_in_the_play():
+    e, clock = engine(slots=2)
+    job(e, "a0", 1)
+    for i, t0 in enumerate((0, 20, 40)):  # one app of one 10 s task in b every 20 s
+        job(e, f"b{i}", 1, queue="root.b", name="small")
+        run(e, clock, t0 + 20, {"a0": 10.0, f"b{i}": 10.0})
+        e.remove_app(f"b{i}")
+    e.remove_app("a0")
+    job(e, "b3", 1, queue="root.b", name="small")  # at 60, on time
+    job(e, "x", 7)  # seven 10 s tasks in a
+    e.update()
+    now = clock.now()
+    assert now == 60.0
+    closed = once(e, now, heartbeat=1.0, arrivals=False)
+    opened = once(e, now, heartbeat=1.0)
+    assert set(opened) == {"b3", "x"}  # the apps it imagines are not forecast
+    # Without arrivals: x has one slot while b3 runs (60-70), then both: 1 + 2 + 2 + 2 tasks by 100.
+    assert closed["x"].finish == now + 40
+    # With one app in b at 80 and at 100 (every 20 s from the last), each takes a slot for 10 s
+    # under fair share: 1 + 2 + 1 + 2 by 100, the seventh 100-110.
+    assert opened["x"].finish == now + 50
+
+
+def test_arrival_rates_are_bounded_and_a_quiet_queue_slows_down():
+    from slotwise.engine.durations import MIN_SUBMITS, SUBMITS, WINDOW
+
+    d = Durations()
+    for k in range(SUBMITS + 50):
+        d.submitted("root.b", 10.0 * k)
+    assert len(d.submits["root.b"]) == SUBMITS
+    last = 10.0 * (SUBMITS + 49)
+    assert d.arrivals(last + 4) == [("root.b", last + 10, 10.0)]
+    assert d.arrivals(last + 25) == [("root.b", last + 50, 25.0)]  # quiet for 25 s: one every 25 s
+    assert d.arrivals(last + WINDOW + 1) == []  # none in the last ten minutes
+    for k in range(MIN_SUBMITS - 1):
+        d.submitted("root.c", float(k))
+    assert d.arrivals(MIN_SUBMITS - 2.0) == []  # too few to be a rate
+    d.submitted("root.c", MIN_SUBMITS - 1.0)
+    assert d.arrivals(MIN_SUBMITS - 1.0) == [("root.c", float(MIN_SUBMITS), 1.0)]

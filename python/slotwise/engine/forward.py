@@ -117,10 +117,11 @@ def run_times(engine, durations, quantile: float) -> RunTimes:
             work = durations.work_for(app)  # it may not have asked for its tasks yet
             if work is not None:
                 out.work[app.app_id] = work
-                for prio, _res, _n, seconds in work.tasks:
+                for prio, _res, _n, seconds in work.tasks:  # its name's run times, else the work's own
                     if (app.app_id, prio) not in out:
                         est = durations.estimate(app, prio)
-                        out[(app.app_id, prio)] = est.quantile(quantile) if est is not None else seconds
+                        out[(app.app_id, prio)] = est.quantile(quantile) \
+                            if est is not None and est.source != "cluster" else seconds
     for queue, first, spacing in durations.arrivals(engine.clock.now()):
         work = durations.work_of_queue(queue)
         if work is not None:
