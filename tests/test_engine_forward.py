@@ -597,3 +597,31 @@ def test_arrival_rates_are_bounded_and_a_quiet_queue_slows_down():
     assert d.arrivals(MIN_SUBMITS - 2.0) == []  # too few to be a rate
     d.submitted("root.c", MIN_SUBMITS - 1.0)
     assert d.arrivals(MIN_SUBMITS - 1.0) == [("root.c", float(MIN_SUBMITS), 1.0)]
+
+
+def test_a_warned_victim_runs_until_its_kill_and_an_am_taken_ends_its_attempt():
+    clock = ManualClock()
+    e = Engine(parse_allocations(PREEMPTING % "<minResources>4 mb, 4 vcores</minResources>", "alloc.xml"), clock,
+               EngineSettings(preemption=True, preemption_warn_time=2.0, update_interval=1.0))
+    e.add_node("n0", "h0", "/r1", Resource.units(4))
+    job(e, "a0", 1)
+    job(e, "b0", 1, queue="root.b", name="long")
+    run_preempting(e, clock, 101, {"a0": 10.0, "b0": 100.0})
+    e.remove_app("a0")
+    e.remove_app("b0")
+    e.add_app("y", "u", "root.b", name="long")  # a YARN app: its AM and three 100 s tasks fill the node
+    e.update_requests("y", [Request(0, ONE, 1)])
+    e.update()
+    e.heartbeat("n0")
+    e.update_requests("y", [Request(0, ONE, 0), Request(1, ONE, 3)])
+    e.update()
+    assert len(e.heartbeat("n0")) == 3
+    clock.advance(1)
+    job(e, "x", 4)  # a's min share is the whole node: all four of y's go, its AM last
+    e.update()
+    out = once(e, clock.now(), heartbeat=1.0, update=1.0)
+    # a last at its share at 101: warned at the pass at 107, killed 2 s later; x has the node.
+    assert (out["x"].start, out["x"].finish) == (109.0, 119.0)
+    # y's attempt ended with its AM: the AM and its three tasks run again once x is done.
+    assert out["y"].finish == 119.0 + 100
+    assert out.preemptions == {"root.b": 4}

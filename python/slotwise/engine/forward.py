@@ -10,12 +10,27 @@ from then. An AM container runs as long as its app: it ends when the app has
 nothing left to run or ask for, and the app is done then. Nodes heartbeat
 every ``heartbeat`` seconds while something waits and they have room, and
 the update pass runs every ``update`` seconds, so fair shares, limits and
-delay scheduling decide as they do live. Preemption is left out for now.
+delay scheduling decide as they do live.
+
+What the live state does not show, the play models (``_Model``, kept apart
+from its loop), since each moves a waiting app's start:
+
+- Preemption, as the engine decides it: a kill ends its container at once
+  and its app asks again for that task, so the re-run's time counts (a
+  starved queue otherwise waits in the play for victims to end on their
+  own). Each play counts what it took back, per queue (``Outcomes``).
+- The tasks an app whose AM has not asked yet will ask for: what finished
+  apps of its name (else its queue, else the cluster) ran
+  (``Durations.work_for``), asked the learned delay after its AM started.
+- Apps still to arrive: each leaf queue's apps at the rate seen in the last
+  ten minutes, evenly spaced (a forecast is reproducible), each a typical
+  app of that queue; so waiting apps see the share newcomers will take.
+  They are never in the outcomes; ``arrivals=False`` leaves them out.
 
 What it cannot tell it says: an app whose containers have no run time to
-go by yet, or whose AM has not asked for its tasks (a YARN app waiting for
-its AM: how many tasks it will ask for is not known before), has no finish,
-with the reason; nothing past ``horizon`` is forecast.
+go by yet, or whose AM has not asked for its tasks when no finished app
+says what it will ask for, has no finish, with the reason; nothing past
+``horizon`` is forecast.
 
 The play runs on a copy (``views.dry_run.Copier``, which also copies what
 the live engines share and change, a market's budgets) and never touches
@@ -314,16 +329,19 @@ class _Model:
         kills end their containers now and their tasks are asked again."""
         self.last_pass = t
         e = self.e
+        kills = []
         for p in preemptions:
             if not p.kill:
                 self.warned[p.container_id] = t + e.settings.preemption_warn_time
-                continue
-            self.warned.pop(p.container_id, None)
+            elif p.container_id in e.containers and p.app_id in e.apps:
+                self.warned.pop(p.container_id, None)
+                self.counts[p.queue] = self.counts.get(p.queue, 0) + 1
+                kills.append(p)
+        for p in kills:
             c = e.containers.get(p.container_id)
-            app = e.apps.get(p.app_id)
-            if c is None or app is None:
+            if c is None:  # its app's AM was taken in this pass too: it ended with the attempt
                 continue
-            self.counts[p.queue] = self.counts.get(p.queue, 0) + 1
+            app = e.apps[p.app_id]
             lost = [c] + ([x for x in app.containers.values() if x is not c] if c.is_am else [])
             for x in lost:
                 e.container_finished(x.container_id)

@@ -9,6 +9,10 @@ an app moved to another queue; an app's priority. ``parse_set`` and
 ``Change`` check a change against the live state before anything is played:
 a bad one is one clear line (the queue or app that does not exist, the value
 that does not parse), and nothing is played.
+
+Both plays preempt as the live engine would (a change of min share or
+weight often acts through preemption), and say how many containers each
+took back from each queue.
 """
 
 from __future__ import annotations
