@@ -181,7 +181,7 @@ def test_a_sample_keeps_the_last_runs_in_order_and_names_are_bounded():
             self.app_id, self.user, self.app_name, self.queue = f"a{i}", "u", f"n{i}", None
 
     class C:
-        is_am, preempt_time, kill_sent, priority = False, None, False, 1
+        is_am, preempt_time, kill_sent, priority, resource = False, None, False, 1, ONE
 
         def __init__(self, t):
             self.launch_time = t
@@ -226,7 +226,9 @@ def test_in_the_simulator_a_forecast_made_mid_run_foretells_the_finishes():
     against the starts and finishes the run then has: within a heartbeat
     (the engine sees a container end at its node's next heartbeat, as it
     does behind a real master; a simulator that held those ends back while
-    nothing waited taught it run times 30% too long)."""
+    nothing waited taught it run times 30% too long). The workload is
+    closed (no job arrives after 16 s), so the forecast is taken without
+    the apps the queues' rates would bring."""
     from slotwise.sim.simulator import Simulation
     from slotwise.sim.results import SimSettings
     from slotwise.sim.workload import ClusterSpec, JobSpec, Workload
@@ -237,7 +239,7 @@ def test_in_the_simulator_a_forecast_made_mid_run_foretells_the_finishes():
     sim = Simulation(Workload(cluster, jobs), EngineSettings(heartbeat_interval=1.0, preemption=False),
                      config=parse_allocations(FILE, "alloc.xml"), sim=SimSettings(heartbeat_interval=1.0))
     taken = {}
-    sim.at(20.0, lambda s: taken.update(s.feeds[0].core.views.forecasts()))
+    sim.at(20.0, lambda s: taken.update(s.feeds[0].core.views.forecasts(arrivals=False)))
     result = sim.run()
     assert taken["at"] == 20.0
     starts = {}
@@ -385,3 +387,241 @@ def test_a_play_out_of_cpu_stops_and_says_so():
     out = play(e.fork(ManualClock(clock.now())), run_times(e, e.durations, 0.5), clock.now(), budget=0.0)
     assert {o.why for o in out.values()} == {OVER_BUDGET} and all(o.finish is None for o in out.values())
     assert once(e, clock.now(), heartbeat=1.0)["x"].finish is not None  # unbounded, the same play ends
+
+
+# ---------------------------------------------------------------- preemption in the play
+
+PREEMPTING = """<?xml version="1.0"?>
+<allocations>
+  <queue name="a">%s<minSharePreemptionTimeout>5</minSharePreemptionTimeout></queue>
+  <queue name="b"/>
+</allocations>
+"""
+
+
+def run_preempting(e: Engine, clock: ManualClock, until: float, lengths: dict) -> tuple[dict, dict]:
+    """``run``, with the update pass's kills carried out as the simulator
+    does (the container ends; its task is asked for again): when each app
+    first started and when its last container ended."""
+    running: list = []
+    first: dict = {}
+    last: dict = {}
+    while clock.now() < until:
+        for t, cid in [x for x in running if x[0] <= clock.now()]:
+            last[e.containers[cid].app_id] = clock.now()
+            e.container_finished(cid)
+            running.remove((t, cid))
+        for p in e.update():
+            c = e.containers.get(p.container_id)
+            if p.kill and c is not None:
+                e.container_finished(c.container_id)
+                running = [x for x in running if x[1] != c.container_id]
+                r = e.apps[c.app_id].requests.get(c.priority)
+                e.update_requests(c.app_id, [Request(c.priority, c.resource, (r.num_containers if r else 0) + 1)])
+        for node in list(e.nodes):
+            for a in e.heartbeat(node):
+                first.setdefault(a.app_id, clock.now())
+                running.append((clock.now() + lengths[a.app_id], a.container_id))
+        clock.advance(1.0)
+    return first, last
+
+
+def scene_starved(min_resources: str = "<minResources>2 mb, 2 vcores</minResources>"):
+    """Queue b holds the whole node (4 slots) with four 100 s tasks; then
+    queue a, with a min share of 2 slots and a 5 s timeout, asks for two
+    10 s tasks. Preemption is on, no warning."""
+    clock = ManualClock()
+    e = Engine(parse_allocations(PREEMPTING % min_resources, "alloc.xml"), clock,
+               EngineSettings(preemption=True, preemption_warn_time=0.0, update_interval=1.0))
+    e.add_node("n0", "h0", "/r1", Resource.units(4))
+    job(e, "a0", 1)
+    job(e, "b0", 1, queue="root.b", name="long")
+    run_preempting(e, clock, 101, {"a0": 10.0, "b0": 100.0})  # run times: etl 10 s, long 100 s
+    e.remove_app("a0")
+    e.remove_app("b0")
+    job(e, "y", 4, queue="root.b", name="long")
+    run_preempting(e, clock, 103, {"y": 100.0})  # y holds all four slots since 101
+    job(e, "x", 2)
+    e.update()
+    return e, clock
+
+
+def test_a_starved_queue_gets_its_share_back_in_the_play_by_preemption():
+    e, clock = scene_starved()
+    now = clock.now()
+    assert len(e.apps["y"].containers) == 4 and not e.apps["x"].containers
+    out = once(e, now, heartbeat=1.0, update=1.0)
+    x, y = out["x"], out["y"]
+    # a was last at its min share at the pass at 102 (no demand then): the first pass more than
+    # 5 s on (108) takes two of y's containers back, x runs on them at once and is done 10 s
+    # later; y's two asks come back (their 100 s run again) once x is done.
+    assert (x.start, x.finish) == (108.0, 118.0)
+    assert y.finish == 118.0 + 100
+    assert out.preemptions == {"root.b": 2}
+    # ... which is what happens when it is run with the kills carried out.
+    first, last = run_preempting(e, clock, now + 130, {"x": 10.0, "y": 100.0})
+    assert (first["x"], last["x"], last["y"]) == (x.start, x.finish, y.finish)
+
+
+def test_without_preemption_the_play_waits_for_the_victims_to_end():
+    e, clock = scene_starved()
+    e.settings = EngineSettings(preemption=False, update_interval=1.0)
+    now = clock.now()
+    out = once(e, now, heartbeat=1.0, update=1.0)
+    assert out["x"].start == 201.0 and out.preemptions == {}
+
+
+def test_what_if_a_min_share_is_raised_it_preempts_after_but_not_before():
+    from slotwise.engine.whatif import parse_set
+
+    e, clock = scene_starved(min_resources="")
+    now = clock.now()
+    out = whatif_of(e, now, parse_set("a.minResources=2 mb, 2 vcores"))
+    assert out["error"] is None
+    assert out["preemptions"] == {"before": {}, "after": {"root.b": 2}}
+    x = out["apps"]["x"]
+    # Without a min share a was at it at the live pass at 103: with one, the round comes 5 s on.
+    assert x["before"].start == 201.0 and x["after"].start == 109.0
+
+
+# ------------------------------------------------ the tasks an AM has not asked for yet
+
+def yarn_app(e: Engine, clock: ManualClock, app_id: str, name: str, maps: int, length: float, delay: float,
+             queue: str = "root.a") -> None:
+    """A YARN app run to its end on node n0 from now: its AM, its ``maps``
+    tasks of ``length`` s asked ``delay`` s after the AM started, the AM's
+    end a second after theirs; then it goes."""
+    e.add_app(app_id, "u", queue, name=name)
+    e.update_requests(app_id, [Request(0, ONE, 1)])
+    e.update()
+    (am,) = e.heartbeat("n0")
+    assert am.is_am
+    clock.advance(delay)
+    e.update_requests(app_id, [Request(0, ONE, 0), Request(1, ONE, maps)])
+    e.update()
+    tasks = [a for _ in range(maps) for a in e.heartbeat("n0")]
+    assert len(tasks) == maps
+    clock.advance(length)
+    for a in tasks:
+        e.container_finished(a.container_id)
+    clock.advance(1)
+    e.container_finished(am.container_id)
+    e.remove_app(app_id)
+
+
+def test_an_app_whose_am_has_not_asked_asks_for_what_its_name_ran_before():
+    e, clock = engine(slots=5)
+    yarn_app(e, clock, "w1", "wordcount", maps=4, length=10.0, delay=2.0)
+    yarn_app(e, clock, "o1", "other", maps=1, length=5.0, delay=2.0)  # the queue's latest, smaller
+    work = e.durations.work_for(type("A", (), {"app_name": "wordcount", "queue": e.queues["root.a"]})())
+    assert (work.tasks, work.am, work.delay) == (((1, ONE, 4, 10.0),), (0, ONE), 2.0)
+    e.add_app("w2", "u", "root.a", name="wordcount")
+    e.update_requests("w2", [Request(0, ONE, 1)])
+    e.update()
+    now = clock.now()
+    out = once(e, now, heartbeat=1.0)
+    # Its AM starts now, asks 2 s later for four 10 s maps, which run at once on the four free slots.
+    assert out["w2"].start == now and out["w2"].finish == now + 2 + 10 and out["w2"].why is None
+    # Its AM already running when the forecast is made: the same, from the AM's start.
+    (am,) = e.heartbeat("n0")
+    clock.advance(1)
+    assert once(e, clock.now(), heartbeat=1.0)["w2"].finish == now + 2 + 10
+    # Nothing of its name: its queue's typical app (the middle one by size, of two the smaller),
+    # its task's run time its own, not the cluster's (10 s for most tasks of priority 1 here).
+    e.remove_app("w2")
+    e.add_app("n2", "u", "root.a", name="never-seen")
+    e.update_requests("n2", [Request(0, ONE, 1)])
+    e.update()
+    o = once(e, clock.now(), heartbeat=1.0)["n2"]
+    assert (o.start, o.finish) == (clock.now(), clock.now() + 2 + 5)
+
+
+def test_an_app_with_nothing_learned_still_cannot_be_told():
+    e, clock = engine(slots=5)
+    e.add_app("w2", "u", "root.a", name="wordcount")
+    e.update_requests("w2", [Request(0, ONE, 1)])
+    e.update()
+    out = once(e, clock.now(), heartbeat=1.0, horizon=60)
+    assert out["w2"].start == 0.0 and out["w2"].finish is None and out["w2"].why == AM_NOT_ASKED
+
+
+def test_an_app_that_ran_nothing_beside_its_am_teaches_nothing():
+    e, clock = engine(slots=5)
+    e.add_app("k", "u", "root.a", name="wordcount")
+    e.update_requests("k", [Request(0, ONE, 1)])
+    e.update()
+    (am,) = e.heartbeat("n0")
+    clock.advance(3)
+    e.remove_app("k")  # killed before it asked
+    assert e.durations.work_cluster.maxlen and not e.durations.work_cluster and not e.durations.tallies
+
+
+# ------------------------------------------------------------ apps still to arrive
+
+def test_apps_arriving_in_a_competing_queue_take_their_fair_share_in_the_play():
+    e, clock = engine(slots=2)
+    job(e, "a0", 1)
+    for i, t0 in enumerate((0, 20, 40)):  # one app of one 10 s task in b every 20 s
+        job(e, f"b{i}", 1, queue="root.b", name="small")
+        run(e, clock, t0 + 20, {"a0": 10.0, f"b{i}": 10.0})
+        e.remove_app(f"b{i}")
+    e.remove_app("a0")
+    job(e, "b3", 1, queue="root.b", name="small")  # at 60, on time
+    job(e, "x", 7)  # seven 10 s tasks in a
+    e.update()
+    now = clock.now()
+    assert now == 60.0
+    closed = once(e, now, heartbeat=1.0, arrivals=False)
+    opened = once(e, now, heartbeat=1.0)
+    assert set(opened) == {"b3", "x"}  # the apps it imagines are not forecast
+    # Without arrivals: x has one slot while b3 runs (60-70), then both: 1 + 2 + 2 + 2 tasks by 100.
+    assert closed["x"].finish == now + 40
+    # With one app in b at 80 and at 100 (every 20 s from the last), each takes a slot for 10 s
+    # under fair share: 1 + 2 + 1 + 2 by 100, the seventh 100-110.
+    assert opened["x"].finish == now + 50
+
+
+def test_arrival_rates_are_bounded_and_a_quiet_queue_slows_down():
+    from slotwise.engine.durations import MIN_SUBMITS, SUBMITS, WINDOW
+
+    d = Durations()
+    for k in range(SUBMITS + 50):
+        d.submitted("root.b", 10.0 * k)
+    assert len(d.submits["root.b"]) == SUBMITS
+    last = 10.0 * (SUBMITS + 49)
+    assert d.arrivals(last + 4) == [("root.b", last + 10, 10.0)]
+    assert d.arrivals(last + 25) == [("root.b", last + 50, 25.0)]  # quiet for 25 s: one every 25 s
+    assert d.arrivals(last + WINDOW + 1) == []  # none in the last ten minutes
+    for k in range(MIN_SUBMITS - 1):
+        d.submitted("root.c", float(k))
+    assert d.arrivals(MIN_SUBMITS - 2.0) == []  # too few to be a rate
+    d.submitted("root.c", MIN_SUBMITS - 1.0)
+    assert d.arrivals(MIN_SUBMITS - 1.0) == [("root.c", float(MIN_SUBMITS), 1.0)]
+
+
+def test_a_warned_victim_runs_until_its_kill_and_an_am_taken_ends_its_attempt():
+    clock = ManualClock()
+    e = Engine(parse_allocations(PREEMPTING % "<minResources>4 mb, 4 vcores</minResources>", "alloc.xml"), clock,
+               EngineSettings(preemption=True, preemption_warn_time=2.0, update_interval=1.0))
+    e.add_node("n0", "h0", "/r1", Resource.units(4))
+    job(e, "a0", 1)
+    job(e, "b0", 1, queue="root.b", name="long")
+    run_preempting(e, clock, 101, {"a0": 10.0, "b0": 100.0})
+    e.remove_app("a0")
+    e.remove_app("b0")
+    e.add_app("y", "u", "root.b", name="long")  # a YARN app: its AM and three 100 s tasks fill the node
+    e.update_requests("y", [Request(0, ONE, 1)])
+    e.update()
+    e.heartbeat("n0")
+    e.update_requests("y", [Request(0, ONE, 0), Request(1, ONE, 3)])
+    e.update()
+    assert len(e.heartbeat("n0")) == 3
+    clock.advance(1)
+    job(e, "x", 4)  # a's min share is the whole node: all four of y's go, its AM last
+    e.update()
+    out = once(e, clock.now(), heartbeat=1.0, update=1.0)
+    # a last at its share at 101: warned at the pass at 107, killed 2 s later; x has the node.
+    assert (out["x"].start, out["x"].finish) == (109.0, 119.0)
+    # y's attempt ended with its AM: the AM and its three tasks run again once x is done.
+    assert out["y"].finish == 119.0 + 100
+    assert out.preemptions == {"root.b": 4}

@@ -114,6 +114,7 @@ def test_what_if_over_http_and_the_cli(tmp_path, capsys):
         assert set(rows) == {"x", "y"} and rows["y"]["finish_before"] is not None
         shares = {q["queue"]: q for q in out["queues"]}
         assert {"root.a", "root.b"} <= set(shares) and shares["root.b"]["after"][0][0] == 0
+        assert out["preemptions_before"] == out["preemptions_after"] == {}  # preemption is off here
         assert len(shares["root.b"]["before"]) == len(shares["root.a"]["before"]) > 1
         assert (sorted(core._engine.containers), core._engine.queues["root.b"].weight) == before
         two = httpx.post(f"{url}/api/v1/whatif", json={"set": "b.weight=3", "move": ["x", "root.b"]}, headers=hdr)
@@ -160,3 +161,16 @@ def test_explain_names_the_smallest_change_that_would_start_a_waiting_app(tmp_pa
         assert httpx.get(f"http://127.0.0.1:{port}/api/v1/apps/x/explain", timeout=60).json()["counterfactual"] is None
     finally:
         server.should_exit = True
+
+
+def test_the_cli_names_the_queues_whose_preemptions_a_change_moves(monkeypatch, capsys):
+    from slotwise import client
+
+    said = {"change": "--set root.a.minResources=2 mb, 2 vcores", "error": None, "at": 0.0, "horizon_s": 600.0,
+            "cpu_ms": 1.0, "apps": [], "queues": [], "preemptions_before": {"root.c": 1},
+            "preemptions_after": {"root.b": 2, "root.c": 1}}
+    monkeypatch.setattr(client, "admin_call", lambda *a, **kw: said)
+    assert cli.main(["whatif", "--server", "http://127.0.0.1:1", "--set", "a.minResources=2 mb, 2 vcores"]) == 0
+    out = capsys.readouterr().out
+    assert "containers taken back by preemption over the horizon:\n  root.b: 0 -> 2\n" in out
+    assert "root.c" not in out  # the same either way

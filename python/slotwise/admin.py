@@ -214,8 +214,10 @@ class SchedulerService:
                 queues.append({"queue": name, "share_before": mb.get(name, 0.0), "share_after": ma.get(name, 0.0),
                                "before": [[t, x] for t, x in zip(b.t, b.queues.get(name, []))],
                                "after": [[t, x] for t, x in zip(a.t, a.queues.get(name, []))]})
+        taken = out.get("preemptions") or {}
         return {"change": change.said, "error": out["error"], "at": at, "horizon_s": body.horizon_s,
-                "cpu_ms": round((time.process_time() - cpu) * 1000, 1), "apps": apps, "queues": queues}
+                "cpu_ms": round((time.process_time() - cpu) * 1000, 1), "apps": apps, "queues": queues,
+                "preemptions_before": taken.get("before") or {}, "preemptions_after": taken.get("after") or {}}
 
     # ---------------------------------------------------------------- actions
     def _through_rm(self) -> bool:

@@ -130,6 +130,12 @@ def cmd_whatif(args) -> int:
         print("mean share over the horizon:")
     for q in moved:
         print(f"  {q['queue']}: {100 * q['share_before']:.1f}% -> {100 * q['share_after']:.1f}%")
+    pb, pa = out.get("preemptions_before") or {}, out.get("preemptions_after") or {}
+    taken = [q for q in sorted(set(pb) | set(pa)) if pb.get(q, 0) != pa.get(q, 0)]
+    if taken:
+        print("containers taken back by preemption over the horizon:")
+    for q in taken:
+        print(f"  {q}: {pb.get(q, 0)} -> {pa.get(q, 0)}")
     return 0
 
 

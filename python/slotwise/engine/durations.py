@@ -14,12 +14,27 @@ and are left out.
 Every key keeps its last ``KEEP`` run times, so a forecast reads a range,
 not only a mean; keys of apps that have gone are dropped with them, and at
 most ``NAMES`` name keys are kept (the least recently fed go first).
+
+Two more things a forecast cannot see in the live state, learned here too:
+
+- How much an app will run before it has asked (a YARN app's AM asks for
+  its tasks only once it runs): as each app goes, what it ran beside its
+  AM (``Work``: per priority, how many containers of what size, how long
+  they took; its AM's start to its first task's), kept by its name (the
+  MapReduce jobs of one name are alike), its queue and the cluster, the
+  last ``WORK_KEEP`` of each, at most ``NAMES`` names and ``QUEUES``
+  queues. An app that ran nothing beside its AM (killed before it asked,
+  most likely) teaches nothing.
+- How often apps arrive in each leaf queue: the last ``SUBMITS`` submit
+  times per queue (at most ``QUEUES`` queues), read over the last
+  ``WINDOW`` seconds (``arrivals``).
 """
 
 from __future__ import annotations
 
 import bisect
 import collections
+import math
 
 #: Run times kept per key (the most recent).
 KEEP = 64
@@ -28,6 +43,17 @@ NAMES = 10_000
 #: Run times a key needs before it is believed, by how close it is to the
 #: app: its own or its name's (one is a good guide), the cluster's.
 NEED = {"app": 1, "name": 1, "cluster": 3}
+#: Finished apps' work kept per key (the most recent).
+WORK_KEEP = 16
+#: Queue keys (work, submit times) kept at most.
+QUEUES = 10_000
+#: Submit times kept per queue (the most recent), and the window a queue's
+#: arrival rate is read over, seconds.
+SUBMITS = 100
+WINDOW = 600.0
+#: Submits a queue needs in the window before its rate is believed (two
+#: gaps: one is a coincidence).
+MIN_SUBMITS = 3
 
 
 class Sample:
@@ -72,16 +98,79 @@ class Estimate:
         return self.sample.quantile(q)
 
 
+class Work:
+    """What one finished app ran beside its AM: ``tasks`` ((priority,
+    resource, count, mean run time in seconds) per priority), its ``am``
+    ((priority, resource); None: it had none, an MRv1 job), ``delay`` (its
+    AM's start to its first task's; None without an AM), its ``user`` and
+    ``name``."""
+
+    __slots__ = ("tasks", "am", "delay", "user", "name")
+
+    def __init__(self, tasks: tuple, am, delay: float | None, user: str, name: str | None) -> None:
+        self.tasks, self.am, self.delay, self.user, self.name = tasks, am, delay, user, name
+
+    def size(self) -> float:
+        """Its containers' seconds, all together."""
+        return sum(n * secs for _p, _r, n, secs in self.tasks)
+
+    def __repr__(self) -> str:
+        return f"Work({self.name}, tasks={self.tasks}, am={self.am}, delay={self.delay})"
+
+
+class _Tally:
+    """What a live app has run so far (becomes its Work when it goes)."""
+
+    __slots__ = ("name", "queue", "user", "am", "first", "tasks")
+
+    def __init__(self, app) -> None:
+        self.name, self.user = app.app_name, app.user
+        self.queue = app.queue.name if app.queue is not None else ""
+        self.am = None  # (priority, resource, launch time)
+        self.first: float | None = None  # its first task's launch
+        self.tasks: dict[int, list] = {}  # priority -> [resource, count, seconds in all]
+
+
+def _keep(keys: collections.OrderedDict, key, w: Work, most: int) -> None:
+    d = keys.get(key)
+    if d is None:
+        d = keys[key] = collections.deque(maxlen=WORK_KEEP)
+        if len(keys) > most:
+            keys.popitem(last=False)
+    else:
+        keys.move_to_end(key)
+    d.append(w)
+
+
+def _typical(works) -> Work | None:
+    """The middle one of ``works`` by size, with the shortest AM-to-task
+    delay among them (the others include waits for room, which a play
+    makes for itself)."""
+    if not works:
+        return None
+    ws = sorted(works, key=Work.size)
+    w = ws[(len(ws) - 1) // 2]
+    delays = [x.delay for x in works if x.delay is not None]
+    return Work(w.tasks, w.am, min(delays) if delays else None, w.user, w.name)
+
+
 class Durations:
     """The engine's learner of container run times (``ended`` as each
-    container ends, ``estimate`` for a forecast)."""
+    container ends, ``estimate`` for a forecast), of the work apps do
+    (``work_for``) and of how often they arrive (``submitted``,
+    ``arrivals``)."""
 
-    __slots__ = ("apps", "names", "cluster")
+    __slots__ = ("apps", "names", "cluster", "tallies", "work_names", "work_queues", "work_cluster", "submits")
 
     def __init__(self) -> None:
         self.apps: dict[str, dict[int, Sample]] = {}  # app id -> priority -> its run times
         self.names: collections.OrderedDict = collections.OrderedDict()
         self.cluster: dict[int, Sample] = {}
+        self.tallies: dict[str, _Tally] = {}  # live app id -> what it ran so far
+        self.work_names: collections.OrderedDict = collections.OrderedDict()  # app name -> deque of Work
+        self.work_queues: collections.OrderedDict = collections.OrderedDict()  # leaf queue -> deque of Work
+        self.work_cluster: collections.deque = collections.deque(maxlen=WORK_KEEP)
+        self.submits: collections.OrderedDict = collections.OrderedDict()  # leaf queue -> sorted submit times
 
     @staticmethod
     def name_key(app, priority: int) -> tuple:
@@ -90,10 +179,23 @@ class Durations:
     def ended(self, app, container, now: float) -> None:
         """``container`` of ``app`` ended at ``now``: learn its run time,
         unless it was an AM or taken back."""
-        if container.is_am or container.preempt_time is not None or container.kill_sent:
+        if container.preempt_time is not None or container.kill_sent:
+            return
+        tally = self.tallies.get(app.app_id)
+        if tally is None:
+            tally = self.tallies[app.app_id] = _Tally(app)
+        if container.is_am:
+            tally.am = (container.priority, container.resource, container.launch_time)
             return
         seconds = max(0.0, now - container.launch_time)
         prio = container.priority
+        row = tally.tasks.get(prio)
+        if row is None:
+            tally.tasks[prio] = [container.resource, 1, seconds]
+        else:
+            row[0], row[1], row[2] = container.resource, row[1] + 1, row[2] + seconds
+        if tally.first is None or container.launch_time < tally.first:
+            tally.first = container.launch_time
         self.apps.setdefault(app.app_id, {}).setdefault(prio, Sample()).add(seconds)
         key = self.name_key(app, prio)
         names = self.names
@@ -108,8 +210,66 @@ class Durations:
         self.cluster.setdefault(prio, Sample()).add(seconds)
 
     def forget(self, app_id: str) -> None:
-        """An app has gone: its own run times with it (its name's stay)."""
+        """An app has gone: its own run times with it (its name's stay),
+        and what it ran, if anything beside its AM, is learned."""
         self.apps.pop(app_id, None)
+        tally = self.tallies.pop(app_id, None)
+        if tally is None or not tally.tasks:
+            return
+        am = tally.am
+        delay = max(0.0, tally.first - am[2]) if am is not None and tally.first is not None else None
+        w = Work(tuple((prio, res, n, total / n) for prio, (res, n, total) in sorted(tally.tasks.items())),
+                 None if am is None else (am[0], am[1]), delay, tally.user, tally.name)
+        if tally.name:
+            _keep(self.work_names, tally.name, w, NAMES)
+        _keep(self.work_queues, tally.queue, w, QUEUES)
+        self.work_cluster.append(w)
+
+    def work_for(self, app) -> Work | None:
+        """What ``app`` will likely run beside its AM: the typical work of
+        the finished apps of its name, else of its queue, else of the
+        cluster; None when none has finished."""
+        for works in (self.work_names.get(app.app_name) if app.app_name else None,
+                      self.work_queues.get(app.queue.name) if app.queue is not None else None,
+                      self.work_cluster):
+            if works:
+                return _typical(works)
+        return None
+
+    def work_of_queue(self, queue: str) -> Work | None:
+        """A typical app of ``queue`` (its finished apps', else the cluster's)."""
+        return _typical(self.work_queues.get(queue) or self.work_cluster)
+
+    def submitted(self, queue: str, at: float) -> None:
+        """An app was submitted to leaf ``queue`` at ``at`` (its own submit
+        time: a resync after a restart adds the apps the RM holds with
+        theirs, not as a burst now)."""
+        times = self.submits.get(queue)
+        if times is None:
+            times = self.submits[queue] = []
+            if len(self.submits) > QUEUES:
+                self.submits.popitem(last=False)
+        else:
+            self.submits.move_to_end(queue)
+        bisect.insort(times, at)
+        if len(times) > SUBMITS:
+            del times[0]
+
+    def arrivals(self, now: float) -> list[tuple[str, float, float]]:
+        """(queue, next arrival, spacing) for each leaf queue that saw
+        ``MIN_SUBMITS`` or more apps submitted in the last ``WINDOW`` seconds: one every
+        mean gap between them, or every time since the last when that is
+        longer (a queue gone quiet slows down); the next at the last plus
+        whole spacings, after ``now``. A burst at one instant gives none."""
+        out = []
+        for queue, times in self.submits.items():
+            recent = times[bisect.bisect_left(times, now - WINDOW):bisect.bisect_right(times, now)]
+            if len(recent) < MIN_SUBMITS or recent[-1] <= recent[0]:
+                continue
+            last = recent[-1]
+            spacing = max((last - recent[0]) / (len(recent) - 1), now - last)
+            out.append((queue, last + (math.floor((now - last) / spacing) + 1) * spacing, spacing))
+        return out
 
     def estimate(self, app, priority: int) -> Estimate | None:
         """The run times to believe for ``app``'s containers of

@@ -191,6 +191,8 @@ class Engine(NodeEvents):
         bisect.insort(leaf.apps, app, key=_by_submit)
         leaf.stale = True
         self.apps[app_id] = app
+        if self.durations is not None:  # how often apps arrive here, for forecasts
+            self.durations.submitted(leaf.name, app.start_time)
         self._order_version += 1
         self.limits.waiting += 1
         self._without_am += 1

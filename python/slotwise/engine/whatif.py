@@ -9,6 +9,10 @@ an app moved to another queue; an app's priority. ``parse_set`` and
 ``Change`` check a change against the live state before anything is played:
 a bad one is one clear line (the queue or app that does not exist, the value
 that does not parse), and nothing is played.
+
+Both plays preempt as the live engine would (a change of min share or
+weight often acts through preemption), and say how many containers each
+took back from each queue.
 """
 
 from __future__ import annotations
@@ -90,22 +94,26 @@ def whatif(copies, times: dict, now: float, change: Change, horizon: float = 360
     of the live engine as it was at ``now`` (``views.dry_run.Copier``):
     {"apps": app id -> {"before": Forecast, "after": Forecast}, "traces":
     {"before": Trace, "after": Trace} (each leaf queue's share over the
-    horizon, in the median plays), "error": why the change cannot be made
-    (then nothing is played)}."""
-    after = copies.engine(now)
+    horizon, in the median plays), "preemptions": {"before": {queue: n},
+    "after": {queue: n}} (the containers the median plays took back, by the
+    queue of the app they were taken from), "error": why the change cannot
+    be made (then nothing is played)}. The plays preempt as the live engine
+    would."""
+    after = copies.engine(now, preemption=True)
     try:
         change.apply(after)
     except (ValueError, KeyError) as e:
-        return {"apps": {}, "traces": None, "error": str(e).strip("'") or f"{change.said}: cannot be made"}
+        return {"apps": {}, "traces": None, "preemptions": None,
+                "error": str(e).strip("'") or f"{change.said}: cannot be made"}
     qs = sorted(times)
     mid = len(qs) // 2
     traces = {"before": forward.Trace(max(horizon / TRACE_POINTS, heartbeat or 0.0)),
               "after": forward.Trace(max(horizon / TRACE_POINTS, heartbeat or 0.0))}
-    before_plays = [forward.play(copies.engine(now), times[q], now, horizon, heartbeat,
+    before_plays = [forward.play(copies.engine(now, preemption=True), times[q], now, horizon, heartbeat,
                                  trace=traces["before"] if k == mid else None) for k, q in enumerate(qs)]
     after_plays = []
     for k, q in enumerate(qs):
-        e = after if k == 0 else copies.engine(now)
+        e = after if k == 0 else copies.engine(now, preemption=True)
         if k:
             change.apply(e)
         after_plays.append(forward.play(e, times[q], now, horizon, heartbeat,
@@ -117,7 +125,8 @@ def whatif(copies, times: dict, now: float, change: Change, horizon: float = 360
 
     b, a = combined(before_plays), combined(after_plays)
     return {"apps": {app_id: {"before": b[app_id], "after": a.get(app_id)} for app_id in b}, "error": None,
-            "traces": traces}
+            "traces": traces,
+            "preemptions": {"before": dict(before_plays[mid].preemptions), "after": dict(after_plays[mid].preemptions)}}
 
 
 def candidates(live, app_id: str) -> list[Change]:
@@ -154,14 +163,14 @@ def counterfactual(copies, times: dict, now: float, app_id: str, changes: list[C
     clock = clock or _time.process_time
     started = clock()
     mid = times[sorted(times)[len(times) // 2]]
-    base = forward.play(copies.engine(now), mid, now, horizon, heartbeat).get(app_id)
+    base = forward.play(copies.engine(now, preemption=True), mid, now, horizon, heartbeat).get(app_id)
     if base is None or (base.start is not None and base.start - now <= within):
         return None
     tried = 0
     for c in changes:
         if clock() - started > budget:
             break
-        e = copies.engine(now)
+        e = copies.engine(now, preemption=True)
         try:
             c.apply(e)
         except (ValueError, KeyError):

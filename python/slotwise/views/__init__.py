@@ -280,13 +280,14 @@ class StateViews:
             yield e, door._clock.now(), _dry_run.fork(e), \
                 {q: forward.run_times(e, e.durations, q) for q in quantiles}
 
-    def forecasts(self, horizon: float = 3600.0) -> dict:
+    def forecasts(self, horizon: float = 3600.0, arrivals: bool = True) -> dict:
         """Each app's start and finish, played forward from the live state
-        (engine/forward.py). {"at": the engine's time they start from,
-        "apps": app id -> Forecast}."""
+        (engine/forward.py; ``arrivals`` False: without the apps still to
+        arrive). {"at": the engine's time they start from, "apps": app id ->
+        Forecast}."""
         with self._to_play() as (e, now, copies, times):
             beat = e.settings.heartbeat_interval
-        return {"at": now, "apps": forward.forecast(copies, times, now, horizon, beat)}
+        return {"at": now, "apps": forward.forecast(copies, times, now, horizon, beat, arrivals=arrivals)}
 
     def whatif(self, change, horizon: float = 600.0) -> dict:
         """Each app's forecast without ``change`` and with it (engine/whatif.py);

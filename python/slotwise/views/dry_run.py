@@ -70,18 +70,21 @@ def fork(engine) -> "Copier":
 class Copier:
     """A copy of the engine taken at one moment, made into as many
     independent what-if engines as asked: on a clock stopped at a given
-    instant, with preemption off, so they change nothing."""
+    instant, with preemption off (a dry run reads who would be due, it
+    takes nothing), or, for a forward play (``preemption=True``), as the
+    live engine has it: the play then enacts it on its copy."""
 
     def __init__(self, snapshot) -> None:
         self._snapshot = snapshot
         self._base = None
 
-    def engine(self, now: float):
+    def engine(self, now: float, preemption: bool = False):
         if self._base is None:
             self._base = engine_fork.build(self._snapshot, ManualClock(now))
             self._snapshot = None
         engine = self._base.fork(ManualClock(now))
-        engine.settings = dataclasses.replace(engine.settings, preemption=False)
+        if not preemption:
+            engine.settings = dataclasses.replace(engine.settings, preemption=False)
         # Its own copies of what the live engines share and change (a Dynamic
         # Priority market's budgets, charged as a forecast's time passes):
         # what defines its own copy for what-if questions (``__getstate__``)

@@ -237,6 +237,10 @@ class WhatIfOut(BaseModel):
     cpu_ms: float
     apps: list[WhatIfApp]
     queues: list[WhatIfQueue] = Field(default_factory=list, description="each leaf queue's share over the horizon")
+    preemptions_before: dict[str, int] = Field(default_factory=dict, description="containers the play without "
+                                               "the change takes back by preemption, by the queue they are "
+                                               "taken from (the median play)")
+    preemptions_after: dict[str, int] = Field(default_factory=dict, description="the same with the change")
 
 
 class JobTrackerActionIn(BaseModel):
