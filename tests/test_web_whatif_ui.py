@@ -76,6 +76,7 @@ def open_panel(browser, url: str, width: int):  # noqa: F811
     """The console at ``width``, logged in, the what-if panel open and its
     choices loaded."""
     page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.set_default_timeout(60000)  # patient on a loaded 2-core machine, as webtools.HTTP_TIMEOUT is
     page.goto(url)
     page.fill("#login input[name=admin_token]", TOKEN)
     page.click("#login button")
@@ -160,6 +161,23 @@ def test_the_panel_fits_at_900_px_and_its_chart_follows_the_window(browser, comp
     assert out["past"] == [], out
     assert page.locator("#whatif").evaluate("(d) => d.open")
     page.screenshot(path=os.path.join(SHOTS, "whatif-resized-900.png"), full_page=True)
+    # An app moved, the other kind of change: its controls replace the queue's.
+    page.select_option("#whatif-kind", "move")
+    assert page.locator("#whatif-weight").is_hidden() and page.locator("#whatif-target").is_visible()
+    page.select_option("#whatif-app", "x")
+    page.select_option("#whatif-target", "root.b")
+    page.click("#whatif-run")
+    page.wait_for_function("() => document.querySelector('#whatif-summary').textContent.startsWith('--move x root.b')",
+                           timeout=60000)
+    assert page.locator("#whatif-chart .uplot").count() == 1  # the chart redrawn, not added to
+    assert page.locator("#whatif-error").is_hidden()
+    page.select_option("#whatif-kind", "priority")
+    page.select_option("#whatif-app", "y")
+    assert page.input_value("#whatif-priority") == "0"  # its priority now, as the apps table has it
+    page.fill("#whatif-priority", "3")
+    page.click("#whatif-run")
+    page.wait_for_function("() => document.querySelector('#whatif-summary').textContent.startsWith('--priority y 3')",
+                           timeout=60000)
     page.close()
 
 

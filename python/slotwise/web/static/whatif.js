@@ -42,7 +42,10 @@
       options($("whatif-app"), apps.map((a) => [a.id, `${a.name || a.id} (${a.queue})`]));
       if ($("whatif-queue").value !== had || !$("whatif-weight").value) chosenQueue();
       chosenApp();
-    } catch (e) { /* the server is restarting: the next open asks again */ }
+    } catch (e) {  // the server is restarting: ask again in a moment
+      asked = 0;
+      setTimeout(() => { if (panel.open) choices(); }, 2000);
+    }
   }
 
   function chosenQueue() {
