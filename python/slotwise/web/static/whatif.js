@@ -114,7 +114,7 @@
               incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200],
               values: (u, ticks) => ticks.map((v) => minutes ? +(v / 60).toFixed(1) : v)},
              {label: "share of the cluster", size: 50, values: (u, ticks) => ticks.map((v) => `${Math.round(100 * v)}%`)}],
-      legend: {live: true},
+      legend: {live: true, markers: {dash: (u, i) => u.series[i].dash ? "dashed" : "solid"}},  // as drawn
     }, data(queues), box);
   }
 
