@@ -320,6 +320,9 @@ def test_a_bad_set_is_one_line_naming_what_is_wrong():
     e, clock = scene_two_queues()
     out = whatif_of(e, clock.now(), parse_set("root.nope.weight=2"))
     assert out["error"] == "--set root.nope.weight=2: no queue root.nope in the allocation file"
+    # A value the file's reader takes adjusted (a warning, not an error) is taken so here too, and said.
+    negative = parse_set("b.weight=-1")
+    assert negative.value == -1 and negative.said.startswith("--set b.weight=-1 (weight is negative")
 
 
 def test_a_forecast_charges_no_live_budget(tmp_path):

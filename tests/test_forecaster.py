@@ -3,6 +3,8 @@ what the API and `slotwise forecast` answer, and in words."""
 
 from __future__ import annotations
 
+import json
+
 import httpx
 
 from slotwise import cli
@@ -128,6 +130,25 @@ def test_what_if_over_http_and_the_cli(tmp_path, capsys):
         assert cli.main([*args, "--move", "nope", "root.b"]) == 1
         assert "nope" in capsys.readouterr().err
         assert cli.main([*args, "--set", "b.weight=2", "--horizon", "forever"]) == 2
+        # diff --horizon: the dry run's table, then the same lines as whatif --allocations.
+        new = tmp_path / "new.xml"
+        new.write_text(FILE.replace('<queue name="b"/>', '<queue name="b"><weight>3</weight></queue>'))
+        diff = ["diff", str(new), "--server", url, "--admin-token-file", str(token_file)]
+        assert cli.main(diff) == 0
+        table = capsys.readouterr().out
+        assert "root.b" in table and "1 -> 3" in table and "played" not in table  # without --horizon: as before
+        assert cli.main([*diff, "--horizon", "5m"]) == 0
+        both = capsys.readouterr().out
+        assert both.startswith(table)
+        assert both[len(table):].startswith("--allocations (the file sent), played 300 s ahead (nothing live changes):\n")
+        assert cli.main([*args, "--allocations", str(new), "--horizon", "5m"]) == 0
+        assert capsys.readouterr().out == both[len(table):]
+        assert cli.main([*diff, "--horizon", "5m", "--json"]) == 0
+        answers = json.loads(capsys.readouterr().out)
+        assert answers["dry_run"]["valid"] and answers["whatif"]["change"] == "--allocations (the file sent)"
+        assert cli.main([*diff, "--horizon", "never"]) == 2
+        assert "--horizon never: expected seconds" in capsys.readouterr().err
+        assert (sorted(core._engine.containers), core._engine.queues["root.b"].weight) == before
     finally:
         server.should_exit = True
 

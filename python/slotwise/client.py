@@ -115,11 +115,18 @@ def cmd_whatif(args) -> int:
         return 1
     if args.json:
         return _dump(out, 1 if out["error"] else 0)
+    return print_whatif(out, "whatif")
+
+
+def print_whatif(out: dict, command: str) -> int:
+    """A what-if answer as ``slotwise whatif`` and ``diff --horizon`` print
+    it: the apps whose start or finish moves, then the queues whose mean
+    share does; its error as one line on stderr (status 1)."""
     if out["error"]:
-        print(f"slotwise whatif: {out['error']}", file=sys.stderr)
+        print(f"slotwise {command}: {out['error']}", file=sys.stderr)
         return 1
     print(f"{out['change']}, played {out['horizon_s']:g} s ahead (nothing live changes):")
-    rows = [r for r in out["apps"] if r["changed"]] or []
+    rows = [r for r in out["apps"] if r["changed"]]
     if not rows:
         print("no app starts or ends more than a heartbeat sooner or later")
     for r in rows:
@@ -141,6 +148,11 @@ def cmd_whatif(args) -> int:
 
 def cmd_diff(args) -> int:
     try:
+        horizon = None if args.horizon is None else _horizon(args.horizon)
+    except ValueError as e:
+        print(f"slotwise diff: {e}", file=sys.stderr)
+        return 2
+    try:
         with open(args.file, "rb") as f:
             body = f.read()
     except OSError as e:
@@ -148,11 +160,26 @@ def cmd_diff(args) -> int:
         return 1
     try:
         out = admin_call(args, "/api/v1/config/dry-run", body, {FILE_NAME_HEADER: _file_name(args.file)})
+        # --horizon: the file played forward too, as `whatif --allocations` plays it (a file a
+        # reload would refuse is not played: the dry run's lines say why).
+        ahead = None if horizon is None or not out["valid"] or out["conflicts"] else admin_call(
+            args, "/api/v1/whatif", json.dumps({"allocations": body.decode("utf-8", "replace"),
+                                                "horizon_s": horizon}).encode(),
+            {"Content-Type": "application/json"})
     except ServerError as e:
         print(f"slotwise diff: {e}", file=sys.stderr)
         return 1
+    if args.json and horizon is not None:
+        return _dump({"dry_run": out, "whatif": ahead}, 0 if ahead is not None and not ahead["error"] else 1)
     if args.json:
         return _dump(out, 0 if out["valid"] else 1)
+    status = _say_dry_run(out, args.file)
+    return status if status or ahead is None else print_whatif(ahead, "diff")
+
+
+def _say_dry_run(out: dict, name: str) -> int:
+    """A dry run's answer as ``slotwise diff`` prints it: errors and
+    conflicts on stderr (status 1), warnings, then the table."""
     for line in out["errors"] + out["conflicts"]:
         print(line, file=sys.stderr)
     if out["errors"]:
@@ -160,9 +187,9 @@ def cmd_diff(args) -> int:
     for w in out["warnings"]:
         print(w)
     if out["conflicts"]:
-        print(f"{args.file}: a reload would be refused; nothing would change", file=sys.stderr)
+        print(f"{name}: a reload would be refused; nothing would change", file=sys.stderr)
         return 1
-    print(diff_table(out, args.file))
+    print(diff_table(out, name))
     return 0
 
 
@@ -290,6 +317,8 @@ def add_parsers(sub) -> None:
     e.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0001")
     d = sub.add_parser("diff", help="what saving NEW.xml would do to the running queues, changing nothing")
     d.add_argument("file", metavar="NEW.xml", help="the allocation file you are about to save")
+    d.add_argument("--horizon", metavar="DURATION", help="also play the file forward this far (e.g. 10m; s, m or "
+                   "h), as `whatif --allocations` does: the apps whose start or finish moves")
     d.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
                    help="serve's admin token (default ~/.config/slotwise/admin.token)")
     f = sub.add_parser("forecast", help="when an app will start and end, played forward from the live state "

@@ -76,12 +76,15 @@ def parse_set(text: str) -> Change:
     if setting not in SETTABLE:
         raise ValueError(f"--set {text}: {setting} cannot be set (settable: {', '.join(SETTABLE)})")
     field, parse = SETTABLE[setting]
+    said = f"--set {text}"
     try:
         parsed = parse(value.strip())
+    except v.Adjusted as e:  # the file's reader takes such a value adjusted, with a warning: so does this
+        parsed, said = e.value, f"{said} ({setting} {e})"
     except (ValueError, TypeError) as e:
         raise ValueError(f"--set {text}: {setting} {value.strip()!r}: {e}") from None
     queue = queue if queue == "root" or queue.startswith("root.") else f"root.{queue}"
-    return Change("set", queue, field, getattr(parsed, "value", parsed), f"--set {text}")
+    return Change("set", queue, field, getattr(parsed, "value", parsed), said)
 
 
 #: How many points each queue's share over the horizon is sampled at.

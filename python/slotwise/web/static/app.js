@@ -68,6 +68,7 @@
     if (!r.ok) throw new Error(data.detail || r.statusText);
     return data;
   }
+  window.Slotwise = {post};  // the what-if panel (whatif.js) sends with the same session
 
   // The "why" of an app: the service's explain answer, in a dialog.
   const dialog = document.getElementById("explain");
