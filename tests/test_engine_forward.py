@@ -516,19 +516,20 @@ def test_an_app_whose_am_has_not_asked_asks_for_what_its_name_ran_before():
     e, clock = engine(slots=5)
     yarn_app(e, clock, "w1", "wordcount", maps=4, length=10.0, delay=2.0)
     yarn_app(e, clock, "o1", "other", maps=1, length=5.0, delay=2.0)  # the queue's latest, smaller
-    work = e.durations.work_for(type("A", (), {"app_name": "wordcount", "queue": e.queues["root.a"]})())
-    assert (work.tasks, work.am, work.delay) == (((1, ONE, 4, 10.0),), (0, ONE), 2.0)
+    work = e.durations.work_for(type("A", (), {"app_name": "wordcount", "user": "u", "queue": e.queues["root.a"]})())
+    assert (work.tasks, work.am, work.delay, work.tail) == (((1, ONE, 4, 10.0),), (0, ONE), 2.0, 1.0)
     e.add_app("w2", "u", "root.a", name="wordcount")
     e.update_requests("w2", [Request(0, ONE, 1)])
     e.update()
     now = clock.now()
     out = once(e, now, heartbeat=1.0)
-    # Its AM starts now, asks 2 s later for four 10 s maps, which run at once on the four free slots.
-    assert out["w2"].start == now and out["w2"].finish == now + 2 + 10 and out["w2"].why is None
+    # Its AM starts now, asks 2 s later for four 10 s maps, which run at once on the four free slots;
+    # its AM ends a second after them, as its name's did (a MapReduce AM commits, then unregisters).
+    assert out["w2"].start == now and out["w2"].finish == now + 2 + 10 + 1 and out["w2"].why is None
     # Its AM already running when the forecast is made: the same, from the AM's start.
     (am,) = e.heartbeat("n0")
     clock.advance(1)
-    assert once(e, clock.now(), heartbeat=1.0)["w2"].finish == now + 2 + 10
+    assert once(e, clock.now(), heartbeat=1.0)["w2"].finish == now + 2 + 10 + 1
     # Nothing of its name: its queue's typical app (the middle one by size, of two the smaller),
     # its task's run time its own, not the cluster's (10 s for most tasks of priority 1 here).
     e.remove_app("w2")
@@ -536,7 +537,7 @@ def test_an_app_whose_am_has_not_asked_asks_for_what_its_name_ran_before():
     e.update_requests("n2", [Request(0, ONE, 1)])
     e.update()
     o = once(e, clock.now(), heartbeat=1.0)["n2"]
-    assert (o.start, o.finish) == (clock.now(), clock.now() + 2 + 5)
+    assert (o.start, o.finish) == (clock.now(), clock.now() + 2 + 5 + 1)
 
 
 def test_an_app_with_nothing_learned_still_cannot_be_told():

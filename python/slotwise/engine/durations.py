@@ -102,13 +102,17 @@ class Work:
     """What one finished app ran beside its AM: ``tasks`` ((priority,
     resource, count, mean run time in seconds) per priority), its ``am``
     ((priority, resource); None: it had none, an MRv1 job), ``delay`` (its
-    AM's start to its first task's; None without an AM), its ``user`` and
-    ``name``."""
+    AM's start to its first task's; None without an AM), ``tail`` (its last
+    task's end to its AM's: a MapReduce AM commits the output and
+    unregisters before the app is done; None without an AM), its ``user``
+    and ``name``."""
 
-    __slots__ = ("tasks", "am", "delay", "user", "name")
+    __slots__ = ("tasks", "am", "delay", "user", "name", "tail")
 
-    def __init__(self, tasks: tuple, am, delay: float | None, user: str, name: str | None) -> None:
+    def __init__(self, tasks: tuple, am, delay: float | None, user: str, name: str | None,
+                 tail: float | None = None) -> None:
         self.tasks, self.am, self.delay, self.user, self.name = tasks, am, delay, user, name
+        self.tail = tail
 
     def size(self) -> float:
         """Its containers' seconds, all together."""
@@ -121,7 +125,7 @@ class Work:
 class _Tally:
     """What a live app has run so far (becomes its Work when it goes)."""
 
-    __slots__ = ("name", "queue", "user", "am", "first", "tasks")
+    __slots__ = ("name", "queue", "user", "am", "first", "tasks", "last", "tail")
 
     def __init__(self, app) -> None:
         self.name, self.user = app.app_name, app.user
@@ -129,6 +133,8 @@ class _Tally:
         self.am = None  # (priority, resource, launch time)
         self.first: float | None = None  # its first task's launch
         self.tasks: dict[int, list] = {}  # priority -> [resource, count, seconds in all]
+        self.last: float | None = None  # its last task's end
+        self.tail: float | None = None  # that to its AM's end
 
 
 def _keep(keys: collections.OrderedDict, key, w: Work, most: int) -> None:
@@ -151,7 +157,11 @@ def _typical(works) -> Work | None:
     ws = sorted(works, key=Work.size)
     w = ws[(len(ws) - 1) // 2]
     delays = [x.delay for x in works if x.delay is not None]
-    return Work(w.tasks, w.am, min(delays) if delays else None, w.user, w.name)
+    return Work(w.tasks, w.am, min(delays) if delays else None, w.user, w.name, w.tail)
+
+
+def _tails(works) -> list[float]:
+    return sorted(x.tail for x in works if x.tail is not None)
 
 
 class Durations:
@@ -186,7 +196,11 @@ class Durations:
             tally = self.tallies[app.app_id] = _Tally(app)
         if container.is_am:
             tally.am = (container.priority, container.resource, container.launch_time)
+            if tally.last is not None:
+                tally.tail = max(0.0, now - tally.last)
             return
+        if tally.last is None or now > tally.last:
+            tally.last = now
         seconds = max(0.0, now - container.launch_time)
         prio = container.priority
         row = tally.tasks.get(prio)
@@ -219,22 +233,38 @@ class Durations:
         am = tally.am
         delay = max(0.0, tally.first - am[2]) if am is not None and tally.first is not None else None
         w = Work(tuple((prio, res, n, total / n) for prio, (res, n, total) in sorted(tally.tasks.items())),
-                 None if am is None else (am[0], am[1]), delay, tally.user, tally.name)
+                 None if am is None else (am[0], am[1]), delay, tally.user, tally.name, tally.tail)
         if tally.name:
+            _keep(self.work_names, (tally.user, tally.name), w, NAMES)  # the same pipeline's runs first
             _keep(self.work_names, tally.name, w, NAMES)
         _keep(self.work_queues, tally.queue, w, QUEUES)
         self.work_cluster.append(w)
 
-    def work_for(self, app) -> Work | None:
-        """What ``app`` will likely run beside its AM: the typical work of
-        the finished apps of its name, else of its queue, else of the
-        cluster; None when none has finished."""
-        for works in (self.work_names.get(app.app_name) if app.app_name else None,
+    def _works(self, app):
+        """The finished apps most like ``app``: its user's of its name, else
+        its name's, else its queue's, else the cluster's (empty: none)."""
+        for works in (self.work_names.get((app.user, app.app_name)) if app.app_name else None,
+                      self.work_names.get(app.app_name) if app.app_name else None,
                       self.work_queues.get(app.queue.name) if app.queue is not None else None,
                       self.work_cluster):
             if works:
-                return _typical(works)
-        return None
+                return works
+        return ()
+
+    def work_for(self, app) -> Work | None:
+        """What ``app`` will likely run beside its AM: the typical work of
+        the finished apps most like it (``_works``); None when none has
+        finished."""
+        return _typical(self._works(app))
+
+    def tail(self, app, quantile: float) -> float | None:
+        """How long ``app``'s AM will run after its last task ends, at
+        ``quantile`` of what the AMs of the finished apps most like it
+        did; None when none was seen."""
+        tails = next((t for works in (self._works(app),) if (t := _tails(works))), None)
+        if not tails:
+            return None
+        return tails[min(len(tails) - 1, max(0, int(quantile * len(tails) + 0.5) - 1))] if quantile > 0 else tails[0]
 
     def work_of_queue(self, queue: str) -> Work | None:
         """A typical app of ``queue`` (its finished apps', else the cluster's)."""

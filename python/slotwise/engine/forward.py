@@ -87,15 +87,17 @@ class RunTimes(dict):
     """What a play goes by, read from the live learner before it
     (``run_times``): (app id, priority) -> seconds; ``work``: app id ->
     the learned ``durations.Work`` of an app that has not asked for its
-    tasks yet; ``arrivals``: (leaf queue, first arrival, spacing, Work) of
-    the queues apps keep arriving in."""
+    tasks yet; ``tails``: app id -> how long its AM runs after its last
+    task; ``arrivals``: (leaf queue, first arrival, spacing, Work) of the
+    queues apps keep arriving in."""
 
-    __slots__ = ("work", "arrivals")
+    __slots__ = ("work", "arrivals", "tails")
 
     def __init__(self) -> None:
         super().__init__()
         self.work: dict = {}
         self.arrivals: list = []
+        self.tails: dict = {}
 
 
 class Outcome:
@@ -128,6 +130,10 @@ def run_times(engine, durations, quantile: float) -> RunTimes:
             est = durations.estimate(app, prio)
             if est is not None:
                 out[(app.app_id, prio)] = est.quantile(quantile)
+        if not app.unmanaged and engine.kind == "yarn":
+            tail = durations.tail(app, quantile)
+            if tail:
+                out.tails[app.app_id] = tail
         if app.ran <= 1 and not any(not c.is_am for c in app.containers.values()):
             work = durations.work_for(app)  # it may not have asked for its tasks yet
             if work is not None:
@@ -200,6 +206,8 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
     ends: list = []  # (time, seq, container id) of the containers whose run time is known
     seq = 0
     made_up: dict = {}  # the run times of the apps the play imagines arriving
+    tails = getattr(times, "tails", {})
+    closing: dict = {}  # app id -> when its AM ends (its last task has ended; its AM runs its tail)
 
     def runs(app_id: str, prio: int, cid: str, since: float, t: float) -> None:
         nonlocal seq
@@ -247,9 +255,18 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
         for app_id in sorted(touched):
             app = e.apps.get(app_id)
             d = _done(e, app) if app is not None else False
+            if d and app_id in closing and any(c.is_am for c in app.containers.values()):
+                continue  # its AM's tail has not ended
+            if d and app_id in tails and app_id not in closing:
+                am = next((c for c in app.containers.values() if c.is_am), None)
+                if am is not None:  # its AM ends its tail later; the app with it
+                    closing[app_id] = t + tails[app_id]
+                    seq += 1
+                    heapq.heappush(ends, (closing[app_id], seq, am.container_id))
+                    continue
             if d:
                 if app_id in out:
-                    out[app_id].finish = t
+                    out[app_id].finish = closing.get(app_id, t)
                 e.remove_app(app_id)
             elif d is None and not model.will_ask(app, t):
                 why.setdefault(app_id, AM_NOT_ASKED)
