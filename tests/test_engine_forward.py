@@ -383,6 +383,38 @@ def test_the_smallest_change_that_starts_a_waiting_app_within_a_minute():
     assert counterfactual(dry_run.fork(e), {0.5: run_times(e, e.durations, 0.5)}, now, "x", changes) is None
 
 
+def limited_scene(first_name: str):
+    """Queue a runs one app at a time: ``x`` (named ``first_name``) runs,
+    ``z`` waits for it; an app named etl ran 10 s before."""
+    clock = ManualClock()
+    e = Engine(parse_allocations("""<?xml version="1.0"?>
+<allocations>
+  <queue name="a"><maxRunningApps>1</maxRunningApps></queue>
+</allocations>
+""", "alloc.xml"), clock, EngineSettings(preemption=False))
+    e.add_node("n0", "h0", "/r1", Resource.units(2))
+    job(e, "first", 1)
+    run(e, clock, 11, {"first": 10.0})
+    e.remove_app("first")
+    job(e, "x", 1, name=first_name)
+    job(e, "z", 1)
+    e.update()
+    e.heartbeat("n0")
+    return e, clock
+
+
+def test_an_app_held_by_a_running_app_limit_behind_an_app_of_unknown_length_says_so():
+    from slotwise.engine.forward import AT_LIMIT, NO_RUN_TIME
+
+    e, clock = limited_scene("never-ran")  # nothing of x's kind ever ended: its end cannot be told
+    out = once(e, clock.now(), heartbeat=1.0, horizon=120)
+    assert out["x"].why == NO_RUN_TIME
+    assert out["z"].start is None and out["z"].why == AT_LIMIT  # not "past the horizon": it cannot be told
+    e, clock = limited_scene("etl")  # x's kind known: z starts when x ends
+    out = once(e, clock.now(), heartbeat=1.0, horizon=120)
+    assert out["x"].finish == clock.now() + 10 and out["z"].start is not None and out["z"].why is None
+
+
 def test_a_play_out_of_cpu_stops_and_says_so():
     from slotwise.engine.forward import OVER_BUDGET
 

@@ -57,6 +57,8 @@ QUANTILES = (0.1, 0.5, 0.9)
 NO_RUN_TIME = "no container of its kind has ended yet, so its run time is unknown"
 AM_NOT_ASKED = "its AM has not asked for its tasks yet, so how much it will run is unknown"
 PAST_HORIZON = "not within the forecast's horizon"
+AT_LIMIT = ("its queue or user is at its running-app limit, and the running apps' ends cannot be told "
+            "(no run time seen yet, or an AM that has not asked for its tasks)")
 OVER_BUDGET = "not within the CPU the forecast may take (the cluster is too busy to play that far ahead)"
 #: CPU seconds one forecast (all its plays) may take; a play that runs out
 #: stops where it is, and what it had not reached says so.
@@ -303,6 +305,9 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
     for app_id, o in out.items():
         if o.finish is None:
             o.why = why.get(app_id, OVER_BUDGET if over else PAST_HORIZON)
+            app = e.apps.get(app_id)
+            if o.start is None and app is not None and not app.runnable and o.why == PAST_HORIZON and why:
+                o.why = AT_LIMIT  # it waits on apps whose ends the play could not tell
     return out
 
 

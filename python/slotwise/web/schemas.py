@@ -316,7 +316,8 @@ class ForecastOut(BaseModel):
     finish_in_low_s: float | None = None
     finish_in_high_s: float | None = Field(None, description="null with a finish: its long end is past the horizon")
     why: str | None = Field(description="why there is no finish (no run time seen yet, its AM has not asked, "
-                            "past the horizon, the master gone)")
+                            "a running-app limit behind apps whose ends cannot be told, past the horizon, the "
+                            "master gone)")
     text: str = Field(description="in words: starts in ~40 s (25-70 s), ends in ~3 min (2-4 min)")
 
 
