@@ -2,7 +2,8 @@
 on a real server where two queues compete for one node: a weight set and
 played forward draws each queue's share without and with it (uPlot, whose
 legend follows the pointer), lists the app whose finish moves, says a bad
-value in one line, changes nothing live, and fits the window."""
+value in one line, changes nothing live, and fits the window; and the apps
+table's Forecast column (under the delay cell at 900 px)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ class Compete:
     url: str
     core: PolicyCore
     server: object
+    forecaster: Forecaster
 
 
 @pytest.fixture
@@ -66,9 +68,9 @@ def compete(tmp_path):
     rm.state.update(connected=True, registered=True)
     service = SchedulerService(core, status, rm)
     port = free_port()
-    server = start_http(create_app(service, AdminToken(TOKEN), forecaster=Forecaster(service, thread=False)),
-                        "127.0.0.1", port)
-    yield Compete(f"http://127.0.0.1:{port}", core, server)
+    forecaster = Forecaster(service, thread=False)
+    server = start_http(create_app(service, AdminToken(TOKEN), forecaster=forecaster), "127.0.0.1", port)
+    yield Compete(f"http://127.0.0.1:{port}", core, server, forecaster)
     server.should_exit = True
 
 
@@ -187,3 +189,27 @@ def test_the_panel_and_its_library_are_only_for_an_admin(compete):
     css = httpx.get(f"{compete.url}/static/vendor/uplot/uPlot.min.css", timeout=60)
     js = httpx.get(f"{compete.url}/static/vendor/uplot/uPlot.iife.min.js", timeout=60)
     assert css.status_code == js.status_code == 200 and js.text.startswith("/*! https://github.com/leeoniya/uPlot")
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_the_apps_table_gives_each_apps_forecast_in_its_column_or_under_its_delay(browser, compete, width):  # noqa: F811
+    from slotwise.forecaster import as_text
+
+    compete.forecaster.refresh()
+    said = {a: as_text(compete.forecaster.of(a)) for a in ("x", "y")}
+    assert said["y"].startswith("ends in ~30 s") and said["x"].startswith("ends in ~50 s"), said
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.set_default_timeout(60000)
+    page.goto(compete.url)
+    for app_id, text in said.items():
+        row = page.locator(f"#apps tr[data-app='{app_id}']")
+        column, under = row.locator("td.forecast"), row.locator("td.delay .forecast-under")
+        if width > 1000:  # its own column
+            assert column.is_visible() and column.inner_text() == text and under.is_hidden()
+        else:  # under the delay-scheduling cell, the column gone
+            assert column.is_hidden() and under.is_visible() and under.inner_text() == text
+    header = page.locator("#apps th.forecast-col")
+    assert header.is_visible() == (width > 1000)
+    out = page.evaluate(OVERFLOW)
+    assert out["scroll"] <= out["width"] == width, out
+    page.close()
