@@ -555,13 +555,12 @@ def test_an_app_whose_am_has_not_asked_asks_for_what_its_name_ran_before():
     e.update()
     now = clock.now()
     out = once(e, now, heartbeat=1.0)
-    # Its AM starts now, asks 2 s later for four 10 s maps, which run at once on the four free slots;
-    # its AM ends a second after them, as its name's did (a MapReduce AM commits, then unregisters).
-    assert out["w2"].start == now and out["w2"].finish == now + 2 + 10 + 1 and out["w2"].why is None
+    # Its AM starts now, asks 2 s later for four 10 s maps, which run at once on the four free slots.
+    assert out["w2"].start == now and out["w2"].finish == now + 2 + 10 and out["w2"].why is None
     # Its AM already running when the forecast is made: the same, from the AM's start.
     (am,) = e.heartbeat("n0")
     clock.advance(1)
-    assert once(e, clock.now(), heartbeat=1.0)["w2"].finish == now + 2 + 10 + 1
+    assert once(e, clock.now(), heartbeat=1.0)["w2"].finish == now + 2 + 10
     # Nothing of its name: its queue's typical app (the middle one by size, of two the smaller),
     # its task's run time its own, not the cluster's (10 s for most tasks of priority 1 here).
     e.remove_app("w2")
@@ -569,7 +568,31 @@ def test_an_app_whose_am_has_not_asked_asks_for_what_its_name_ran_before():
     e.update_requests("n2", [Request(0, ONE, 1)])
     e.update()
     o = once(e, clock.now(), heartbeat=1.0)["n2"]
-    assert (o.start, o.finish) == (clock.now(), clock.now() + 2 + 5 + 1)
+    assert (o.start, o.finish) == (clock.now(), clock.now() + 2 + 5)
+
+
+def test_an_ams_learned_tail_holds_its_place_after_its_work_is_done():
+    """A MapReduce AM commits, unregisters and lingers after its last task:
+    the app is done (its finish) when its tasks are, but the next app held
+    by the queue's running-app limit starts only when the AM has gone."""
+    clock = ManualClock()
+    e = Engine(parse_allocations("""<?xml version="1.0"?>
+<allocations>
+  <queue name="a"><maxRunningApps>1</maxRunningApps></queue>
+</allocations>
+""", "alloc.xml"), clock, EngineSettings(preemption=False))
+    e.add_node("n0", "h0", "/r1", Resource.units(5))
+    yarn_app(e, clock, "w1", "wordcount", maps=2, length=10.0, delay=2.0)  # its AM ended 1 s after its maps
+    for app_id in ("w2", "w3"):
+        e.add_app(app_id, "u", "root.a", name="wordcount")
+        e.update_requests(app_id, [Request(0, ONE, 1)])
+    e.update()
+    now = clock.now()
+    out = once(e, now, heartbeat=1.0)
+    assert out["w2"].start == now and out["w2"].finish == now + 2 + 10
+    # w3 runnable once w2's AM has gone (a second later), placed at the pass and heartbeat after.
+    assert now + 2 + 10 + 1 <= out["w3"].start <= now + 2 + 10 + 1 + 1.5
+    assert out["w3"].finish == out["w3"].start + 2 + 10
 
 
 def test_an_app_with_nothing_learned_still_cannot_be_told():

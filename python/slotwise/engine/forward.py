@@ -1,13 +1,17 @@
 """The live state played forward (issue 41): when each app gets its first
-container and when its last one ends, by letting a fork of the engine
-decide, heartbeat after heartbeat, on a clock of its own.
+container and when its work is done (its last task ends; the RM records
+its finish then), by letting a fork of the engine decide, heartbeat after
+heartbeat, on a clock of its own.
 
 A running container ends when its run time says (``Durations``: the app's
 own ended containers of that priority, else its name's, else the
 cluster's): at its launch plus that time, or, when it has already run
 longer, a heartbeat from now. A container the fork places runs that long
-from then. An AM container runs as long as its app: it ends when the app has
-nothing left to run or ask for, and the app is done then. Nodes heartbeat
+from then. An AM container runs as long as its app: the app is done when
+it has nothing left to run or ask for, and its AM ends the learned tail
+later (``Durations.tail``: a MapReduce AM commits, unregisters and lingers;
+its room and its place under a running-app limit are held till then; no
+tail learned, at once). Nodes heartbeat
 every ``heartbeat`` seconds while something waits and they have room, and
 the update pass runs every ``update`` seconds, so fair shares, limits and
 delay scheduling decide as they do live.
@@ -209,7 +213,7 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
     seq = 0
     made_up: dict = {}  # the run times of the apps the play imagines arriving
     tails = getattr(times, "tails", {})
-    closing: dict = {}  # app id -> when its AM ends (its last task has ended; its AM runs its tail)
+    closing: dict = {}  # app id -> when its AM ends (its last task has ended: the app's finish)
 
     def runs(app_id: str, prio: int, cid: str, since: float, t: float) -> None:
         nonlocal seq
@@ -261,14 +265,16 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
                 continue  # its AM's tail has not ended
             if d and app_id in tails and app_id not in closing:
                 am = next((c for c in app.containers.values() if c.is_am), None)
-                if am is not None:  # its AM ends its tail later; the app with it
+                if am is not None:  # its work is done; its AM ends its tail later, holding its room till then
+                    if app_id in out:
+                        out[app_id].finish = t
                     closing[app_id] = t + tails[app_id]
                     seq += 1
                     heapq.heappush(ends, (closing[app_id], seq, am.container_id))
                     continue
             if d:
-                if app_id in out:
-                    out[app_id].finish = closing.get(app_id, t)
+                if app_id in out and app_id not in closing:
+                    out[app_id].finish = t
                 e.remove_app(app_id)
             elif d is None and not model.will_ask(app, t):
                 why.setdefault(app_id, AM_NOT_ASKED)
