@@ -129,3 +129,44 @@ def test_the_walk_reads_fewer_apps(monkeypatch):
     monkeypatch.setattr(Anywhere, "pure", False)
     scene(nodes=50, apps=60, tasks=40, seed=1, locality=False, mixed=False)
     assert fast < 0.75 * calls["n"]
+
+
+def test_quantiles_with_the_same_run_times_are_played_once():
+    """Every container of a kind ran as long: the three quantiles' run times
+    are the same, one play stands for all three, and the forecast is the
+    one three plays give."""
+    from slotwise.engine import forward
+
+    e = Engine(parse_allocations(allocations(2, False), "a.xml"), ManualClock(0.0), EngineSettings(preemption=False))
+    e.add_node("n0", "h0", "/r0", Resource(2048, 2))
+    for a in range(4):
+        e.add_app(f"a{a}", "u", "root.q0", name="etl")
+        e.mark_unmanaged(f"a{a}")
+        e.update_requests(f"a{a}", [Request(1, Resource(1024, 1), 3)])
+    for _ in range(2):
+        for asg in e.heartbeat("n0"):
+            e.clock.advance(0.0)
+        e.clock.advance(10.0)
+        for cid in list(e.containers):
+            e.container_finished(cid)
+    now = e.clock.now()
+    times = {q: run_times(e, e.durations, q) for q in QUANTILES}
+    assert times[0.1] == times[0.5] == times[0.9] and times[0.5]
+
+    class Counting:
+        def __init__(self, copies):
+            self.copies, self.n = copies, 0
+
+        def engine(self, at):
+            self.n += 1
+            return self.copies.engine(at)
+
+    once = Counting(dry_run.fork(e))
+    out = forward.forecast(once, times, now, heartbeat=1.0, budget=None)
+    assert once.n == 1
+    copies = dry_run.fork(e)
+    plays = [forward.play(copies.engine(now), times[q], now, heartbeat=1.0) for q in QUANTILES]
+    for app_id, f in out.items():
+        ref = forward.Forecast(plays[1][app_id], plays[0][app_id], plays[2][app_id])
+        assert f.to_dict() == ref.to_dict()
+        assert f.finish is not None
