@@ -14,6 +14,13 @@ the built payload to the call thread to the parsed answer: Py4J both ways,
 Python's decoding, the engine's decision and the encoding of the answer), with
 a breakdown. Goal (issue 3): p99 at most 1 ms at 1,000 apps. Everything is
 taken down at the end, whatever happens.
+
+``--forecast``: then, at each level, 2 x ``--forecast-rounds`` more windows
+of ``--seconds``, alternately without and with the serve's ``Forecaster``
+thread (forecaster.py: a forecast every 5 s, at most 0.3 s of CPU each, the
+next after ten times what the last took), and the round trip's p50 and p99
+of each, their medians per side and the ratio (goal, issue 41: p99
+unchanged with forecasts on).
 """
 
 from __future__ import annotations
@@ -470,6 +477,8 @@ def run(args) -> list[dict]:
             results.append(row)
             print_row(row, header=len(results) == 1)
             print_breakdown(row)
+            if args.forecast:
+                row["forecast"] = forecast_windows(args, core, call_stats)
     finally:
         try:
             if gen is not None:
@@ -487,6 +496,51 @@ def run(args) -> list[dict]:
                 cluster.down(quiet=args.quiet)  # also kills a load generator left running (it has the marker)
                 shutil.rmtree(tmp, ignore_errors=True)
     return results
+
+
+class _Link:
+    """What a Forecaster asks of a server (``link_status``, ``core``): the
+    link is never gone here."""
+
+    def __init__(self, core) -> None:
+        self.core = core
+
+    def link_status(self) -> dict:
+        return {"resource_manager": None}
+
+
+def forecast_windows(args, core, call_stats) -> dict:
+    """Windows of ``args.seconds`` alternately without and with a Forecaster
+    thread: each one's round-trip p50/p99 (microseconds), the medians of
+    each side and their ratio (with / without)."""
+    import statistics
+
+    from slotwise.forecaster import Forecaster
+
+    sides: dict = {"off": [], "on": []}
+    made = []
+    for i in range(2 * args.forecast_rounds):
+        on = i % 2 == 1
+        f = Forecaster(_Link(core)).start() if on else None
+        call_stats("heartbeat", True)
+        time.sleep(args.seconds)
+        t = java_figures(call_stats("heartbeat", False))["total"]
+        if f is not None:
+            f.stop()
+            made.append(f.cpu_ms)
+        sides["on" if on else "off"].append(t)
+        print(f"      forecasts {'on ' if on else 'off'}: round trip p50 {t['p50']:.0f} us, p99 {t['p99']:.0f} us"
+              + (f" (the last forecast took {f.cpu_ms:.0f} ms of CPU)" if on else ""), flush=True)
+    out = {}
+    for side, ts in sides.items():
+        out[side] = {q: statistics.median(t[q] for t in ts) for q in ("p50", "p99")}
+    out["ratio"] = {q: out["on"][q] / out["off"][q] for q in ("p50", "p99")}
+    out["forecast_cpu_ms"] = made
+    print(f"      forecasts off: p50 {out['off']['p50']:.0f} us, p99 {out['off']['p99']:.0f} us; on: p50 "
+          f"{out['on']['p50']:.0f} us, p99 {out['on']['p99']:.0f} us; ratio (on / off) p50 "
+          f"{out['ratio']['p50']:.2f}, p99 {out['ratio']['p99']:.2f} (medians of {args.forecast_rounds} windows "
+          f"each, alternated)", flush=True)
+    return out
 
 
 def print_row(r: dict, header: bool) -> None:
@@ -544,6 +598,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-build", action="store_true", help="use the shim jar already built")
     ap.add_argument("--repo", help="the checkout whose shim (and Hadoop version) to run, to compare variants "
                                    "(default: this one)")
+    ap.add_argument("--forecast", action="store_true",
+                    help="also sample with the Forecaster thread on and off, alternated, at each level")
+    ap.add_argument("--forecast-rounds", type=int, default=2, help="windows per side with --forecast (default 2)")
     ap.add_argument("--json", metavar="FILE", help="write the figures here as JSON")
     ap.add_argument("--quiet", action="store_true", help="no cluster start-up messages")
     ap.add_argument("--floor", action="store_true",

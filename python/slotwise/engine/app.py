@@ -53,6 +53,9 @@ class TimeDelay:
     launch (the engine adds it up between heartbeats)."""
 
     __slots__ = ("t1", "t2")
+    #: It changes nothing as it reads the apps (``withdrawn`` does
+    #: nothing): a walk may ask it one app at a time (``nobody``, ``level_of``).
+    pure = True
     #: Whether the waits are for an app whose data is on one node, and an
     #: app whose asks name k hosts waits 1/k of them (``TargetDelay``: its
     #: node-local offers come k times as often), or for every app alike.
@@ -89,13 +92,8 @@ class TimeDelay:
         ``now`` is neither off-switch nor a rack one asks for, nobody may
         run there and the apps are not read one by one."""
         t1, t2, per_host = self.t1, self.t2, self.per_host
-        if wants is not None and host is not None and t1 >= 0:
-            hosts, racks, anywhere, level, waited, since = wants
-            if not anywhere and host not in hosts and now >= since:
-                k = max(1, len(hosts)) if per_host else 1  # no app's data is on more hosts than all of theirs
-                furthest = level_by_wait(level, (waited + (now - since)) * k * (1 + _SLACK) + _SLACK, t1, t2)
-                if furthest == NODE_LOCAL or (furthest == RACK_LOCAL and rack not in racks):
-                    return {}
+        if self.nobody(host, rack, wants, now):
+            return {}
         out = {}
         for app in apps:
             w = app.locality_wait * max(1, len(app.want_hosts)) if per_host else app.locality_wait
@@ -104,6 +102,28 @@ class TimeDelay:
                     or (level == RACK_LOCAL and rack in app.want_racks)):
                 out[app.app_id] = level
         return out
+
+    def nobody(self, host: str | None, rack: str | None, wants, now: float) -> bool:
+        """``offered_all``'s bound: True when ``wants`` shows that none of
+        the apps may run on ``host`` in ``rack`` (False: read them)."""
+        t1 = self.t1
+        if wants is not None and host is not None and t1 >= 0:
+            hosts, racks, anywhere, level, waited, since = wants
+            if not anywhere and host not in hosts and now >= since:
+                k = max(1, len(hosts)) if self.per_host else 1  # no app's data is on more hosts than all of theirs
+                furthest = level_by_wait(level, (waited + (now - since)) * k * (1 + _SLACK) + _SLACK, t1, self.t2)
+                if furthest == NODE_LOCAL or (furthest == RACK_LOCAL and rack not in racks):
+                    return True
+        return False
+
+    def level_of(self, app, host: str, rack: str) -> int | None:
+        """``offered_all``'s answer for one app (None: not offered)."""
+        w = app.locality_wait * max(1, len(app.want_hosts)) if self.per_host else app.locality_wait
+        level = level_by_wait(app.locality_level, w, self.t1, self.t2)
+        if (level == OFF_SWITCH or app.want_anywhere or host in app.want_hosts
+                or (level == RACK_LOCAL and rack in app.want_racks)):
+            return level
+        return None
 
     def offered(self, app, host: str, rack: str) -> int | None:
         return self.offered_all((app,), host, rack).get(app.app_id)
@@ -124,6 +144,7 @@ class CountDelay:
     cluster's nodes) since its last launch; negative: no wait there."""
 
     __slots__ = ("node_threshold", "rack_threshold", "nodes")
+    pure = False  # reading an app counts a missed opportunity
 
     def __init__(self, node_threshold: float, rack_threshold: float, nodes) -> None:
         self.node_threshold, self.rack_threshold = node_threshold, rack_threshold
@@ -171,9 +192,16 @@ class Anywhere:
     asks allow, and nobody is counted as passed over for locality."""
 
     __slots__ = ()
+    pure = True
 
     def offered_all(self, apps, host: str, rack: str, wants=None, now: float = 0.0) -> dict:
         return {app.app_id: OFF_SWITCH for app in apps}
+
+    def nobody(self, host: str, rack: str, wants, now: float) -> bool:
+        return False
+
+    def level_of(self, app, host: str, rack: str) -> int:
+        return OFF_SWITCH
 
     def offered(self, app, host: str, rack: str) -> int:
         return OFF_SWITCH
@@ -452,6 +480,7 @@ class App:
         q = self.queue
         if q is not None:
             q.stale = True
+            q.apps_moved.add(self)  # its key in a kept order may have moved
 
     def set_requests(self, requests) -> None:
         self.wants_moved()

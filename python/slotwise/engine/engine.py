@@ -336,7 +336,9 @@ class Engine(NodeEvents):
             # An offer that waits for no locality passes nobody over for it.
             skipped = self._skipped if offer.local else Skipped()
             while len(out) < limit:
-                free = node.capacity - node.used - held
+                free = node.capacity - node.used
+                if held is not ZERO:  # (x - 0 is x: one Resource less per container when nothing is held)
+                    free = free - held
                 if not offer.has_room(free):
                     break
                 rule = self.delay if offer.local else ANYWHERE

@@ -157,16 +157,30 @@ def run_times(engine, durations, quantile: float) -> RunTimes:
 
 
 def forecast(copies, times: dict, now: float, horizon: float = 3600.0,
-             heartbeat: float | None = None, budget: float = BUDGET, arrivals: bool = True) -> dict[str, "Forecast"]:
+             heartbeat: float | None = None, budget: float | None = BUDGET,
+             arrivals: bool = True) -> dict[str, "Forecast"]:
     """Each app's forecast: one play per quantile of the run times (``times``:
     quantile -> ``run_times``; the middle one the estimate, the outer ones
     its range), each on an engine ``copies`` makes of the live one as it was
     at ``now`` (``views.dry_run.Copier``: forked under the driver's lock,
     with the run times, and played outside it; preempting as the live one
-    does)."""
+    does). Quantiles whose run times (and AM tails) are all the same (no
+    sample has spread yet) are played once: the same inputs decide the
+    same, so one play's outcomes stand for each, and the budget is shared
+    among the plays made. ``budget`` None: no bound."""
     qs = sorted(times)
-    plays = [play(copies.engine(now, preemption=True), times[q], now, horizon, heartbeat, budget=budget / len(qs),
-                  arrivals=arrivals) for q in qs]
+
+    def same(x, y) -> bool:
+        return x == y and getattr(x, "tails", None) == getattr(y, "tails", None)
+
+    unique: list = []  # the quantiles whose run times differ from every other's: one play each
+    for q in qs:
+        if not any(same(times[p], times[q]) for p in unique):
+            unique.append(q)
+    each = None if budget is None else budget / len(unique)
+    played = {q: play(copies.engine(now, preemption=True), times[q], now, horizon, heartbeat, budget=each,
+                      arrivals=arrivals) for q in unique}
+    plays = [played[next(p for p in unique if same(times[p], times[q]))] for q in qs]
     low, mid, high = plays[0], plays[len(plays) // 2], plays[-1]
     return {app_id: Forecast(o, low[app_id], high[app_id]) for app_id, o in mid.items()}
 

@@ -36,7 +36,7 @@ class Queue:
                  "fair_share_threshold", "allow_preemption_from", "is_parent", "running_apps",
                  "active_apps", "wanting", "last_at_min_share", "last_at_fair_share", "acl_submit",
                  "acl_administer", "policy_state", "min_starved_since", "fair_starved_since",
-                 "preempted_at", "orders", "asking_cache", "kept", "moved", "stale", "apps_demand", "split_of",
+                 "preempted_at", "orders", "asking_cache", "kept", "moved", "app_order", "apps_moved", "stale", "apps_demand", "split_of",
                  "locality_target", "delay", "launches")
 
     def __init__(self, name: str, parent: "Queue | None", now: float) -> None:
@@ -95,6 +95,11 @@ class Queue:
         #: moved since (their usage changed beneath them).
         self.kept: dict = {}
         self.moved: set = set()
+        #: A keyed policy's order of a leaf's asking apps, per offer, kept
+        #: as long as the apps asking are (``asking_cache``), and the apps
+        #: whose key may have moved since (``App.changed``: usage, weight).
+        self.app_order: dict = {}
+        self.apps_moved: set = set()
         #: The update pass is incremental: a queue whose apps changed since
         #: the last pass (their usage, asks, runnability, weight, or the set
         #: of them) is ``stale`` and adds its apps up again; the others keep
@@ -128,6 +133,7 @@ class Queue:
         state["parent"] = self.parent.name if self.parent is not None else None
         state["children"] = [c.name for c in self.children]
         state["kept"], state["moved"] = {}, set()
+        state["app_order"], state["apps_moved"] = {}, set()
         return state
 
     def __setstate__(self, state) -> None:
@@ -269,6 +275,8 @@ class Queue:
         kept order is made again on the next heartbeat."""
         self.kept = {}
         self.moved = set()
+        self.app_order = {}
+        self.apps_moved = set()
 
     def assign_apps(self, walk: "Walk"):
         """Offer the node to this queue's apps (all beneath it, for a
@@ -302,6 +310,23 @@ class Queue:
         if wants is None:
             wants = cached[3] = wants_of(apps, walk.now)
         skipped.add_all(passed)
+        if rule.pure and self.policy.keyed and not self.children:
+            # The same walk, cheaper: the order kept between heartbeats, and
+            # each app's level read as the walk reaches it (the rule changes
+            # nothing as it reads, so reading fewer apps decides the same).
+            if rule.nobody(host, rack, wants, walk.now):
+                return None
+            order = self.kept_app_order(walk.offer, cached)
+            level_of = rule.level_of
+            for i, app in enumerate(order):
+                level = level_of(app, host, rack)
+                if level is None:
+                    continue
+                pick = app.assign(walk, level)
+                if pick is not None:
+                    skipped.take_back(order[i + 1:])  # never offered this node after all
+                    return pick
+            return None
         levels = rule.offered_all(apps, host, rack, wants, walk.now)
         if not levels:
             return None
@@ -318,6 +343,40 @@ class Queue:
                         rule.withdrawn(later)
                 return pick
         return None
+
+    def kept_app_order(self, offer, cached: list) -> list[App]:
+        """A keyed policy's order of a leaf's asking apps (``cached``: the
+        ``asking_cache`` entry they are from), as ``policy.order`` sorts
+        them (one key per app, ties in submit order), kept while the apps
+        asking stay the same: only those whose key may have moved
+        (``apps_moved``) are placed again, as ``kept_order`` does for
+        queues. The update pass (demand) forgets it (``forget_order``)."""
+        policy = self.policy
+        if self.apps_moved:
+            for entry in self.app_order.values():
+                _, of, ks, order, at = entry
+                for a in self.apps_moved:
+                    old = at.get(a)
+                    if old is None:
+                        continue  # not asking for it
+                    j = bisect.bisect_left(ks, old)
+                    del ks[j], order[j]
+                    new = at[a] = (of.key_of(policy, a), old[1])
+                    j = bisect.bisect_left(ks, new)
+                    ks.insert(j, new)
+                    order.insert(j, a)
+            self.apps_moved.clear()
+        entry = self.app_order.get(offer.key)
+        if entry is not None and entry[0] is not cached and entry[0][1] == cached[1]:
+            # kept again after the engine's order version moved, the same
+            # apps asking here: the same order (ties by their place in it)
+            entry = self.app_order[offer.key] = (cached, *entry[1:])
+        if entry is None or entry[0] is not cached:
+            apps = cached[1]
+            ks = sorted((offer.key_of(policy, a), i) for i, a in enumerate(apps))
+            entry = self.app_order[offer.key] = (cached, offer, ks, [apps[i] for _, i in ks],
+                                                 {apps[i]: (k, i) for k, i in ks})
+        return entry[3]
 
     def ordered_apps(self, walk: "Walk") -> list[App]:
         """The apps asking for the offer, in the policy's order; kept
@@ -518,8 +577,10 @@ def wants_of(apps: list[App], now: float) -> tuple:
     (``TimeDelay.offered_all``): the hosts, the racks, whether one asks
     for anywhere, the highest level and the longest wait among them, and
     ``now``."""
+    if any(a.want_anywhere for a in apps):  # the rule reads nothing else then: left out
+        return (None, None, True, None, None, now)
     return (set().union(*[a.want_hosts for a in apps]), set().union(*[a.want_racks for a in apps]),
-            any([a.want_anywhere for a in apps]), max([a.locality_level for a in apps], default=0),
+            False, max([a.locality_level for a in apps], default=0),
             max([a.locality_wait for a in apps], default=0.0), now)
 
 
@@ -572,6 +633,16 @@ class Skipped:
             was = True
         return was
 
+    def take_back(self, apps) -> None:
+        """``pop`` each of ``apps`` (of one group just passed over), for a
+        delay rule whose ``withdrawn`` does nothing: an app in ``back``
+        whose group is not passed over is read as not passed over, as if
+        it were not there."""
+        if self.apps:
+            for a in apps:
+                self.apps.pop(a.app_id, None)
+        self.back.update(apps)
+
     def app_ids(self) -> list[str]:
         return list({a.app_id: None for a in self.each()})
 
@@ -600,7 +671,9 @@ class Skipped:
             g.acc += dt
         for a in back:
             if a.passed in groups:
-                a.touch_wait()
+                k = a.kept  # (a.touch_wait(), written out: this reads every app taken back)
+                if k is not None:
+                    k.waits_changed.add(a)
                 a.joined_at += dt
         for a in self.apps.values():
             if not self.grouped(a):
