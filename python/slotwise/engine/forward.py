@@ -258,7 +258,10 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
     # Preemption, the asks of apps whose AM has not asked, apps to arrive.
     model = _Model(e, times, made_up, now, heartbeat, update, arrivals, room, touched, out.preemptions)
     t, next_update, last = now, now, now + horizon
+    unfinished = sum(1 for o in out.values() if o.finish is None)
     while t <= last:
+        if not unfinished and trace is None:
+            break  # every app's end is known: what arrives later changes none of them
         if stop_at is not None and time.thread_time() > stop_at:
             over = True
             break
@@ -282,6 +285,7 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
                 if am is not None:  # its work is done; its AM ends its tail later, holding its room till then
                     if app_id in out:
                         out[app_id].finish = t
+                        unfinished -= 1
                     closing[app_id] = t + tails[app_id]
                     seq += 1
                     heapq.heappush(ends, (closing[app_id], seq, am.container_id))
@@ -289,6 +293,7 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
             if d:
                 if app_id in out and app_id not in closing:
                     out[app_id].finish = t
+                    unfinished -= 1
                 e.remove_app(app_id)
             elif d is None and not model.will_ask(app, t):
                 why.setdefault(app_id, AM_NOT_ASKED)
