@@ -413,6 +413,9 @@ def test_an_app_held_by_a_running_app_limit_behind_an_app_of_unknown_length_says
     e, clock = limited_scene("etl")  # x's kind known: z starts when x ends
     out = once(e, clock.now(), heartbeat=1.0, horizon=120)
     assert out["x"].finish == clock.now() + 10 and out["z"].start is not None and out["z"].why is None
+    # Asked only for z's start (a counterfactual), the play stops there: z's own end is not played.
+    until = once(e, clock.now(), heartbeat=1.0, horizon=120, until_started="z")
+    assert until["z"].start == out["z"].start and until["z"].finish is None and out["z"].finish is not None
 
 
 def test_a_play_out_of_cpu_stops_and_says_so():

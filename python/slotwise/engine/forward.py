@@ -208,13 +208,14 @@ class Forecast:
 
 def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float | None = None,
          update: float | None = None, budget: float | None = None, trace: "Trace | None" = None,
-         arrivals: bool = True) -> Outcomes:
+         arrivals: bool = True, until_started: str | None = None) -> Outcomes:
     """Each app's outcome when the fork ``e`` (on a ManualClock at
     ``now``) is played forward for ``horizon`` seconds with run times
     ``times`` (``run_times``), in at most ``budget`` seconds of this
     thread's CPU (None: no bound); ``trace`` (a what-if's) is given each
     leaf queue's share as the play goes; ``arrivals`` False leaves out the
-    apps still to arrive (a benchmark's comparison)."""
+    apps still to arrive (a benchmark's comparison); ``until_started``: an
+    app whose start is all that is asked (the play stops once it has one)."""
     stop_at = None if budget is None else time.thread_time() + budget
     over = False
     clock = e.clock
@@ -262,6 +263,8 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
     while t <= last:
         if not unfinished and trace is None:
             break  # every app's end is known: what arrives later changes none of them
+        if until_started is not None and getattr(out.get(until_started), "start", 0) is not None:
+            break  # (or it is not in the play at all)
         if stop_at is not None and time.thread_time() > stop_at:
             over = True
             break

@@ -89,10 +89,13 @@ def parse_set(text: str) -> Change:
 
 #: How many points each queue's share over the horizon is sampled at.
 TRACE_POINTS = 120
+#: CPU seconds a what-if's plays (six: three quantiles, without and with
+#: the change) may take in all; what a play had not reached says so.
+BUDGET = 2.0
 
 
 def whatif(copies, times: dict, now: float, change: Change, horizon: float = 3600.0,
-           heartbeat: float | None = None) -> dict:
+           heartbeat: float | None = None, budget: float | None = BUDGET) -> dict:
     """Each app's forecast without ``change`` and with it, from two copies
     of the live engine as it was at ``now`` (``views.dry_run.Copier``):
     {"apps": app id -> {"before": Forecast, "after": Forecast}, "traces":
@@ -110,16 +113,18 @@ def whatif(copies, times: dict, now: float, change: Change, horizon: float = 360
                 "error": str(e).strip("'") or f"{change.said}: cannot be made"}
     qs = sorted(times)
     mid = len(qs) // 2
+    each = None if budget is None else budget / (2 * len(qs))
     traces = {"before": forward.Trace(max(horizon / TRACE_POINTS, heartbeat or 0.0)),
               "after": forward.Trace(max(horizon / TRACE_POINTS, heartbeat or 0.0))}
     before_plays = [forward.play(copies.engine(now, preemption=True), times[q], now, horizon, heartbeat,
-                                 trace=traces["before"] if k == mid else None) for k, q in enumerate(qs)]
+                                 budget=each, trace=traces["before"] if k == mid else None)
+                    for k, q in enumerate(qs)]
     after_plays = []
     for k, q in enumerate(qs):
         e = after if k == 0 else copies.engine(now, preemption=True)
         if k:
             change.apply(e)
-        after_plays.append(forward.play(e, times[q], now, horizon, heartbeat,
+        after_plays.append(forward.play(e, times[q], now, horizon, heartbeat, budget=each,
                                         trace=traces["after"] if k == mid else None))
 
     def combined(plays):
@@ -160,13 +165,17 @@ def counterfactual(copies, times: dict, now: float, app_id: str, changes: list[C
     starts within ``within`` seconds, played with the median run times, as
     long as ``budget`` seconds of ``clock`` (process time) last: {"change",
     "start_in_s", "start_in_s_without", "tried"}; None when none does (or the
-    app starts that soon anyway)."""
+    app starts that soon anyway). Every play stops once the app has started
+    (its start is all that is asked), a change's at ``within``; the play
+    without a change takes at most half the budget (explain asks this on
+    a read, so it is bounded whatever the cluster)."""
     import time as _time
 
     clock = clock or _time.process_time
     started = clock()
     mid = times[sorted(times)[len(times) // 2]]
-    base = forward.play(copies.engine(now, preemption=True), mid, now, horizon, heartbeat).get(app_id)
+    base = forward.play(copies.engine(now, preemption=True), mid, now, horizon, heartbeat, budget=budget / 2,
+                        until_started=app_id).get(app_id)
     if base is None or (base.start is not None and base.start - now <= within):
         return None
     tried = 0
@@ -179,7 +188,8 @@ def counterfactual(copies, times: dict, now: float, app_id: str, changes: list[C
         except (ValueError, KeyError):
             continue
         tried += 1
-        o = forward.play(e, mid, now, horizon, heartbeat).get(app_id)
+        left = budget - (clock() - started)
+        o = forward.play(e, mid, now, within, heartbeat, budget=max(0.0, left), until_started=app_id).get(app_id)
         if o is not None and o.start is not None and o.start - now <= within:
             return {"change": c.said, "start_in_s": round(max(0.0, o.start - now), 1),
                     "start_in_s_without": None if base.start is None else round(base.start - now, 1),
