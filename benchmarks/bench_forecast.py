@@ -3,7 +3,7 @@ seeded stream of MapReduce jobs on a real YARN cluster was forecast to start
 and end, and when it did (issue 41).
 
 Run: .venv/bin/python benchmarks/bench_forecast.py --seed N [--quick]
-         [--cluster local] [--jobs K] [--no-whatif] --out DIR
+         [--cluster local] [--jobs K] [--no-whatif] [--rescore] --out DIR
 
 It starts the local cluster (``--cluster local``: a ResourceManager with the
 Slotwise shim and 2 NodeManagers of 1.5 GB, each its own JVM; 512 MB
@@ -25,6 +25,14 @@ forward play (``slotwise``) the same moments are given to ``naive``: the
 apps ahead of it in its queue that have not started, times the mean length
 of the jobs finished so far (start), plus that length (finish), as
 queue-position ETAs do.
+
+Beside the live forecasts, each app's first one is made again afterwards by
+this checkout from serve's recording (``serve --record``; ``sim.replay``
+rebuilds the engine at the very moment the live one was made): once as the
+server made it (``replayed``: it checks the replay) and once without the
+apps still to arrive (``no-arrivals``), so models are compared on one run.
+``--rescore`` runs nothing and does that again for DIR's recorded run with
+the current code (a model change measured without a new cluster run).
 
 A forecast is right ``within_25pct`` when it is within 25% of the real time
 from the forecast to the event, or within 30 s (the issue's goal); also
@@ -179,7 +187,7 @@ def on_wall_clock(r: dict) -> dict:
     wall clock the event log and the RM use: the row's ``made_at`` is the
     wall clock when it was made at the engine's ``at``."""
     shift = r["made_at"] - r["at"]
-    return {**r, **{k: r[k] + shift for k in ("at", "start", "finish") if r.get(k) is not None}}
+    return {**r, "at_engine": r["at"], **{k: r[k] + shift for k in ("at", "start", "finish") if r.get(k) is not None}}
 
 
 class Run:
@@ -220,7 +228,7 @@ class Run:
         self.serve = subprocess.Popen(
             [sys.executable, "-m", "slotwise.cli", "serve", "--allocations", str(self.alloc), "--event-log",
              str(self.events), "--gateway-info", str(info), "--token-file", str(info.with_name("gateway.token")),
-             "--http", f"127.0.0.1:{self.port}", "--admin-token-file", str(self.token_file)],
+             "--http", f"127.0.0.1:{self.port}", "--admin-token-file", str(self.token_file), "--record"],
             stdout=open(self.out / "serve.out", "ab"), stderr=subprocess.STDOUT,
             env={**__import__("os").environ, "PYTHONPATH": str(REPO / "python")})
         deadline = time.monotonic() + 300
@@ -362,51 +370,97 @@ class Run:
 
 
 # ------------------------------------------------------------------ report
-def score(run: Run) -> tuple[list[dict], list[dict], dict | None]:
+def records(run: Run) -> list[dict]:
+    """Per app: what happened, and what each predictor said at its first
+    forecast (and the first once it ran)."""
     starts, finishes = run.real_starts(), run.real_finishes()
-    apps, marks = [], {}
+    apps = []
     for app, kept in sorted(run.forecasts.items()):
         first = kept[0]
-        at = first["at"]
-        real_s, real_f = starts.get(app), finishes.get(app)
-        rec = {"app": app, "queue": run.submitted[app][0], "kind": run.job_of[app].kind.name,
-               "accepted": run.submitted[app][1], "at": at, "real_start": real_s, "real_finish": real_f,
-               "start": first["start"], "start_low": first["start_in_low_s"], "start_high": first["start_in_high_s"],
-               "finish": first["finish"], "why": first["why"], "started_at_forecast": first["started"]}
-        n_start, n_finish = run.naive_first.get(app, (None, None))
-        rec["naive_start"], rec["naive_finish"] = n_start, n_finish
-        for predictor, what, pred, real in (("slotwise", "start", first["start"], real_s),
-                                            ("naive", "start", n_start, real_s),
-                                            ("slotwise", "finish", first["finish"], real_f),
-                                            ("naive", "finish", n_finish, real_f)):
-            marks.setdefault((predictor, what), []).append(right(pred, real, at))
-            if what == "start" and not first["started"]:  # the ones it had to foretell
-                marks.setdefault((predictor, "start_waiting"), []).append(right(pred, real, at))
         running = next((k for k in kept if k["started"]), None)
-        if running is not None:
-            marks.setdefault(("slotwise", "finish_running"), []).append(right(running["finish"], real_f,
-                                                                            running["at"]))
-        apps.append(rec)
-    rows = [summarise(p, w, m) for (p, w), m in sorted(marks.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
-    wi = None
-    if run.whatif:
-        w = run.whatif
-        at = w["at"]
-        marks_w, affected = [], []
-        for a in w["apps"]:
-            if not a["changed"]:
-                continue
-            for what, pred_in, real in (("start", a["start_after"], starts.get(a["app"])),
-                                        ("finish", a["finish_after"], finishes.get(a["app"]))):
-                if what == "start" and a["start_before"] is None and a["start_after"] is None:
-                    continue  # it had started: only its finish can move
-                m = right(None if pred_in is None else at + pred_in, real, at)
-                marks_w.append(m)
-                affected.append({"app": a["app"], "what": what, "predicted_in_s": pred_in,
-                                 "real_in_s": None if real is None else round(real - at, 1), **m})
-        wi = {"change": w["change"], "apps_moved": sum(1 for a in w["apps"] if a["changed"]),
-              "cpu_ms": w["cpu_ms"], "row": summarise("whatif", "start+finish", marks_w), "affected": affected}
-    return rows, apps, wi
+        n_start, n_finish = run.naive_first.get(app, (None, None))
+        apps.append({"app": app, "queue": run.submitted[app][0], "kind": run.job_of[app].kind.name,
+                     "accepted": run.submitted[app][1], "at": first["at"], "at_engine": first["at_engine"],
+                     "real_start": starts.get(app), "real_finish": finishes.get(app),
+                     "started_at_forecast": first["started"], "why": first["why"],
+                     "start_low": first["start_in_low_s"], "start_high": first["start_in_high_s"],
+                     "said": {"slotwise": {"start": first["start"], "finish": first["finish"]},
+                              "naive": {"start": n_start, "finish": n_finish}},
+                     "running": None if running is None else {"at": running["at"], "finish": running["finish"]}})
+    return apps
+
+
+def rows_of(apps: list[dict]) -> list[dict]:
+    """report.json's rows: per predictor, starts and finishes at submission,
+    the starts of the apps that waited, and (the live forecast's) the
+    finishes forecast once running."""
+    marks: dict = {}
+    for rec in apps:
+        at = rec["at"]
+        for predictor, said in rec["said"].items():
+            for what in ("start", "finish"):
+                m = right(said.get(what), rec[f"real_{what}"], at)
+                marks.setdefault((predictor, what), []).append(m)
+                if what == "start" and not rec["started_at_forecast"]:  # the ones it had to foretell
+                    marks.setdefault((predictor, "start_waiting"), []).append(m)
+        if rec["running"] is not None:
+            marks.setdefault(("slotwise", "finish_running"), []).append(
+                right(rec["running"]["finish"], rec["real_finish"], rec["running"]["at"]))
+    return [summarise(p, w, m) for (p, w), m in sorted(marks.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
+
+
+#: Forecasts made again afterwards from the recorded state (``replayed``):
+#: the model as the live server ran it, and without the apps still to arrive.
+VARIANTS = {"replayed": {"arrivals": True}, "no-arrivals": {"arrivals": False}}
+
+
+def replayed(events: Path, apps: list[dict]) -> None:
+    """Each app's first forecast made again by this checkout, on the engine
+    rebuilt from serve's recorded inputs (``sim.replay``) at the very
+    moment the live one was made, once per ``VARIANTS``: the same run,
+    several models side by side (and "replayed" against the live one checks
+    the replay)."""
+    from slotwise.sim.replay import replay
+
+    by_time: dict[float, list[dict]] = {}
+    for rec in apps:
+        by_time.setdefault(rec["at_engine"], []).append(rec)
+
+    def at(t: float, cores: dict) -> None:
+        core = next(iter(cores.values()))
+        for name, kw in VARIANTS.items():
+            out = core.views.forecasts(**kw)["apps"]
+            for rec in by_time[t]:
+                f = out.get(rec["app"])
+                shift = rec["at"] - rec["at_engine"]
+                rec["said"][name] = {k: None if f is None or getattr(f, k) is None else getattr(f, k) + shift
+                                     for k in ("start", "finish")}
+
+    replay(str(events), checkpoints=sorted(by_time), at_checkpoint=at)
+
+
+def whatif_row(run: Run) -> dict | None:
+    """The what-if made just before the weight was saved, against what the
+    apps it said would move then did."""
+    if not run.whatif:
+        return None
+    starts, finishes = run.real_starts(), run.real_finishes()
+    w = run.whatif
+    at = w["at"]
+    marks, affected = [], []
+    for a in w["apps"]:
+        if not a["changed"]:
+            continue
+        for what, pred_in, real in (("start", a["start_after"], starts.get(a["app"])),
+                                    ("finish", a["finish_after"], finishes.get(a["app"]))):
+            if what == "start" and a["start_before"] is None and a["start_after"] is None:
+                continue  # it had started: only its finish can move
+            m = right(None if pred_in is None else at + pred_in, real, at)
+            marks.append(m)
+            affected.append({"app": a["app"], "what": what, "predicted_in_s": pred_in,
+                             "real_in_s": None if real is None else round(real - at, 1), **m})
+    return {"change": w["change"], "apps_moved": sum(1 for a in w["apps"] if a["changed"]),
+            "cpu_ms": w["cpu_ms"], "row": summarise("whatif", "start+finish", marks), "affected": affected}
 
 
 def plot(out: Path, apps: list[dict]) -> None:
@@ -419,9 +473,8 @@ def plot(out: Path, apps: list[dict]) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.5))
     for ax, what in zip(axes, ("start", "finish")):
         for predictor, colour in (("slotwise", "#2a6f97"), ("naive", "#b0b0b0")):
-            key = what if predictor == "slotwise" else f"naive_{what}"
-            pts = [(a[f"real_{what}"] - a["at"], a[key] - a["at"]) for a in apps
-                   if a[f"real_{what}"] is not None and a[key] is not None]
+            pts = [(a[f"real_{what}"] - a["at"], a["said"][predictor][what] - a["at"]) for a in apps
+                   if a[f"real_{what}"] is not None and a["said"][predictor][what] is not None]
             if pts:
                 ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, c=colour, label=predictor)
         top = max([a[f"real_{what}"] - a["at"] for a in apps if a[f"real_{what}"]] or [1])
@@ -472,19 +525,29 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, help="jobs in the stream (default 24 with --quick, else 60)")
     ap.add_argument("--no-whatif", dest="whatif", action="store_false", help="leave out the what-if's weight change")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--rescore", action="store_true",
+                    help="run nothing: make DIR's forecasts again from its recording with this checkout "
+                         "(the replayed variants) and write its report anew")
     args = ap.parse_args()
     args.jobs = args.jobs or (24 if args.quick else 60)
     if not 4 <= args.jobs <= 500:
         ap.error("--jobs: 4 to 500")
     args.out.mkdir(parents=True, exist_ok=True)
-    run = Run(args.out.resolve(), workload(args.seed, args.jobs), args.whatif)
-    try:
-        run.up()
-        run.stream()
-        rows, apps, wi = score(run)
-    finally:
-        run.down()
-    last = report(args.out, args, rows, apps, wi)
+    if args.rescore:
+        before = json.loads((args.out / "report.json").read_text())
+        apps, wi = before["apps"], before["whatif"]
+        for rec in apps:
+            rec["said"] = {k: v for k, v in rec["said"].items() if k in ("slotwise", "naive")}
+    else:
+        run = Run(args.out.resolve(), workload(args.seed, args.jobs), args.whatif)
+        try:
+            run.up()
+            run.stream()
+            apps, wi = records(run), whatif_row(run)
+        finally:
+            run.down()
+    replayed(args.out / "events.jsonl", apps)
+    last = report(args.out, args, rows_of(apps), apps, wi)
     print((args.out / "report.md").read_text())
     print(last)
     return 0

@@ -56,9 +56,14 @@ def settings_from(record: dict) -> EngineSettings:
 
 def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
            settings: EngineSettings | None = None, taps: dict | None = None,
-           event_log: EventLog | None = None) -> ReplayResult:
+           event_log: EventLog | None = None, checkpoints: Iterable[float] = (),
+           at_checkpoint=None) -> ReplayResult:
     """``taps``, if given, maps stream -> callable(core) run on each new core
-    (tests use it to watch the engine's calls)."""
+    (tests use it to watch the engine's calls); ``at_checkpoint(t, cores)``
+    is called at each of ``checkpoints`` (engine times, ascending), with the
+    engine as it was then: every input before it fed, none after (a
+    benchmark's forecasts, made again from the recorded state)."""
+    pending = sorted(checkpoints)
     if isinstance(events, str):
         events = read_events(events)
     result = ReplayResult()
@@ -114,6 +119,10 @@ def replay(events: Iterable[dict] | str, config: AllocationConfig | None = None,
             raise ValueError(f"input for stream {stream!r} before its 'recording' record: "
                              "was the log written with inputs recorded?")
         t = ev.get("t", 0.0)
+        while pending and pending[0] < t and at_checkpoint is not None:
+            if pending[0] > clock.now():
+                clock.set(pending[0])
+            at_checkpoint(pending.pop(0), cores)
         if t > clock.now():
             clock.set(t)
         call, msg = ev["call"], ev["msg"]
