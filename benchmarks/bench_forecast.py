@@ -384,6 +384,7 @@ def records(run: Run) -> list[dict]:
                      "real_start": starts.get(app), "real_finish": finishes.get(app),
                      "started_at_forecast": first["started"], "why": first["why"],
                      "start_low": first["start_in_low_s"], "start_high": first["start_in_high_s"],
+                     "finish_low": first["finish_in_low_s"], "finish_high": first["finish_in_high_s"],
                      "said": {"slotwise": {"start": first["start"], "finish": first["finish"]},
                               "naive": {"start": n_start, "finish": n_finish}},
                      "running": None if running is None else {"at": running["at"], "finish": running["finish"]}})
@@ -489,10 +490,25 @@ def plot(out: Path, apps: list[dict]) -> None:
     plt.close(fig)
 
 
+def in_range(apps: list[dict], what: str) -> dict:
+    """How often the real start (finish) fell in the live forecast's range
+    (its 10th to 90th percentile plays, widened by a heartbeat), of the
+    apps whose first forecast gave one and which had not started then."""
+    n = hit = 0
+    for a in apps:
+        low, high, real = a.get(f"{what}_low"), a.get(f"{what}_high"), a[f"real_{what}"]
+        if low is None or high is None or real is None or a["started_at_forecast"] and what == "start":
+            continue
+        n += 1
+        hit += a["at"] + low - 1.0 <= real <= a["at"] + high + 1.0
+    return {"apps": n, "in_range_pct": round(100.0 * hit / n, 1) if n else None}
+
+
 def report(out: Path, args, rows: list[dict], apps: list[dict], wi: dict | None) -> str:
+    ranges = {what: in_range(apps, what) for what in ("start", "finish")}
     (out / "report.json").write_text(json.dumps({"seed": args.seed, "quick": args.quick, "cluster": args.cluster,
-                                                 "jobs": args.jobs, "rows": rows, "whatif": wi, "apps": apps},
-                                                indent=1) + "\n")
+                                                 "jobs": args.jobs, "rows": rows, "ranges": ranges, "whatif": wi,
+                                                 "apps": apps}, indent=1) + "\n")
     lines = [f"# Forecasts against what happened (seed {args.seed}, {args.cluster} cluster, {len(apps)} apps"
              f"{', quick' if args.quick else ''})", "",
              "| predictor | what | apps | within 25% or 30 s | within 25% | within 60 s | median error | "
@@ -500,6 +516,9 @@ def report(out: Path, args, rows: list[dict], apps: list[dict], wi: dict | None)
     for r in rows:
         lines.append(f"| {r['predictor']} | {r['what']} | {r['apps']} | {r['within_25pct']}% | {r['strict_25pct']}% "
                      f"| {r['within_60s']}% | {r['median_abs_err_s']} s | {r['no_forecast']} |")
+    lines += ["", "Ranges (the live forecast's 10th to 90th percentile plays, a heartbeat either side): the real "
+              f"start fell in its range for {ranges['start']['in_range_pct']}% of {ranges['start']['apps']} waiting "
+              f"apps, the real finish for {ranges['finish']['in_range_pct']}% of {ranges['finish']['apps']}."]
     if wi:
         r = wi["row"]
         lines += ["", f"What-if `{wi['change']}` made just before the change was saved: {wi['apps_moved']} apps "

@@ -195,3 +195,24 @@ def test_the_cli_names_the_queues_whose_preemptions_a_change_moves(monkeypatch, 
     out = capsys.readouterr().out
     assert "containers taken back by preemption over the horizon:\n  root.b: 0 -> 2\n" in out
     assert "root.c" not in out  # the same either way
+
+
+def test_a_starts_range_is_widened_by_what_the_forecasts_really_missed_by():
+    from types import SimpleNamespace as F
+
+    from slotwise.forecaster import Calibration
+
+    c = Calibration()
+    r = {"started": False, "start_in_s": 20.0, "start_in_low_s": 19.0, "start_in_high_s": 21.0}
+    # Ten apps forecast at 0 to start at 10: five started at 15, five at 8.
+    c.observe({f"a{i}": F(start=10.0) for i in range(10)}, 0.0)
+    c.observe({f"a{i}": F(start=15.0 if i % 2 else 8.0) for i in range(9)}, 30.0)
+    assert c.bounds() is None and c.widen(r) == r  # nine known: not enough to go by
+    c.observe({"a9": F(start=8.0), "late": F(start=100.0)}, 31.0)  # (late: still waiting, its first kept)
+    assert c.bounds() == (0.8, 1.5)
+    assert c.widen(r) == {**r, "start_in_low_s": 16.0, "start_in_high_s": 30.0}
+    assert c.widen({**r, "started": True}) == {**r, "started": True}
+    # A forecast less than AHEAD seconds ahead teaches nothing (its ratio would be noise).
+    c.observe({"soon": F(start=33.0)}, 31.0)
+    c.observe({"soon": F(start=40.0)}, 41.0)
+    assert len(c.ratios) == 10

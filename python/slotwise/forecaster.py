@@ -8,13 +8,17 @@ master: only its distance from the forecast's ``at`` means anything; add
 ``made_at - at`` for the wall clock); what a reader is told is relative to
 when it was made: "starts in ~40 s (25-70 s)". While the master is gone nothing is forecast (the state
 stands still, so its play would say nothing true), and the answer says so.
-A forecast takes at most 0.3 s of CPU (``forward.BUDGET``; what it had not
+A start's range is widened by what the server's own forecasts have missed
+by so far (``Calibration``): the run-time plays alone give too narrow a
+range for a start that waits on AM start-ups, arrivals and the master's
+pace. A forecast takes at most 0.3 s of CPU (``forward.BUDGET``; what it had not
 reached by then says so) and the next waits at least ten times as long as
 the last took: the server's heartbeats share its interpreter.
 """
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
 
@@ -74,6 +78,55 @@ def as_text(r: dict) -> str:
     return ", ".join(parts)
 
 
+class Calibration:
+    """How far the forecasts' starts have been off, learned from this
+    server's own forecasts: an app's first forecast while it waited against
+    the start it then had (real wait over forecast wait, for forecasts at
+    least ``AHEAD`` s ahead). A start's range is widened to the 10th and 90th
+    percentile of those ratios once ``NEED`` are known, so it says what the
+    forecasts have really missed by (what the run-time plays alone leave
+    out: AM start-ups, arrivals, the master's pace), not only how run
+    times spread."""
+
+    KEEP, NEED, AHEAD, APPS = 200, 10, 5.0, 10_000
+
+    def __init__(self) -> None:
+        self.first: collections.OrderedDict = collections.OrderedDict()  # app -> (made at, start said)
+        self.ratios: collections.deque = collections.deque(maxlen=self.KEEP)
+
+    def observe(self, forecasts: dict, at: float) -> None:
+        """One forecast's apps (app id -> forward.Forecast) made at ``at``."""
+        for app_id, f in forecasts.items():
+            if f.start is None:
+                continue
+            if f.start > at:  # still waiting: its first forecast is kept
+                if app_id not in self.first:
+                    self.first[app_id] = (at, f.start)
+                    if len(self.first) > self.APPS:
+                        self.first.popitem(last=False)
+                continue
+            said = self.first.pop(app_id, None)
+            if said is not None and said[1] - said[0] >= self.AHEAD:
+                self.ratios.append((f.start - said[0]) / (said[1] - said[0]))
+
+    def bounds(self) -> tuple[float, float] | None:
+        """The 10th and 90th percentile ratios; None before ``NEED``."""
+        if len(self.ratios) < self.NEED:
+            return None
+        r = sorted(self.ratios)
+        return r[int(0.1 * (len(r) - 1))], r[int(0.9 * (len(r) - 1) + 0.5)]
+
+    def widen(self, r: dict) -> dict:
+        """An API row with its start's range widened by the ratios seen."""
+        b = self.bounds()
+        mid = r["start_in_s"]
+        if b is None or mid is None or r["started"]:
+            return r
+        low, high = r["start_in_low_s"], r["start_in_high_s"]
+        return {**r, "start_in_low_s": round(min(x for x in (low, mid * b[0]) if x is not None), 1),
+                "start_in_high_s": round(max(x for x in (high, mid * b[1]) if x is not None), 1)}
+
+
 class Forecaster(Periodic):
     """The last forecast of every app, made by ``refresh``: by the thread
     ``start`` runs every ``every`` seconds, or by a test directly."""
@@ -90,6 +143,7 @@ class Forecaster(Periodic):
         self._latest: dict | None = None
         self._gone = False
         self.cpu_ms = 0.0  # the last forecast's CPU
+        self.calibration = Calibration()
 
     def refresh(self) -> None:
         """Play the live state forward now (not while the master is gone)."""
@@ -102,7 +156,8 @@ class Forecaster(Periodic):
         cpu_ms = self.cpu_ms = round((time.thread_time() - cpu) * 1000, 1)
         made = self._clock()
         at = out["at"]
-        rows = {app_id: row(app_id, f, at, made, cpu_ms) for app_id, f in out["apps"].items()}
+        self.calibration.observe(out["apps"], at)
+        rows = {app_id: self.calibration.widen(row(app_id, f, at, made, cpu_ms)) for app_id, f in out["apps"].items()}
         with self._lock:
             self._latest, self._gone = rows, False
 

@@ -148,14 +148,16 @@ def _keep(keys: collections.OrderedDict, key, w: Work, most: int) -> None:
     d.append(w)
 
 
-def _typical(works) -> Work | None:
-    """The middle one of ``works`` by size, with the shortest AM-to-task
-    delay among them (the others include waits for room, which a play
-    makes for itself)."""
+def _typical(works, quantile: float = 0.5) -> Work | None:
+    """The one of ``works`` at ``quantile`` by size (the middle one by
+    default; a forecast's outer plays take the outer ones, so an app whose
+    like ran very different jobs gets a range that says so), with the
+    shortest AM-to-task delay among them (the others include waits for
+    room, which a play makes for itself)."""
     if not works:
         return None
     ws = sorted(works, key=Work.size)
-    w = ws[(len(ws) - 1) // 2]
+    w = ws[min(len(ws) - 1, max(0, round(quantile * (len(ws) - 1))))]
     delays = [x.delay for x in works if x.delay is not None]
     return Work(w.tasks, w.am, min(delays) if delays else None, w.user, w.name, w.tail)
 
@@ -251,11 +253,11 @@ class Durations:
                 return works
         return ()
 
-    def work_for(self, app) -> Work | None:
-        """What ``app`` will likely run beside its AM: the typical work of
-        the finished apps most like it (``_works``); None when none has
-        finished."""
-        return _typical(self._works(app))
+    def work_for(self, app, quantile: float = 0.5) -> Work | None:
+        """What ``app`` will likely run beside its AM: the work at
+        ``quantile`` by size of the finished apps most like it
+        (``_works``); None when none has finished."""
+        return _typical(self._works(app), quantile)
 
     def tail(self, app, quantile: float) -> float | None:
         """How long ``app``'s AM will run after its last task ends, at

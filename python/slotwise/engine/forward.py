@@ -141,7 +141,7 @@ def run_times(engine, durations, quantile: float) -> RunTimes:
             if tail:
                 out.tails[app.app_id] = tail
         if app.ran <= 1 and not any(not c.is_am for c in app.containers.values()):
-            work = durations.work_for(app)  # it may not have asked for its tasks yet
+            work = durations.work_for(app, quantile)  # it may not have asked for its tasks yet
             if work is not None:
                 out.work[app.app_id] = work
                 for prio, _res, _n, seconds in work.tasks:  # its name's run times, else the work's own
