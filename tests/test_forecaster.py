@@ -203,14 +203,18 @@ def test_a_starts_range_is_widened_by_what_the_forecasts_really_missed_by():
     from slotwise.forecaster import Calibration
 
     c = Calibration()
-    r = {"started": False, "start_in_s": 20.0, "start_in_low_s": 19.0, "start_in_high_s": 21.0}
+    r = {"started": False, "start_in_s": 20.0, "start_in_low_s": 19.0, "start_in_high_s": 21.0,
+         "finish_in_s": 50.0, "finish_in_low_s": 48.0, "finish_in_high_s": None}
     # Ten apps forecast at 0 to start at 10: five started at 15, five at 8.
     c.observe({f"a{i}": F(start=10.0) for i in range(10)}, 0.0)
     c.observe({f"a{i}": F(start=15.0 if i % 2 else 8.0) for i in range(9)}, 30.0)
     assert c.bounds() is None and c.widen(r) == r  # nine known: not enough to go by
     c.observe({"a9": F(start=8.0), "late": F(start=100.0)}, 31.0)  # (late: still waiting, its first kept)
     assert c.bounds() == (0.8, 1.5)
-    assert c.widen(r) == {**r, "start_in_low_s": 16.0, "start_in_high_s": 30.0}
+    # The finish's range moves as far as the start's: 4 s sooner; its high end stays unknown (past the horizon).
+    assert c.widen(r) == {**r, "start_in_low_s": 16.0, "start_in_high_s": 30.0, "finish_in_low_s": 46.0}
+    both = c.widen({**r, "finish_in_high_s": 52.0})
+    assert (both["finish_in_low_s"], both["finish_in_high_s"]) == (46.0, 60.0)
     assert c.widen({**r, "started": True}) == {**r, "started": True}
     # A forecast less than AHEAD seconds ahead teaches nothing (its ratio would be noise).
     c.observe({"soon": F(start=33.0)}, 31.0)

@@ -117,14 +117,22 @@ class Calibration:
         return r[int(0.1 * (len(r) - 1))], r[int(0.9 * (len(r) - 1) + 0.5)]
 
     def widen(self, r: dict) -> dict:
-        """An API row with its start's range widened by the ratios seen."""
+        """An API row with its start's range widened by the ratios seen, and
+        its finish's by as much as its start's moved."""
         b = self.bounds()
         mid = r["start_in_s"]
         if b is None or mid is None or r["started"]:
             return r
-        low, high = r["start_in_low_s"], r["start_in_high_s"]
-        return {**r, "start_in_low_s": round(min(x for x in (low, mid * b[0]) if x is not None), 1),
-                "start_in_high_s": round(max(x for x in (high, mid * b[1]) if x is not None), 1)}
+        low = round(min(x for x in (r["start_in_low_s"], mid * b[0]) if x is not None), 1)
+        high = round(max(x for x in (r["start_in_high_s"], mid * b[1]) if x is not None), 1)
+        out = {**r, "start_in_low_s": low, "start_in_high_s": high}
+        f = r["finish_in_s"]
+        if f is not None:  # an app ends no sooner (later) than its start moves it
+            if r["finish_in_low_s"] is not None:
+                out["finish_in_low_s"] = round(max(0.0, min(r["finish_in_low_s"], f - (mid - low))), 1)
+            if r["finish_in_high_s"] is not None:
+                out["finish_in_high_s"] = round(max(r["finish_in_high_s"], f + (high - mid)), 1)
+        return out
 
 
 class Forecaster(Periodic):
