@@ -43,8 +43,9 @@ others' starts are known), and ``finish_running`` (the first forecast made
 once it ran).
 
 The what-if (unless --no-whatif): when half the jobs are submitted, it asks
-POST /api/v1/whatif for root.b's weight 3 (admin token), then saves that
-weight in the allocation file for real (serve reloads it) and compares each
+POST /api/v1/whatif for weight 3 on the queue with the most waiting (its
+demand over its usage; admin token), then saves that weight in the
+allocation file for real (serve reloads it) and compares each
 app the what-if said would move with what it then did: its start (if it had
 not started) and its finish, each within 25% or 30 s.
 
@@ -79,9 +80,9 @@ sys.path.insert(0, str(REPO / "python"))
 QUEUES = ("root.a", "root.b", "root.c")
 ALLOCATIONS = """<?xml version="1.0"?>
 <allocations>
-  <queue name="a"/>
-  <queue name="b"><weight>{b_weight}</weight></queue>
-  <queue name="c"/>
+  <queue name="a"><weight>{a}</weight></queue>
+  <queue name="b"><weight>{b}</weight></queue>
+  <queue name="c"><weight>{c}</weight></queue>
 </allocations>
 """
 
@@ -198,7 +199,7 @@ class Run:
 
         self.out, self.jobs, self.do_whatif = out, jobs, whatif
         self.alloc = out / "allocations.xml"
-        self.alloc.write_text(ALLOCATIONS.format(b_weight=1))
+        self.alloc.write_text(ALLOCATIONS.format(a=1, b=1, c=1))
         self.events = out / "events.jsonl"
         self.token_file = out / "admin.token"
         self.token = secrets.token_urlsafe(24)
@@ -344,19 +345,25 @@ class Run:
         log(f"{len(self.jobs)} jobs in {time.monotonic() - t0:.0f} s, {len(failed)} failed")
 
     def apply_weight_change(self) -> None:
-        """What the what-if says root.b's weight 3 would do, then the change for real."""
+        """What the what-if says weight 3 on the queue with the most waiting
+        would do, then the change for real (saved in the allocation file)."""
+        try:
+            rows = [q for q in get(f"{self.api}/api/v1/queues") if q["queue"] in QUEUES]
+            queue = max(rows, key=lambda q: (q["demand"]["memory_mb"] - q["usage"]["memory_mb"], q["queue"]))["queue"]
+        except (OSError, ValueError, KeyError, TypeError):
+            queue = "root.b"
         asked = time.time()
         try:
-            w = post(f"{self.api}/api/v1/whatif", {"set": "root.b.weight=3", "horizon_s": 3600}, self.token)
+            w = post(f"{self.api}/api/v1/whatif", {"set": f"{queue}.weight=3", "horizon_s": 3600}, self.token)
         except (OSError, ValueError) as e:
             log(f"what-if failed: {e}")
             return
-        self.alloc.write_text(ALLOCATIONS.format(b_weight=3))
+        self.alloc.write_text(ALLOCATIONS.format(**{q[-1]: 3 if q == queue else 1 for q in QUEUES}))
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
                 qs = {q["queue"]: q for q in get(f"{self.api}/api/v1/queues")}
-                if qs.get("root.b", {}).get("weight") == 3:
+                if qs.get(queue, {}).get("weight") == 3:
                     break
             except (OSError, ValueError, KeyError, TypeError):
                 pass
@@ -365,7 +372,7 @@ class Run:
         w["at"] = asked  # its start and finish are in seconds from `at`: the wall clock when it was asked
         self.whatif = w
         moved = [a for a in w["apps"] if a["changed"]]
-        log(f"what-if root.b.weight=3: {len(moved)} of {len(w['apps'])} apps move "
+        log(f"what-if {queue}.weight=3: {len(moved)} of {len(w['apps'])} apps move "
             f"({w['cpu_ms']} ms CPU); the weight is now saved")
 
 
