@@ -16,6 +16,7 @@ from ..config.model import AllocationConfig, QueueConfig
 from ..policies import SchedulingPolicy, get_policy
 from ..policies.base import compute_shares_of
 from ..resources import ZERO, Resource
+from . import app_order
 from .app import ANYWHERE, App
 from .target import Launches, TargetDelay
 from ..policies.fairshare import YARN
@@ -310,23 +311,8 @@ class Queue:
         if wants is None:
             wants = cached[3] = wants_of(apps, walk.now)
         skipped.add_all(passed)
-        if rule.pure and self.policy.keyed and not self.children:
-            # The same walk, cheaper: the order kept between heartbeats, and
-            # each app's level read as the walk reaches it (the rule changes
-            # nothing as it reads, so reading fewer apps decides the same).
-            if rule.nobody(host, rack, wants, walk.now):
-                return None
-            order = self.kept_app_order(walk.offer, cached)
-            level_of = rule.level_of
-            for i, app in enumerate(order):
-                level = level_of(app, host, rack)
-                if level is None:
-                    continue
-                pick = app.assign(walk, level)
-                if pick is not None:
-                    skipped.take_back(order[i + 1:])  # never offered this node after all
-                    return pick
-            return None
+        if rule.pure and self.policy.keyed and not self.children:  # the same walk, cheaper (app_order.py)
+            return app_order.walk_kept(self, walk, rule, cached, wants)
         levels = rule.offered_all(apps, host, rack, wants, walk.now)
         if not levels:
             return None
@@ -343,40 +329,6 @@ class Queue:
                         rule.withdrawn(later)
                 return pick
         return None
-
-    def kept_app_order(self, offer, cached: list) -> list[App]:
-        """A keyed policy's order of a leaf's asking apps (``cached``: the
-        ``asking_cache`` entry they are from), as ``policy.order`` sorts
-        them (one key per app, ties in submit order), kept while the apps
-        asking stay the same: only those whose key may have moved
-        (``apps_moved``) are placed again, as ``kept_order`` does for
-        queues. The update pass (demand) forgets it (``forget_order``)."""
-        policy = self.policy
-        if self.apps_moved:
-            for entry in self.app_order.values():
-                _, of, ks, order, at = entry
-                for a in self.apps_moved:
-                    old = at.get(a)
-                    if old is None:
-                        continue  # not asking for it
-                    j = bisect.bisect_left(ks, old)
-                    del ks[j], order[j]
-                    new = at[a] = (of.key_of(policy, a), old[1])
-                    j = bisect.bisect_left(ks, new)
-                    ks.insert(j, new)
-                    order.insert(j, a)
-            self.apps_moved.clear()
-        entry = self.app_order.get(offer.key)
-        if entry is not None and entry[0] is not cached and entry[0][1] == cached[1]:
-            # kept again after the engine's order version moved, the same
-            # apps asking here: the same order (ties by their place in it)
-            entry = self.app_order[offer.key] = (cached, *entry[1:])
-        if entry is None or entry[0] is not cached:
-            apps = cached[1]
-            ks = sorted((offer.key_of(policy, a), i) for i, a in enumerate(apps))
-            entry = self.app_order[offer.key] = (cached, offer, ks, [apps[i] for _, i in ks],
-                                                 {apps[i]: (k, i) for k, i in ks})
-        return entry[3]
 
     def ordered_apps(self, walk: "Walk") -> list[App]:
         """The apps asking for the offer, in the policy's order; kept
