@@ -29,8 +29,9 @@ queue-position ETAs do.
 Beside the live forecasts, each app's first one is made again afterwards by
 this checkout from serve's recording (``serve --record``; ``sim.replay``
 rebuilds the engine at the very moment the live one was made): once as the
-server made it (``replayed``: it checks the replay) and once without the
-apps still to arrive (``no-arrivals``), so models are compared on one run.
+server made it (``replayed``: it checks the replay), and with and without
+the apps still to arrive (``arrivals``, ``no-arrivals``; serve
+--forecast-arrivals), so models are compared on one run.
 ``--rescore`` runs nothing and does that again for DIR's recorded run with
 the current code (a model change measured without a new cluster run).
 
@@ -417,9 +418,10 @@ def rows_of(apps: list[dict]) -> list[dict]:
     return [summarise(p, w, m) for (p, w), m in sorted(marks.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
 
 
-#: Forecasts made again afterwards from the recorded state (``replayed``):
-#: the model as the live server ran it, and without the apps still to arrive.
-VARIANTS = {"replayed": {"arrivals": True}, "no-arrivals": {"arrivals": False}}
+#: Forecasts made again afterwards from the recorded state: as the live
+#: server made them (``replayed``), and with and without the apps still to
+#: arrive.
+VARIANTS = {"replayed": {}, "arrivals": {"arrivals": True}, "no-arrivals": {"arrivals": False}}
 
 
 def replayed(events: Path, apps: list[dict]) -> None:

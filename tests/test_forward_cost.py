@@ -1,7 +1,7 @@
 """A forecast made cheaper decides the same (issue 41): the heartbeat's
 walk with a pure delay rule and a keyed policy reads each app's level as it
 reaches it and keeps its leaves' order of apps between heartbeats
-(``Queue.assign_apps``, ``Queue.kept_app_order``). With the rules' ``pure``
+(``Queue.assign_apps``, ``app_order.kept_app_order``). With the rules' ``pure``
 flag off, the walk reads every app and sorts them on every heartbeat, as it
 always did: both must place every container alike, live and in a forecast's
 plays, to the last start and finish."""

@@ -41,6 +41,10 @@ class EngineSettings:
     #: design document) rule; "auto": the rule of the allocation file's format.
     #: docs/fair-shares.md compares them.
     share_rule: str = "auto"
+    #: Forecasts (engine/forward.py) imagine apps still to arrive at each
+    #: queue's recent rate. Off by default: on the forecast benchmark's
+    #: busiest run (docs/results/forecast.md) they made starts worse.
+    forecast_arrivals: bool = False
 
     def __post_init__(self) -> None:
         if self.locality_mode not in ("time", "count"):

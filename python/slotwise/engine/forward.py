@@ -29,7 +29,8 @@ from its loop), since each moves a waiting app's start:
 - Apps still to arrive: each leaf queue's apps at the rate seen in the last
   ten minutes, evenly spaced (a forecast is reproducible), each a typical
   app of that queue; so waiting apps see the share newcomers will take.
-  They are never in the outcomes; ``arrivals=False`` leaves them out.
+  They are never in the outcomes. Off unless the engine's settings say
+  ``forecast_arrivals`` (serve --forecast-arrivals) or a caller asks.
 
 What it cannot tell it says: an app whose containers have no run time to
 go by yet, or whose AM has not asked for its tasks when no finished app
@@ -158,7 +159,7 @@ def run_times(engine, durations, quantile: float) -> RunTimes:
 
 def forecast(copies, times: dict, now: float, horizon: float = 3600.0,
              heartbeat: float | None = None, budget: float | None = BUDGET,
-             arrivals: bool = True) -> dict[str, "Forecast"]:
+             arrivals: bool | None = None) -> dict[str, "Forecast"]:
     """Each app's forecast: one play per quantile of the run times (``times``:
     quantile -> ``run_times``; the middle one the estimate, the outer ones
     its range), each on an engine ``copies`` makes of the live one as it was
@@ -208,13 +209,14 @@ class Forecast:
 
 def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float | None = None,
          update: float | None = None, budget: float | None = None, trace: "Trace | None" = None,
-         arrivals: bool = True, until_started: str | None = None) -> Outcomes:
+         arrivals: bool | None = None, until_started: str | None = None) -> Outcomes:
     """Each app's outcome when the fork ``e`` (on a ManualClock at
     ``now``) is played forward for ``horizon`` seconds with run times
     ``times`` (``run_times``), in at most ``budget`` seconds of this
     thread's CPU (None: no bound); ``trace`` (a what-if's) is given each
-    leaf queue's share as the play goes; ``arrivals`` False leaves out the
-    apps still to arrive (a benchmark's comparison); ``until_started``: an
+    leaf queue's share as the play goes; ``arrivals``: whether apps still
+    to arrive are imagined (None: as the engine's settings say,
+    ``forecast_arrivals``); ``until_started``: an
     app whose start is all that is asked (the play stops once it has one)."""
     stop_at = None if budget is None else time.thread_time() + budget
     over = False
@@ -257,6 +259,8 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
     room = {n for n in order if has_room(n)}
     touched = set(e.apps)
     # Preemption, the asks of apps whose AM has not asked, apps to arrive.
+    if arrivals is None:
+        arrivals = e.settings.forecast_arrivals
     model = _Model(e, times, made_up, now, heartbeat, update, arrivals, room, touched, out.preemptions)
     t, next_update, last = now, now, now + horizon
     unfinished = sum(1 for o in out.values() if o.finish is None)

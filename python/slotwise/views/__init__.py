@@ -280,10 +280,10 @@ class StateViews:
             yield e, door._clock.now(), _dry_run.fork(e), \
                 {q: forward.run_times(e, e.durations, q) for q in quantiles}
 
-    def forecasts(self, horizon: float = 3600.0, arrivals: bool = True) -> dict:
+    def forecasts(self, horizon: float = 3600.0, arrivals: bool | None = None) -> dict:
         """Each app's start and finish, played forward from the live state
-        (engine/forward.py; ``arrivals`` False: without the apps still to
-        arrive). {"at": the engine's time they start from, "apps": app id ->
+        (engine/forward.py; ``arrivals``: with or without the apps still to
+        arrive; None: as the settings say). {"at": the engine's time they start from, "apps": app id ->
         Forecast}."""
         with self._to_play() as (e, now, copies, times):
             beat = e.settings.heartbeat_interval
