@@ -361,23 +361,19 @@ class PolicyCore:
                 self.shadow.offer("config", self._clock.now(), config)
             self.log.write("reload", file=config.source, queues=sum(1 for _ in config.root.walk()) - 1)
 
-    def attach_shadow(self, shadow) -> None:
-        """From now on every input applied goes to ``shadow`` too (under the
-        lock: called by ``Shadow.attach`` in the hold it copies the state in).
-        A shadow attached before is stopped."""
+    def swap_shadow(self, new, old=None) -> None:
+        """From now on every input applied goes to shadow ``new`` too (None:
+        to none), under the lock (``Shadow.attach`` calls it in the hold it
+        copies the state in); with ``old``, only if ``old`` is the one now.
+        A shadow replaced is stopped."""
         with self._lock:
-            old = self.shadow
-            self.shadow = shadow
-            self.recorder.tap = shadow.input
-        if old is not None and old is not shadow:
-            old.stop("replaced by another candidate")
-
-    def detach_shadow(self, shadow) -> None:
-        """``shadow`` gets nothing more (it stopped)."""
-        with self._lock:
-            if self.shadow is shadow:
-                self.shadow = None
-                self.recorder.tap = None
+            prev = self.shadow
+            if old is not None and prev is not old:
+                return
+            self.shadow = new
+            self.recorder.tap = None if new is None else new.input
+        if new is not None and prev is not None and prev is not new:
+            prev.stop("replaced by another candidate")
 
     def take_resynced(self) -> bool:
         """Whether a full payload came since the last call (the next update

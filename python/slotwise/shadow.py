@@ -159,7 +159,7 @@ class Shadow:
                 snap = engine_fork.snapshot(live)
             moves, suspects = copy.deepcopy(core._moves), set(core._suspects)
             settings, config, t = core.settings, live.config, core._clock.now()
-            core.attach_shadow(self)
+            core.swap_shadow(self)
         self._clock = ManualClock(t)
         services = _own_services(core.services)
         try:
@@ -437,7 +437,7 @@ class Shadow:
         self.error = why if error else None
         core = self._core
         if core is not None:
-            core.detach_shadow(self)
+            core.swap_shadow(None, self)
         self._items.clear()
         self._follower = self._candidate = None  # their memory goes
         self._wake.set()
