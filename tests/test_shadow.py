@@ -309,3 +309,80 @@ def test_a_new_candidate_version_takes_over_in_the_streams_order():
     assert s.diverged == seen  # identical from the new version on
     bad, _ = allocations(name="candidate.xml")
     assert s.state == "running"
+
+
+# ------------------------------------------------------------ the API, metrics and promote
+def _served(tmp_path):
+    """webtools' server, with the shadow service serve wires (the live
+    file's path, for promote) and the live file watched."""
+    import webtools
+    from slotwise.admin import AdminToken, SchedulerService
+    from slotwise.serve import start_http
+    from slotwise.shadow_service import ShadowService
+    from slotwise.web.app import create_app
+
+    running = webtools.start(tmp_path, watch=True)
+    running.server.should_exit = True  # replaced by one with the shadow wired as serve wires it
+    service = ShadowService(running.core, running.path)
+    running.metrics._shadow_ref = lambda: service
+    port = webtools.free_port()
+    running.server = start_http(create_app(SchedulerService(running.core, running.watcher.status, running.rm),
+                                           AdminToken(webtools.TOKEN), running.metrics, shadow=service),
+                                "127.0.0.1", port)
+    running.url = f"http://127.0.0.1:{port}"
+    return running, service
+
+
+def test_the_shadow_api_starts_compares_promotes_and_stops(tmp_path):
+    import time
+
+    import httpx
+    from webtools import ALLOCATIONS, TOKEN
+
+    running, service = _served(tmp_path)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    try:
+        url = running.url + "/api/v1/shadow"
+        assert httpx.get(url).json()["state"] == "off"
+        huge = {"allocations": "x" * (5 * 1024 * 1024)}
+        assert httpx.post(url, json=huge).status_code == 401  # the token before the body
+        assert httpx.delete(url).status_code == 401
+        assert httpx.post(url + "/promote").status_code == 401
+        bad = httpx.post(url, json={"allocations": "<allocations><queue name='x'><weight>-1</weight>"},
+                         headers={**auth, "X-Slotwise-File-Name": "cand.xml"})
+        assert bad.status_code == 400 and "cand.xml:1" in bad.json()["detail"]
+        assert running.core.shadow is None
+        candidate = ALLOCATIONS.replace("<weight>2</weight>", "<weight>5</weight>")
+        ok = httpx.post(url, json={"allocations": candidate}, headers={**auth, "X-Slotwise-File-Name": "cand.xml"})
+        assert ok.status_code == 200 and ok.json()["state"] == "running" and ok.json()["file"] == "cand.xml"
+        for i in range(20):
+            running.heartbeat("n1" if i % 2 else "n2")
+        deadline = time.monotonic() + 10
+        while httpx.get(url).json()["compared"] < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        st = httpx.get(url).json()
+        assert st["compared"] == 20 and st["skipped"] == 0
+        text = httpx.get(running.url + "/metrics").text
+        assert "slotwise_shadow_compared_total 20.0" in text and "slotwise_shadow_up 1.0" in text
+        assert "slotwise_shadow_diverged_total" in text and "slotwise_shadow_skipped_total" in text
+        promoted = httpx.post(url + "/promote", headers=auth)
+        assert promoted.status_code == 200, promoted.text
+        backup = promoted.json()["backup"]
+        assert open(backup).read() == ALLOCATIONS and open(running.path).read() == candidate
+        deadline = time.monotonic() + 2.0
+        while running.core._engine.queues["root.prod"].weight != 5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert running.core._engine.queues["root.prod"].weight == 5  # applied by the watcher within 2 s
+        stopped = httpx.delete(url, headers=auth).json()
+        assert stopped["state"] == "stopped" and stopped["error"] is None
+        assert running.core.shadow is None
+    finally:
+        service.close()
+        running.stop()
+
+
+def test_serve_takes_a_shadow_flag():
+    from slotwise.cli import build_parser
+
+    args = build_parser().parse_args(["serve", "--allocations", "a.xml", "--shadow", "cand.xml"])
+    assert args.shadow == "cand.xml"
