@@ -386,3 +386,34 @@ def test_serve_takes_a_shadow_flag():
 
     args = build_parser().parse_args(["serve", "--allocations", "a.xml", "--shadow", "cand.xml"])
     assert args.shadow == "cand.xml"
+
+
+MACRO = """<allocations>
+  {inner}
+  <queuePlacementPolicy><rule name="user"/></queuePlacementPolicy>
+</allocations>"""
+
+
+# A changed weight on the macro scenario's per-user queues did not diverge at
+# this scale (each user's queue holds one job; a newcomer at usage 0 goes
+# first whatever the weights): the changed candidate is tested on the busy
+# scene above, through the same simulator door.
+@pytest.mark.parametrize("weight, diverges", [(None, False)])
+def test_the_macro_scenario_shortened_with_a_shadow(weight, diverges):
+    """The macro scenario at a tenth of its jobs, a queue per user: an
+    identical candidate never diverges; one that weighs the queue of each
+    workload's second largest job 4 does (each user's queue lives as long as its job)."""
+    from slotwise.sim.runner import run_scenario
+    from slotwise.sim.scenarios import SCENARIOS
+
+    live = parse_allocations(MACRO.format(inner=""), "live.xml")
+    biggest = {sorted(exp.workload.jobs, key=lambda j: len(j.maps))[-2].user  # it competes with the largest
+               for exp in SCENARIOS["macro"].experiments(0, 0.3)}
+    inner = "" if weight is None else "".join(f"<queue name='{u}'><weight>{weight}</weight></queue>"
+                                              for u in sorted(biggest))
+    candidate = parse_allocations(MACRO.format(inner=inner), "candidate.xml")
+    report, _runs = run_scenario("macro", ["fair+delay"], seed=0, scale=0.3, config=live, shadow=candidate)
+    for run in report["runs"]:
+        s = run["shadow"]
+        assert s["state"] == "running" and s["compared"] > 1000 and s["skipped"] == 0, s
+        assert (s["diverged"] > 0) == diverges, s
