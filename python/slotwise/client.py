@@ -24,14 +24,15 @@ class ServerError(Exception):
 
 
 def call(server: str, path: str, body: bytes | None = None, token: str | None = None,
-         timeout: float = 60.0, headers: dict | None = None) -> dict:
+         timeout: float = 60.0, headers: dict | None = None, method: str | None = None) -> dict:
     """``path`` of serve's API at ``server`` (a base URL, as --server gives it),
     JSON in and out; ServerError with the server's own reason."""
     url = f"{server}{path}"
     headers = {**({"Content-Type": "application/xml"} if body is not None else {}), **(headers or {})}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET", headers=headers)
+    request = urllib.request.Request(url, data=body, method=method or ("POST" if body is not None else "GET"),
+                                     headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as r:
             return json.load(r)
@@ -200,13 +201,14 @@ def _file_name(path: str) -> str:
     return quoted if len(quoted) <= MAX_FILE_NAME else urllib.parse.quote(os.path.basename(path))[:MAX_FILE_NAME]
 
 
-def admin_call(args, path: str, body: bytes | None = None, headers: dict | None = None) -> dict:
+def admin_call(args, path: str, body: bytes | None = None, headers: dict | None = None,
+               method: str | None = None) -> dict:
     """An admin call with the token from --admin-token-file; a refusal names
     that file and how to give another."""
     where = os.path.expanduser(args.admin_token_file)
     token = _admin_token(where)
     try:
-        return call(args.server, path, body, token, headers=headers)
+        return call(args.server, path, body, token, headers=headers, method=method)
     except ServerError as e:
         if e.status != 401:
             raise
@@ -312,6 +314,69 @@ def _change(row: dict, key: str, say) -> str:
     return before if before == after else f"{before} -> {after}"
 
 
+def cmd_shadow(args) -> int:
+    """``slotwise shadow start FILE | stop | status | promote``."""
+    try:
+        if args.action == "start":
+            if not args.file:
+                print("slotwise shadow start: give the candidate file (slotwise shadow start FILE)", file=sys.stderr)
+                return 2
+            from .config.loader import read_allocation_file
+            from .config import ConfigErrors
+
+            try:
+                text = read_allocation_file(args.file).decode("utf-8", "replace")
+            except ConfigErrors as e:
+                for err in e.errors:
+                    print(err, file=sys.stderr)
+                return 1
+            except OSError as e:
+                print(f"{args.file}: cannot read: {e.strerror or e}", file=sys.stderr)
+                return 1
+            out = admin_call(args, "/api/v1/shadow", json.dumps({"allocations": text}).encode(),
+                             {"Content-Type": "application/json", FILE_NAME_HEADER: _file_name(args.file)})
+        elif args.file:
+            print(f"slotwise shadow {args.action}: takes no file", file=sys.stderr)
+            return 2
+        elif args.action == "stop":
+            out = admin_call(args, "/api/v1/shadow", method="DELETE")
+        elif args.action == "promote":
+            out = admin_call(args, "/api/v1/shadow/promote", b"", method="POST")
+            if args.json:
+                return _dump(out, 0)
+            print(f"wrote {out['candidate']} as {out['file']} (the old one is {out['backup']}); "
+                  "the server applies it as any reload")
+            return 0
+        else:
+            out = call(args.server, "/api/v1/shadow")
+    except ServerError as e:
+        print(f"slotwise shadow {args.action}: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        return _dump(out, 0)
+    print(shadow_text(out))
+    return 0 if out["state"] != "stopped" or not out.get("error") else 1
+
+
+def shadow_text(out: dict) -> str:
+    """``slotwise shadow status``: the counts, then per queue live against shadow."""
+    lines = [f"shadow {out['state']}" + (f" ({out['file']})" if out.get("file") else "")
+             + (f": {out['error']}" if out.get("error") else "")]
+    lines += [f"  {e}" for e in out.get("file_errors") or []]
+    if out["state"] == "off":
+        return lines[0]
+    lines.append(f"compared {out['compared']} heartbeat(s), diverged {out['diverged']}, skipped {out['skipped']}; "
+                 f"update passes {out['updates_compared']}, their preemptions diverged {out['updates_diverged']}")
+    if out["queues"]:
+        lines.append(f"last {out['window_s'] / 60:.0f} min: {'queue':<30} {'live':>8} {'shadow':>8}  "
+                     "containers (preemptions)")
+        for q in out["queues"]:
+            lv, sh = q["live"], q["shadow"]
+            lines.append(f"{'':<15}{q['queue']:<30} {lv['containers']:>8} {sh['containers']:>8}  "
+                         f"({lv['preemptions']} / {sh['preemptions']})")
+    return "\n".join(lines)
+
+
 def add_parsers(sub) -> None:
     e = sub.add_parser("explain", help="why an app runs no more than it does now (asks a running serve)")
     e.add_argument("app", metavar="APP", help="the application id, e.g. application_1700000000000_0001")
@@ -339,5 +404,16 @@ def add_parsers(sub) -> None:
         add_server(p)
         p.add_argument("--json", action="store_true", help="print the API's JSON answer")
     f.set_defaults(func=cmd_forecast)
+    sh = sub.add_parser("shadow", help="a candidate allocation file deciding beside the live one, never acting "
+                                       "(asks a running serve; start, stop and promote need the admin token)")
+    sh.add_argument("action", choices=("start", "stop", "status", "promote"),
+                    help="start FILE (or replace the candidate), stop it, how it compares, or write it as the "
+                         "live allocation file")
+    sh.add_argument("file", nargs="?", metavar="FILE", help="with start: the candidate allocation file")
+    sh.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
+                    help="serve's admin token (default ~/.config/slotwise/admin.token)")
+    add_server(sh)
+    sh.add_argument("--json", action="store_true", help="print the API's JSON answer")
+    sh.set_defaults(func=cmd_shadow)
     e.set_defaults(func=cmd_explain)
     d.set_defaults(func=cmd_diff)

@@ -187,6 +187,8 @@ class PolicyCore:
         #: The read side (slotwise.views) and an operator's actions (slotwise.actions).
         self.views = StateViews(self)
         self.actions = AdminActions(self)
+        #: A candidate file deciding beside this engine (slotwise.shadow), or None.
+        self.shadow = None
         with self._clock:
             # services: what the driver shares with the policies (the Dynamic
             # Priority market); one dict for the engines of one server.
@@ -283,6 +285,9 @@ class PolicyCore:
                 stats.on_heartbeat(time.perf_counter() - started, len(assigned))
             if assigned:
                 recorder.assignments(assigned)
+            shadow = self.shadow
+            if shadow is not None:  # a hand-off: the shadow decides on its own thread
+                shadow.offer("heartbeat", self._clock.now(), msg, assigned)
             return assigned
 
     def handle_update(self, msg) -> UpdateResult:
@@ -297,6 +302,9 @@ class PolicyCore:
                 self.recorder.preempted(preempt, self._engine.containers)
             e = self._engine
             waiting = sorted(a.app_id for a in e.apps.values() if not a.runnable) if e.limits.waiting else []
+            shadow = self.shadow
+            if shadow is not None:
+                shadow.offer("update", self._clock.now(), msg, preempt)
             return UpdateResult(preempt, self._due_moves(), resync, waiting)
 
     def handle_place(self, req):
@@ -349,7 +357,23 @@ class PolicyCore:
                 raise ValueError("\n".join(conflicts))
             self.recorder.action("config", {"source": config.source, "text": text})
             self._engine.set_config(config)
+            if self.shadow is not None:  # its follower reloads too (the candidate keeps its file)
+                self.shadow.offer("config", self._clock.now(), config)
             self.log.write("reload", file=config.source, queues=sum(1 for _ in config.root.walk()) - 1)
+
+    def swap_shadow(self, new, old=None) -> None:
+        """From now on every input applied goes to shadow ``new`` too (None:
+        to none), under the lock (``Shadow.attach`` calls it in the hold it
+        copies the state in); with ``old``, only if ``old`` is the one now.
+        A shadow replaced is stopped."""
+        with self._lock:
+            prev = self.shadow
+            if old is not None and prev is not old:
+                return
+            self.shadow = new
+            self.recorder.tap = None if new is None else new.input
+        if new is not None and prev is not None and prev is not new:
+            prev.stop("replaced by another candidate")
 
     def take_resynced(self) -> bool:
         """Whether a full payload came since the last call (the next update

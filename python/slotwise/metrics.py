@@ -13,7 +13,7 @@ import threading
 import time
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 #: Heartbeat handling time buckets, seconds: 50 us to 100 ms.
 BUCKETS = (5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1)
@@ -21,7 +21,8 @@ RATE_WINDOW = 10.0  # seconds behind slotwise_decisions_per_second
 
 
 class Metrics:
-    def __init__(self, core_ref=None, status_ref=None, clock=time.monotonic, link_ref=None) -> None:
+    def __init__(self, core_ref=None, status_ref=None, clock=time.monotonic, link_ref=None,
+                 shadow_ref=None) -> None:
         self.registry = CollectorRegistry()
         self.decisions = Counter("slotwise_decisions", "Containers assigned by the policy",
                                  registry=self.registry)
@@ -45,6 +46,8 @@ class Metrics:
         self._core_ref = core_ref or (lambda: None)
         self._link_ref = link_ref or (lambda: None)
         self._status_ref = status_ref or (lambda: None)
+        #: The shadow policy (slotwise.shadow_service.ShadowService), or None.
+        self._shadow_ref = shadow_ref or (lambda: None)
         self._clock = clock
         self._recent: collections.deque = collections.deque()  # (time, decisions)
         self._lock = threading.Lock()
@@ -162,6 +165,7 @@ class _Collector:
                                         "(serve --rm-web); the active one's policy server decides")
             standby.add_metric([], 1.0 if state.get("ha_state") == "standby" else 0.0)
             yield from (up, away, standby)
+        yield from _shadow_metrics(self.m._shadow_ref())
         status = self.m._status_ref()
         if status is not None:
             ok = GaugeMetricFamily("slotwise_config_valid", "1 if the allocation file on disk is the one in force")
@@ -172,3 +176,19 @@ class _Collector:
                                        "When the allocation file in force was loaded")
                 at.add_metric([], status.loaded_at)
                 yield at
+
+
+def _shadow_metrics(service):
+    """The shadow's counts (they start again with each shadow started) and
+    whether one runs."""
+    st = service.summary() if service is not None else None
+    up = GaugeMetricFamily("slotwise_shadow_up", "1 while a shadow policy (a candidate file) decides beside the "
+                           "live one")
+    up.add_metric([], 1.0 if st and st["state"] == "running" else 0.0)
+    yield up
+    for name, key, what in (("compared", "compared", "Heartbeats the shadow's candidate decided and compared"),
+                            ("diverged", "diverged", "Heartbeats whose shadow decisions differ from the live ones"),
+                            ("skipped", "skipped", "Heartbeats the shadow skipped, behind")):
+        c = CounterMetricFamily(f"slotwise_shadow_{name}", what)
+        c.add_metric([], float(st[key]) if st else 0.0)
+        yield c

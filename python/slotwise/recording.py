@@ -14,6 +14,9 @@ from . import protocol as wire
 
 log = logging.getLogger("slotwise.core")
 
+#: Inputs the door hands a shadow itself, with their answers (or a parsed file).
+_OWN_HAND_OFF = frozenset(("heartbeat", "update", "config"))
+
 PREEMPTION_REASONS = {"min_share": "below its min share", "fair_share": "below its fair-share threshold",
                       "warned": "their warning ran out"}
 
@@ -49,6 +52,9 @@ class Recorder:
         self.record_inputs = record_inputs
         self.log_decisions = log_decisions
         self.dims = dims
+        #: A shadow's hand-off of the inputs no heartbeat or pass carries
+        #: (``Shadow.input``); None when no shadow runs.
+        self.tap = None
         #: The last preemptions, newest last (the console, explain).
         self.preemptions: collections.deque = collections.deque(maxlen=100)
 
@@ -69,12 +75,18 @@ class Recorder:
 
     def call(self, call: str, msg) -> None:
         """A protocol message, as the door received it."""
+        tap = self.tap
+        if tap is not None and call not in _OWN_HAND_OFF:
+            tap(call, self.clock.now(), msg)
         if self.record_inputs:
             self.log.write("input", call=call, stream=self.stream, t=self.clock.now(), msg=wire.to_builtins(msg))
 
     def action(self, call: str, msg: dict) -> None:
         """An input that is no protocol message (preemption on or off, a
         reloaded file, an admin's priority)."""
+        tap = self.tap
+        if tap is not None and call not in _OWN_HAND_OFF:
+            tap(call, self.clock.now(), msg)
         if self.record_inputs:
             self.log.write("input", call=call, stream=self.stream, t=self.clock.now(), msg=msg)
 

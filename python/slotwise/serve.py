@@ -196,8 +196,14 @@ def serve_main(args) -> int:
     from .web.app import create_app
 
     rm = RMControl(server)
-    metrics = Metrics(core_ref=lambda: core, status_ref=lambda: status, link_ref=lambda: rm)
+    from .shadow_service import ShadowService
+
+    shadow = ShadowService(core, os.path.abspath(args.allocations), event_log, poll=args.reload_poll)
+    metrics = Metrics(core_ref=lambda: core, status_ref=lambda: status, link_ref=lambda: rm,
+                      shadow_ref=lambda: shadow)
     core.stats = metrics
+    if args.shadow:  # a bad candidate is logged (FILE:LINE: message) and watched until fixed
+        shadow.watch(args.shadow)
 
     def reloaded(cfg, text):
         core.set_config(cfg, text)
@@ -220,7 +226,8 @@ def serve_main(args) -> int:
                          "up to %.0f s for it", host, port, TAKEOVER_BIND_WAIT)
 
             try:
-                http = start_http(create_app(SchedulerService(core, status, rm), token, metrics, dp=dp), host, port,
+                http = start_http(create_app(SchedulerService(core, status, rm), token, metrics, dp=dp,
+                                             shadow=shadow), host, port,
                                   wait_free=TAKEOVER_BIND_WAIT if args.takeover else 0.0, on_wait=waiting,
                                   cancelled=stopped.is_set)
             except OSError as e:
@@ -242,6 +249,7 @@ def serve_main(args) -> int:
             http.thread.join(5)
         if watcher:
             watcher.stop()
+        shadow.close()
         event_log.close()
     if "signal" in outcome and "crashed" not in outcome:  # a clean stop says so, and why
         log.info("serve stopped on %s%s", outcome["signal"], " (Ctrl-C)" if outcome["signal"] == "SIGINT" else "")
@@ -355,6 +363,9 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--reload-poll", type=float, metavar="S",
                    help="watch the allocation file by polling every S seconds (no inotify)")
     s.add_argument("--no-watch", action="store_true", help="do not reload the allocation file")
+    s.add_argument("--shadow", metavar="CANDIDATE.xml",
+                   help="a candidate allocation file that decides beside the live one on the same heartbeats and "
+                        "never acts (watched like the live file; GET /api/v1/shadow compares them)")
     s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
     s.add_argument("--forecast-arrivals", action="store_true",
                    help="forecasts imagine apps still to arrive at each queue's rate of the last ten minutes "

@@ -54,10 +54,13 @@ class ConfigWatcher:
     def __init__(self, path: str, on_config: Callable[[AllocationConfig, str], None],
                  status: ConfigStatus | None = None, poll: float | None = None,
                  debounce: float = 0.1, stat_interval: float = 1.0,
-                 on_error: Callable[[list[str]], None] | None = None) -> None:
+                 on_error: Callable[[list[str]], None] | None = None,
+                 failed_words: str = "allocation file not reloaded, keeping the last good one") -> None:
         self.path = os.path.abspath(path)
         self.on_config = on_config
         self.on_error = on_error
+        #: What the log says before each error of a version not taken.
+        self.failed_words = failed_words
         self.status = status or ConfigStatus(path)
         self.poll = poll
         self.debounce = debounce
@@ -235,7 +238,7 @@ class ConfigWatcher:
         s.errors, s.error_at = errors, time.time()
         s.failures += 1
         for e in errors:
-            log.error("allocation file not reloaded, keeping the last good one: %s", e)
+            log.error("%s: %s", self.failed_words, e)
         if self.on_error:
             self.on_error(errors)
 

@@ -29,7 +29,8 @@ def cmd_simulate(args) -> int:
     from .traces import TraceError, load_trace
 
     config = _allocations(args.allocations)
-    if config is False:
+    shadow = _allocations(args.shadow)
+    if config is False or shadow is False:
         return 1
     target = args.scenario
     if target == "dynamic-priority":
@@ -42,7 +43,7 @@ def cmd_simulate(args) -> int:
                 print("slotwise simulate: --event-log works with --trace runs (one workload)", file=sys.stderr)
                 return 2
             report, runs = run_scenario(target, args.policy, args.seed, args.scale, args.delay, config,
-                                        progress=not args.quiet, share_rule=args.share_rule)
+                                        progress=not args.quiet, share_rule=args.share_rule, shadow=shadow)
         elif target == "trace":
             if not args.trace:
                 print("slotwise simulate trace: --trace FILE is required", file=sys.stderr)
@@ -59,7 +60,7 @@ def cmd_simulate(args) -> int:
                 report, runs = run_trace(workload, policies, args.seed,
                                          args.delay if args.delay is not None else 5.0, args.heartbeat,
                                          config, progress=not args.quiet, event_log=log, config_text=text,
-                                         share_rule=args.share_rule)
+                                         share_rule=args.share_rule, shadow=shadow)
                 report["trace_file"] = args.trace
             finally:
                 if log:
@@ -190,6 +191,9 @@ def add_parsers(sub) -> None:
     s.add_argument("--delay", type=float, metavar="S", help="locality wait per level for +delay (default 5)")
     s.add_argument("--allocations", metavar="FILE", help="an allocation file (default: one queue per user)")
     s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
+    s.add_argument("--shadow", metavar="FILE",
+                   help="a candidate allocation file deciding beside each run's, never acting; each run's "
+                        "report gains shadow: {compared, diverged, skipped, ...}")
     s.add_argument("--trace", metavar="FILE", help="with 'trace': the workload file")
     s.add_argument("--format", choices=("sls", "jsonl"), help="trace format (default: by extension)")
     s.add_argument("--nodes", metavar="FILE", help="an SLS nodes file (topology)")

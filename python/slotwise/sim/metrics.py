@@ -95,6 +95,7 @@ def summary(result: Result) -> dict:
         "time_to_fair_share_median": statistics.median(ttfs) if ttfs else None,
         "preempted_tasks": result.preempted, "lost_tasks": result.failed_tasks,
         "events": result.events, "engine_calls": result.engine_calls,
+        **({"shadow": result.shadow} if result.shadow is not None else {}),
     }
 
 

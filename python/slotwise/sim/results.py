@@ -93,3 +93,5 @@ class Result:
     copies_killed: int = 0
     wall_seconds: float = 0.0
     rejected: list[str] = field(default_factory=list)
+    #: A shadow's figures (slotwise.shadow: compared, diverged, ...), or None.
+    shadow: dict | None = None

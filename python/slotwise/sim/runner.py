@@ -73,7 +73,7 @@ class ProgressBar:
 def run_experiments(experiments: list[Experiment], policies: list[str], delay: float,
                     base: EngineSettings | None = None, config: AllocationConfig | None = None,
                     progress: ProgressBar | None = None, event_log=None, record_inputs: bool = False,
-                    config_text: str | None = None):
+                    config_text: str | None = None, shadow: AllocationConfig | None = None):
     runs = []
     for exp in experiments:
         for name in policies:
@@ -87,7 +87,7 @@ def run_experiments(experiments: list[Experiment], policies: list[str], delay: f
             key = " ".join(f"{k}={val}" for k, val in exp.key.items())
             sim = Simulation(exp.workload, v.settings, cfg, exp.sim, label=name, event_log=event_log,
                              record_inputs=record_inputs, config_text=config_text,
-                             progress=progress.draw if progress else None)
+                             progress=progress.draw if progress else None, shadow=shadow)
             if progress:
                 progress.start(f"{name} {key}".strip(), jobs=len(sim.jobs))
             runs.append((exp, sim.run()))
@@ -100,7 +100,8 @@ def run_experiments(experiments: list[Experiment], policies: list[str], delay: f
 
 def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, scale: float = 1.0,
                  delay: float | None = None, config: AllocationConfig | None = None,
-                 progress: bool | ProgressBar = False, share_rule: str = "auto"):
+                 progress: bool | ProgressBar = False, share_rule: str = "auto",
+                 shadow: AllocationConfig | None = None):
     """Returns (report dict, runs)."""
     if name not in SCENARIOS:
         raise ValueError(f"unknown scenario {name!r} (known: {', '.join(SCENARIOS)})")
@@ -113,7 +114,7 @@ def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, sc
     bar = progress if isinstance(progress, ProgressBar) else (
         ProgressBar(len(experiments) * len(policies)) if progress else None)
     base = EngineSettings(preemption=False, share_rule=share_rule)
-    runs = run_experiments(experiments, policies, wait, base=base, config=config, progress=bar)
+    runs = run_experiments(experiments, policies, wait, base=base, config=config, progress=bar, shadow=shadow)
     report = {"scenario": name, "description": sc.description, "seed": seed, "scale": scale,
               "policies": policies, "delay_seconds": wait, "share_rule": _rule(share_rule, config),
               "heartbeat_interval": experiments[0].sim.heartbeat_interval,
@@ -125,14 +126,15 @@ def run_scenario(name: str, policies: list[str] | None = None, seed: int = 0, sc
 
 def run_trace(workload: Workload, policies: list[str], seed: int = 0, delay: float = 5.0,
               heartbeat: float = 3.0, config: AllocationConfig | None = None,
-              progress: bool = False, event_log=None, config_text: str | None = None, share_rule: str = "auto"):
+              progress: bool = False, event_log=None, config_text: str | None = None, share_rule: str = "auto",
+              shadow: AllocationConfig | None = None):
     for p in policies:
         variant(p, EngineSettings(), delay)  # fail before running anything
     exp = Experiment({"trace": workload.name}, workload, SimSettings(heartbeat_interval=heartbeat, seed=seed))
     bar = ProgressBar(len(policies)) if progress else None
     base = EngineSettings(preemption=False, share_rule=share_rule)
     runs = run_experiments([exp], policies, delay, base=base, config=config, progress=bar, event_log=event_log,
-                           record_inputs=event_log is not None, config_text=config_text)
+                           record_inputs=event_log is not None, config_text=config_text, shadow=shadow)
     by_label = {r.label: r for _e, r in runs}
     base = metrics.response_times(by_label["fifo"]) if "fifo" in by_label else None
     report = {"scenario": "trace", "trace": workload.name, "seed": seed, "policies": policies,

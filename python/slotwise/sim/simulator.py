@@ -48,10 +48,14 @@ class Simulation:
                  label: str = "", event_log: EventLog | None = None, record_inputs: bool = False,
                  progress: Callable[[float, int, int], None] | None = None,
                  config_text: str | None = None, services: dict | None = None,
-                 on_complete: Callable[["Simulation", JobRecord], None] | None = None) -> None:
+                 on_complete: Callable[["Simulation", JobRecord], None] | None = None,
+                 shadow: AllocationConfig | None = None) -> None:
         """``services``: shared with the policies, as ``slotwise serve`` shares
         its market (one dict for both slot kinds).  ``on_complete``: called as
-        each job finishes; it may ``submit`` more (a closed-loop stream)."""
+        each job finishes; it may ``submit`` more (a closed-loop stream).
+        ``shadow``: a candidate file deciding beside the run's (slotwise.shadow,
+        inline: the simulator has no thread to spare); the result's ``shadow``
+        says how far it agreed."""
         self.workload = workload
         self.sim = sim or SimSettings()
         self.settings = settings or EngineSettings(heartbeat_interval=self.sim.heartbeat_interval)
@@ -71,6 +75,12 @@ class Simulation:
                                        log_decisions=event_log is not None, config_text=config_text,
                                        services=self.services, kind=kind), kind, self.clock)]
         self.feed = self.feeds[0]
+        self.shadow = None
+        if shadow is not None:
+            from ..shadow import Shadow
+
+            self.shadow = Shadow(shadow, event_log=log, threaded=False, budget_s=float("inf"))
+            self.shadow.attach(self.feed.core)
         rng = random.Random(self.sim.seed)
         self.nodes: dict[str, SimNode] = {}
         self._speculate = self.sim.speculation != "none"
@@ -163,6 +173,8 @@ class Simulation:
         r.end_time = clock.now()
         r.events = n
         r.wall_seconds = _time.perf_counter() - t0
+        if self.shadow is not None:
+            r.shadow = self.shadow.summary()
         self._report_progress()
         return r
 

@@ -151,7 +151,8 @@ def _json_request_body(model: type[BaseModel]) -> dict:
 
 
 def create_app(service: SchedulerService, token: AdminToken, metrics=None, refresh_seconds: float = 2.0,
-               dp=None, history: History | None = None, forecaster: Forecaster | None = None) -> FastAPI:
+               dp=None, history: History | None = None, forecaster: Forecaster | None = None,
+               shadow=None) -> FastAPI:
     """``dp``: the Dynamic Priority API (slotwise.market.api.DpApi), served
     at /scheduler (XML, the paper's) and /api/v1/dp (JSON); None: 404.
     ``history``: the queues' samples behind the console's charts; None: a
@@ -160,6 +161,10 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
     every 5 s by its own thread.  /docs and
     /redoc load their scripts from this server (fastapi-offline), no CDN."""
     history = history or History(service)
+    if shadow is None:  # a shadow may still be started at run time; promote needs serve's file
+        from ..shadow_service import ShadowService
+
+        shadow = ShadowService(service.core, None)
     forecaster = forecaster or Forecaster(service)
 
     @contextlib.asynccontextmanager
@@ -330,6 +335,48 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
             return _finite(service.whatif(body))
         finally:
             dry_runs.release()
+
+    @app.get("/api/v1/shadow", response_model=schemas.ShadowOut, tags=["read"])
+    def get_shadow():
+        """The shadow policy: a candidate file deciding beside the live one on
+        the same heartbeats, never acting; how often it agreed, per queue what
+        each side gave over the last 10 minutes, the last diverging decisions."""
+        return _finite(shadow.status())
+
+    async def shadow_body(request: Request, _: None = Depends(admin)) -> schemas.ShadowIn:
+        return parse_json_body(await read_body(request, MAX_DRY_RUN_BYTES + 4096), schemas.ShadowIn)
+
+    def _shadow_call(fn, *args):
+        from ..shadow_service import ShadowError
+
+        try:
+            return _finite(fn(*args))
+        except ShadowError as e:
+            raise AdminError(e.status, e.message) from None
+
+    @app.post("/api/v1/shadow", response_model=schemas.ShadowOut, tags=["admin"],
+              responses={400: {"model": schemas.ErrorOut}, 401: {"model": schemas.ErrorOut},
+                         413: {"model": schemas.ErrorOut}},
+              dependencies=[Depends(admin)], openapi_extra=_json_request_body(schemas.ShadowIn))
+    def start_shadow(body: schemas.ShadowIn = Depends(shadow_body), source: str = Depends(sent_name)):
+        """Start (or replace) a shadow: the candidate file is validated as a
+        reload is (400: its FILE:LINE: errors), then decides beside the live one."""
+        return _shadow_call(shadow.start_text, body.allocations, source)
+
+    @app.delete("/api/v1/shadow", response_model=schemas.ShadowOut, tags=["admin"],
+                responses={401: {"model": schemas.ErrorOut}}, dependencies=[Depends(admin)])
+    def stop_shadow():
+        """Stop the shadow (its figures stay readable)."""
+        return _shadow_call(shadow.stop)
+
+    @app.post("/api/v1/shadow/promote", response_model=schemas.PromoteOut, tags=["admin"],
+              responses={401: {"model": schemas.ErrorOut}, 409: {"model": schemas.ErrorOut}},
+              dependencies=[Depends(admin)])
+    def promote_shadow():
+        """Write the candidate as the live allocation file (atomically; the
+        old one kept as FILE.bak-<timestamp>); the file's watcher applies it
+        as any reload."""
+        return _shadow_call(shadow.promote)
 
     @app.post("/api/v1/apps/{app_id}/queue", response_model=schemas.MoveOut, tags=["admin"],
               responses={401: {"model": schemas.ErrorOut}, 404: {"model": schemas.ErrorOut},

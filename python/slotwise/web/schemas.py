@@ -484,3 +484,48 @@ class DpOut(BaseModel):
     time: int | None = None
     queues: list[DpQueueOut] | None = None
     error: str | None = None
+
+
+class ShadowIn(BaseModel):
+    """A candidate allocation file to decide beside the live one."""
+
+    allocations: StrictStr = Field(max_length=4 * 1024 * 1024, description="the candidate file, whole")
+
+
+class ShadowSide(BaseModel):
+    containers: int
+    resource: dict
+    preemptions: int
+    data_local: float | None = Field(None, description="node-local launches over launches that were not AMs")
+
+
+class ShadowQueue(BaseModel):
+    queue: str
+    live: ShadowSide
+    shadow: ShadowSide
+
+
+class ShadowOut(BaseModel):
+    state: str = Field(description="off (none started), running or stopped")
+    file: str | None = Field(None, description="the candidate's file (or the name it was sent under)")
+    error: str | None = Field(None, description="why it stopped, if it did not stop on request")
+    file_errors: list[str] = Field(default_factory=list, description="FILE:LINE: errors of the candidate on disk "
+                                   "(the version in force stays)")
+    started_at: float | None = None
+    compared: int = Field(description="heartbeats the candidate decided and compared")
+    diverged: int = Field(description="heartbeats whose decisions differ from the live ones")
+    skipped: int = Field(description="heartbeats not compared because the shadow was behind")
+    updates_compared: int
+    updates_diverged: int = Field(description="update passes whose preemptions differ")
+    copies: int = Field(description="times the candidate was made again from the live state after a divergence")
+    backlog: int
+    cpu_s: float
+    window_s: float
+    queues: list[ShadowQueue] = Field(description="per queue over the window: what each side gave")
+    diverging: list[dict] = Field(description="the last 50 diverging heartbeats or passes, newest first")
+
+
+class PromoteOut(BaseModel):
+    file: str
+    backup: str
+    candidate: str | None = None

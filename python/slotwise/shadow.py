@@ -1,0 +1,451 @@
+"""A shadow policy: a candidate allocation file decides beside the live one,
+on the same heartbeats, and never acts.
+
+The door (``core.PolicyCore``) hands the shadow, under its lock and after
+its own answer is made, each input it applied (the message, the engine's
+instant) and, for a heartbeat or an update pass, its answer: an append to a
+queue, nothing more. On the shadow's own thread (or inline, in the
+simulator) two engines follow the stream:
+
+- the **follower**, a replica of the live engine (the live file, every
+  input fed as ``slotwise replay`` feeds them): its decisions must be the
+  live ones, checked at every heartbeat and pass;
+- the **candidate**, the same inputs under the candidate file: it decides
+  each heartbeat and pass, and its decisions are compared with the live
+  ones. While it decides as the live engine did (the same containers, the
+  same apps passed over for delay scheduling, the same preemptions) its
+  state is the live state under the candidate file and it goes on; once it
+  differs it is made again from the follower (``Engine.fork``, then the
+  candidate file set as a reload sets it) before the next comparison, so it
+  never drifts: every comparison is on a copy of the live state as it was
+  at that heartbeat.
+
+An identical candidate never needs a copy (same inputs, same file: the same
+decisions, as replay shows); a changed one pays a fork per diverging
+heartbeat, on its own thread. It is bounded: a backlog past ``LAG`` items
+skips the comparison of heartbeats (counted: ``skipped``; the follower
+still reads them), a backlog past ``MAX_BACKLOG`` stops it, and so do a
+decision that raises and ``STRIKES`` heartbeats in a row over its CPU
+budget. Nothing it does reaches the master or the live engine; the event
+log gets a ``shadow`` record per diverging heartbeat or pass, which replay
+ignores.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import logging
+import threading
+import time
+
+from .clock import ManualClock
+from .config.model import AllocationConfig
+from .eventlog import EventLog
+from .resources import ZERO
+
+log = logging.getLogger("slotwise.shadow")
+
+#: Items waiting past which heartbeats are followed but not compared (skipped).
+LAG = 500
+#: Items waiting past which the shadow stops (it holds their messages).
+MAX_BACKLOG = 20_000
+#: CPU seconds one heartbeat (or pass) of the candidate may take...
+BUDGET_S = 0.05
+#: ... this many times in a row before the shadow is stopped.
+STRIKES = 5
+#: The window of the per-queue figures, engine seconds.
+WINDOW_S = 600.0
+#: Launches and preemptions kept for the window (the oldest go first).
+MAX_EVENTS = 200_000
+#: Diverging decisions kept, newest last.
+MAX_DIVERGING = 50
+#: Decisions of one side kept per diverging heartbeat.
+MAX_SIDE = 20
+
+
+def decision(a, dims) -> dict:
+    """One assignment as the shadow compares and reports it."""
+    return {"app": a.app_id, "queue": a.queue, "node": a.node_id, "locality": a.locality,
+            "priority": a.priority, "am": a.is_am, "resource": a.resource.to_dict(dims)}
+
+
+def _key(a) -> tuple:
+    r = a.resource
+    return (a.app_id, a.node_id, a.locality, a.priority, a.is_am, r.memory_mb, r.vcores, r.map_slots,
+            r.reduce_slots)
+
+
+def _preempt_keys(preempt) -> list:
+    return sorted((p.container_id, p.kill) for p in preempt)
+
+
+def _own_services(services: dict) -> dict:
+    """The shared services as a what-if copies them (``views.dry_run.Copier``):
+    what has state of its own for what-ifs (a market's budgets) copied, the
+    rest shared read-only; so the shadow never charges the live market."""
+    return {k: copy.deepcopy(v) if "__getstate__" in type(v).__dict__ else v for k, v in services.items()}
+
+
+def reason(engine, a) -> str:
+    """Why the candidate gave ``a`` (explain's words for an app's turn:
+    its queue's usage against its fair share and weight, under the candidate)."""
+    from .views.explain import _amount
+
+    q = engine.queues.get(a.queue)
+    if q is None:
+        return f"{a.app_id} in {a.queue}"
+    d = engine.dims
+    below = q.usage.get(engine.dims[0]) < q.fair_share.get(engine.dims[0])
+    return (f"queue {q.name} (weight {q.weight:g}) uses {_amount(q.usage, d)} of a fair share of "
+            f"{_amount(q.fair_share, d)} under the candidate: "
+            + ("among the first offered a free container" if below else "its turn came"))
+
+
+class _Stopped(Exception):
+    pass
+
+
+class Shadow:
+    """One candidate file deciding beside the live engine of one door."""
+
+    def __init__(self, config: AllocationConfig, text: str | None = None, source: str | None = None,
+                 event_log: EventLog | None = None, threaded: bool = True, budget_s: float = BUDGET_S,
+                 window_s: float = WINDOW_S) -> None:
+        self.config = config
+        self.text = text
+        self.source = source or config.source
+        self.event_log = event_log or EventLog()
+        self.threaded = threaded
+        self.budget_s = budget_s
+        self.window_s = window_s
+        self.state = "off"  # off (not attached yet), running, stopped
+        self.error: str | None = None
+        self.started_at: float | None = None
+        self.compared = self.diverged = self.skipped = 0
+        self.updates_compared = self.updates_diverged = 0
+        self.remakes = 0
+        self.cpu_s = 0.0
+        self.diverging: collections.deque = collections.deque(maxlen=MAX_DIVERGING)
+        self._events: collections.deque = collections.deque(maxlen=MAX_EVENTS)  # (t, side, queue, res, local)
+        self._last_t = 0.0
+        self._stats_lock = threading.Lock()
+        self._items: collections.deque = collections.deque()
+        self._wake = threading.Event()
+        self._overflow = False
+        self._strikes = 0
+        self._core = None
+        self._follower = self._candidate = None
+        self._stale = False  # the candidate differs from the live state: made again before it compares
+        self._thread: threading.Thread | None = None
+        self._dims = ("memory_mb", "vcores")
+
+    # ------------------------------------------------------------ the door's side
+    def attach(self, core) -> None:
+        """Start following ``core``: its state copied (in the short holds of
+        its lock a dry run takes), then every input it applies from that
+        hold on handed over."""
+        from .core import PolicyCore
+        from .engine import fork as engine_fork
+        from .views.dry_run import fork_hold
+
+        self._core = core
+        self._dims = core.dims
+        live = core._engine
+        snap = None
+        with fork_hold(core._lock, live):
+            fresh = not (live.apps or live.nodes or live.containers)
+            if not fresh:
+                snap = engine_fork.snapshot(live)
+            moves, suspects = copy.deepcopy(core._moves), set(core._suspects)
+            settings, config, t = core.settings, live.config, core._clock.now()
+            core.swap_shadow(self)
+        self._clock = ManualClock(t)
+        services = _own_services(core.services)
+        try:
+            f = PolicyCore(config, settings, self._clock, EventLog(), services=services, kind=core.kind)
+            if snap is not None:
+                f._engine = engine_fork.build(snap, f._clock)
+                f._engine.ctx.services = services
+            f._moves, f._suspects = moves, suspects
+            self._follower = f
+            self._candidate = PolicyCore(self.config, settings, self._clock, EventLog(),
+                                         services=_own_services(services), kind=core.kind)
+            self._stale = not fresh
+            if not fresh:
+                self._remake()
+        except Exception as e:
+            self._stop(f"the candidate cannot start: {type(e).__name__}: {e}")
+            return
+        self.state, self.started_at = "running", time.time()
+        log.info("shadow of %s started", self.source)
+        if self.threaded:
+            self._thread = threading.Thread(target=self._run, name="slotwise-shadow", daemon=True)
+            self._thread.start()
+
+    def offer(self, call: str, t: float, msg, answer=None) -> None:
+        """The door's hand-off (under its lock): cheap, and never raises."""
+        items = self._items
+        if len(items) >= MAX_BACKLOG:
+            self._overflow = True
+            self._wake.set()
+            return
+        items.append((call, t, msg, answer))
+        if self.threaded:
+            if not self._wake.is_set():
+                self._wake.set()
+        else:
+            self._drain()
+
+    def input(self, call: str, t: float, msg) -> None:
+        """An input that is no heartbeat or pass (``Recorder.tap``)."""
+        self.offer(call, t, msg)
+
+    def set_candidate(self, config: AllocationConfig, text: str | None = None) -> None:
+        """A new version of the candidate file, validated as a reload is
+        (raises ValueError with FILE:LINE: lines if the live state cannot
+        take it); applied in the stream's order."""
+        core = self._core
+        if core is not None:
+            with core._lock:
+                conflicts = core._engine.config_conflicts(config)
+            if conflicts:
+                raise ValueError("\n".join(conflicts))
+        self.offer("candidate", self._last_t, (config, text))
+
+    def stop(self, why: str = "stopped by the operator") -> None:
+        self._stop(why, error=False)
+
+    # ---------------------------------------------------------- the shadow's side
+    def _run(self) -> None:
+        while self.state == "running":
+            if not self._items and not self._overflow:
+                self._wake.wait(0.5)
+                self._wake.clear()
+            self._drain()
+            time.sleep(0)  # the door's calls waiting for the interpreter go first
+
+    def _drain(self) -> None:
+        items = self._items
+        while items and self.state == "running":
+            if self._overflow:
+                self._stop(f"fell behind by {MAX_BACKLOG:,} inputs")
+                return
+            item = items.popleft()
+            try:
+                self._step(item, len(items))
+            except _Stopped:
+                return
+            except Exception as e:  # the candidate's policy raised, or the follower lost step
+                log.exception("shadow of %s failed", self.source)
+                self._stop(f"{type(e).__name__}: {e}")
+                return
+            if self.threaded:
+                time.sleep(0)
+        if self._overflow and self.state == "running":
+            self._stop(f"fell behind by {MAX_BACKLOG:,} inputs")
+
+    def _step(self, item, backlog: int) -> None:
+        call, t, msg, answer = item
+        if t > self._clock.now():
+            self._clock.set(t)
+        self._last_t = max(self._last_t, t)
+        f = self._follower
+        if call in ("heartbeat", "update"):
+            compare = backlog <= LAG
+            began = time.thread_time()
+            if compare and self._stale:
+                self._remake()  # from the follower as it is before this input
+            if call == "heartbeat":
+                mine = f.handle_heartbeat(msg)
+                if [_key(a) for a in mine] != [_key(a) for a in answer]:
+                    raise RuntimeError("the follower decided a heartbeat otherwise than the live engine "
+                                       "(an input it did not get?)")
+            else:
+                mine = f.handle_update(msg).preempt
+                if _preempt_keys(mine) != _preempt_keys(answer):
+                    raise RuntimeError("the follower's update pass preempted otherwise than the live engine")
+            if not compare:
+                self._stale = True
+                self.skipped += call == "heartbeat"
+                return
+            if call == "heartbeat":
+                self._launches("live", t, answer)
+                self._heartbeat(t, msg, answer)
+            else:
+                self._preemptions("live", t, answer)
+                self._update(t, msg, answer)
+            self._charge(time.thread_time() - began)
+        elif call == "candidate":
+            self.config, self.text = msg
+            self._stale = True  # made again from the follower under the new file
+        else:
+            self._feed(f, call, msg)
+            if not self._stale:
+                self._feed(self._candidate, call, msg)
+
+    def _charge(self, spent: float) -> None:
+        """The CPU one comparison took (with its copy, if one was made)
+        against the budget."""
+        self.cpu_s += spent
+        self._strikes = self._strikes + 1 if spent > self.budget_s else 0
+        if self._strikes >= STRIKES:
+            self._stop(f"over its CPU budget: {STRIKES} heartbeats or passes in a row took more than "
+                       f"{self.budget_s * 1000:.0f} ms (the last {spent * 1000:.0f} ms)")
+            raise _Stopped
+
+    def _heartbeat(self, t: float, msg, answer) -> None:
+        c, f = self._candidate, self._follower
+        mine = c.handle_heartbeat(msg)
+        self._launches("shadow", t, mine)
+        self.compared += 1
+        same = [_key(a) for a in mine] == [_key(a) for a in answer]
+        if not same:
+            self.diverged += 1
+            self._diverging("heartbeat", t, msg, answer, mine)
+        if not same or [a.container_id for a in mine] != [a.container_id for a in answer] or \
+                sorted(c._engine._skipped.app_ids()) != sorted(f._engine._skipped.app_ids()):
+            self._stale = True  # its state is no longer the live one
+
+    def _update(self, t: float, msg, answer) -> None:
+        c = self._candidate
+        mine = c.handle_update(msg).preempt
+        self._preemptions("shadow", t, mine)
+        self.updates_compared += 1
+        if _preempt_keys(mine) != _preempt_keys(answer):
+            self.updates_diverged += 1
+            self._stale = True
+            live = [{"container": p.container_id, "app": p.app_id, "queue": p.queue, "kill": p.kill}
+                    for p in answer[:MAX_SIDE]]
+            shadow = [{"container": p.container_id, "app": p.app_id, "queue": p.queue, "kill": p.kill}
+                      for p in mine[:MAX_SIDE]]
+            self.event_log.write("shadow", call="update", t=t, live=live, shadow=shadow)
+            with self._stats_lock:
+                self.diverging.append({"t": t, "call": "update", "node": None, "live": live, "shadow": shadow})
+
+    def _feed(self, core, call: str, msg) -> None:
+        """An input that is no heartbeat or pass, as replay feeds it."""
+        if call == "place":
+            core.handle_place(msg)
+        elif call == "move":
+            core.handle_move(msg)
+        elif call == "priority":
+            core.actions.priority(msg["app"], msg["priority"])
+        elif call == "preemption":
+            core.set_preemption(msg["on"])
+        elif call == "config":  # the live file reloaded: the follower's; the candidate keeps its own
+            if core is self._follower:
+                core.set_config(msg)
+
+    def _remake(self) -> None:
+        """The candidate made again from the follower: the live state now,
+        under the candidate file (set as a reload sets it)."""
+        f, c = self._follower, self._candidate
+        e = f._engine.fork(c._clock)
+        e.ctx.services = _own_services(f._engine.ctx.services)
+        with c._clock:
+            e.set_config(self.config)
+        c._engine = e
+        c.settings = f.settings
+        c._moves, c._suspects = copy.deepcopy(f._moves), set(f._suspects)
+        self._stale = False
+        self.remakes += 1
+
+    # ------------------------------------------------------------------ figures
+    def _launches(self, side: str, t: float, assigned) -> None:
+        if assigned:
+            with self._stats_lock:
+                for a in assigned:
+                    self._events.append((t, side, a.queue, a.resource, None if a.is_am else a.locality))
+
+    def _preemptions(self, side: str, t: float, preempt) -> None:
+        if preempt:
+            with self._stats_lock:
+                for p in preempt:
+                    self._events.append((t, side, p.queue, None, "preempt"))
+
+    def _diverging(self, call: str, t: float, msg, live, mine) -> None:
+        dims = self._dims
+        engine = self._candidate._engine
+        shadow = []
+        for a in mine[:MAX_SIDE]:
+            d = decision(a, dims)
+            try:
+                d["why"] = reason(engine, a)
+            except Exception:  # a sentence is not worth a stop
+                d["why"] = None
+            shadow.append(d)
+        live_d = [decision(a, dims) for a in live[:MAX_SIDE]]
+        nodes = [b.node for b in msg.beats][:MAX_SIDE]
+        self.event_log.write("shadow", call=call, t=t, nodes=nodes, live=live_d, shadow=shadow)
+        with self._stats_lock:
+            self.diverging.append({"t": t, "call": call, "node": nodes[0] if nodes else None,
+                                   "live": live_d, "shadow": shadow})
+
+    def queues(self) -> list[dict]:
+        """Per queue over the window: containers and resources each side
+        gave, preemptions each would make, the data-local fraction of each
+        side's launches that were not AMs."""
+        dims = self._dims
+        with self._stats_lock:
+            events = list(self._events)
+            now = self._last_t
+        rows: dict[str, dict] = {}
+        for t, side, queue, res, local in events:
+            if t < now - self.window_s:
+                continue
+            r = rows.setdefault(queue, {s: {"containers": 0, "resource": ZERO, "preemptions": 0, "local": 0,
+                                            "placed": 0} for s in ("live", "shadow")})[side]
+            if local == "preempt":
+                r["preemptions"] += 1
+                continue
+            r["containers"] += 1
+            r["resource"] = r["resource"] + res
+            if local is not None:
+                r["placed"] += 1
+                r["local"] += local == "node_local"
+        out = []
+        for name in sorted(rows):
+            row = {"queue": name}
+            for side, r in rows[name].items():
+                row[side] = {"containers": r["containers"], "resource": r["resource"].to_dict(dims),
+                             "preemptions": r["preemptions"],
+                             "data_local": r["local"] / r["placed"] if r["placed"] else None}
+            out.append(row)
+        return out
+
+    def status(self) -> dict:
+        """What ``GET /api/v1/shadow`` says."""
+        with self._stats_lock:
+            diverging = list(self.diverging)
+        return {"state": self.state, "file": self.source, "error": self.error, "started_at": self.started_at,
+                "compared": self.compared, "diverged": self.diverged, "skipped": self.skipped,
+                "updates_compared": self.updates_compared, "updates_diverged": self.updates_diverged,
+                "copies": self.remakes, "backlog": len(self._items), "cpu_s": round(self.cpu_s, 3),
+                "window_s": self.window_s, "queues": self.queues(), "diverging": diverging[::-1]}
+
+    def summary(self) -> dict:
+        """The counts alone (a simulation's report)."""
+        return {"state": self.state, "error": self.error, "compared": self.compared, "diverged": self.diverged,
+                "skipped": self.skipped, "updates_compared": self.updates_compared,
+                "updates_diverged": self.updates_diverged, "copies": self.remakes}
+
+    def _stop(self, why: str, error: bool = True) -> None:
+        if self.state == "stopped":
+            return
+        self.state = "stopped"
+        self.error = why if error else None
+        core = self._core
+        if core is not None:
+            core.swap_shadow(None, self)
+        self._items.clear()
+        self._follower = self._candidate = None  # their memory goes
+        self._wake.set()
+        (log.warning if error else log.info)("shadow of %s stopped: %s", self.source, why)
+
+
+def off_status() -> dict:
+    """``GET /api/v1/shadow`` when no shadow was ever started."""
+    return {"state": "off", "file": None, "error": None, "started_at": None, "compared": 0, "diverged": 0,
+            "skipped": 0, "updates_compared": 0, "updates_diverged": 0, "copies": 0, "backlog": 0,
+            "cpu_s": 0.0, "window_s": WINDOW_S, "queues": [], "diverging": []}
