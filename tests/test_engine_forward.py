@@ -633,19 +633,19 @@ def test_apps_arriving_in_a_competing_queue_take_their_fair_share_in_the_play():
     e.update()
     now = clock.now()
     assert now == 60.0
-    closed = once(e, now, heartbeat=1.0)  # off unless the settings or the caller ask
-    opened = once(e, now, heartbeat=1.0, arrivals=True)
+    closed = once(e, now, heartbeat=1.0, arrivals=False)
+    opened = once(e, now, heartbeat=1.0)  # on, as the settings say by default
     assert set(opened) == {"b3", "x"}  # the apps it imagines are not forecast
     # Without arrivals: x has one slot while b3 runs (60-70), then both: 1 + 2 + 2 + 2 tasks by 100.
     assert closed["x"].finish == now + 40
     # With one app in b at 80 and at 100 (every 20 s from the last), each takes a slot for 10 s
     # under fair share: 1 + 2 + 1 + 2 by 100, the seventh 100-110.
     assert opened["x"].finish == now + 50
-    # serve --forecast-arrivals: the engine's settings turn them on for every play.
+    # serve --forecast-arrivals off: the engine's settings turn them off for every play.
     import dataclasses
 
-    e.settings = dataclasses.replace(e.settings, forecast_arrivals=True)
-    assert once(e, now, heartbeat=1.0)["x"].finish == opened["x"].finish != closed["x"].finish
+    e.settings = dataclasses.replace(e.settings, forecast_arrivals=False)
+    assert once(e, now, heartbeat=1.0)["x"].finish == closed["x"].finish != opened["x"].finish
 
 
 def test_arrival_rates_are_bounded_and_a_quiet_queue_slows_down():

@@ -152,7 +152,7 @@ def serve_main(args) -> int:
                                   max_assign=args.max_assign or -1,
                                   root_policy=args.root_policy, node_locality_delay=args.node_locality_delay,
                                   rack_locality_delay=args.rack_locality_delay,
-                                  forecast_arrivals=args.forecast_arrivals,
+                                  forecast_arrivals=args.forecast_arrivals == "on",
                                   # until a master says otherwise at registration: Hadoop's default
                                   preemption=args.preemption == "on")
         services, dp = market_services(args)
@@ -367,9 +367,9 @@ def add_serve_parser(sub) -> None:
                    help="a candidate allocation file that decides beside the live one on the same heartbeats and "
                         "never acts (watched like the live file; GET /api/v1/shadow compares them)")
     s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
-    s.add_argument("--forecast-arrivals", action="store_true",
-                   help="forecasts imagine apps still to arrive at each queue's rate of the last ten minutes "
-                        "(off by default: docs/results/forecast.md)")
+    s.add_argument("--forecast-arrivals", choices=("on", "off"), default="on",
+                   help="whether forecasts imagine apps still to arrive at each queue's rate of the last ten "
+                        "minutes (default on: docs/results/forecast.md)")
     s.add_argument("--heartbeat-interval", type=float, default=1.0, metavar="S",
                    help="NodeManager heartbeat interval, seconds (sets the default locality delays)")
     s.add_argument("--node-locality-delay", type=float, metavar="S",

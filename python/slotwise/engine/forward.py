@@ -29,8 +29,8 @@ from its loop), since each moves a waiting app's start:
 - Apps still to arrive: each leaf queue's apps at the rate seen in the last
   ten minutes, evenly spaced (a forecast is reproducible), each a typical
   app of that queue; so waiting apps see the share newcomers will take.
-  They are never in the outcomes. Off unless the engine's settings say
-  ``forecast_arrivals`` (serve --forecast-arrivals) or a caller asks.
+  They are never in the outcomes. On as the engine's settings say
+  (``forecast_arrivals``; serve --forecast-arrivals off) or a caller asks.
 
 What it cannot tell it says: an app whose containers have no run time to
 go by yet, or whose AM has not asked for its tasks when no finished app
