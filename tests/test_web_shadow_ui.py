@@ -245,3 +245,21 @@ def test_without_the_admin_login_the_panel_is_read_only(browser, compete, width)
     # The API refuses a change without the token, whatever the page offers.
     assert httpx.delete(f"{compete.url}/api/v1/shadow", timeout=60).status_code == 401
     page.close()
+
+
+def test_a_shadow_stopped_by_an_error_keeps_its_figures_and_the_page_escapes_the_candidate(compete):
+    """No browser: the panel's HTML as /ui/shadow serves it."""
+    hostile = CANDIDATE.replace("<allocations>", "<allocations>\n  <!-- </pre><script>alert(1)</script> -->")
+    started = httpx.post(f"{compete.url}/api/v1/shadow", json={"allocations": hostile},
+                         headers={**AUTH, "X-Slotwise-File-Name": "cand.xml"}, timeout=60)
+    assert started.status_code == 200, started.text
+    compete.heartbeats(4)
+    compete.drained(4)
+    compete.shadow.shadow._stop("RuntimeError: the candidate's policy is broken")
+    html = httpx.get(f"{compete.url}/ui/shadow", timeout=60).text
+    assert 'data-state="stopped"' in html and 'data-shown="yes"' in html
+    assert "Stopped: RuntimeError: the candidate&#39;s policy is broken" in html
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert 'id="shadow-compared">4<' in html
+    page = httpx.get(compete.url, timeout=60).text  # the page itself: read-only, the same figures
+    assert 'id="shadow-stop-error"' in page and 'id="shadow-form"' not in page
