@@ -417,3 +417,89 @@ def test_the_macro_scenario_shortened_with_a_shadow(weight, diverges):
         s = run["shadow"]
         assert s["state"] == "running" and s["compared"] > 1000 and s["skipped"] == 0, s
         assert (s["diverged"] > 0) == diverges, s
+
+
+# ------------------------------------------------------------ the timeline
+def test_the_timeline_samples_the_counts_every_5_s_of_heartbeats_and_ends_at_the_last():
+    import collections
+
+    config, text = allocations()
+    core, clock = _door(config, text)
+    s = Shadow(allocations(a="4", name="candidate.xml")[0], threaded=False)
+    s.attach(core)
+    start = clock.now()
+    _drive(core, clock, 200)  # 50 s of engine time, a heartbeat every 0.5 s
+    tl = s.status()["timeline"]
+    assert tl[0] == [start, 0, 0]
+    assert tl[-1] == [s._last_t, s.compared, s.diverged] and s.diverged > 0
+    gaps = [b[0] - a[0] for a, b in zip(tl, tl[1:-1])]
+    assert gaps and all(g >= shadow_mod.SAMPLE_S for g in gaps), gaps
+    assert 9 <= len(tl) <= 12, tl  # 50 s at one sample per 5 s, and the last heartbeat's
+    for a, b in zip(tl, tl[1:]):  # counts only grow
+        assert b[1] >= a[1] and b[2] >= a[2]
+    s._timeline = collections.deque(s._timeline, maxlen=3)  # bounded: the oldest go first
+    _drive(core, clock, 60, seed=9)
+    assert len(s.status()["timeline"]) <= 4
+
+
+# ------------------------------------------------------------ the CLI
+def test_the_shadow_cli_starts_reports_promotes_and_stops_against_a_real_server(tmp_path, capsys):
+    import json
+    import time
+
+    from slotwise import cli
+    from webtools import ALLOCATIONS, TOKEN
+
+    running, service = _served(tmp_path)
+    token_file = tmp_path / "admin.token"
+    token_file.write_text(TOKEN)
+    token_file.chmod(0o600)
+    url = running.url
+    base = ["--server", url, "--admin-token-file", str(token_file)]
+    try:
+        assert cli.main(["shadow", "status", "--server", url]) == 0
+        assert capsys.readouterr().out == "shadow off\n"
+        bad = tmp_path / "bad.xml"
+        bad.write_text(ALLOCATIONS.replace("<weight>2</weight>", "<weight>heavy</weight>"))
+        assert cli.main(["shadow", "start", str(bad), *base]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"slotwise shadow start: {bad}:3: ") and "heavy" in err, err
+        assert running.core.shadow is None
+        assert cli.main(["shadow", "start", *base]) == 2  # no file
+        assert "give the candidate file" in capsys.readouterr().err
+        assert cli.main(["shadow", "start", str(tmp_path / "missing.xml"), *base]) == 1
+        assert "missing.xml" in capsys.readouterr().err
+        nobody = ["--server", url, "--admin-token-file", str(tmp_path / "none.token")]
+        candidate = tmp_path / "cand.xml"
+        candidate.write_text(ALLOCATIONS.replace("<weight>2</weight>", "<weight>5</weight>"))
+        assert cli.main(["shadow", "start", str(candidate), *nobody]) == 1
+        assert "no admin token" in capsys.readouterr().err and running.core.shadow is None
+        assert cli.main(["shadow", "start", str(candidate), *base]) == 0
+        assert capsys.readouterr().out.startswith(f"shadow running ({candidate})\ncompared 0 heartbeat(s)")
+        for i in range(10):
+            running.heartbeat("n1" if i % 2 else "n2")
+        deadline = time.monotonic() + 10
+        while service.status()["compared"] < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert cli.main(["shadow", "status", "--server", url]) == 0
+        said = capsys.readouterr().out
+        assert said.startswith(f"shadow running ({candidate})\ncompared 10 heartbeat(s), diverged "), said
+        assert "root.prod" in said  # per queue, live against shadow
+        assert cli.main(["shadow", "status", "--server", url, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["compared"] == 10 and doc["timeline"][-1][1] == 10
+        assert cli.main(["shadow", "promote", str(candidate), *base]) == 2  # promote takes no file
+        assert "takes no file" in capsys.readouterr().err
+        assert cli.main(["shadow", "promote", *base]) == 0
+        said = capsys.readouterr().out
+        assert said.startswith(f"wrote {candidate} as {running.path} (the old one is {running.path}.bak-"), said
+        assert open(running.path).read() == candidate.read_text()
+        assert cli.main(["shadow", "stop", *base]) == 0
+        assert capsys.readouterr().out.startswith(f"shadow stopped ({candidate})\n")
+        assert running.core.shadow is None
+        service.shadow = None  # as a server that never started one
+        assert cli.main(["shadow", "promote", *base]) == 1
+        assert capsys.readouterr().err == "slotwise shadow promote: no candidate to promote: start a shadow first\n"
+    finally:
+        service.close()
+        running.stop()

@@ -62,6 +62,10 @@ MAX_EVENTS = 200_000
 MAX_DIVERGING = 50
 #: Decisions of one side kept per diverging heartbeat.
 MAX_SIDE = 20
+#: The timeline's step, engine seconds, and its length (an hour): the
+#: console draws divergence over time from it without keeping every heartbeat.
+SAMPLE_S = 5.0
+MAX_SAMPLES = 720
 
 
 def decision(a, dims) -> dict:
@@ -127,6 +131,7 @@ class Shadow:
         self.remakes = 0
         self.cpu_s = 0.0
         self.diverging: collections.deque = collections.deque(maxlen=MAX_DIVERGING)
+        self._timeline: collections.deque = collections.deque(maxlen=MAX_SAMPLES)  # (t, compared, diverged)
         self._events: collections.deque = collections.deque(maxlen=MAX_EVENTS)  # (t, side, queue, res, local)
         self._last_t = 0.0
         self._stats_lock = threading.Lock()
@@ -178,6 +183,8 @@ class Shadow:
             self._stop(f"the candidate cannot start: {type(e).__name__}: {e}")
             return
         self.state, self.started_at = "running", time.time()
+        self._last_t = t
+        self._timeline.append((t, 0, 0))
         log.info("shadow of %s started", self.source)
         if self.threaded:
             self._thread = threading.Thread(target=self._run, name="slotwise-shadow", daemon=True)
@@ -303,6 +310,9 @@ class Shadow:
         if not same:
             self.diverged += 1
             self._diverging("heartbeat", t, msg, answer, mine)
+        if not self._timeline or t - self._timeline[-1][0] >= SAMPLE_S:
+            with self._stats_lock:
+                self._timeline.append((t, self.compared, self.diverged))
         if not same or [a.container_id for a in mine] != [a.container_id for a in answer] or \
                 sorted(c._engine._skipped.app_ids()) != sorted(f._engine._skipped.app_ids()):
             self._stale = True  # its state is no longer the live one
@@ -414,6 +424,16 @@ class Shadow:
             out.append(row)
         return out
 
+    def timeline(self) -> list[list[float]]:
+        """[t, compared, diverged] every ``SAMPLE_S`` engine seconds of
+        heartbeats (the last hour), ending at the last heartbeat seen: the
+        counts as they stood then, so any interval's divergence is a difference."""
+        with self._stats_lock:
+            out = [list(x) for x in self._timeline]
+        if out and (self._last_t > out[-1][0] or out[-1][1:] != [self.compared, self.diverged]):
+            out.append([max(self._last_t, out[-1][0]), self.compared, self.diverged])
+        return out
+
     def status(self) -> dict:
         """What ``GET /api/v1/shadow`` says."""
         with self._stats_lock:
@@ -422,7 +442,8 @@ class Shadow:
                 "compared": self.compared, "diverged": self.diverged, "skipped": self.skipped,
                 "updates_compared": self.updates_compared, "updates_diverged": self.updates_diverged,
                 "copies": self.remakes, "backlog": len(self._items), "cpu_s": round(self.cpu_s, 3),
-                "window_s": self.window_s, "queues": self.queues(), "diverging": diverging[::-1]}
+                "window_s": self.window_s, "queues": self.queues(), "diverging": diverging[::-1],
+                "timeline": self.timeline()}
 
     def summary(self) -> dict:
         """The counts alone (a simulation's report)."""
@@ -448,4 +469,4 @@ def off_status() -> dict:
     """``GET /api/v1/shadow`` when no shadow was ever started."""
     return {"state": "off", "file": None, "error": None, "started_at": None, "compared": 0, "diverged": 0,
             "skipped": 0, "updates_compared": 0, "updates_diverged": 0, "copies": 0, "backlog": 0,
-            "cpu_s": 0.0, "window_s": WINDOW_S, "queues": [], "diverging": []}
+            "cpu_s": 0.0, "window_s": WINDOW_S, "queues": [], "diverging": [], "timeline": []}

@@ -155,6 +155,11 @@ class ShadowService:
         s = self.shadow
         return s.summary() if s is not None else {"state": "off", "compared": 0, "diverged": 0, "skipped": 0}
 
+    def candidate_text(self) -> str | None:
+        """The candidate file as started (the console diffs it against the live one)."""
+        s = self.shadow
+        return s.text if s is not None else None
+
     def status(self) -> dict:
         s = self.shadow
         out = s.status() if s is not None else off_status()

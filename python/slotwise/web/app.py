@@ -32,7 +32,7 @@ from .. import __version__
 from ..admin import FILE_NAME_HEADER, MAX_FILE_NAME, AdminError, AdminToken, SchedulerService, Sessions, sent_file_name
 from ..config.loader import MAX_FILE_BYTES
 from ..market.api import MAX_QUERY, Answer
-from . import jobtracker, legacy, market_charts, rm_scheduler, schemas, share_charts, views
+from . import jobtracker, legacy, market_charts, rm_scheduler, schemas, shadow_panel, share_charts, views
 from ..forecaster import Forecaster
 from ..forecaster import as_text as forecast_text
 from ..forecaster import counterfactual_text
@@ -534,9 +534,22 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
                                                 service.core.views.market_accounts()),
         }
 
+    def shadow_context(request: Request) -> dict:
+        """The shadow panel's (web/shadow_panel.py): apart from ``context``,
+        so the page's 2 s refresh of #state does not diff the files too."""
+        from ..shadow import SAMPLE_S
+
+        return {"request": request, "admin": sessions.valid(request.cookies.get(COOKIE)),
+                "shadow": shadow_panel.panel(_finite(shadow.status()), service.config(), shadow.candidate_text()),
+                "shadow_sample_s": f"{SAMPLE_S:g}"}
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def index(request: Request):
-        return templates.TemplateResponse(request, "index.html", context(request))
+        return templates.TemplateResponse(request, "index.html", {**context(request), **shadow_context(request)})
+
+    @app.get("/ui/shadow", response_class=HTMLResponse, include_in_schema=False)
+    def shadow_figures(request: Request):
+        return templates.TemplateResponse(request, "_shadow.html", shadow_context(request))
 
     @app.get("/ui/state", response_class=HTMLResponse, include_in_schema=False)
     def state(request: Request):
@@ -554,7 +567,7 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
     @app.post("/ui/login", include_in_schema=False)
     def login(request: Request, form: dict = Depends(login_form)):
         if not token.check(str(form.get("admin_token", "")).strip()):
-            return templates.TemplateResponse(request, "index.html", {**context(request),
+            return templates.TemplateResponse(request, "index.html", {**context(request), **shadow_context(request),
                                               "login_error": "wrong admin token"}, status_code=401)
         resp = RedirectResponse("/", status_code=303)
         resp.set_cookie(COOKIE, sessions.create(), httponly=True, samesite="strict",

@@ -523,6 +523,9 @@ class ShadowOut(BaseModel):
     window_s: float
     queues: list[ShadowQueue] = Field(description="per queue over the window: what each side gave")
     diverging: list[dict] = Field(description="the last 50 diverging heartbeats or passes, newest first")
+    timeline: list[list[float]] = Field(default_factory=list, description="[t, compared, diverged] every 5 s of "
+                                        "engine time (the last hour), the counts as they stood then; the last "
+                                        "at the last heartbeat seen")
 
 
 class PromoteOut(BaseModel):

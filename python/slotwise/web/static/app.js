@@ -58,17 +58,20 @@
     } catch (e) { /* the server is restarting: try again next time */ }
   }
 
-  async function post(url, body) {
+  // An admin call with the console's session (the cookie and the CSRF header
+  // a cross-site form cannot send); the API's "detail" is the error's message.
+  async function send(method, url, body, headers) {
     const r = await fetch(url, {
-      method: "POST", credentials: "same-origin",
-      headers: {"Content-Type": "application/json", "X-Slotwise-CSRF": "1"},
-      body: JSON.stringify(body),
+      method, credentials: "same-origin",
+      headers: {"Content-Type": "application/json", "X-Slotwise-CSRF": "1", ...(headers || {})},
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     const data = await r.json().catch(() => ({}));
     if (!r.ok) throw new Error(data.detail || r.statusText);
     return data;
   }
-  window.Slotwise = {post};  // the what-if panel (whatif.js) sends with the same session
+  const post = (url, body) => send("POST", url, body);
+  window.Slotwise = {post, send};  // the what-if and shadow panels send with the same session
 
   // The "why" of an app: the service's explain answer, in a dialog.
   const dialog = document.getElementById("explain");
