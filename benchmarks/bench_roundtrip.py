@@ -559,6 +559,7 @@ def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
     p50/p99 (microseconds), the medians per side and their ratios to none."""
     import statistics
 
+    from slotwise import shadow as shadow_mod
     from slotwise.config import parse_allocations
     from slotwise.shadow import Shadow
 
@@ -567,12 +568,15 @@ def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
     assert changed != text
     candidates = {"off": None, "identical": parse_allocations(text, "identical.xml"),
                   "changed": parse_allocations(changed, "changed.xml")}
+    if args.shadow_switch:  # the same candidates with the interpreter's switch interval lowered while they run
+        candidates.update({"identical@": candidates["identical"], "changed@": candidates["changed"]})
     sides: dict = {k: [] for k in candidates}
     shadows: dict = {k: [] for k in candidates if k != "off"}
     for _ in range(args.shadow_rounds):
         for side, config in candidates.items():
             s = None
             if config is not None:
+                shadow_mod.SWITCH_INTERVAL_S = args.shadow_switch if side.endswith("@") else None
                 s = Shadow(config)
                 s.attach(core)
                 time.sleep(1.0)  # its first copy of the live state made
@@ -595,12 +599,13 @@ def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
     out: dict = {"shadows": shadows}
     for side, ts in sides.items():
         out[side] = {q: statistics.median(t[q] for t in ts) for q in ("p50", "p99")}
-    for side in ("identical", "changed"):
+    shadowed = [k for k in candidates if k != "off"]
+    for side in shadowed:
         out[side]["ratio"] = {q: out[side][q] / out["off"][q] for q in ("p50", "p99")}
     print(f"      shadow off: p50 {out['off']['p50']:.0f} us, p99 {out['off']['p99']:.0f} us; "
           + "; ".join(f"{side}: p50 {out[side]['p50']:.0f} us, p99 {out[side]['p99']:.0f} us (ratio p50 "
                       f"{out[side]['ratio']['p50']:.2f}, p99 {out[side]['ratio']['p99']:.2f})"
-                      for side in ("identical", "changed"))
+                      for side in shadowed)
           + f" (medians of {args.shadow_rounds} windows each, alternated; goal: ratios <= 1.05)", flush=True)
     return out
 
@@ -666,6 +671,9 @@ def main(argv=None) -> int:
     ap.add_argument("--shadow", action="store_true",
                     help="also sample with no shadow, an identical and a changed candidate, alternated, at each level")
     ap.add_argument("--shadow-rounds", type=int, default=3, help="windows per side with --shadow (default 3)")
+    ap.add_argument("--shadow-switch", type=float, metavar="S",
+                    help="with --shadow: two more sides, the same candidates with the interpreter's switch interval "
+                         "set to S seconds while they run (marked @)")
     ap.add_argument("--json", metavar="FILE", help="write the figures here as JSON")
     ap.add_argument("--quiet", action="store_true", help="no cluster start-up messages")
     ap.add_argument("--floor", action="store_true",

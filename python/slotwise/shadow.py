@@ -36,6 +36,7 @@ from __future__ import annotations
 import collections
 import copy
 import logging
+import sys
 import threading
 import time
 
@@ -58,6 +59,10 @@ STRIKES = 5
 WINDOW_S = 600.0
 #: Launches and preemptions kept for the window (the oldest go first).
 MAX_EVENTS = 200_000
+#: The interpreter's switch interval while a shadow runs on its thread
+#: (None: left as it is, 5 ms by default): the longest a door's call waits
+#: for the interpreter while the shadow computes.
+SWITCH_INTERVAL_S: float | None = None
 #: Heartbeats compared without a copy after which the follower's kept copies go.
 KEEP_COPIES_FOR = 100
 #: Diverging decisions kept, newest last.
@@ -140,6 +145,7 @@ class Shadow:
         self._follower = self._candidate = None
         self._stale = False  # the candidate differs from the live state: made again before it compares
         self._remade_at = 0  # ``compared`` at the last copy
+        self._switch_before: float | None = None  # the switch interval this shadow replaced
         self._thread: threading.Thread | None = None
         self._dims = ("memory_mb", "vcores")
 
@@ -188,6 +194,9 @@ class Shadow:
         self.state, self.started_at = "running", time.time()
         log.info("shadow of %s started", self.source)
         if self.threaded:
+            if SWITCH_INTERVAL_S is not None and sys.getswitchinterval() > SWITCH_INTERVAL_S:
+                self._switch_before = sys.getswitchinterval()
+                sys.setswitchinterval(SWITCH_INTERVAL_S)
             self._thread = threading.Thread(target=self._run, name="slotwise-shadow", daemon=True)
             self._thread.start()
 
@@ -464,6 +473,9 @@ class Shadow:
             core.swap_shadow(None, self)
         self._items.clear()
         self._follower = self._candidate = None  # their memory goes
+        if self._switch_before is not None:
+            sys.setswitchinterval(self._switch_before)
+            self._switch_before = None
         self._wake.set()
         (log.warning if error else log.info)("shadow of %s stopped: %s", self.source, why)
 
