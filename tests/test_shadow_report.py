@@ -69,3 +69,26 @@ def test_the_report_prints_a_table_and_bad_input_is_one_line(tmp_path, capsys):
         assert words in err and len(err.strip().splitlines()) == 1, err
     assert main(["shadow", "report", "--candidate", str(cand)]) == 2
     assert "--event-log" in capsys.readouterr().err
+
+
+def test_without_a_candidate_it_reports_the_file_the_servers_shadow_runs(tmp_path, capsys, monkeypatch):
+    from slotwise import client
+
+    log = recorded(tmp_path)
+    cand = tmp_path / "running.xml"
+    cand.write_text(ALLOC.format(a="3"))
+    asked = []
+
+    def fake_call(server, path):
+        asked.append((server, path))
+        return {"state": "running", "file": str(cand)}
+
+    monkeypatch.setattr(client, "call", fake_call)
+    capsys.readouterr()
+    assert main(["shadow", "report", "--event-log", str(log), "--since", "2m", "--server", "http://rm:8088",
+                 "--json"]) == 0
+    assert asked == [("http://rm:8088", "/api/v1/shadow")]
+    assert json.loads(capsys.readouterr().out)["candidate"] == str(cand)
+    monkeypatch.setattr(client, "call", lambda server, path: {"state": "off", "file": None})
+    assert main(["shadow", "report", "--event-log", str(log), "--server", "http://rm:8088"]) == 2
+    assert "--candidate" in capsys.readouterr().err

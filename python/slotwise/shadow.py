@@ -20,6 +20,11 @@ simulator) two engines follow the stream:
   never drifts: every comparison is on a copy of the live state as it was
   at that heartbeat.
 
+Memory: the follower and the candidate are two more engines. The copies a
+fork keeps (``engine.fork.Kept``) are not left on the live engine for the
+shadow's sake, and the follower drops its own after ``KEEP_COPIES_FOR``
+heartbeats without a copy (docs/benchmarks.md, "Shadow overhead").
+
 An identical candidate never needs a copy (same inputs, same file: the same
 decisions, as replay shows); a changed one pays a fork per diverging
 heartbeat, on its own thread. It is bounded: a backlog past ``LAG`` items
