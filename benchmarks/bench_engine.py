@@ -1,9 +1,11 @@
 """Engine speed: fair shares and one heartbeat's decision.
 
-Run: python benchmarks/bench_engine.py [--quick]
+Run: python benchmarks/bench_engine.py [--quick] [--shadow]
 Prints microseconds per call; goals (issue 2): fair shares for 10,000 queues
 in at most 5 ms, and a median heartbeat of at most 200 us with 100 queues,
-1,000 jobs and 1,000 nodes.
+1,000 jobs and 1,000 nodes. ``--shadow``: instead, the door's heartbeat
+and update with and without a shadow policy, the shadow's CPU and its
+memory (benchmarks/shadow_door.py; issue 42).
 """
 
 from __future__ import annotations
@@ -187,8 +189,15 @@ def bench_fork(apps: int, nodes: int, repeat: int, rng: random.Random) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--shadow", action="store_true",
+                    help="only the shadow policy's cost at the door and its memory (benchmarks/shadow_door.py)")
     args = ap.parse_args()
     rng = random.Random(42)
+    if args.shadow:
+        import shadow_door
+
+        shadow_door.main(build_cluster, rng, args.quick)
+        return
     rep = 20 if args.quick else 200
     for rule, fn in (("design", "compute_shares"), ("yarn", "yarn_shares")):
         print(f"fair shares, the {rule} rule ({fn}, one dimension)")

@@ -21,6 +21,12 @@ thread (forecaster.py: a forecast every 5 s, at most 0.3 s of CPU each, the
 next after ten times what the last took), and the round trip's p50 and p99
 of each, their medians per side and the ratio (goal, issue 41: p99
 unchanged with forecasts on).
+
+``--shadow``: likewise 3 x ``--shadow-rounds`` windows, alternately with
+no shadow policy, an identical candidate and one that weighs p0 4 times
+as much (slotwise/shadow.py, on its own thread as serve runs it): p50,
+p99, their medians per side and the ratios to none (goal, issue 42:
+within 5%), and what each shadow did (compared, skipped, diverged, its CPU).
 """
 
 from __future__ import annotations
@@ -479,6 +485,8 @@ def run(args) -> list[dict]:
             print_breakdown(row)
             if args.forecast:
                 row["forecast"] = forecast_windows(args, core, call_stats)
+            if args.shadow:
+                row["shadow"] = shadow_windows(args, core, alloc, call_stats)
     finally:
         try:
             if gen is not None:
@@ -543,6 +551,65 @@ def forecast_windows(args, core, call_stats) -> dict:
     return out
 
 
+def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
+    """Windows of ``args.seconds`` alternately without a shadow, with an
+    identical candidate and with one that weighs p0 4 times as much (the
+    Shadow started at the window's start and stopped at its end, as an
+    operator's ``shadow start``/``stop`` would): each one's round-trip
+    p50/p99 (microseconds), the medians per side and their ratios to none."""
+    import statistics
+
+    from slotwise import shadow as shadow_mod
+    from slotwise.config import parse_allocations
+    from slotwise.shadow import Shadow
+
+    text = alloc.read_text()
+    changed = text.replace('<queue name="p0"><weight>1</weight>', '<queue name="p0"><weight>4</weight>')
+    assert changed != text
+    candidates = {"off": None, "identical": parse_allocations(text, "identical.xml"),
+                  "changed": parse_allocations(changed, "changed.xml")}
+    if args.shadow_switch:  # the same candidates with the interpreter's switch interval lowered while they run
+        candidates.update({"identical@": candidates["identical"], "changed@": candidates["changed"]})
+    sides: dict = {k: [] for k in candidates}
+    shadows: dict = {k: [] for k in candidates if k != "off"}
+    for _ in range(args.shadow_rounds):
+        for side, config in candidates.items():
+            s = None
+            if config is not None:
+                shadow_mod.SWITCH_INTERVAL_S = args.shadow_switch if side.endswith("@") else None
+                s = Shadow(config)
+                s.attach(core)
+                time.sleep(1.0)  # its first copy of the live state made
+            call_stats("heartbeat", True)
+            time.sleep(args.seconds)
+            t = java_figures(call_stats("heartbeat", False))["total"]
+            sides[side].append(t)
+            line = f"      shadow {side:<9}: round trip p50 {t['p50']:.0f} us, p99 {t['p99']:.0f} us"
+            if s is not None:
+                st = s.summary()
+                st.update(cpu_s=round(s.cpu_s, 3), backlog=len(s._items))
+                s.stop()
+                shadows[side].append(st)
+                hb = st["compared"] + st["skipped"]
+                line += (f" ({st['state']}: compared {st['compared']}, skipped {st['skipped']}, diverged "
+                         f"{st['diverged']}, copies {st['copies']}, CPU {1e6 * st['cpu_s'] / max(1, hb):.0f} us per "
+                         f"heartbeat, backlog {st['backlog']} at the end"
+                         + (f"; {st['error']}" if st["error"] else "") + ")")
+            print(line, flush=True)
+    out: dict = {"shadows": shadows}
+    for side, ts in sides.items():
+        out[side] = {q: statistics.median(t[q] for t in ts) for q in ("p50", "p99")}
+    shadowed = [k for k in candidates if k != "off"]
+    for side in shadowed:
+        out[side]["ratio"] = {q: out[side][q] / out["off"][q] for q in ("p50", "p99")}
+    print(f"      shadow off: p50 {out['off']['p50']:.0f} us, p99 {out['off']['p99']:.0f} us; "
+          + "; ".join(f"{side}: p50 {out[side]['p50']:.0f} us, p99 {out[side]['p99']:.0f} us (ratio p50 "
+                      f"{out[side]['ratio']['p50']:.2f}, p99 {out[side]['ratio']['p99']:.2f})"
+                      for side in shadowed)
+          + f" (medians of {args.shadow_rounds} windows each, alternated; goal: ratios <= 1.05)", flush=True)
+    return out
+
+
 def print_row(r: dict, header: bool) -> None:
     if header:
         print(f"{'apps':>5} {'samples':>7} {'median':>8} {'p90':>8} {'p99':>8} {'max':>8}  "
@@ -601,6 +668,12 @@ def main(argv=None) -> int:
     ap.add_argument("--forecast", action="store_true",
                     help="also sample with the Forecaster thread on and off, alternated, at each level")
     ap.add_argument("--forecast-rounds", type=int, default=2, help="windows per side with --forecast (default 2)")
+    ap.add_argument("--shadow", action="store_true",
+                    help="also sample with no shadow, an identical and a changed candidate, alternated, at each level")
+    ap.add_argument("--shadow-rounds", type=int, default=3, help="windows per side with --shadow (default 3)")
+    ap.add_argument("--shadow-switch", type=float, metavar="S",
+                    help="with --shadow: two more sides, the same candidates with the interpreter's switch interval "
+                         "set to S seconds while they run (marked @)")
     ap.add_argument("--json", metavar="FILE", help="write the figures here as JSON")
     ap.add_argument("--quiet", action="store_true", help="no cluster start-up messages")
     ap.add_argument("--floor", action="store_true",

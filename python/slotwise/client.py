@@ -314,8 +314,43 @@ def _change(row: dict, key: str, say) -> str:
     return before if before == after else f"{before} -> {after}"
 
 
+def cmd_shadow_report(args) -> int:
+    """``slotwise shadow report``: the recorded window played under the live
+    file and the candidate (slotwise/shadow_report.py), here, not in serve."""
+    from .config import ConfigErrors, load_allocations
+    from .shadow_report import ReportError, report, text
+
+    if not args.event_log:
+        print("slotwise shadow report: give serve's event log, recorded with inputs (--event-log FILE)",
+              file=sys.stderr)
+        return 2
+    path = args.candidate or args.file
+    try:
+        since = _horizon(args.since)
+        if path is None:  # the file the server's shadow runs, read here (the same host)
+            path = call(args.server, "/api/v1/shadow").get("file")
+            if not path:
+                print("slotwise shadow report: no shadow runs on the server: give --candidate FILE", file=sys.stderr)
+                return 2
+        out = report(args.event_log, load_allocations(path), since, max_bytes=args.max_bytes,
+                     max_cpu_s=args.max_cpu)
+    except ConfigErrors as e:
+        for err in e.errors:
+            print(err, file=sys.stderr)
+        return 1
+    except (ReportError, ServerError, ValueError) as e:
+        print(f"slotwise shadow report: {str(e).replace('--horizon', '--since')}", file=sys.stderr)
+        return 1
+    if args.json:
+        return _dump(out, 0)
+    print(text(out))
+    return 0
+
+
 def cmd_shadow(args) -> int:
     """``slotwise shadow start FILE | stop | status | promote``."""
+    if args.action == "report":
+        return cmd_shadow_report(args)
     try:
         if args.action == "start":
             if not args.file:
@@ -406,10 +441,19 @@ def add_parsers(sub) -> None:
     f.set_defaults(func=cmd_forecast)
     sh = sub.add_parser("shadow", help="a candidate allocation file deciding beside the live one, never acting "
                                        "(asks a running serve; start, stop and promote need the admin token)")
-    sh.add_argument("action", choices=("start", "stop", "status", "promote"),
-                    help="start FILE (or replace the candidate), stop it, how it compares, or write it as the "
-                         "live allocation file")
-    sh.add_argument("file", nargs="?", metavar="FILE", help="with start: the candidate allocation file")
+    sh.add_argument("action", choices=("start", "stop", "status", "promote", "report"),
+                    help="start FILE (or replace the candidate), stop it, how it compares, write it as the "
+                         "live allocation file, or report: the recorded --since window played under the live "
+                         "file and the candidate, per queue (reads --event-log here; serve is not asked to replay)")
+    sh.add_argument("file", nargs="?", metavar="FILE", help="with start (or report): the candidate allocation file")
+    sh.add_argument("--since", default="1h", metavar="DURATION", help="report: the window (default 1h; s, m or h)")
+    sh.add_argument("--event-log", metavar="FILE", help="report: serve's event log, written with --record")
+    sh.add_argument("--candidate", metavar="FILE",
+                    help="report: the candidate (default: the file the server's shadow runs, read on this host)")
+    sh.add_argument("--max-cpu", type=float, default=600.0, metavar="S",
+                    help="report: CPU seconds the two plays may spend (default 600)")
+    sh.add_argument("--max-bytes", type=int, default=2 * 1024**3, metavar="N",
+                    help="report: the largest event log read (default 2 GiB)")
     sh.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
                     help="serve's admin token (default ~/.config/slotwise/admin.token)")
     add_server(sh)

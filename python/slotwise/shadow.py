@@ -20,6 +20,11 @@ simulator) two engines follow the stream:
   never drifts: every comparison is on a copy of the live state as it was
   at that heartbeat.
 
+Memory: the follower and the candidate are two more engines. The copies a
+fork keeps (``engine.fork.Kept``) are not left on the live engine for the
+shadow's sake, and the follower drops its own after ``KEEP_COPIES_FOR``
+heartbeats without a copy (docs/benchmarks.md, "Shadow overhead").
+
 An identical candidate never needs a copy (same inputs, same file: the same
 decisions, as replay shows); a changed one pays a fork per diverging
 heartbeat, on its own thread. It is bounded: a backlog past ``LAG`` items
@@ -36,6 +41,7 @@ from __future__ import annotations
 import collections
 import copy
 import logging
+import sys
 import threading
 import time
 
@@ -58,6 +64,12 @@ STRIKES = 5
 WINDOW_S = 600.0
 #: Launches and preemptions kept for the window (the oldest go first).
 MAX_EVENTS = 200_000
+#: The interpreter's switch interval while a shadow runs on its thread
+#: (None: left as it is, 5 ms by default): the longest a door's call waits
+#: for the interpreter while the shadow computes.
+SWITCH_INTERVAL_S: float | None = None
+#: Heartbeats compared without a copy after which the follower's kept copies go.
+KEEP_COPIES_FOR = 100
 #: Diverging decisions kept, newest last.
 MAX_DIVERGING = 50
 #: Decisions of one side kept per diverging heartbeat.
@@ -142,6 +154,8 @@ class Shadow:
         self._core = None
         self._follower = self._candidate = None
         self._stale = False  # the candidate differs from the live state: made again before it compares
+        self._remade_at = 0  # ``compared`` at the last copy
+        self._switch_before: float | None = None  # the switch interval this shadow replaced
         self._thread: threading.Thread | None = None
         self._dims = ("memory_mb", "vcores")
 
@@ -158,10 +172,15 @@ class Shadow:
         self._dims = core.dims
         live = core._engine
         snap = None
+        # The copies a fork keeps on the live engine cost about half its
+        # memory: kept only if something else (a dry run, forecasts) keeps them.
+        had_kept = live._kept is not None
         with fork_hold(core._lock, live):
             fresh = not (live.apps or live.nodes or live.containers)
             if not fresh:
                 snap = engine_fork.snapshot(live)
+            if not had_kept:
+                engine_fork.forget(live)
             moves, suspects = copy.deepcopy(core._moves), set(core._suspects)
             settings, config, t = core.settings, live.config, core._clock.now()
             core.swap_shadow(self)
@@ -187,6 +206,9 @@ class Shadow:
         self._timeline.append((t, 0, 0))
         log.info("shadow of %s started", self.source)
         if self.threaded:
+            if SWITCH_INTERVAL_S is not None and sys.getswitchinterval() > SWITCH_INTERVAL_S:
+                self._switch_before = sys.getswitchinterval()
+                sys.setswitchinterval(SWITCH_INTERVAL_S)
             self._thread = threading.Thread(target=self._run, name="slotwise-shadow", daemon=True)
             self._thread.start()
 
@@ -279,6 +301,7 @@ class Shadow:
             if call == "heartbeat":
                 self._launches("live", t, answer)
                 self._heartbeat(t, msg, answer)
+                self._forget_copies()
             else:
                 self._preemptions("live", t, answer)
                 self._update(t, msg, answer)
@@ -350,8 +373,24 @@ class Shadow:
     def _remake(self) -> None:
         """The candidate made again from the follower: the live state now,
         under the candidate file (set as a reload sets it)."""
+        self._install(self._follower._engine.fork(self._candidate._clock))
+        self.remakes += 1
+        self._remade_at = self.compared
+
+    def _forget_copies(self) -> None:
+        """The follower's kept copies (about half an engine) dropped once no
+        copy was made for ``KEEP_COPIES_FOR`` heartbeats: a candidate that
+        rarely diverges pays a whole copy the next time instead."""
+        e = self._follower._engine
+        if e._kept is not None and self.compared - self._remade_at >= KEEP_COPIES_FOR:
+            from .engine import fork as engine_fork
+
+            engine_fork.forget(e)
+
+    def _install(self, e) -> None:
+        """``e``, a copy of the live state, as the candidate's engine under
+        the candidate file."""
         f, c = self._follower, self._candidate
-        e = f._engine.fork(c._clock)
         e.ctx.services = _own_services(f._engine.ctx.services)
         with c._clock:
             e.set_config(self.config)
@@ -359,7 +398,6 @@ class Shadow:
         c.settings = f.settings
         c._moves, c._suspects = copy.deepcopy(f._moves), set(f._suspects)
         self._stale = False
-        self.remakes += 1
 
     # ------------------------------------------------------------------ figures
     def _launches(self, side: str, t: float, assigned) -> None:
@@ -461,6 +499,9 @@ class Shadow:
             core.swap_shadow(None, self)
         self._items.clear()
         self._follower = self._candidate = None  # their memory goes
+        if self._switch_before is not None:
+            sys.setswitchinterval(self._switch_before)
+            self._switch_before = None
         self._wake.set()
         (log.warning if error else log.info)("shadow of %s stopped: %s", self.source, why)
 
