@@ -19,12 +19,15 @@ the last took: the server's heartbeats share its interpreter.
 from __future__ import annotations
 
 import collections
+import sys
 import threading
 import time
 
 from .periodic import Periodic
 from .views.link import GONE, link_state
 
+#: The interpreter's thread switch interval while forecasts are made (s).
+SWITCH_INTERVAL = 0.0005
 #: How often the forecasts are made again, and how far ahead they look.
 EVERY = 5.0
 HORIZON = 3600.0
@@ -187,6 +190,15 @@ class Forecaster(Periodic):
             return dict(self._latest or {})
 
     tick = refresh
+
+    def start(self) -> "Forecaster":
+        """Its thread, and the interpreter's thread switches made finer: a
+        play holds the GIL for up to its whole budget, and a heartbeat's
+        thread waiting for it would wait a switch interval (5 ms by
+        default) each time it needs it back (bench_roundtrip --forecast)."""
+        if self._own_thread and sys.getswitchinterval() > SWITCH_INTERVAL:
+            sys.setswitchinterval(SWITCH_INTERVAL)
+        return super().start()
 
     def pause(self) -> float:
         """At most a tenth of a core: the server's heartbeats share its interpreter."""
