@@ -1151,6 +1151,47 @@ def test_a_job_client_asking_after_the_am_has_gone_gets_the_rms_final_state(shim
     assert "10020" not in status.stdout + status.stderr  # mapred-default's history server address
 
 
+def test_a_shadow_beside_python_compares_every_heartbeat_and_its_promotion_takes_effect(shim):
+    """Issue 42 on the real cluster: a candidate identical to the live file,
+    started at run time, compares the heartbeats of a real job and never
+    diverges; the job succeeds as without it. Promoted (with one queue
+    added), the watcher applies it within 2 s; the live file is put back."""
+    import httpx
+
+    cluster, serve = shim
+    url = f"{serve.url}/api/v1/shadow"
+    auth = {"Authorization": f"Bearer {serve.admin_token_file.read_text().strip()}"}
+    started = httpx.post(url, json={"allocations": ALLOCATIONS}, headers={**auth, "X-Slotwise-File-Name": "same.xml"},
+                         timeout=60)
+    assert started.status_code == 200 and started.json()["state"] == "running", started.text
+    try:
+        job = cluster.submit("sleep", ["-m", "2", "-r", "0", "-mt", "1000"], queue="research")
+        assert job.succeeded, job.log
+        st = httpx.get(url, timeout=60).json()
+        assert st["state"] == "running" and st["compared"] > 0, st
+        assert st["diverged"] == 0 and st["error"] is None, st["diverging"][:3]
+        added = ALLOCATIONS.replace("<queue name=\"other\"/>", "<queue name=\"other\"/><queue name=\"promoted\"/>")
+        assert added != ALLOCATIONS
+        assert httpx.post(url, json={"allocations": added}, headers=auth, timeout=60).status_code == 200
+        promoted = httpx.post(url + "/promote", headers=auth, timeout=60)
+        assert promoted.status_code == 200, promoted.text
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            if "root.promoted" in {q["queue"] for q in httpx.get(f"{serve.url}/api/v1/queues", timeout=60).json()}:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the promoted file was not in force within 2 s")
+    finally:
+        httpx.delete(url, headers=auth, timeout=60)
+        serve.allocations.write_text(ALLOCATIONS)  # the module's other tests run on the live file
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if "root.promoted" not in {q["queue"] for q in httpx.get(f"{serve.url}/api/v1/queues", timeout=60).json()}:
+                break
+            time.sleep(0.2)
+
+
 def _java_command_lines() -> list[list[str]]:
     from slotwise.localcluster import process
 
