@@ -29,6 +29,23 @@ def walk_kept(queue, walk, rule, cached: list, wants: tuple):
     return None
 
 
+def rekey(ks: list, order: list, at: dict, moved, key) -> None:
+    """A kept sorted order (``ks``: (key, tie) pairs, ``order``: the items
+    in that order, ``at``: item -> its pair) with the items of ``moved``
+    placed again by their new ``key(item)``, ties kept; an item not in it
+    is passed by. Parents keep their children so too (``Queue.kept_order``)."""
+    for item in moved:
+        old = at.get(item)
+        if old is None:
+            continue
+        j = bisect.bisect_left(ks, old)
+        del ks[j], order[j]
+        new = at[item] = (key(item), old[1])
+        j = bisect.bisect_left(ks, new)
+        ks.insert(j, new)
+        order.insert(j, item)
+
+
 def kept_app_order(queue, offer, cached: list) -> list:
     """A keyed policy's order of a leaf's asking apps (``cached``: the
     ``asking_cache`` entry they are from), as ``policy.order`` sorts
@@ -38,18 +55,8 @@ def kept_app_order(queue, offer, cached: list) -> list:
     queues. The update pass (demand) forgets it (``forget_order``)."""
     policy = queue.policy
     if queue.apps_moved:
-        for entry in queue.app_order.values():
-            _, of, ks, order, at = entry
-            for a in queue.apps_moved:
-                old = at.get(a)
-                if old is None:
-                    continue  # not asking for it
-                j = bisect.bisect_left(ks, old)
-                del ks[j], order[j]
-                new = at[a] = (of.key_of(policy, a), old[1])
-                j = bisect.bisect_left(ks, new)
-                ks.insert(j, new)
-                order.insert(j, a)
+        for _, of, ks, order, at in queue.app_order.values():
+            rekey(ks, order, at, queue.apps_moved, lambda a, of=of: of.key_of(policy, a))
         queue.apps_moved.clear()
     entry = queue.app_order.get(offer.key)
     if entry is not None and entry[0] is not cached and entry[0][1] == cached[1]:

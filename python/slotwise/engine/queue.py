@@ -9,7 +9,6 @@ queue: its demand and how it splits its fair share."""
 
 from __future__ import annotations
 
-import bisect
 import math
 
 from ..config.model import AllocationConfig, QueueConfig
@@ -257,17 +256,8 @@ class Queue:
                                            offer)
         if self.moved:
             policy = self.policy
-            for ks, qs, at, of in self.kept.values():
-                for c in self.moved:
-                    old = at.get(c)
-                    if old is None:
-                        continue  # no longer a child (forget_order follows)
-                    j = bisect.bisect_left(ks, old)
-                    del ks[j], qs[j]
-                    new = at[c] = (of.key_of(policy, c), old[1])
-                    j = bisect.bisect_left(ks, new)
-                    ks.insert(j, new)
-                    qs.insert(j, c)
+            for ks, qs, at, of in self.kept.values():  # (one no longer a child is passed by: forget_order follows)
+                app_order.rekey(ks, qs, at, self.moved, lambda c, of=of: of.key_of(policy, c))
             self.moved.clear()
         return kept[1]
 
