@@ -317,8 +317,8 @@ def _change(row: dict, key: str, say) -> str:
 def cmd_shadow_report(args) -> int:
     """``slotwise shadow report``: the recorded window played under the live
     file and the candidate (slotwise/shadow_report.py), here, not in serve."""
-    from .config import ConfigErrors, load_allocations
     from .shadow_report import ReportError, report, text
+    from .sim.cli import _allocations
 
     if not args.event_log:
         print("slotwise shadow report: give serve's event log, recorded with inputs (--event-log FILE)",
@@ -332,12 +332,10 @@ def cmd_shadow_report(args) -> int:
             if not path:
                 print("slotwise shadow report: no shadow runs on the server: give --candidate FILE", file=sys.stderr)
                 return 2
-        out = report(args.event_log, load_allocations(path), since, max_bytes=args.max_bytes,
-                     max_cpu_s=args.max_cpu)
-    except ConfigErrors as e:
-        for err in e.errors:
-            print(err, file=sys.stderr)
-        return 1
+        candidate = _allocations(path)  # (its errors printed, FILE:LINE each)
+        if candidate is False:
+            return 1
+        out = report(args.event_log, candidate, since, max_bytes=args.max_bytes, max_cpu_s=args.max_cpu)
     except (ReportError, ServerError, ValueError) as e:
         print(f"slotwise shadow report: {str(e).replace('--horizon', '--since')}", file=sys.stderr)
         return 1

@@ -186,9 +186,9 @@ def _shadow_metrics(service):
                            "live one")
     up.add_metric([], 1.0 if st and st["state"] == "running" else 0.0)
     yield up
-    for name, key, what in (("compared", "compared", "Heartbeats the shadow's candidate decided and compared"),
-                            ("diverged", "diverged", "Heartbeats whose shadow decisions differ from the live ones"),
-                            ("skipped", "skipped", "Heartbeats the shadow skipped, behind")):
+    for name, what in (("compared", "Heartbeats the shadow's candidate decided and compared"),
+                       ("diverged", "Heartbeats whose shadow decisions differ from the live ones"),
+                       ("skipped", "Heartbeats the shadow skipped, behind")):
         c = CounterMetricFamily(f"slotwise_shadow_{name}", what)
-        c.add_metric([], float(st[key]) if st else 0.0)
+        c.add_metric([], float(st[name]) if st else 0.0)
         yield c
