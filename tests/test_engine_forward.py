@@ -383,16 +383,22 @@ def test_the_smallest_change_that_starts_a_waiting_app_within_a_minute():
     assert counterfactual(dry_run.fork(e), {0.5: run_times(e, e.durations, 0.5)}, now, "x", changes) is None
 
 
-def limited_scene(first_name: str):
-    """Queue a runs one app at a time: ``x`` (named ``first_name``) runs,
-    ``z`` waits for it; an app named etl ran 10 s before."""
+def one_app_at_a_time(slots: int) -> tuple[Engine, ManualClock]:
+    """Queue a (maxRunningApps 1) on one node of ``slots``."""
     clock = ManualClock()
     e = Engine(parse_allocations("""<?xml version="1.0"?>
 <allocations>
   <queue name="a"><maxRunningApps>1</maxRunningApps></queue>
 </allocations>
 """, "alloc.xml"), clock, EngineSettings(preemption=False))
-    e.add_node("n0", "h0", "/r1", Resource.units(2))
+    e.add_node("n0", "h0", "/r1", Resource.units(slots))
+    return e, clock
+
+
+def limited_scene(first_name: str):
+    """Queue a runs one app at a time: ``x`` (named ``first_name``) runs,
+    ``z`` waits for it; an app named etl ran 10 s before."""
+    e, clock = one_app_at_a_time(slots=2)
     job(e, "first", 1)
     run(e, clock, 11, {"first": 10.0})
     e.remove_app("first")
@@ -578,13 +584,7 @@ def test_an_ams_learned_tail_holds_its_place_after_its_work_is_done():
     """A MapReduce AM commits, unregisters and lingers after its last task:
     the app is done (its finish) when its tasks are, but the next app held
     by the queue's running-app limit starts only when the AM has gone."""
-    clock = ManualClock()
-    e = Engine(parse_allocations("""<?xml version="1.0"?>
-<allocations>
-  <queue name="a"><maxRunningApps>1</maxRunningApps></queue>
-</allocations>
-""", "alloc.xml"), clock, EngineSettings(preemption=False))
-    e.add_node("n0", "h0", "/r1", Resource.units(5))
+    e, clock = one_app_at_a_time(slots=5)
     yarn_app(e, clock, "w1", "wordcount", maps=2, length=10.0, delay=2.0)  # its AM ended 1 s after its maps
     for app_id in ("w2", "w3"):
         e.add_app(app_id, "u", "root.a", name="wordcount")
