@@ -230,7 +230,7 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
     seq = 0
     made_up: dict = {}  # the run times of the apps the play imagines arriving
     tails = getattr(times, "tails", {})
-    closing: dict = {}  # app id -> when its AM ends (its last task has ended: the app's finish)
+    closing: set = set()  # apps whose work is done (their finish) and whose AM runs its tail
 
     def runs(app_id: str, prio: int, cid: str, since: float, t: float) -> None:
         nonlocal seq
@@ -285,22 +285,19 @@ def play(e, times: dict, now: float, horizon: float = 3600.0, heartbeat: float |
         for app_id in sorted(touched):
             app = e.apps.get(app_id)
             d = _done(e, app) if app is not None else False
-            if d and app_id in closing and any(c.is_am for c in app.containers.values()):
-                continue  # its AM's tail has not ended
-            if d and app_id in tails and app_id not in closing:
+            if d:
                 am = next((c for c in app.containers.values() if c.is_am), None)
-                if am is not None:  # its work is done; its AM ends its tail later, holding its room till then
+                if app_id not in closing:  # its work is done now: its finish
                     if app_id in out:
                         out[app_id].finish = t
                         unfinished -= 1
-                    closing[app_id] = t + tails[app_id]
-                    seq += 1
-                    heapq.heappush(ends, (closing[app_id], seq, am.container_id))
-                    continue
-            if d:
-                if app_id in out and app_id not in closing:
-                    out[app_id].finish = t
-                    unfinished -= 1
+                    if am is not None and app_id in tails:  # its AM ends its tail later, holding its room
+                        closing.add(app_id)
+                        seq += 1
+                        heapq.heappush(ends, (t + tails[app_id], seq, am.container_id))
+                        continue
+                elif am is not None:
+                    continue  # its AM's tail has not ended
                 e.remove_app(app_id)
             elif d is None and not model.will_ask(app, t):
                 why.setdefault(app_id, AM_NOT_ASKED)
