@@ -17,6 +17,12 @@
     const k = key(ev.target);
     if (k) chosen.set(k, ev.target.value);
   };
+  // A choice made before this script ran (the page still loading) counts too.
+  for (const el of state.querySelectorAll(CONTROLS.join(","))) {
+    const was = el.tagName === "SELECT" ? ([...el.options].find((o) => o.defaultSelected) || el.options[0] || {}).value
+      : el.defaultValue;
+    if (el.value !== was) remember({target: el});
+  }
   state.addEventListener("change", remember);
   state.addEventListener("input", remember);
 
