@@ -68,7 +68,7 @@ class Compete:
 
     def drained(self, compared: int, timeout: float = 60.0) -> dict:
         """The shadow's status once it has compared ``compared`` heartbeats
-        (it decides on its own thread)."""
+        (it decides in its own process)."""
         deadline = time.monotonic() + timeout
         while True:
             st = self.shadow.status()
@@ -255,7 +255,7 @@ def test_a_shadow_stopped_by_an_error_keeps_its_figures_and_the_page_escapes_the
     assert started.status_code == 200, started.text
     compete.heartbeats(4)
     compete.drained(4)
-    compete.shadow.shadow._stop("RuntimeError: the candidate's policy is broken")
+    compete.shadow.shadow._end("RuntimeError: the candidate's policy is broken")
     html = httpx.get(f"{compete.url}/ui/shadow", timeout=60).text
     assert 'data-state="stopped"' in html and 'data-shown="yes"' in html
     assert "Stopped: RuntimeError: the candidate&#39;s policy is broken" in html

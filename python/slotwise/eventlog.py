@@ -13,6 +13,8 @@ class EventLog:
     def __init__(self, path: str | None = None, stream: IO[str] | None = None) -> None:
         self._lock = threading.Lock()
         self._own = path is not None
+        #: The file, if one (a shadow process appends its records to it too).
+        self.path = path
         self._out = open(path, "a", buffering=1, encoding="utf-8") if path else stream
 
     def write(self, event: str, **fields) -> None:

@@ -55,6 +55,8 @@ class Recorder:
         #: A shadow's hand-off of the inputs no heartbeat or pass carries
         #: (``Shadow.input``); None when no shadow runs.
         self.tap = None
+        #: No log lines (a shadow's engines: serve's log is the live one's).
+        self.quiet = False
         #: The last preemptions, newest last (the console, explain).
         self.preemptions: collections.deque = collections.deque(maxlen=100)
 
@@ -62,16 +64,16 @@ class Recorder:
         """The recording's first record: the file's text too, since a replay
         must start from the same queues (and from the same market, where one
         is shared); then every market operation as an input."""
+        market = services.get("market")
+        if market is not None:
+            market.on_change = self.market
         if not self.record_inputs:
             return
-        market = services.get("market")
         hopper = services.get("hopper")
         self.log.write("recording", stream=self.stream, kind=kind, t=self.clock.now(), protocol=wire.VERSION,
                        config=config.source, config_text=config_text, settings=dataclasses.asdict(settings),
                        market=market.snapshot() if market is not None else None,
                        hopper=dataclasses.asdict(hopper) if dataclasses.is_dataclass(hopper) else None)
-        if market is not None:
-            market.on_change = self.market
 
     def call(self, call: str, msg) -> None:
         """A protocol message, as the door received it."""
@@ -91,7 +93,13 @@ class Recorder:
             self.log.write("input", call=call, stream=self.stream, t=self.clock.now(), msg=msg)
 
     def market(self, op: str, args: dict) -> None:
-        self.log.write("input", call="market", stream=None, t=self.clock.now(), msg={"op": op, "args": args})
+        """An operator's change to the market: to the shadow, and recorded
+        for replay."""
+        tap, msg = self.tap, {"op": op, "args": args}
+        if tap is not None:
+            tap("market", self.clock.now(), msg)
+        if self.record_inputs:
+            self.log.write("input", call="market", stream=None, t=self.clock.now(), msg=msg)
 
     def assignments(self, assigned) -> None:
         if assigned and self.log_decisions:
@@ -111,7 +119,7 @@ class Recorder:
                                      "why": c.preempt_why if c else None})
             self.log.write("preempt", stream=self.stream, container=p.container_id, app=p.app_id, queue=p.queue,
                            node=p.node_id, kill=p.kill, reason=p.reason)
-        if preempt:
+        if preempt and not self.quiet:
             log.info("%s", preemption_line(preempt, containers))
 
     def fallback(self, ep, master: str) -> float:

@@ -12,13 +12,14 @@ simulator) two engines follow the stream:
   live ones, checked at every heartbeat and pass;
 - the **candidate**, the same inputs under the candidate file: it decides
   each heartbeat and pass, and its decisions are compared with the live
-  ones. While it decides as the live engine did (the same containers, the
-  same apps passed over for delay scheduling, the same preemptions) its
-  state is the live state under the candidate file and it goes on; once it
-  differs it is made again from the follower (``Engine.fork``, then the
-  candidate file set as a reload sets it) before the next comparison, so it
-  never drifts: every comparison is on a copy of the live state as it was
-  at that heartbeat.
+  ones. While it decides as the live engine did (the same containers
+  and preemptions) its cluster is the live one and it goes on, keeping its
+  own delay-scheduling state (which apps it passed over, and since when):
+  that state is its file's own, as it would be were the candidate live.
+  Once its containers differ it is made again from the follower
+  (``Engine.fork``, then the candidate file set as a reload sets it) before
+  the next comparison, so it never drifts: every comparison is on the live
+  cluster as it was at that heartbeat.
 
 Memory: the follower and the candidate are two more engines. The copies a
 fork keeps (``engine.fork.Kept``) are not left on the live engine for the
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import dataclasses
 import logging
 import sys
 import threading
@@ -105,17 +107,71 @@ def _own_services(services: dict) -> dict:
 
 def reason(engine, a) -> str:
     """Why the candidate gave ``a`` (explain's words for an app's turn:
-    its queue's usage against its fair share and weight, under the candidate)."""
+    its queue's usage against its fair share and weight, in what the queue's
+    parent shares, under the candidate)."""
+    from .engine.preemption import compared
     from .views.explain import _amount
 
     q = engine.queues.get(a.queue)
     if q is None:
         return f"{a.app_id} in {a.queue}"
-    d = engine.dims
-    below = q.usage.get(engine.dims[0]) < q.fair_share.get(engine.dims[0])
+    d = compared(engine, q)
+    below = any(q.usage.get(k) < q.fair_share.get(k) for k in d)
     return (f"queue {q.name} (weight {q.weight:g}) uses {_amount(q.usage, d)} of a fair share of "
             f"{_amount(q.fair_share, d)} under the candidate: "
             + ("among the first offered a free container" if below else "its turn came"))
+
+
+@dataclasses.dataclass
+class Start:
+    """The live state a shadow starts from, taken in one hold of the door's
+    lock: what the follower is built of (in this process or, pickled, in a
+    shadow process of its own: slotwise/shadow_process.py)."""
+
+    snap: object  # engine.fork.Snapshot, or None for a door with no state yet
+    moves: dict
+    suspects: set
+    settings: object
+    config: AllocationConfig  # the live file
+    t: float
+    services: dict
+    kind: str
+    dims: tuple
+    #: The follower's engine built of ``snap`` already (to be pickled: a
+    #: snapshot shares the live engine's objects, a built engine does not).
+    engine: object = None
+
+    def build(self) -> None:
+        """``snap`` made into an engine of its own (outside the door's lock)."""
+        from .engine import fork as engine_fork
+
+        if self.snap is not None:
+            self.engine = engine_fork.build(self.snap, ManualClock(self.t))
+            self.engine.ctx.services = self.services
+            self.snap = None
+
+
+def capture(core, shadow) -> Start:
+    """``core``'s state now, and from this hold on every input it applies
+    handed to ``shadow`` (``PolicyCore.swap_shadow``)."""
+    from .engine import fork as engine_fork
+    from .views.dry_run import fork_hold
+
+    live = core._engine
+    snap = None
+    # The copies a fork keeps on the live engine cost about half its
+    # memory: kept only if something else (a dry run, forecasts) keeps them.
+    had_kept = live._kept is not None
+    with fork_hold(core._lock, live):
+        if live.apps or live.nodes or live.containers:
+            snap = engine_fork.snapshot(live)
+        if not had_kept:
+            engine_fork.forget(live)
+        start = Start(snap, copy.deepcopy(core._moves), set(core._suspects), core.settings, live.config,
+                      core._clock.now(), core.services, core.kind, core.dims)
+        core.swap_shadow(shadow)
+    start.services = _own_services(start.services)
+    return start
 
 
 class _Stopped(Exception):
@@ -164,43 +220,36 @@ class Shadow:
         """Start following ``core``: its state copied (in the short holds of
         its lock a dry run takes), then every input it applies from that
         hold on handed over."""
-        from .core import PolicyCore
-        from .engine import fork as engine_fork
-        from .views.dry_run import fork_hold
-
         self._core = core
-        self._dims = core.dims
-        live = core._engine
-        snap = None
-        # The copies a fork keeps on the live engine cost about half its
-        # memory: kept only if something else (a dry run, forecasts) keeps them.
-        had_kept = live._kept is not None
-        with fork_hold(core._lock, live):
-            fresh = not (live.apps or live.nodes or live.containers)
-            if not fresh:
-                snap = engine_fork.snapshot(live)
-            if not had_kept:
-                engine_fork.forget(live)
-            moves, suspects = copy.deepcopy(core._moves), set(core._suspects)
-            settings, config, t = core.settings, live.config, core._clock.now()
-            core.swap_shadow(self)
-        self._clock = ManualClock(t)
-        services = _own_services(core.services)
+        self.begin(capture(core, self))
+
+    def begin(self, start: Start) -> None:
+        """The follower built of ``start``, the candidate copied from it."""
+        from .core import PolicyCore
+
+        self._dims = start.dims
+        self._clock = ManualClock(start.t)
+        services = start.services
         try:
-            f = PolicyCore(config, settings, self._clock, EventLog(), services=services, kind=core.kind)
-            if snap is not None:
-                f._engine = engine_fork.build(snap, f._clock)
-                f._engine.ctx.services = services
-            f._moves, f._suspects = moves, suspects
+            f = PolicyCore(start.config, start.settings, self._clock, EventLog(), services=services,
+                           kind=start.kind)
+            start.build()
+            if start.engine is not None:
+                f._engine = start.engine
+                f._engine.clock = f._clock
+                services = f._engine.ctx.services
+            f._moves, f._suspects = start.moves, start.suspects
             self._follower = f
-            self._candidate = PolicyCore(self.config, settings, self._clock, EventLog(),
-                                         services=_own_services(services), kind=core.kind)
-            self._stale = not fresh
-            if not fresh:
+            self._candidate = PolicyCore(self.config, start.settings, self._clock, EventLog(),
+                                         services=_own_services(services), kind=start.kind)
+            f.recorder.quiet = self._candidate.recorder.quiet = True
+            self._stale = start.engine is not None
+            if self._stale:
                 self._remake()
         except Exception as e:
             self._stop(f"the candidate cannot start: {type(e).__name__}: {e}")
             return
+        t = start.t
         self.state, self.started_at = "running", time.time()
         self._last_t = t
         self._timeline.append((t, 0, 0))
@@ -325,7 +374,7 @@ class Shadow:
             raise _Stopped
 
     def _heartbeat(self, t: float, msg, answer) -> None:
-        c, f = self._candidate, self._follower
+        c = self._candidate
         mine = c.handle_heartbeat(msg)
         self._launches("shadow", t, mine)
         self.compared += 1
@@ -336,9 +385,8 @@ class Shadow:
         if not self._timeline or t - self._timeline[-1][0] >= SAMPLE_S:
             with self._stats_lock:
                 self._timeline.append((t, self.compared, self.diverged))
-        if not same or [a.container_id for a in mine] != [a.container_id for a in answer] or \
-                sorted(c._engine._skipped.app_ids()) != sorted(f._engine._skipped.app_ids()):
-            self._stale = True  # its state is no longer the live one
+        if not same or [a.container_id for a in mine] != [a.container_id for a in answer]:
+            self._stale = True  # its containers are no longer the live ones
 
     def _update(self, t: float, msg, answer) -> None:
         c = self._candidate
@@ -366,6 +414,10 @@ class Shadow:
             core.actions.priority(msg["app"], msg["priority"])
         elif call == "preemption":
             core.set_preemption(msg["on"])
+        elif call == "market":  # an operator's change to the Dynamic Priority market, as replay applies it
+            market = core._engine.ctx.services.get("market")
+            if market is not None:
+                market.apply(msg["op"], msg["args"])
         elif call == "config":  # the live file reloaded: the follower's; the candidate keeps its own
             if core is self._follower:
                 core.set_config(msg)

@@ -12,7 +12,8 @@ import threading
 import time
 
 from .config import ConfigErrors, parse_allocations
-from .shadow import Shadow, off_status
+from .shadow import off_status
+from .shadow_process import ShadowProcess
 
 log = logging.getLogger("slotwise.shadow")
 
@@ -33,7 +34,7 @@ class ShadowService:
         self.allocations = allocations
         self.event_log = event_log
         self.poll = poll
-        self.shadow: Shadow | None = None
+        self.shadow: ShadowProcess | None = None
         self.watcher = None
         self.errors: list[str] = []  # of the candidate file on disk, until fixed
         self._lock = threading.Lock()
@@ -85,7 +86,7 @@ class ShadowService:
             conflicts = self.core._engine.config_conflicts(config)
         if conflicts:
             raise ValueError("\n".join(conflicts))
-        s = Shadow(config, text, source, event_log=self.event_log)
+        s = ShadowProcess(config, text, source, event_log=self.event_log)  # on a core of its own
         with self._lock:
             self.shadow = s
         s.attach(self.core)  # replaces (and stops) the one before

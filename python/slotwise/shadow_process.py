@@ -1,0 +1,313 @@
+"""The shadow in a process of its own: serve's default.
+
+A shadow on a thread of serve (``shadow.Shadow``, ``threaded=True``) shares
+serve's interpreter with the live heartbeat: while its two engines decide,
+the door's next call waits for the interpreter (up to the switch interval),
+and a candidate that copies the live state often costs the live p99 a
+third or more (docs/benchmarks.md, "Shadow overhead"). Here the same
+``Shadow`` runs in a child process on its own core; serve's part is the
+door's hand-off (an append, as before) and a feeder thread that pickles the
+inputs in batches onto a pipe.
+
+- Start: the live state captured in one hold of the door's lock
+  (``shadow.capture``), pickled, and the child builds the follower and the
+  candidate from it (``Shadow.begin``).
+- Reading: ``status`` asks the child over the pipe (the console, the API
+  and ``/metrics`` read it; a summary is kept a second).
+- Stop: by the operator, the child's own stop (a raise, its budget, a
+  backlog), or the child's death: serve's door stops handing it inputs and
+  the live policy never notices. The child ends when its pipe closes, so a
+  serve that dies (even by SIGKILL) takes it along; it ignores Ctrl-C (the
+  terminal sends it to the whole group; serve decides when it ends).
+- The event log: the child appends its ``shadow`` records to serve's log
+  file itself (one write per line, the file opened for appending).
+
+The pipe carries pickles between serve and the child it started, and
+nothing else reads it.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import pickle
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+from . import shadow as shadow_mod
+from .shadow import MAX_BACKLOG, Shadow, capture
+
+log = logging.getLogger("slotwise.shadow")
+
+#: The feeder's pause after a wake-up, so the inputs go in batches (seconds).
+BATCH_S = 0.01
+#: Inputs pickled into one frame at most.
+MAX_BATCH = 512
+#: The largest frame read from the child (its status).
+MAX_FRAME = 64 * 1024 * 1024
+#: How long a status question waits for the child (seconds).
+ASK_S = 2.0
+#: How long a summary (``/metrics``) is reused (seconds).
+SUMMARY_S = 1.0
+#: The child's nice increment: the live policy and the master go first.
+NICE = 5
+
+
+def _write(out, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(struct.pack("!I", len(data)) + data)
+    out.flush()
+
+
+def _read(inp, limit: int | None = None):
+    """The next frame, or None at the pipe's end (or a frame past ``limit``)."""
+    head = inp.read(4)
+    if len(head) < 4:
+        return None
+    (n,) = struct.unpack("!I", head)
+    if limit is not None and n > limit:
+        return None
+    data = inp.read(n)
+    return pickle.loads(data) if len(data) == n else None
+
+
+class ShadowProcess:
+    """``Shadow``'s interface (attach, offer, input, set_candidate, stop,
+    status, summary) over a child process running it."""
+
+    def __init__(self, config, text: str | None = None, source: str | None = None, event_log=None,
+                 budget_s: float = shadow_mod.BUDGET_S, window_s: float = shadow_mod.WINDOW_S) -> None:
+        self.config = config
+        self.text = text
+        self.source = source or config.source
+        self.log_path = getattr(event_log, "path", None)
+        self.budget_s = budget_s
+        self.window_s = window_s
+        self.state = "off"
+        self.error: str | None = None
+        self.started_at: float | None = None
+        self.proc: subprocess.Popen | None = None
+        self._core = None
+        self._items: collections.deque = collections.deque()
+        self._wake = threading.Event()
+        self._cond = threading.Condition()
+        self._asked = 0
+        self._replies: dict[int, dict] = {}
+        self._last: dict | None = None  # the child's last status
+        self._last_at = 0.0
+
+    # ------------------------------------------------------------ the door's side
+    def attach(self, core) -> None:
+        self._core = core
+        start = capture(core, self)  # from here on the door hands its inputs to offer()
+        start.build()  # here, outside the door's lock, as a dry run builds its copy
+        root = os.path.dirname(os.path.dirname(os.path.abspath(shadow_mod.__file__)))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "slotwise.shadow_process"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, env=env, close_fds=True)
+        except OSError as e:
+            self._end(f"cannot start the shadow process: {e}")
+            return
+        self._items.appendleft(("start", {
+            "start": start, "config": self.config, "text": self.text, "source": self.source,
+            "log": self.log_path, "budget_s": self.budget_s, "window_s": self.window_s}))
+        self.state, self.started_at = "running", time.time()
+        threading.Thread(target=self._feed, name="slotwise-shadow-feed", daemon=True).start()
+        threading.Thread(target=self._listen, name="slotwise-shadow-listen", daemon=True).start()
+        log.info("shadow of %s started in process %d", self.source, self.proc.pid)
+
+    def offer(self, call: str, t: float, msg, answer=None) -> None:
+        """The door's hand-off (under its lock): an append, and never raises."""
+        items = self._items
+        if len(items) >= MAX_BACKLOG:
+            if self.state == "running":  # ended off the door's path (it takes the door's lock)
+                self.state = "stopping"
+                threading.Thread(target=self._end, args=(f"fell behind by {MAX_BACKLOG:,} inputs",),
+                                 daemon=True).start()
+            return
+        items.append(("input", call, t, msg, answer))
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def input(self, call: str, t: float, msg) -> None:
+        self.offer(call, t, msg)
+
+    def set_candidate(self, config, text: str | None = None) -> None:
+        """A new version of the candidate file, validated as a reload is
+        (ValueError with FILE:LINE: lines), then sent in the stream's order."""
+        core = self._core
+        if core is not None:
+            with core._lock:
+                conflicts = core._engine.config_conflicts(config)
+            if conflicts:
+                raise ValueError("\n".join(conflicts))
+        self.config, self.text = config, text
+        self._items.append(("candidate", config, text))
+        self._wake.set()
+
+    # ---------------------------------------------------------------- feeder
+    def _feed(self) -> None:
+        """Serve's side of the pipe: the inputs, pickled in batches."""
+        out = self.proc.stdin
+        items = self._items
+        try:
+            while self.state == "running":
+                self._wake.wait(0.5)
+                self._wake.clear()
+                time.sleep(BATCH_S)
+                while items:
+                    batch = [items.popleft() for _ in range(min(MAX_BATCH, len(items)))]
+                    _write(out, batch)
+        except Exception as e:  # the child gone (a broken pipe), or an input that cannot be pickled
+            if self.state == "running":
+                self._end(self._exited() if isinstance(e, OSError) else
+                          f"cannot feed the shadow process: {type(e).__name__}: {e}")
+        try:
+            out.close()  # the child's end of input: it stops and exits
+        except Exception:
+            pass
+
+    def _listen(self) -> None:
+        """The child's answers; its end."""
+        inp = self.proc.stdout
+        try:
+            while True:
+                frame = _read(inp, MAX_FRAME)
+                if frame is None:
+                    break
+                with self._cond:
+                    if "reply" in frame:
+                        self._replies[frame["reply"]] = frame["status"]
+                    self._keep(frame["status"])
+                    self._cond.notify_all()
+                if frame["status"]["state"] == "stopped" and self.state == "running":
+                    self._end(frame["status"].get("error"))
+        except Exception as e:
+            log.warning("shadow process: unreadable answer: %s", e)
+        if self.state == "running":
+            self._end(self._exited())
+
+    def _exited(self) -> str:
+        try:
+            code = self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            return "the shadow process closed its pipe"
+        return f"the shadow process exited (code {code})"
+
+    def _keep(self, status: dict) -> None:
+        self._last, self._last_at = status, time.monotonic()
+
+    # ---------------------------------------------------------------- reading
+    def _ask(self, timeout: float = ASK_S) -> dict | None:
+        """The child's status now (None if it does not answer in time)."""
+        if self.state != "running":
+            return None
+        with self._cond:
+            self._asked += 1
+            n = self._asked
+        self._items.append(("status", n))
+        self._wake.set()
+        with self._cond:
+            self._cond.wait_for(lambda: n in self._replies or self.state != "running", timeout)
+            return self._replies.pop(n, None)
+
+    def status(self) -> dict:
+        st = self._ask() if self.state == "running" else None
+        out = dict(st or self._last or shadow_mod.off_status())
+        out.update(state=self.state, file=self.source, error=self.error, started_at=self.started_at,
+                   backlog=out.get("backlog", 0) + len(self._items))
+        return out
+
+    def summary(self) -> dict:
+        st = self._last
+        if self.state == "running" and (st is None or time.monotonic() - self._last_at > SUMMARY_S):
+            st = self._ask() or st
+        st = st or shadow_mod.off_status()
+        return {"state": self.state, "error": self.error,
+                **{k: st[k] for k in ("compared", "diverged", "skipped", "updates_compared", "updates_diverged",
+                                      "copies")}}
+
+    # ---------------------------------------------------------------- stopping
+    def stop(self, why: str = "stopped by the operator") -> None:
+        if self.state != "running":
+            return
+        core = self._core
+        if core is not None:
+            core.swap_shadow(None, self)  # no more inputs
+        st = self._ask()  # its figures stay readable
+        if st is not None:
+            self._keep(st)
+        self.state = "stopped"
+        self._items.clear()
+        self._wake.set()
+        threading.Thread(target=self._reap, daemon=True).start()
+        log.info("shadow of %s stopped: %s", self.source, why)
+
+    def _end(self, why: str | None) -> None:
+        """Stopped by itself: logged, and the door hands it nothing more."""
+        self.state, self.error = "stopped", why
+        core = self._core
+        if core is not None:
+            core.swap_shadow(None, self)
+        self._items.clear()
+        self._wake.set()
+        with self._cond:
+            self._cond.notify_all()
+        threading.Thread(target=self._reap, daemon=True).start()
+        log.warning("shadow of %s stopped: %s", self.source, why)
+
+    def _reap(self) -> None:
+        """The child exits once its pipe closes; one that does not in 5 s
+        (paused, or stuck) is killed, which also frees a feeder blocked on it."""
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+# ------------------------------------------------------------------ the child
+def _child() -> int:
+    """The shadow process: a ``Shadow`` fed from stdin, answering on stdout."""
+    from .eventlog import EventLog
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.nice(NICE)
+    except OSError:
+        pass
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing else may write on the pipe
+    first = _read(inp)
+    if not first or first[0][0] != "start":
+        return 2
+    how = first[0][1]
+    s = Shadow(how["config"], how["text"], how["source"], event_log=EventLog(how["log"]) if how["log"] else None,
+               threaded=True, budget_s=how["budget_s"], window_s=how["window_s"])
+    s.begin(how["start"])
+    rest = first[1:]
+    while s.state == "running":
+        for item in rest:
+            kind = item[0]
+            if kind == "input":
+                s.offer(*item[1:])
+            elif kind == "status":
+                _write(out, {"reply": item[1], "status": s.status()})
+            elif kind == "candidate":
+                s.set_candidate(item[1], item[2])
+        rest = _read(inp)
+        if rest is None:  # serve stopped it, or serve is gone
+            s.stop()
+            return 0
+    _write(out, {"status": s.status()})  # stopped by itself: serve learns why
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child())

@@ -1,0 +1,117 @@
+"""The shadow in a process of its own (slotwise/shadow_process.py): the same
+comparisons as on a thread, the child's stops reported, its death noticed,
+and the door never held up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from slotwise.eventlog import EventLog, read_events
+from slotwise.shadow_process import ShadowProcess
+
+from test_shadow import _door, _drive, allocations
+
+
+def _settled(s, compared: int = 1, timeout: float = 30.0) -> dict:
+    """The child's status once it has taken every input sent (its backlog
+    empty) and compared at least ``compared`` heartbeats."""
+    deadline = time.monotonic() + timeout
+    st = s.status()
+    while time.monotonic() < deadline and (st["state"] == "running" and (st["backlog"] or st["compared"] < compared)):
+        time.sleep(0.1)
+        st = s.status()
+    return st
+
+
+def test_an_identical_candidate_in_its_process_agrees_on_every_heartbeat():
+    config, text = allocations()
+    core, clock = _door(config, text)
+    _drive(core, clock, 60)  # the door has state before the shadow starts: the child is built of a copy
+    s = ShadowProcess(allocations(name="candidate.xml")[0])
+    s.attach(core)
+    assert core.shadow is s and s.proc.pid != os.getpid()
+    _drive(core, clock, 300, seed=8)
+    st = _settled(s)
+    assert st["state"] == "running", st
+    assert st["compared"] == 1 + 150 and st["diverged"] == 0 and st["updates_diverged"] == 0, st
+    assert st["copies"] == 1  # the candidate made of the live state once, at its start
+    s.stop()
+    assert s.state == "stopped" and s.error is None and core.shadow is None
+    assert s.status()["compared"] == st["compared"]  # its figures stay readable after the stop
+    assert s.proc.wait(10) == 0
+
+
+def test_a_changed_candidate_diverges_where_its_queue_is_concerned_and_logs_apart(tmp_path):
+    config, text = allocations()
+    core, clock = _door(config, text)
+    log = EventLog(str(tmp_path / "events.jsonl"))
+    s = ShadowProcess(allocations(a="4", name="candidate.xml")[0], event_log=log)
+    s.attach(core)
+    _drive(core, clock, 400)
+    st = _settled(s)
+    assert st["state"] == "running" and st["diverged"] > 0, st
+    assert s.summary()["diverged"] == st["diverged"]
+    s.stop()
+    s.proc.wait(10)
+    log.close()
+    shadow = [e for e in read_events(str(tmp_path / "events.jsonl")) if e["event"] == "shadow"]
+    assert shadow, "the child appends its diverging decisions to serve's event log"
+    assert any("a" in {d["queue"].split(".")[-1] for d in e["live"] + e["shadow"]} for e in shadow)
+
+
+def test_a_child_killed_stops_the_shadow_and_the_door_goes_on():
+    config, text = allocations()
+    core, clock = _door(config, text)
+    before = _drive(*_door(config, text), 200)
+    s = ShadowProcess(allocations(name="candidate.xml")[0])
+    s.attach(core)
+    _settled(s, compared=0)
+    os.kill(s.proc.pid, signal.SIGKILL)
+    assert _drive(core, clock, 200) == before  # the live decisions as without a shadow
+    deadline = time.monotonic() + 10
+    while s.state == "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert s.state == "stopped" and "exited" in s.error, s.error
+    assert core.shadow is None
+
+
+def test_a_paused_child_falls_behind_and_is_stopped_not_the_door(monkeypatch):
+    from slotwise import shadow_process
+
+    monkeypatch.setattr(shadow_process, "MAX_BACKLOG", 50)
+    monkeypatch.setattr(shadow_process, "MAX_BATCH", 1)
+    config, text = allocations()
+    core, clock = _door(config, text)
+    s = ShadowProcess(allocations(name="candidate.xml")[0])
+    s.attach(core)
+    _settled(s, compared=0)
+    os.kill(s.proc.pid, signal.SIGSTOP)
+    try:
+        # a pipe fills (64 KiB), the feeder blocks on it, the backlog grows past its bound
+        _drive(core, clock, 3000)
+        deadline = time.monotonic() + 10
+        while s.state == "running" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert s.state == "stopped" and "fell behind" in s.error, (s.state, s.error)
+        assert core.shadow is None
+        s.proc.wait(10)  # killed: it does not answer its closed pipe while paused
+    finally:
+        if s.proc.poll() is None:
+            os.kill(s.proc.pid, signal.SIGCONT)
+    assert s.proc.poll() is not None
+
+
+def test_a_candidate_reloaded_goes_to_the_child_in_the_streams_order():
+    config, text = allocations()
+    core, clock = _door(config, text)
+    s = ShadowProcess(allocations(name="candidate.xml")[0])
+    s.attach(core)
+    _drive(core, clock, 200)
+    assert _settled(s)["diverged"] == 0
+    s.set_candidate(*allocations(a="4", name="candidate.xml"))
+    _drive(core, clock, 300, seed=9)
+    st = _settled(s)
+    assert st["diverged"] > 0 and st["state"] == "running", st
+    s.stop()
