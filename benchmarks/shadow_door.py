@@ -3,9 +3,11 @@
 delay scheduling on) behind a real ``PolicyCore``, heartbeats through
 ``handle_heartbeat`` paced as 1,000 nodes every 3 s send them, an update
 pass every 0.5 s; windows alternated without a shadow, with an identical
-candidate and with one that weighs queue0 4 times as much. Also the
-memory: tracemalloc's count of the live engine alone against the live
-engine with a shadow attached (the issue's goal: at most 2x).
+candidate and with one that weighs queue0 4 times as much, each in its own
+process (serve's way) and on a thread of this one (the way before). Also
+the memory: tracemalloc's count of the live engine alone against the live
+engine with a shadow attached inline (the issue's goal: at most 2x), and
+the shadow process's RSS against the RSS the live engine adds.
 
 Kept apart from bench_engine.py so that file stays about the engine alone.
 """
@@ -22,6 +24,7 @@ import time
 from slotwise import protocol as wire
 from slotwise.core import PolicyCore
 from slotwise.shadow import Shadow
+from slotwise.shadow_process import ShadowProcess
 
 NODES_EVERY_S = 3.0  # bench_engine's heartbeat interval: every node once per 3 s
 UPDATE_EVERY_S = 0.5  # serve's update pass
@@ -91,12 +94,20 @@ def _pct(v: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * (len(s) - 1)))] if s else 0.0
 
 
-def _drained(s: Shadow, timeout: float = 120.0) -> float:
-    """Seconds the shadow took to empty its queue after the window."""
+def _drained(s, timeout: float = 120.0) -> float:
+    """Seconds the shadow took to empty its queue after the window (its
+    process's too)."""
     t0 = time.monotonic()
-    while s._items and s.state == "running" and time.monotonic() - t0 < timeout:
-        time.sleep(0.01)
+    while s.state == "running" and time.monotonic() - t0 < timeout:
+        if not s._items and s.status()["backlog"] == 0:
+            break
+        time.sleep(0.02)
     return time.monotonic() - t0
+
+
+def _shadow(side: str, config):
+    """The shadow of one side: ``name@thread`` on a thread of this process."""
+    return Shadow(config, threaded=True) if side.endswith("@thread") else ShadowProcess(config)
 
 
 def overhead(build_cluster, rng, rounds: int, window: int, rate: float) -> dict:
@@ -107,13 +118,13 @@ def overhead(build_cluster, rng, rounds: int, window: int, rate: float) -> dict:
     drive = Driver(core)
     drive.run(min(window, 1000), 1.0 / rate)  # warm-up
     live = core._engine.config
-    sides = {"off": None, "identical": None, "changed": 4.0}
+    sides = {"off": None, "identical": None, "changed": 4.0, "identical@thread": None, "changed@thread": 4.0}
     out: dict = {k: {"p50": [], "p99": [], "up50": [], "up99": [], "shadow": []} for k in sides}
     for r in range(rounds):
         for side, weight in sides.items():
             s = None
             if side != "off":
-                s = Shadow(candidate(live, weight), threaded=True)
+                s = _shadow(side, candidate(live, weight))
                 s.attach(core)
                 _drained(s)
             backlog = [0]
@@ -132,11 +143,12 @@ def overhead(build_cluster, rng, rounds: int, window: int, rate: float) -> dict:
             o["up99"].append(_pct(updates, 0.99))
             if s is not None:
                 late = _drained(s)
-                st = s.summary()
-                st.update(cpu_s=s.cpu_s, max_backlog=backlog[0], drain_s=late, door_cpu_s=door_cpu)
+                st = s.status()
+                st = {k: st[k] for k in ("state", "error", "compared", "skipped", "diverged", "copies", "cpu_s")}
+                st.update(max_backlog=backlog[0], drain_s=late, door_cpu_s=door_cpu)
                 o["shadow"].append(st)
                 s.stop()
-            line = (f"  round {r + 1} {side:<9} heartbeat p50 {o['p50'][-1]:7.1f} us  p99 {o['p99'][-1]:8.1f} us  "
+            line = (f"  round {r + 1} {side:<16} heartbeat p50 {o['p50'][-1]:7.1f} us  p99 {o['p99'][-1]:8.1f} us  "
                     f"update p50 {o['up50'][-1] / 1000:6.1f} ms  p99 {o['up99'][-1] / 1000:6.1f} ms")
             if s is not None:
                 hb = st["compared"] + st["skipped"]
@@ -149,7 +161,9 @@ def overhead(build_cluster, rng, rounds: int, window: int, rate: float) -> dict:
     summary = {}
     for side, o in out.items():
         summary[side] = {q: statistics.median(o[q]) for q in ("p50", "p99", "up50", "up99")}
-    for side in ("identical", "changed"):
+    for side in sides:
+        if side == "off":
+            continue
         summary[side]["ratio"] = {q: summary[side][q] / summary["off"][q] for q in ("p50", "p99", "up50", "up99")}
     return {"sides": summary, "windows": out}
 
@@ -204,7 +218,45 @@ def memory(build_cluster, rng, heartbeats: int) -> dict:
     tracemalloc.stop()
     for side in ("identical", "changed"):
         rows[side]["ratio"] = rows[side]["bytes"] / live
+        rows[side]["shadow_ratio"] = (rows[side]["bytes"] - live) / live
+    rows["process"] = process_memory(core, drive, heartbeats, rows["live"]["rss_mb"])
     return rows
+
+
+def _child_rss_mb(s: ShadowProcess) -> float:
+    with open(f"/proc/{s.proc.pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def process_memory(core, drive, heartbeats: int, live_rss_mb: float) -> dict:
+    """The shadow process's RSS: of one following an empty door (the
+    interpreter and modules), then of one following ``core`` (its two
+    engines more), against the RSS the live engine added to this process;
+    and what this process gained while the shadow ran."""
+    empty = PolicyCore(core._engine.config, core.settings)
+    s = ShadowProcess(candidate(core._engine.config, None))
+    s.attach(empty)
+    _drained(s)
+    base = _child_rss_mb(s)
+    s.stop()
+    out = {"child_base_mb": base, "live_engine_rss_mb": live_rss_mb}
+    for side, weight in (("identical", None), ("changed", 4.0)):
+        gc.collect()
+        r0 = rss_mb()
+        s = ShadowProcess(candidate(core._engine.config, weight))
+        s.attach(core)
+        drive.run(heartbeats, 0.0)
+        _drained(s)
+        child = _child_rss_mb(s)
+        st = s.status()
+        out[side] = {"child_mb": child, "engines_mb": child - base, "ratio": (child - base) / live_rss_mb,
+                     "serve_gain_mb": rss_mb() - r0, "copies": st["copies"], "compared": st["compared"],
+                     "diverged": st["diverged"]}
+        s.stop()
+    return out
 
 
 def main(build_cluster, rng, quick: bool) -> dict:
@@ -214,9 +266,9 @@ def main(build_cluster, rng, quick: bool) -> dict:
           f"{rate:.0f} heartbeats/s, an update pass every {UPDATE_EVERY_S} s; windows of {window} heartbeats, "
           f"off / identical / changed (queue0's weight 4) alternated, {rounds} rounds)", flush=True)
     res = overhead(build_cluster, rng, rounds, window, rate)
-    for side in ("off", "identical", "changed"):
+    for side in res["sides"]:
         s = res["sides"][side]
-        line = (f"  {side:<9} heartbeat p50 {s['p50']:7.1f} us, p99 {s['p99']:8.1f} us; update p50 "
+        line = (f"  {side:<16} heartbeat p50 {s['p50']:7.1f} us, p99 {s['p99']:8.1f} us; update p50 "
                 f"{s['up50'] / 1000:6.1f} ms, p99 {s['up99'] / 1000:6.1f} ms")
         if side != "off":
             r = s["ratio"]
@@ -233,4 +285,12 @@ def main(build_cluster, rng, quick: bool) -> dict:
               f"(RSS +{m['rss_mb']:.0f} MB; copies {m['copies']}, diverged {m['diverged']} of {m['compared']}; "
               f"live keeps fork copies: {m['live_kept']}, follower: {m['follower_kept']})", flush=True)
     print(f"  after the shadow stopped {mem['after_stop']['bytes'] / 2**20:.1f} MiB", flush=True)
+    p = mem["process"]
+    print(f"the shadow in its process (RSS): the live engine added {p['live_engine_rss_mb']:.0f} MB to this "
+          f"process; a shadow process following an empty door {p['child_base_mb']:.0f} MB", flush=True)
+    for side in ("identical", "changed"):
+        m = p[side]
+        print(f"  {side}: shadow process {m['child_mb']:.0f} MB, its engines {m['engines_mb']:.0f} MB = "
+              f"{m['ratio']:.2f}x the live engine; this process +{m['serve_gain_mb']:.0f} MB meanwhile "
+              f"(copies {m['copies']}, diverged {m['diverged']} of {m['compared']})", flush=True)
     return {"overhead": res["sides"], "memory": mem}
