@@ -427,3 +427,22 @@ def test_serve_does_not_preempt_before_a_master_says_so(tmp_path):
         finally:
             proc.terminate()
             proc.wait(60)
+
+
+def test_serve_reports_its_shadow_against_its_own_recorded_log(tmp_path):
+    """serve --record --event-log F: GET /api/v1/shadow/report plays F in a
+    child; with no RM yet F holds no inputs, which the child says in one line."""
+    candidate = tmp_path / "candidate.xml"
+    candidate.write_text(ALLOCATIONS.replace("<weight>2</weight>", "<weight>5</weight>"))
+    proc, url, _alloc = serve(tmp_path, "--record", "--shadow", str(candidate))
+    try:
+        wait_http(f"{url}/api/v1/config", proc)
+        deadline = time.monotonic() + 60
+        while httpx.get(f"{url}/api/v1/shadow", timeout=60).json()["state"] != "running":
+            assert time.monotonic() < deadline, "the shadow did not start"
+            time.sleep(0.1)
+        r = httpx.get(f"{url}/api/v1/shadow/report", params={"since": "600"}, timeout=300)
+        assert r.status_code == 500 and r.json() == {"detail": f"{tmp_path / 'events.jsonl'}: no recorded inputs"}
+    finally:
+        proc.terminate()
+        proc.wait(60)

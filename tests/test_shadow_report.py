@@ -92,3 +92,151 @@ def test_without_a_candidate_it_reports_the_file_the_servers_shadow_runs(tmp_pat
     monkeypatch.setattr(client, "call", lambda server, path: {"state": "off", "file": None})
     assert main(["shadow", "report", "--event-log", str(log), "--server", "http://rm:8088"]) == 2
     assert "--candidate" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ serve's report: a child process
+def _played(log, weight: str, since: float, name: str = "cand.xml") -> dict:
+    """The report played in this process, as JSON gives it back."""
+    from slotwise.config import parse_allocations
+    from slotwise.shadow_report import report
+
+    return json.loads(json.dumps(report(str(log), parse_allocations(ALLOC.format(a=weight), name), since)))
+
+
+def _child(argv, text: str = ""):
+    import os
+    import subprocess
+    import sys
+
+    import slotwise
+
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(slotwise.__file__))}
+    return subprocess.run([sys.executable, "-m", "slotwise.shadow_report", *argv], input=text.encode(),
+                          capture_output=True, env=env, timeout=300)
+
+
+def test_the_child_prints_the_report_as_json_and_bad_input_as_one_line(tmp_path):
+    log = recorded(tmp_path)
+    done = _child(["--event-log", str(log), "--candidate", "-", "--name", "cand.xml", "--since", "120"],
+                  ALLOC.format(a="3"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == _played(log, "3", 120)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"event": "assign"}\n')
+    for argv, text, words in (([f"--event-log={plain}", "--candidate=-"], ALLOC.format(a="3"), "--record"),
+                              ([f"--event-log={log}", "--candidate=-", "--name=bad.xml"],
+                               "<allocations><queue name='x'><weight>-1</weight>", "bad.xml:1"),
+                              ([f"--event-log={log}", f"--candidate={tmp_path / 'none.xml'}"], "", "none.xml"),
+                              ([f"--event-log={log}", "--candidate=-", "--since=0"], ALLOC.format(a="3"), "--since")):
+        done = _child(argv, text)
+        err = done.stderr.decode()
+        assert done.returncode == 1 and done.stdout == b"", err
+        assert words in err and len(err.strip().splitlines()) == 1, err
+
+
+def _serve(tmp_path, log, record: bool = True):
+    """serve's web app as serve wires it: a core that records inputs (or
+    not) and a shadow service whose report plays ``log``."""
+    import webtools
+    from slotwise.admin import AdminToken, SchedulerService
+    from slotwise.clock import ManualClock
+    from slotwise.config.watcher import load_with_status
+    from slotwise.core import PolicyCore
+    from slotwise.eventlog import EventLog
+    from slotwise.serve import start_http
+    from slotwise.shadow_service import ShadowService
+    from slotwise.web.app import create_app
+
+    live = tmp_path / "served.xml"
+    live.write_text(ALLOC.format(a="1"))
+    config, status = load_with_status(str(live))
+    core = PolicyCore(config, clock=ManualClock(100.0), event_log=EventLog(str(tmp_path / "served.jsonl")),
+                      record_inputs=record)
+    service = ShadowService(core, str(live), log_path=str(log))
+    port = webtools.free_port()
+    server = start_http(create_app(SchedulerService(core, status, webtools.FakeRM()),
+                                   AdminToken(webtools.TOKEN), shadow=service), "127.0.0.1", port)
+    return f"http://127.0.0.1:{port}", service, server
+
+
+def test_serve_reports_its_shadows_candidate_in_a_child_and_keeps_the_answer_a_minute(tmp_path, monkeypatch):
+    import httpx
+
+    from slotwise import shadow_service
+
+    log = recorded(tmp_path)
+    url, service, server = _serve(tmp_path, log)
+    at = url + "/api/v1/shadow/report"
+    try:
+        none = httpx.get(at, timeout=60)
+        assert none.status_code == 409 and none.json() == {"detail": "no shadow runs: start one first"}
+        service.start_text(ALLOC.format(a="3"), "cand.xml")
+        for since in ("soon", "0", "604801", "nan"):
+            bad = httpx.get(at, params={"since": since}, timeout=60)
+            assert bad.status_code == 400 and f"since={since}:" in bad.json()["detail"], bad.text
+        assert service.reports_played == 0
+        ok = httpx.get(at, params={"since": "120"}, timeout=300)
+        assert ok.status_code == 200, ok.text
+        assert ok.json() == _played(log, "3", 120)
+        assert service.reports_played == 1
+        again = httpx.get(at, params={"since": "120.3"}, timeout=60)  # the same question, rounded: kept
+        assert again.json() == ok.json() and service.reports_played == 1
+        service._reporting.acquire()  # as while another report plays
+        try:
+            busy = httpx.get(at, params={"since": "90"}, timeout=60)
+            assert busy.status_code == 409 and "under way" in busy.json()["detail"]
+        finally:
+            service._reporting.release()
+        monkeypatch.setattr(shadow_service, "CHILD_WALL_S", 0.05)
+        slow = httpx.get(at, params={"since": "90"}, timeout=60)
+        assert slow.status_code == 504 and "took over" in slow.json()["detail"], slow.text
+        monkeypatch.undo()
+        plain = tmp_path / "plain.jsonl"
+        plain.write_text('{"event": "assign"}\n')
+        service.log_path = str(plain)
+        failed = httpx.get(at, params={"since": "60"}, timeout=300)
+        assert failed.status_code == 500, failed.text
+        assert failed.json()["detail"] == (f"{plain}: no inputs recorded: serve must run with --record for a "
+                                           "shadow report")
+        assert service.reports_played == 3  # the good one, the one stopped, the one failed
+    finally:
+        service.close()
+        server.should_exit = True
+
+
+def test_serve_that_records_no_inputs_says_how_to_start_it(tmp_path):
+    import httpx
+
+    url, service, server = _serve(tmp_path, tmp_path / "events.jsonl", record=False)
+    try:
+        service.start_text(ALLOC.format(a="3"), "cand.xml")
+        r = httpx.get(url + "/api/v1/shadow/report", timeout=60)
+        assert r.status_code == 409
+        assert r.json() == {"detail": "serve records no inputs: start serve with --record --event-log FILE"}
+        assert service.reports_played == 0
+    finally:
+        service.close()
+        server.should_exit = True
+
+
+def test_the_cli_asks_the_server_without_an_event_log(tmp_path, capsys):
+    log = recorded(tmp_path)
+    url, service, server = _serve(tmp_path, log)
+    try:
+        capsys.readouterr()
+        assert main(["shadow", "report", "--server", url, "--since", "2m"]) == 1
+        assert capsys.readouterr().err == "slotwise shadow report: no shadow runs: start one first\n"
+        service.start_text(ALLOC.format(a="3"), "cand.xml")
+        assert main(["shadow", "report", "--server", url, "--since", "2m", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == _played(log, "3", 120)
+        assert main(["shadow", "report", "--server", url, "--since", "2m"]) == 0  # kept: no second play
+        out = capsys.readouterr().out
+        assert out.startswith(f"{log}: the last ") and "under cand.xml" in out and "root.a" in out, out
+        assert service.reports_played == 1
+        assert main(["shadow", "report", "--server", url, "--since", "169h"]) == 1
+        assert "--since 169h: from 1 s to 168 h" in capsys.readouterr().err
+        assert main(["shadow", "report", "--server", url, "--candidate", str(tmp_path / "c.xml")]) == 2
+        assert "--event-log" in capsys.readouterr().err
+    finally:
+        service.close()
+        server.should_exit = True

@@ -77,15 +77,15 @@ def cmd_forecast(args) -> int:
     return _about_app(args, "forecast", lambda out: f"{out['app']}: {out['text']}")
 
 
-def _horizon(text: str) -> float:
-    """10m, 90s, 1h or plain seconds."""
+def _horizon(text: str, most: float = 86400) -> float:
+    """10m, 90s, 1h or plain seconds, from 1 to ``most``."""
     scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:].lower())
     try:
         value = float(text[:-1] if scale else text) * (scale or 1)
     except ValueError:
         raise ValueError(f"--horizon {text}: expected seconds, or a number with s, m or h (e.g. 10m)") from None
-    if not 1 <= value <= 86400:
-        raise ValueError(f"--horizon {text}: from 1 s to 24 h")
+    if not 1 <= value <= most:
+        raise ValueError(f"--horizon {text}: from 1 s to {most / 3600:g} h")
     return value
 
 
@@ -316,26 +316,31 @@ def _change(row: dict, key: str, say) -> str:
 
 def cmd_shadow_report(args) -> int:
     """``slotwise shadow report``: the recorded window played under the live
-    file and the candidate (slotwise/shadow_report.py), here, not in serve."""
-    from .shadow_report import ReportError, report, text
+    file and the candidate (slotwise/shadow_report.py); with --event-log in
+    this process, else by the server, in a child process of its own."""
+    from .shadow_report import CHILD_WALL_S, MAX_SINCE_S, ReportError, report, text
     from .sim.cli import _allocations
 
-    if not args.event_log:
-        print("slotwise shadow report: give serve's event log, recorded with inputs (--event-log FILE)",
-              file=sys.stderr)
-        return 2
     path = args.candidate or args.file
+    if path and not args.event_log:
+        print("slotwise shadow report: a candidate file needs --event-log FILE (serve's, read here); without it "
+              "the server reports the candidate its shadow runs", file=sys.stderr)
+        return 2
     try:
-        since = _horizon(args.since)
-        if path is None:  # the file the server's shadow runs, read here (the same host)
-            path = call(args.server, "/api/v1/shadow").get("file")
-            if not path:
-                print("slotwise shadow report: no shadow runs on the server: give --candidate FILE", file=sys.stderr)
-                return 2
-        candidate = _allocations(path)  # (its errors printed, FILE:LINE each)
-        if candidate is False:
-            return 1
-        out = report(args.event_log, candidate, since, max_bytes=args.max_bytes, max_cpu_s=args.max_cpu)
+        since = _horizon(args.since, MAX_SINCE_S)
+        if not args.event_log:  # the server plays its own log under its shadow's candidate
+            out = call(args.server, f"/api/v1/shadow/report?since={since:.0f}", timeout=CHILD_WALL_S + 60)
+        else:
+            if path is None:  # the file the server's shadow runs, read here (the same host)
+                path = call(args.server, "/api/v1/shadow").get("file")
+                if not path:
+                    print("slotwise shadow report: no shadow runs on the server: give --candidate FILE",
+                          file=sys.stderr)
+                    return 2
+            candidate = _allocations(path)  # (its errors printed, FILE:LINE each)
+            if candidate is False:
+                return 1
+            out = report(args.event_log, candidate, since, max_bytes=args.max_bytes, max_cpu_s=args.max_cpu)
     except (ReportError, ServerError, ValueError) as e:
         print(f"slotwise shadow report: {str(e).replace('--horizon', '--since')}", file=sys.stderr)
         return 1
@@ -442,16 +447,20 @@ def add_parsers(sub) -> None:
     sh.add_argument("action", choices=("start", "stop", "status", "promote", "report"),
                     help="start FILE (or replace the candidate), stop it, how it compares, write it as the "
                          "live allocation file, or report: the recorded --since window played under the live "
-                         "file and the candidate, per queue (reads --event-log here; serve is not asked to replay)")
-    sh.add_argument("file", nargs="?", metavar="FILE", help="with start (or report): the candidate allocation file")
-    sh.add_argument("--since", default="1h", metavar="DURATION", help="report: the window (default 1h; s, m or h)")
-    sh.add_argument("--event-log", metavar="FILE", help="report: serve's event log, written with --record")
-    sh.add_argument("--candidate", metavar="FILE",
-                    help="report: the candidate (default: the file the server's shadow runs, read on this host)")
+                         "file and the candidate, per queue (by the server, in a child process of its own, "
+                         "under the candidate its shadow runs; with --event-log, here)")
+    sh.add_argument("file", nargs="?", metavar="FILE",
+                    help="with start (or report --event-log): the candidate allocation file")
+    sh.add_argument("--since", default="1h", metavar="DURATION",
+                    help="report: the window (default 1h; s, m or h; at most 168h)")
+    sh.add_argument("--event-log", metavar="FILE",
+                    help="report: play serve's event log (written with --record) here, not on the server")
+    sh.add_argument("--candidate", metavar="FILE", help="report --event-log: the candidate (default: the file the "
+                                                        "server's shadow runs, read on this host)")
     sh.add_argument("--max-cpu", type=float, default=600.0, metavar="S",
-                    help="report: CPU seconds the two plays may spend (default 600)")
+                    help="report --event-log: CPU seconds the plays may spend (default 600)")
     sh.add_argument("--max-bytes", type=int, default=2 * 1024**3, metavar="N",
-                    help="report: the largest event log read (default 2 GiB)")
+                    help="report --event-log: the largest event log read (default 2 GiB)")
     sh.add_argument("--admin-token-file", default="~/.config/slotwise/admin.token", metavar="FILE",
                     help="serve's admin token (default ~/.config/slotwise/admin.token)")
     add_server(sh)

@@ -198,7 +198,8 @@ def serve_main(args) -> int:
     rm = RMControl(server)
     from .shadow_service import ShadowService
 
-    shadow = ShadowService(core, os.path.abspath(args.allocations), event_log, poll=args.reload_poll)
+    shadow = ShadowService(core, os.path.abspath(args.allocations), event_log, poll=args.reload_poll,
+                           log_path=os.path.abspath(args.event_log) if args.event_log else None)
     metrics = Metrics(core_ref=lambda: core, status_ref=lambda: status, link_ref=lambda: rm,
                       shadow_ref=lambda: shadow)
     core.stats = metrics

@@ -24,17 +24,22 @@ fraction of launches that were not AMs, and preemptions. The asks are the
 recorded ones, which followed the live decisions: a guide to where the
 shares move, not a forecast.
 
-It runs where the log is, in the caller's process, never in serve:
-playing an hour again costs seconds to minutes of CPU, and in serve's
-interpreter that would compete with the live heartbeat, which the shadow
-must never slow. It is bounded: a log over ``max_bytes`` is refused, and
-plays that spend more than ``max_cpu_s`` of CPU stop with one line.
+It never runs in serve's interpreter: playing an hour again costs seconds
+to minutes of CPU, which there would compete with the live heartbeat, which
+the shadow must never slow. ``slotwise shadow report --event-log FILE``
+plays it in the caller's process, where the log is; serve's
+``GET /api/v1/shadow/report`` runs ``python -m slotwise.shadow_report``
+(``main``) as a child at a lower priority (shadow_service.py). It is
+bounded: a log over ``max_bytes`` is refused, and plays that spend more
+than ``max_cpu_s`` of CPU stop with one line.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 import time
 
 from .resources import ZERO
@@ -43,6 +48,10 @@ from .resources import ZERO
 MAX_BYTES = 2 * 1024**3
 #: CPU seconds the three plays may spend together.
 MAX_CPU_S = 600.0
+#: The longest window asked for (seconds): a week.
+MAX_SINCE_S = 7 * 86400
+#: Wall seconds serve lets a report's child run before killing it.
+CHILD_WALL_S = 300.0
 SIDES = ("recorded", "live", "candidate")
 
 
@@ -151,6 +160,8 @@ def _read(path: str, max_bytes: int) -> list[dict]:
     events = []
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
+            if not line.endswith("\n"):
+                break  # a last line serve is still writing
             if line.strip():
                 try:
                     events.append(json.loads(line))
@@ -257,3 +268,49 @@ def text(out: dict) -> str:
                      f"{' / '.join(f(x['data_local'], '.0%') for x in s):>17} "
                      f"{'/'.join(str(x['preemptions']) for x in s):>14}")
     return "\n".join(lines)
+
+
+def _candidate(path: str, name: str | None):
+    """The candidate file, or (``-``) its text on stdin: serve sends the one
+    its shadow runs, which may have no file."""
+    from .config import ConfigErrors, load_allocations, parse_allocations
+
+    try:
+        if path == "-":  # as serve encodes it, whatever this locale's
+            return parse_allocations(sys.stdin.buffer.read().decode("utf-8", "replace"), name or "the candidate sent")
+        return load_allocations(path)
+    except ConfigErrors as e:
+        raise ReportError("; ".join(str(x) for x in e.errors)) from None
+
+
+def main(argv=None) -> int:
+    """``python -m slotwise.shadow_report``: one report as JSON on stdout, or
+    its error as one line on stderr (status 1). serve runs it as a child
+    (``--nice``), so the plays never share the live heartbeat's interpreter."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m slotwise.shadow_report", description=main.__doc__)
+    p.add_argument("--event-log", required=True, metavar="FILE", help="serve's event log, written with --record")
+    p.add_argument("--candidate", required=True, metavar="FILE", help="the candidate file, or - for its text on stdin")
+    p.add_argument("--name", metavar="NAME", help="with -: the name the report gives the candidate")
+    p.add_argument("--since", type=float, default=3600.0, metavar="S", help="the window, in seconds (default 3600)")
+    p.add_argument("--max-bytes", type=int, default=MAX_BYTES, metavar="N", help="the largest event log read")
+    p.add_argument("--max-cpu", type=float, default=MAX_CPU_S, metavar="S", help="CPU seconds the plays may spend")
+    p.add_argument("--nice", type=int, default=0, metavar="N", help="lower this process's priority by N first")
+    args = p.parse_args(argv)
+    try:
+        if not (math.isfinite(args.since) and 0 < args.since <= MAX_SINCE_S):
+            raise ReportError(f"--since {args.since:g}: from over 0 to {MAX_SINCE_S} seconds")
+        if args.nice:
+            os.nice(args.nice)
+        out = report(args.event_log, _candidate(args.candidate, args.name), args.since,
+                     max_bytes=args.max_bytes, max_cpu_s=args.max_cpu)
+    except ReportError as e:
+        print("; ".join(str(e).splitlines()), file=sys.stderr)
+        return 1
+    json.dump(out, sys.stdout, separators=(",", ":"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -528,6 +528,29 @@ class ShadowOut(BaseModel):
                                         "at the last heartbeat seen")
 
 
+class ShadowReportSide(BaseModel):
+    containers: int
+    resource_seconds: dict = Field(description="per dimension: each container held for its app's mean lifetime "
+                                   "in the recording, cut at the window's end")
+    mean_wait_s: float | None = Field(None, description="from an app's submission to its first container")
+    data_local: float | None = Field(None, description="node-local launches over launches that were not AMs")
+    preemptions: int
+
+
+class ShadowReportQueue(BaseModel):
+    queue: str
+    recorded: ShadowReportSide = Field(description="what really happened: the recording's own containers")
+    live: ShadowReportSide = Field(description="the window played under the live file")
+    candidate: ShadowReportSide = Field(description="played the same way under the candidate")
+
+
+class ShadowReportOut(BaseModel):
+    log: str = Field(description="serve's event log, as serve names it")
+    candidate: str = Field(description="the candidate's file (or the name it was sent under)")
+    window: list[float] = Field(description="[start, end], engine time: the log's last `since` seconds")
+    queues: list[ShadowReportQueue]
+
+
 class PromoteOut(BaseModel):
     file: str
     backup: str
