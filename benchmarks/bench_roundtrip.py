@@ -24,7 +24,7 @@ unchanged with forecasts on).
 
 ``--shadow``: likewise 3 x ``--shadow-rounds`` windows, alternately with
 no shadow policy, an identical candidate and one that weighs p0 4 times
-as much (slotwise/shadow.py, on its own thread as serve runs it): p50,
+as much (slotwise/shadow.py, in its own process as serve runs it): p50,
 p99, their medians per side and the ratios to none (goal, issue 42:
 within 5%), and what each shadow did (compared, skipped, diverged, its CPU).
 """
@@ -553,41 +553,43 @@ def forecast_windows(args, core, call_stats) -> dict:
 
 def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
     """Windows of ``args.seconds`` alternately without a shadow, with an
-    identical candidate and with one that weighs p0 4 times as much (the
-    Shadow started at the window's start and stopped at its end, as an
-    operator's ``shadow start``/``stop`` would): each one's round-trip
-    p50/p99 (microseconds), the medians per side and their ratios to none."""
+    identical candidate and with one that weighs p0 4 times as much, each
+    in its own process as serve runs it (and, with ``--shadow-thread``, the
+    same two on a thread of this process, the way before), started at the
+    window's start and stopped at its end as an operator's ``shadow
+    start``/``stop`` would: each one's round-trip p50/p99 (microseconds),
+    the medians per side and their ratios to none."""
     import statistics
 
-    from slotwise import shadow as shadow_mod
     from slotwise.config import parse_allocations
     from slotwise.shadow import Shadow
+    from slotwise.shadow_process import ShadowProcess
 
     text = alloc.read_text()
     changed = text.replace('<queue name="p0"><weight>1</weight>', '<queue name="p0"><weight>4</weight>')
     assert changed != text
     candidates = {"off": None, "identical": parse_allocations(text, "identical.xml"),
                   "changed": parse_allocations(changed, "changed.xml")}
-    if args.shadow_switch:  # the same candidates with the interpreter's switch interval lowered while they run
-        candidates.update({"identical@": candidates["identical"], "changed@": candidates["changed"]})
+    if args.shadow_thread:
+        candidates.update({"identical@thread": candidates["identical"], "changed@thread": candidates["changed"]})
     sides: dict = {k: [] for k in candidates}
     shadows: dict = {k: [] for k in candidates if k != "off"}
     for _ in range(args.shadow_rounds):
         for side, config in candidates.items():
             s = None
             if config is not None:
-                shadow_mod.SWITCH_INTERVAL_S = args.shadow_switch if side.endswith("@") else None
-                s = Shadow(config)
+                s = Shadow(config) if side.endswith("@thread") else ShadowProcess(config)
                 s.attach(core)
                 time.sleep(1.0)  # its first copy of the live state made
             call_stats("heartbeat", True)
             time.sleep(args.seconds)
             t = java_figures(call_stats("heartbeat", False))["total"]
             sides[side].append(t)
-            line = f"      shadow {side:<9}: round trip p50 {t['p50']:.0f} us, p99 {t['p99']:.0f} us"
+            line = f"      shadow {side:<16}: round trip p50 {t['p50']:.0f} us, p99 {t['p99']:.0f} us"
             if s is not None:
-                st = s.summary()
-                st.update(cpu_s=round(s.cpu_s, 3), backlog=len(s._items))
+                full = s.status()
+                st = {k: full[k] for k in ("state", "error", "compared", "skipped", "diverged", "copies", "cpu_s",
+                                           "backlog")}
                 s.stop()
                 shadows[side].append(st)
                 hb = st["compared"] + st["skipped"]
@@ -671,9 +673,9 @@ def main(argv=None) -> int:
     ap.add_argument("--shadow", action="store_true",
                     help="also sample with no shadow, an identical and a changed candidate, alternated, at each level")
     ap.add_argument("--shadow-rounds", type=int, default=3, help="windows per side with --shadow (default 3)")
-    ap.add_argument("--shadow-switch", type=float, metavar="S",
-                    help="with --shadow: two more sides, the same candidates with the interpreter's switch interval "
-                         "set to S seconds while they run (marked @)")
+    ap.add_argument("--shadow-thread", action="store_true",
+                    help="with --shadow: two more sides, the same candidates on a thread of serve's process "
+                         "(the way before the shadow had a process of its own)")
     ap.add_argument("--json", metavar="FILE", help="write the figures here as JSON")
     ap.add_argument("--quiet", action="store_true", help="no cluster start-up messages")
     ap.add_argument("--floor", action="store_true",

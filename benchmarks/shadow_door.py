@@ -219,43 +219,41 @@ def memory(build_cluster, rng, heartbeats: int) -> dict:
     for side in ("identical", "changed"):
         rows[side]["ratio"] = rows[side]["bytes"] / live
         rows[side]["shadow_ratio"] = (rows[side]["bytes"] - live) / live
-    rows["process"] = process_memory(core, drive, heartbeats, rows["live"]["rss_mb"])
+    rows["process"] = process_memory(core, drive, heartbeats, live)
     return rows
 
 
-def _child_rss_mb(s: ShadowProcess) -> float:
-    with open(f"/proc/{s.proc.pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+def process_memory(core, drive, heartbeats: int, live_bytes: int) -> dict:
+    """The shadow process's memory: tracemalloc's count of what it holds
+    from before the live state arrived (its two engines, its deques), the
+    same count as the live engine's; its RSS, against that of one following
+    an empty door (the interpreter and modules); and what this process
+    gained while it ran."""
+    import os
 
-
-def process_memory(core, drive, heartbeats: int, live_rss_mb: float) -> dict:
-    """The shadow process's RSS: of one following an empty door (the
-    interpreter and modules), then of one following ``core`` (its two
-    engines more), against the RSS the live engine added to this process;
-    and what this process gained while the shadow ran."""
-    empty = PolicyCore(core._engine.config, core.settings)
-    s = ShadowProcess(candidate(core._engine.config, None))
-    s.attach(empty)
-    _drained(s)
-    base = _child_rss_mb(s)
-    s.stop()
-    out = {"child_base_mb": base, "live_engine_rss_mb": live_rss_mb}
-    for side, weight in (("identical", None), ("changed", 4.0)):
-        gc.collect()
-        r0 = rss_mb()
-        s = ShadowProcess(candidate(core._engine.config, weight))
-        s.attach(core)
-        drive.run(heartbeats, 0.0)
+    os.environ["SLOTWISE_SHADOW_TRACEMALLOC"] = "1"
+    try:
+        empty = PolicyCore(core._engine.config, core.settings)
+        s = ShadowProcess(candidate(core._engine.config, None))
+        s.attach(empty)
         _drained(s)
-        child = _child_rss_mb(s)
-        st = s.status()
-        out[side] = {"child_mb": child, "engines_mb": child - base, "ratio": (child - base) / live_rss_mb,
-                     "serve_gain_mb": rss_mb() - r0, "copies": st["copies"], "compared": st["compared"],
-                     "diverged": st["diverged"]}
+        base = s.status()["rss_mb"]
         s.stop()
+        out = {"child_base_mb": base}
+        for side, weight in (("identical", None), ("changed", 4.0)):
+            gc.collect()
+            r0 = rss_mb()
+            s = ShadowProcess(candidate(core._engine.config, weight))
+            s.attach(core)
+            drive.run(heartbeats, 0.0)
+            _drained(s)
+            st = s.memory()
+            out[side] = {"child_mb": st["rss_mb"], "bytes": st["traced_bytes"],
+                         "ratio": st["traced_bytes"] / live_bytes, "serve_gain_mb": rss_mb() - r0,
+                         "copies": st["copies"], "compared": st["compared"], "diverged": st["diverged"]}
+            s.stop()
+    finally:
+        del os.environ["SLOTWISE_SHADOW_TRACEMALLOC"]
     return out
 
 
@@ -286,11 +284,12 @@ def main(build_cluster, rng, quick: bool) -> dict:
               f"live keeps fork copies: {m['live_kept']}, follower: {m['follower_kept']})", flush=True)
     print(f"  after the shadow stopped {mem['after_stop']['bytes'] / 2**20:.1f} MiB", flush=True)
     p = mem["process"]
-    print(f"the shadow in its process (RSS): the live engine added {p['live_engine_rss_mb']:.0f} MB to this "
-          f"process; a shadow process following an empty door {p['child_base_mb']:.0f} MB", flush=True)
+    print(f"the shadow in its own process (serve's way): a shadow process following an empty door "
+          f"{p['child_base_mb']:.0f} MB RSS", flush=True)
     for side in ("identical", "changed"):
         m = p[side]
-        print(f"  {side}: shadow process {m['child_mb']:.0f} MB, its engines {m['engines_mb']:.0f} MB = "
-              f"{m['ratio']:.2f}x the live engine; this process +{m['serve_gain_mb']:.0f} MB meanwhile "
-              f"(copies {m['copies']}, diverged {m['diverged']} of {m['compared']})", flush=True)
+        print(f"  {side}: what it holds {m['bytes'] / 2**20:.1f} MiB = {m['ratio']:.2f}x the live engine, "
+              f"{(1 + m['ratio']):.2f}x counting the live one (RSS {m['child_mb']:.0f} MB); this process "
+              f"+{m['serve_gain_mb']:.0f} MB RSS meanwhile (copies {m['copies']}, diverged {m['diverged']} of "
+              f"{m['compared']})", flush=True)
     return {"overhead": res["sides"], "memory": mem}

@@ -70,8 +70,10 @@ MAX_EVENTS = 200_000
 #: (None: left as it is, 5 ms by default): the longest a door's call waits
 #: for the interpreter while the shadow computes.
 SWITCH_INTERVAL_S: float | None = None
-#: Heartbeats compared without a copy after which the follower's kept copies go.
-KEEP_COPIES_FOR = 100
+#: Heartbeats compared without a copy after which the follower's kept copies
+#: go (about half an engine; a candidate diverges on few heartbeats since it
+#: keeps its own delay state, and then pays a whole copy).
+KEEP_COPIES_FOR = 20
 #: Diverging decisions kept, newest last.
 MAX_DIVERGING = 50
 #: Decisions of one side kept per diverging heartbeat.

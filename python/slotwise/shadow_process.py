@@ -64,8 +64,8 @@ def _write(out, obj) -> None:
     out.flush()
 
 
-def _read(inp, limit: int | None = None):
-    """The next frame, or None at the pipe's end (or a frame past ``limit``)."""
+def _read_bytes(inp, limit: int | None = None) -> bytes | None:
+    """The next frame's bytes, or None at the pipe's end (or a frame past ``limit``)."""
     head = inp.read(4)
     if len(head) < 4:
         return None
@@ -73,7 +73,13 @@ def _read(inp, limit: int | None = None):
     if limit is not None and n > limit:
         return None
     data = inp.read(n)
-    return pickle.loads(data) if len(data) == n else None
+    return data if len(data) == n else None
+
+
+def _read(inp, limit: int | None = None):
+    """The next frame, or None at the pipe's end (or a frame past ``limit``)."""
+    data = _read_bytes(inp, limit)
+    return None if data is None else pickle.loads(data)
 
 
 class ShadowProcess:
@@ -204,14 +210,14 @@ class ShadowProcess:
         self._last, self._last_at = status, time.monotonic()
 
     # ---------------------------------------------------------------- reading
-    def _ask(self, timeout: float = ASK_S) -> dict | None:
+    def _ask(self, timeout: float = ASK_S, what: str = "status") -> dict | None:
         """The child's status now (None if it does not answer in time)."""
         if self.state != "running":
             return None
         with self._cond:
             self._asked += 1
             n = self._asked
-        self._items.append(("status", n))
+        self._items.append((what, n))
         self._wake.set()
         with self._cond:
             self._cond.wait_for(lambda: n in self._replies or self.state != "running", timeout)
@@ -223,6 +229,12 @@ class ShadowProcess:
         out.update(state=self.state, file=self.source, error=self.error, started_at=self.started_at,
                    backlog=out.get("backlog", 0) + len(self._items))
         return out
+
+    def memory(self, timeout: float = 120.0) -> dict | None:
+        """The status with tracemalloc's count of the shadow's objects
+        (``traced_bytes``) if its process traces (benchmarks: it was
+        started with SLOTWISE_SHADOW_TRACEMALLOC set)."""
+        return self._ask(timeout, "memory")
 
     def summary(self) -> dict:
         st = self._last
@@ -274,8 +286,6 @@ class ShadowProcess:
 # ------------------------------------------------------------------ the child
 def _child() -> int:
     """The shadow process: a ``Shadow`` fed from stdin, answering on stdout."""
-    from .eventlog import EventLog
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         os.nice(NICE)
@@ -284,29 +294,89 @@ def _child() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing else may write on the pipe
-    first = _read(inp)
-    if not first or first[0][0] != "start":
+    raw = _read_bytes(inp)
+    if raw is None:
         return 2
-    how = first[0][1]
-    s = Shadow(how["config"], how["text"], how["source"], event_log=EventLog(how["log"]) if how["log"] else None,
-               threaded=True, budget_s=how["budget_s"], window_s=how["window_s"])
-    s.begin(how["start"])
-    rest = first[1:]
+    traced = _Traced(raw) if os.environ.get("SLOTWISE_SHADOW_TRACEMALLOC") else None
+    first = pickle.loads(raw)
+    del raw
+    if first[0][0] != "start":
+        return 2
+    s = _shadow(first[0][1], threaded=True)
+    try:
+        return _serve(s, first[1:], inp, out, traced)
+    except OSError:  # serve closed the pipe while an answer was written: it is gone or done
+        s.stop()
+        return 0
+
+
+def _serve(s: Shadow, rest: list, inp, out, traced) -> int:
+    """The child's loop: inputs to the shadow, questions answered."""
     while s.state == "running":
         for item in rest:
             kind = item[0]
             if kind == "input":
                 s.offer(*item[1:])
-            elif kind == "status":
-                _write(out, {"reply": item[1], "status": s.status()})
+            elif kind in ("status", "memory"):
+                _write(out, {"reply": item[1], "status": _status(s, traced if kind == "memory" else None)})
             elif kind == "candidate":
                 s.set_candidate(item[1], item[2])
         rest = _read(inp)
         if rest is None:  # serve stopped it, or serve is gone
             s.stop()
             return 0
-    _write(out, {"status": s.status()})  # stopped by itself: serve learns why
+    _write(out, {"status": _status(s, None)})  # stopped by itself: serve learns why
     return 0
+
+
+def _shadow(how: dict, threaded: bool) -> Shadow:
+    """The shadow the start frame describes, begun."""
+    from .eventlog import EventLog
+
+    s = Shadow(how["config"], how["text"], how["source"], event_log=EventLog(how["log"]) if how["log"] else None,
+               threaded=threaded, budget_s=how["budget_s"], window_s=how["window_s"])
+    s.begin(how["start"])
+    return s
+
+
+class _Traced:
+    """The bytes the shadow's objects hold (benchmarks: tracemalloc from
+    before the live state arrives, after a first build of it has imported
+    the modules it needs and filled the process's caches, as the live
+    engine's count is made; costs a full collection per question)."""
+
+    def __init__(self, raw: bytes) -> None:
+        import tracemalloc
+
+        _shadow(pickle.loads(raw)[0][1], threaded=False).stop()
+        tracemalloc.start()
+        self.base = self._now()
+
+    @staticmethod
+    def _now() -> int:
+        import gc
+        import tracemalloc
+
+        gc.collect()
+        imports = [tracemalloc.Filter(False, f) for f in ("<frozen importlib._bootstrap>",
+                                                           "<frozen importlib._bootstrap_external>")]
+        return sum(t.size for t in tracemalloc.take_snapshot().filter_traces(imports).traces)
+
+    def bytes(self) -> int:
+        return self._now() - self.base
+
+
+def _status(s: Shadow, traced: _Traced | None) -> dict:
+    """The shadow's status, with this process's resident memory."""
+    out = s.status()
+    try:
+        with open("/proc/self/status") as f:
+            out["rss_mb"] = next(int(x.split()[1]) / 1024 for x in f if x.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        out["rss_mb"] = None
+    if traced is not None:
+        out["traced_bytes"] = traced.bytes()
+    return out
 
 
 if __name__ == "__main__":
