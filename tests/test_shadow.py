@@ -503,3 +503,64 @@ def test_the_shadow_cli_starts_reports_promotes_and_stops_against_a_real_server(
     finally:
         service.close()
         running.stop()
+
+
+# ------------------------------------------------------------ Dynamic Priority
+DP_ALLOCATIONS = """<allocations>
+  <queue name="dp" type="parent"><schedulingPolicy>dynamic-priority</schedulingPolicy>
+    <queue name="alice"/><queue name="bob"/></queue>
+</allocations>"""
+
+
+def test_an_operators_market_change_reaches_the_shadow_as_it_reaches_the_live_engine():
+    """Spending rates changed after the shadow started: its replica must see
+    them (or it decides otherwise than the live engine and stops), and an
+    identical candidate still agrees on every heartbeat."""
+    from slotwise import protocol as wire
+    from slotwise.market import Market, MarketSettings
+
+    market = Market(MarketSettings(slot_memory_mb=1024, slot_vcores=1, interval=2))
+    config = parse_allocations(DP_ALLOCATIONS, "live.xml")
+    clock = ManualClock(1000.0)
+    core = PolicyCore(config, EngineSettings(heartbeat_interval=1.0, node_locality_delay=0, rack_locality_delay=0),
+                      clock, services={"market": market})
+    market.ensure(["root.dp.alice", "root.dp.bob"])
+    for q in ("alice", "bob"):
+        market.add_budget(f"root.dp.{q}", 10_000)
+        market.set_spending(f"root.dp.{q}", 1)
+    res = wire.Resource(memory_mb=1024, vcores=1)
+    nodes = [wire.Node(id=f"n{i}", host=f"h{i}", rack="/r0", capacity=wire.Resource(memory_mb=4096, vcores=4))
+             for i in range(4)]
+    core.handle_heartbeat(wire.Payload(now_ms=int(clock.now() * 1000), nodes=nodes))
+    s = Shadow(parse_allocations(DP_ALLOCATIONS, "candidate.xml"), threaded=False)
+    s.attach(core)
+    running: list[str] = []
+    for step in range(240):
+        clock.advance(0.25)
+        now_ms = int(clock.now() * 1000)
+        apps = []
+        if step == 0:
+            apps = [wire.App(id=f"{q}-app", user=q, queue=f"dp.{q}", submit_ms=now_ms, priority=0,
+                             requests=[wire.Request(priority=1, resource=res, count=200)]) for q in ("alice", "bob")]
+        if step == 40:  # alice bids four times bob's rate from now on
+            market.set_spending("root.dp.alice", 4)
+        finished = running[:2] if step % 3 == 0 else []
+        running = running[len(finished):]
+        if step % 4 == 1:
+            core.handle_update(wire.Payload(now_ms=now_ms, apps=apps, finished=finished))
+            continue
+        decided = core.handle_heartbeat(wire.Payload(now_ms=now_ms, apps=apps, finished=finished,
+                                                     beats=[wire.Beat(node=f"n{step % 4}")]))
+        running += [f"c-{a.container_id}" for a in decided]
+        if decided:
+            core.handle_update(wire.Payload(now_ms=now_ms, launched=[
+                wire.Container(id=f"c-{a.container_id}", app=a.app_id, node=a.node_id, resource=res,
+                               priority=a.priority, engine_id=a.container_id) for a in decided]))
+    st = s.status()
+    assert st["state"] == "running", st["error"]
+    assert st["compared"] > 100 and st["diverged"] == 0, st
+    e = core._engine
+    alice = sum(1 for c in e.containers.values() if c.app_id == "alice-app")
+    bob = sum(1 for c in e.containers.values() if c.app_id == "bob-app")
+    assert alice > bob  # the change mattered to the live decisions
+    s.stop()

@@ -168,6 +168,7 @@ class Market:
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        self.store.save_accounts(list(self.accounts.values()))  # a copy that follows changes (a shadow) can apply them
 
     # ------------------------------------------------------------- queries
     def resolve(self, queue: str) -> str:
