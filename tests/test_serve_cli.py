@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
 import time
 
 import httpx
+import pytest
 
 from webtools import ALLOCATIONS, free_port
 
@@ -446,3 +448,39 @@ def test_serve_reports_its_shadow_against_its_own_recorded_log(tmp_path):
     finally:
         proc.terminate()
         proc.wait(60)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_the_shadow_process_ends_with_serve_however_serve_ends(tmp_path, sig):
+    """The shadow runs in a process of its own: serve stopped by SIGTERM,
+    Ctrl-C or SIGKILL takes it along (its pipe closes), never leaving it behind."""
+    candidate = tmp_path / "candidate.xml"
+    candidate.write_text(ALLOCATIONS.replace("<weight>2</weight>", "<weight>5</weight>"))
+    proc, url, _alloc = serve(tmp_path, "--shadow", str(candidate))
+    try:
+        wait_http(f"{url}/api/v1/config", proc)
+        deadline = time.monotonic() + 60
+        while (st := httpx.get(f"{url}/api/v1/shadow", timeout=60).json())["state"] != "running":
+            assert time.monotonic() < deadline, "the shadow did not start"
+            time.sleep(0.1)
+        pid = st["pid"]
+        assert pid and pid != proc.pid and os.path.exists(f"/proc/{pid}")
+        proc.send_signal(sig)
+        proc.wait(60)
+        deadline = time.monotonic() + 15
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(pid), f"the shadow process {pid} outlived serve ({sig.name})"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(60)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -227,7 +227,7 @@ class ShadowProcess:
         st = self._ask() if self.state == "running" else None
         out = dict(st or self._last or shadow_mod.off_status())
         out.update(state=self.state, file=self.source, error=self.error, started_at=self.started_at,
-                   backlog=out.get("backlog", 0) + len(self._items))
+                   backlog=out.get("backlog", 0) + len(self._items), pid=self.proc.pid if self.proc else None)
         return out
 
     def memory(self, timeout: float = 120.0) -> dict | None:

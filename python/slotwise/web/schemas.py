@@ -518,8 +518,10 @@ class ShadowOut(BaseModel):
     updates_compared: int
     updates_diverged: int = Field(description="update passes whose preemptions differ")
     copies: int = Field(description="times the candidate was made again from the live state after a divergence")
-    backlog: int
-    cpu_s: float
+    backlog: int = Field(description="inputs handed over and not yet taken (serve's queue and the shadow's)")
+    cpu_s: float = Field(description="the CPU seconds the candidate's comparisons took (copies included)")
+    pid: int | None = Field(None, description="the shadow's process (it runs outside serve's interpreter)")
+    rss_mb: float | None = Field(None, description="the shadow process's resident memory, MB")
     window_s: float
     queues: list[ShadowQueue] = Field(description="per queue over the window: what each side gave")
     diverging: list[dict] = Field(description="the last 50 diverging heartbeats or passes, newest first")
