@@ -115,3 +115,41 @@ def test_a_candidate_reloaded_goes_to_the_child_in_the_streams_order():
     st = _settled(s)
     assert st["diverged"] > 0 and st["state"] == "running", st
     s.stop()
+
+
+def test_a_shadow_replaced_is_stopped_outside_the_doors_lock():
+    """Starting a candidate over a running one stops the old one (its final
+    figures asked of its process) only after the hold of the door's lock:
+    a heartbeat arriving meanwhile is not kept waiting for the old process."""
+    import threading
+
+    config, text = allocations()
+    core, clock = _door(config, text)
+    _drive(core, clock, 40)
+    old = ShadowProcess(allocations(name="old.xml")[0])
+    old.attach(core)
+    _settled(old, compared=0)
+    held = []
+    real_stop = ShadowProcess.stop
+
+    def stop(self, why="stopped by the operator"):
+        def probe():  # the lock is an RLock: another thread tells whether this one holds it
+            got = core._lock.acquire(timeout=0.5)
+            held.append(not got)
+            if got:
+                core._lock.release()
+
+        t = threading.Thread(target=probe)
+        t.start()
+        t.join()
+        real_stop(self, why)
+
+    ShadowProcess.stop = stop
+    try:
+        new = ShadowProcess(allocations(name="new.xml")[0])
+        new.attach(core)
+    finally:
+        ShadowProcess.stop = real_stop
+    assert held == [False], "the old shadow was stopped while the door's lock was held"
+    assert old.state == "stopped" and core.shadow is new
+    new.stop()

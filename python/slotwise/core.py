@@ -361,19 +361,19 @@ class PolicyCore:
                 self.shadow.offer("config", self._clock.now(), config)
             self.log.write("reload", file=config.source, queues=sum(1 for _ in config.root.walk()) - 1)
 
-    def swap_shadow(self, new, old=None) -> None:
+    def swap_shadow(self, new, old=None):
         """From now on every input applied goes to shadow ``new`` too (None:
         to none), under the lock (``Shadow.attach`` calls it in the hold it
         copies the state in); with ``old``, only if ``old`` is the one now.
-        A shadow replaced is stopped."""
+        Returns the shadow ``new`` replaced, for the caller to stop once it
+        holds the lock no more (a stop may wait for a shadow process)."""
         with self._lock:
             prev = self.shadow
             if old is not None and prev is not old:
-                return
+                return None
             self.shadow = new
             self.recorder.tap = None if new is None else new.input
-        if new is not None and prev is not None and prev is not new:
-            prev.stop("replaced by another candidate")
+        return prev if new is not None and prev is not None and prev is not new else None
 
     def take_resynced(self) -> bool:
         """Whether a full payload came since the last call (the next update

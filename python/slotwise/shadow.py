@@ -171,7 +171,9 @@ def capture(core, shadow) -> Start:
             engine_fork.forget(live)
         start = Start(snap, copy.deepcopy(core._moves), set(core._suspects), core.settings, live.config,
                       core._clock.now(), core.services, core.kind, core.dims)
-        core.swap_shadow(shadow)
+        replaced = core.swap_shadow(shadow)
+    if replaced is not None:
+        replaced.stop("replaced by another candidate")
     start.services = _own_services(start.services)
     return start
 
