@@ -4,8 +4,9 @@ on the same heartbeats, and never acts.
 The door (``core.PolicyCore``) hands the shadow, under its lock and after
 its own answer is made, each input it applied (the message, the engine's
 instant) and, for a heartbeat or an update pass, its answer: an append to a
-queue, nothing more. On the shadow's own thread (or inline, in the
-simulator) two engines follow the stream:
+queue, nothing more. In serve the shadow runs in a process of its own
+(shadow_process.py, which feeds this class through a pipe); here, on a
+thread, or inline in the simulator, two engines follow the stream:
 
 - the **follower**, a replica of the live engine (the live file, every
   input fed as ``slotwise replay`` feeds them): its decisions must be the
