@@ -366,7 +366,8 @@ def add_serve_parser(sub) -> None:
     s.add_argument("--no-watch", action="store_true", help="do not reload the allocation file")
     s.add_argument("--shadow", metavar="CANDIDATE.xml",
                    help="a candidate allocation file that decides beside the live one on the same heartbeats and "
-                        "never acts, in a process of its own (watched like the live file; GET /api/v1/shadow compares them)")
+                        "never acts, in a process of its own (watched like the live file; GET /api/v1/shadow "
+                        "compares them)")
     s.add_argument("--share-rule", choices=SHARE_RULE_CHOICES, default="auto", help=SHARE_RULE_HELP)
     s.add_argument("--forecast-arrivals", choices=("on", "off"), default="on",
                    help="whether forecasts imagine apps still to arrive at each queue's rate of the last ten "
