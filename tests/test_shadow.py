@@ -108,7 +108,8 @@ def test_a_changed_weight_diverges_only_where_that_queues_share_is_involved():
             continue
         sides = [x["queue"] for x in d["live"] + d["shadow"]]
         assert "root.a" in sides, d  # every diverging heartbeat gives to root.a on one side or the other
-        assert all(x["why"] for x in d["shadow"])
+        assert all("under the candidate" in x["why"] for x in d["shadow"])
+        assert all("under the live file" in x["why"] for x in d["live"])  # both sides' reasons
     # root.a's weight up: over the window the candidate gives root.a more
     rows = {r["queue"]: r for r in st["queues"]}
     assert rows["root.a"]["shadow"]["containers"] >= rows["root.a"]["live"]["containers"]

@@ -181,6 +181,8 @@ def test_a_candidate_started_from_the_panel_diverges_shows_why_and_stops(browser
     assert first.locator(".shadow .decision[data-app='x']").count() > 0
     assert "x (root.a) on n" in first.locator(".shadow").inner_text()
     assert "under the candidate" in first.locator(".shadow .why").first.inner_text()
+    if first.locator(".live .decision").count():  # the live side's reason beside it
+        assert "under the live file" in first.locator(".live .why").first.inner_text()
     # The layout, the form open too, fits the window.
     page.locator("#shadow-start > summary").click()
     out = page.evaluate(OVERFLOW)

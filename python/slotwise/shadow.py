@@ -108,10 +108,10 @@ def _own_services(services: dict) -> dict:
     return {k: copy.deepcopy(v) if "__getstate__" in type(v).__dict__ else v for k, v in services.items()}
 
 
-def reason(engine, a) -> str:
-    """Why the candidate gave ``a`` (explain's words for an app's turn:
-    its queue's usage against its fair share and weight, in what the queue's
-    parent shares, under the candidate)."""
+def reason(engine, a, under: str = "the candidate") -> str:
+    """Why ``a`` was given (explain's words for an app's turn: its queue's
+    usage against its fair share and weight, in what the queue's parent
+    shares), on ``engine``: the candidate's, or the replica of the live one."""
     from .engine.preemption import compared
     from .views.explain import _amount
 
@@ -121,7 +121,7 @@ def reason(engine, a) -> str:
     d = compared(engine, q)
     below = any(q.usage.get(k) < q.fair_share.get(k) for k in d)
     return (f"queue {q.name} (weight {q.weight:g}) uses {_amount(q.usage, d)} of a fair share of "
-            f"{_amount(q.fair_share, d)} under the candidate: "
+            f"{_amount(q.fair_share, d)} under {under}: "
             + ("among the first offered a free container" if below else "its turn came"))
 
 
@@ -470,22 +470,25 @@ class Shadow:
                     self._events.append((t, side, p.queue, None, "preempt"))
 
     def _diverging(self, call: str, t: float, msg, live, mine) -> None:
-        dims = self._dims
-        engine = self._candidate._engine
-        shadow = []
-        for a in mine[:MAX_SIDE]:
-            d = decision(a, dims)
-            try:
-                d["why"] = reason(engine, a)
-            except Exception:  # a sentence is not worth a stop
-                d["why"] = None
-            shadow.append(d)
-        live_d = [decision(a, dims) for a in live[:MAX_SIDE]]
+        shadow = self._explained(mine, self._candidate._engine, "the candidate")
+        live_d = self._explained(live, self._follower._engine, "the live file")
         nodes = [b.node for b in msg.beats][:MAX_SIDE]
         self.event_log.write("shadow", call=call, t=t, nodes=nodes, live=live_d, shadow=shadow)
         with self._stats_lock:
             self.diverging.append({"t": t, "call": call, "node": nodes[0] if nodes else None,
                                    "live": live_d, "shadow": shadow})
+
+    def _explained(self, assigned, engine, under: str) -> list[dict]:
+        """One side's decisions of a diverging heartbeat, each with why."""
+        out = []
+        for a in assigned[:MAX_SIDE]:
+            d = decision(a, self._dims)
+            try:
+                d["why"] = reason(engine, a, under)
+            except Exception:  # a sentence is not worth a stop
+                d["why"] = None
+            out.append(d)
+        return out
 
     def queues(self) -> list[dict]:
         """Per queue over the window: containers and resources each side
