@@ -155,6 +155,7 @@ def test_a_candidate_started_from_the_panel_diverges_shows_why_and_stops(browser
     assert page.locator("#shadow-state").inner_text().lower() == "running"
     assert error.is_hidden()
     assert page.locator("#shadow-file").inner_text() == "cand.xml"
+    assert int(page.locator("#shadow-pid").inner_text()) == compete.shadow.shadow.proc.pid  # its own process
     compete.heartbeats(40)
     st = compete.drained(40)
     assert st["state"] == "running" and st["compared"] == 40 and st["diverged"] > 0, st

@@ -121,6 +121,7 @@ def panel(status: dict, live: dict, candidate_text: str | None) -> dict:
            "diverged_pct": _pct(s["diverged"] / s["compared"]) if s["compared"] else "-",
            "updates_compared": s["updates_compared"], "updates_diverged": s["updates_diverged"],
            "copies": s["copies"], "cpu_s": s["cpu_s"], "window_min": round(s["window_s"] / 60),
+           "pid": s.get("pid"), "rss_mb": None if s.get("rss_mb") is None else round(s["rss_mb"]),
            "timeline": s.get("timeline") or [], "diff": None, "queues": [], "diverging": [],
            "diverging_total": len(s.get("diverging") or [])}
     if not shown:
