@@ -28,7 +28,9 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 120.0):
     raise AssertionError(f"{url} did not answer in {timeout} s")
 
 
-def serve(tmp_path, *extra):
+def serve(tmp_path, *extra, session: bool = False):
+    """serve without a ResourceManager (``session``: in a process group of
+    its own, which a terminal's Ctrl-C reaches whole)."""
     port = free_port()
     alloc = tmp_path / "fair-scheduler.xml"
     if not alloc.exists():
@@ -38,7 +40,7 @@ def serve(tmp_path, *extra):
          "--gateway-info", str(tmp_path / "no-rm" / "gateway.json"), "--http", f"127.0.0.1:{port}",
          "--admin-token-file", str(tmp_path / "secret" / "admin.token"),
          "--event-log", str(tmp_path / "events.jsonl"), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=session)
     return proc, f"http://127.0.0.1:{port}", alloc
 
 
@@ -443,7 +445,9 @@ def test_serve_reports_its_shadow_against_its_own_recorded_log(tmp_path):
         while httpx.get(f"{url}/api/v1/shadow", timeout=60).json()["state"] != "running":
             assert time.monotonic() < deadline, "the shadow did not start"
             time.sleep(0.1)
-        r = httpx.get(f"{url}/api/v1/shadow/report", params={"since": "600"}, timeout=300)
+        token = (tmp_path / "secret" / "admin.token").read_text().strip()
+        r = httpx.get(f"{url}/api/v1/shadow/report", params={"since": "600"},
+                      headers={"Authorization": f"Bearer {token}"}, timeout=300)
         assert r.status_code == 500 and r.json() == {"detail": f"{tmp_path / 'events.jsonl'}: no recorded inputs"}
     finally:
         proc.terminate()
@@ -453,10 +457,12 @@ def test_serve_reports_its_shadow_against_its_own_recorded_log(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_the_shadow_process_ends_with_serve_however_serve_ends(tmp_path, sig):
     """The shadow runs in a process of its own: serve stopped by SIGTERM,
-    Ctrl-C or SIGKILL takes it along (its pipe closes), never leaving it behind."""
+    Ctrl-C (to the whole group, as a terminal sends it) or SIGKILL takes it
+    along (its pipe closes), never leaving it behind, and Ctrl-C prints no
+    traceback of it."""
     candidate = tmp_path / "candidate.xml"
     candidate.write_text(ALLOCATIONS.replace("<weight>2</weight>", "<weight>5</weight>"))
-    proc, url, _alloc = serve(tmp_path, "--shadow", str(candidate))
+    proc, url, _alloc = serve(tmp_path, "--shadow", str(candidate), session=True)
     try:
         wait_http(f"{url}/api/v1/config", proc)
         deadline = time.monotonic() + 60
@@ -465,12 +471,16 @@ def test_the_shadow_process_ends_with_serve_however_serve_ends(tmp_path, sig):
             time.sleep(0.1)
         pid = st["pid"]
         assert pid and pid != proc.pid and os.path.exists(f"/proc/{pid}")
-        proc.send_signal(sig)
-        proc.wait(60)
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=60)
         deadline = time.monotonic() + 15
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not _alive(pid), f"the shadow process {pid} outlived serve ({sig.name})"
+        assert "Traceback" not in out, out[-2000:]
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -167,34 +167,38 @@ def test_serve_reports_its_shadows_candidate_in_a_child_and_keeps_the_answer_a_m
     log = recorded(tmp_path)
     url, service, server = _serve(tmp_path, log)
     at = url + "/api/v1/shadow/report"
+    import webtools
+
+    auth = {"Authorization": f"Bearer {webtools.TOKEN}"}
     try:
-        none = httpx.get(at, timeout=60)
+        assert httpx.get(at, timeout=60).status_code == 401  # admin: it costs minutes of a core
+        none = httpx.get(at, headers=auth, timeout=60)
         assert none.status_code == 409 and none.json() == {"detail": "no shadow runs: start one first"}
         service.start_text(ALLOC.format(a="3"), "cand.xml")
         for since in ("soon", "0", "604801", "nan"):
-            bad = httpx.get(at, params={"since": since}, timeout=60)
+            bad = httpx.get(at, headers=auth, params={"since": since}, timeout=60)
             assert bad.status_code == 400 and f"since={since}:" in bad.json()["detail"], bad.text
         assert service.reports_played == 0
-        ok = httpx.get(at, params={"since": "120"}, timeout=300)
+        ok = httpx.get(at, headers=auth, params={"since": "120"}, timeout=300)
         assert ok.status_code == 200, ok.text
         assert ok.json() == _played(log, "3", 120)
         assert service.reports_played == 1
-        again = httpx.get(at, params={"since": "120.3"}, timeout=60)  # the same question, rounded: kept
+        again = httpx.get(at, headers=auth, params={"since": "120.3"}, timeout=60)  # the same question, rounded: kept
         assert again.json() == ok.json() and service.reports_played == 1
         service._reporting.acquire()  # as while another report plays
         try:
-            busy = httpx.get(at, params={"since": "90"}, timeout=60)
+            busy = httpx.get(at, headers=auth, params={"since": "90"}, timeout=60)
             assert busy.status_code == 409 and "under way" in busy.json()["detail"]
         finally:
             service._reporting.release()
         monkeypatch.setattr(shadow_service, "CHILD_WALL_S", 0.05)
-        slow = httpx.get(at, params={"since": "90"}, timeout=60)
+        slow = httpx.get(at, headers=auth, params={"since": "90"}, timeout=60)
         assert slow.status_code == 504 and "took over" in slow.json()["detail"], slow.text
         monkeypatch.undo()
         plain = tmp_path / "plain.jsonl"
         plain.write_text('{"event": "assign"}\n')
         service.log_path = str(plain)
-        failed = httpx.get(at, params={"since": "60"}, timeout=300)
+        failed = httpx.get(at, headers=auth, params={"since": "60"}, timeout=300)
         assert failed.status_code == 500, failed.text
         assert failed.json()["detail"] == (f"{plain}: no inputs recorded: serve must run with --record for a "
                                            "shadow report")
@@ -210,7 +214,10 @@ def test_serve_that_records_no_inputs_says_how_to_start_it(tmp_path):
     url, service, server = _serve(tmp_path, tmp_path / "events.jsonl", record=False)
     try:
         service.start_text(ALLOC.format(a="3"), "cand.xml")
-        r = httpx.get(url + "/api/v1/shadow/report", timeout=60)
+        import webtools
+
+        r = httpx.get(url + "/api/v1/shadow/report", headers={"Authorization": f"Bearer {webtools.TOKEN}"},
+                      timeout=60)
         assert r.status_code == 409
         assert r.json() == {"detail": "serve records no inputs: start serve with --record --event-log FILE"}
         assert service.reports_played == 0
@@ -222,14 +229,23 @@ def test_serve_that_records_no_inputs_says_how_to_start_it(tmp_path):
 def test_the_cli_asks_the_server_without_an_event_log(tmp_path, capsys):
     log = recorded(tmp_path)
     url, service, server = _serve(tmp_path, log)
+    import webtools
+
+    token = tmp_path / "admin.token"
+    token.write_text(webtools.TOKEN + "\n")
+    token.chmod(0o600)
     try:
         capsys.readouterr()
-        assert main(["shadow", "report", "--server", url, "--since", "2m"]) == 1
+        assert main(["shadow", "report", "--server", url, "--since", "2m", "--admin-token-file",
+                     str(tmp_path / "none.token")]) == 1
+        assert "no admin token" in capsys.readouterr().err
+        ask = ["shadow", "report", "--server", url, "--admin-token-file", str(token), "--since", "2m"]
+        assert main(ask) == 1
         assert capsys.readouterr().err == "slotwise shadow report: no shadow runs: start one first\n"
         service.start_text(ALLOC.format(a="3"), "cand.xml")
-        assert main(["shadow", "report", "--server", url, "--since", "2m", "--json"]) == 0
+        assert main([*ask, "--json"]) == 0
         assert json.loads(capsys.readouterr().out) == _played(log, "3", 120)
-        assert main(["shadow", "report", "--server", url, "--since", "2m"]) == 0  # kept: no second play
+        assert main(ask) == 0  # kept: no second play
         out = capsys.readouterr().out
         assert out.startswith(f"{log}: the last ") and "under cand.xml" in out and "root.a" in out, out
         assert service.reports_played == 1

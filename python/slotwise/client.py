@@ -202,13 +202,13 @@ def _file_name(path: str) -> str:
 
 
 def admin_call(args, path: str, body: bytes | None = None, headers: dict | None = None,
-               method: str | None = None) -> dict:
+               method: str | None = None, timeout: float = 60.0) -> dict:
     """An admin call with the token from --admin-token-file; a refusal names
     that file and how to give another."""
     where = os.path.expanduser(args.admin_token_file)
     token = _admin_token(where)
     try:
-        return call(args.server, path, body, token, headers=headers, method=method)
+        return call(args.server, path, body, token, timeout=timeout, headers=headers, method=method)
     except ServerError as e:
         if e.status != 401:
             raise
@@ -329,7 +329,7 @@ def cmd_shadow_report(args) -> int:
     try:
         since = _horizon(args.since, MAX_SINCE_S)
         if not args.event_log:  # the server plays its own log under its shadow's candidate
-            out = call(args.server, f"/api/v1/shadow/report?since={since:.0f}", timeout=CHILD_WALL_S + 60)
+            out = admin_call(args, f"/api/v1/shadow/report?since={since:.0f}", timeout=CHILD_WALL_S + 60)
         else:
             if path is None:  # the file the server's shadow runs, read here (the same host)
                 path = call(args.server, "/api/v1/shadow").get("file")

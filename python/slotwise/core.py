@@ -286,7 +286,7 @@ class PolicyCore:
             if assigned:
                 recorder.assignments(assigned)
             shadow = self.shadow
-            if shadow is not None:  # a hand-off: the shadow decides on its own thread
+            if shadow is not None:  # a hand-off: the shadow decides elsewhere (its process)
                 shadow.offer("heartbeat", self._clock.now(), msg, assigned)
             return assigned
 

@@ -164,6 +164,7 @@ def serve_main(args) -> int:
     mrv1 = args.mrv1 or config.format == "mrv1" or (local is not None and local_cluster_kind(args.cluster_dir) == "mrv1")
     core = PolicyCore(config, settings, event_log=event_log, record_inputs=args.record, config_text=status.text,
                       services=services, kind="mrv1" if mrv1 else "yarn")
+    services["market"].guard = core._lock  # an operator's change falls between two engine calls
     server = PolicyServer(core, info_file, token_file, allocations=os.path.abspath(args.allocations),
                           takeover=args.takeover, cluster_dir=local,
                           preemption=None if args.preemption is None else args.preemption == "on",

@@ -154,6 +154,16 @@ class Start:
             self.snap = None
 
 
+def check_candidate(core, config: AllocationConfig) -> None:
+    """A candidate is validated as a reload is: ValueError (its FILE:LINE:
+    lines) if the live state cannot take it (a queue holding apps made a
+    parent)."""
+    with core._lock:
+        conflicts = core._engine.config_conflicts(config)
+    if conflicts:
+        raise ValueError("\n".join(conflicts))
+
+
 def capture(core, shadow) -> Start:
     """``core``'s state now, and from this hold on every input it applies
     handed to ``shadow`` (``PolicyCore.swap_shadow``)."""
@@ -170,12 +180,12 @@ def capture(core, shadow) -> Start:
             snap = engine_fork.snapshot(live)
         if not had_kept:
             engine_fork.forget(live)
+        # the market copied in the same hold: a change after it reaches the shadow once, as an input
         start = Start(snap, copy.deepcopy(core._moves), set(core._suspects), core.settings, live.config,
-                      core._clock.now(), core.services, core.kind, core.dims)
+                      core._clock.now(), _own_services(core.services), core.kind, core.dims)
         replaced = core.swap_shadow(shadow)
     if replaced is not None:
         replaced.stop("replaced by another candidate")
-    start.services = _own_services(start.services)
     return start
 
 
@@ -288,12 +298,8 @@ class Shadow:
         """A new version of the candidate file, validated as a reload is
         (raises ValueError with FILE:LINE: lines if the live state cannot
         take it); applied in the stream's order."""
-        core = self._core
-        if core is not None:
-            with core._lock:
-                conflicts = core._engine.config_conflicts(config)
-            if conflicts:
-                raise ValueError("\n".join(conflicts))
+        if self._core is not None:
+            check_candidate(self._core, config)
         self.offer("candidate", self._last_t, (config, text))
 
     def stop(self, why: str = "stopped by the operator") -> None:

@@ -82,9 +82,19 @@ def _read(inp, limit: int | None = None):
     return None if data is None else pickle.loads(data)
 
 
+def child_env() -> dict:
+    """serve's environment, with the directory serve's slotwise comes from
+    first on PYTHONPATH: a child (the shadow, a shadow report) runs the same
+    code."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(shadow_mod.__file__)))
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+
+
 class ShadowProcess:
     """``Shadow``'s interface (attach, offer, input, set_candidate, stop,
-    status, summary) over a child process running it."""
+    status, summary) over a child process running it. Its state goes
+    off -> running -> stopped, once (``_end``, under ``_state_lock``)."""
 
     def __init__(self, config, text: str | None = None, source: str | None = None, event_log=None,
                  budget_s: float = shadow_mod.BUDGET_S, window_s: float = shadow_mod.WINDOW_S) -> None:
@@ -99,10 +109,13 @@ class ShadowProcess:
         self.started_at: float | None = None
         self.proc: subprocess.Popen | None = None
         self._core = None
+        self._state_lock = threading.Lock()
         self._items: collections.deque = collections.deque()
         self._wake = threading.Event()
+        self._behind = threading.Event()  # the door's queue passed its bound: the watcher ends it
         self._cond = threading.Condition()
         self._asked = 0
+        self._waiting: set[int] = set()  # questions asked and not given up on
         self._replies: dict[int, dict] = {}
         self._last: dict | None = None  # the child's last status
         self._last_at = 0.0
@@ -110,36 +123,41 @@ class ShadowProcess:
     # ------------------------------------------------------------ the door's side
     def attach(self, core) -> None:
         self._core = core
-        start = capture(core, self)  # from here on the door hands its inputs to offer()
-        start.build()  # here, outside the door's lock, as a dry run builds its copy
-        root = os.path.dirname(os.path.dirname(os.path.abspath(shadow_mod.__file__)))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
         try:
+            start = capture(core, self)  # from here on the door hands its inputs to offer()
+            start.build()  # here, outside the door's lock, as a dry run builds its copy
             self.proc = subprocess.Popen([sys.executable, "-m", "slotwise.shadow_process"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, env=env, close_fds=True)
-        except OSError as e:
-            self._end(f"cannot start the shadow process: {e}")
+                                         stdout=subprocess.PIPE, env=child_env(), close_fds=True)
+        except Exception as e:
+            self._end(f"cannot start the shadow process: {type(e).__name__}: {e}")
             return
         self._items.appendleft(("start", {
             "start": start, "config": self.config, "text": self.text, "source": self.source,
             "log": self.log_path, "budget_s": self.budget_s, "window_s": self.window_s}))
-        self.state, self.started_at = "running", time.time()
-        threading.Thread(target=self._feed, name="slotwise-shadow-feed", daemon=True).start()
-        threading.Thread(target=self._listen, name="slotwise-shadow-listen", daemon=True).start()
+        with self._state_lock:
+            if self.state == "off":  # not stopped while it was starting
+                self.state, self.started_at = "running", time.time()
+        if self.state != "running":  # stopped while it started: detached, its process ended
+            core.swap_shadow(None, self)
+            self.proc.kill()
+            self.proc.wait()
+            return
+        for target, name in ((self._feed, "feed"), (self._listen, "listen"), (self._watch, "watch")):
+            threading.Thread(target=target, name=f"slotwise-shadow-{name}", daemon=True).start()
         log.info("shadow of %s started in process %d", self.source, self.proc.pid)
 
     def offer(self, call: str, t: float, msg, answer=None) -> None:
         """The door's hand-off (under its lock): an append, and never raises."""
-        items = self._items
-        if len(items) >= MAX_BACKLOG:
-            if self.state == "running":  # ended off the door's path (it takes the door's lock)
-                self.state = "stopping"
-                threading.Thread(target=self._end, args=(f"fell behind by {MAX_BACKLOG:,} inputs",),
-                                 daemon=True).start()
-            return
-        items.append(("input", call, t, msg, answer))
-        if not self._wake.is_set():
-            self._wake.set()
+        try:
+            items = self._items
+            if len(items) >= MAX_BACKLOG:
+                self._behind.set()  # ended by its watcher, off the door's path
+                return
+            items.append(("input", call, t, msg, answer))
+            if not self._wake.is_set():
+                self._wake.set()
+        except Exception:  # nothing the shadow does may reach the live heartbeat
+            pass
 
     def input(self, call: str, t: float, msg) -> None:
         self.offer(call, t, msg)
@@ -147,17 +165,13 @@ class ShadowProcess:
     def set_candidate(self, config, text: str | None = None) -> None:
         """A new version of the candidate file, validated as a reload is
         (ValueError with FILE:LINE: lines), then sent in the stream's order."""
-        core = self._core
-        if core is not None:
-            with core._lock:
-                conflicts = core._engine.config_conflicts(config)
-            if conflicts:
-                raise ValueError("\n".join(conflicts))
+        if self._core is not None:
+            shadow_mod.check_candidate(self._core, config)
         self.config, self.text = config, text
         self._items.append(("candidate", config, text))
         self._wake.set()
 
-    # ---------------------------------------------------------------- feeder
+    # ---------------------------------------------------------------- threads
     def _feed(self) -> None:
         """Serve's side of the pipe: the inputs, pickled in batches."""
         out = self.proc.stdin
@@ -167,13 +181,12 @@ class ShadowProcess:
                 self._wake.wait(0.5)
                 self._wake.clear()
                 time.sleep(BATCH_S)
-                while items:
+                while items and self.state == "running":
                     batch = [items.popleft() for _ in range(min(MAX_BATCH, len(items)))]
                     _write(out, batch)
         except Exception as e:  # the child gone (a broken pipe), or an input that cannot be pickled
-            if self.state == "running":
-                self._end(self._exited() if isinstance(e, OSError) else
-                          f"cannot feed the shadow process: {type(e).__name__}: {e}")
+            self._end(self._exited() if isinstance(e, OSError) else
+                      f"cannot feed the shadow process: {type(e).__name__}: {e}")
         try:
             out.close()  # the child's end of input: it stops and exits
         except Exception:
@@ -188,16 +201,23 @@ class ShadowProcess:
                 if frame is None:
                     break
                 with self._cond:
-                    if "reply" in frame:
-                        self._replies[frame["reply"]] = frame["status"]
+                    n = frame.get("reply")
+                    if n in self._waiting:
+                        self._replies[n] = frame["status"]
                     self._keep(frame["status"])
                     self._cond.notify_all()
-                if frame["status"]["state"] == "stopped" and self.state == "running":
+                if frame["status"]["state"] == "stopped":
                     self._end(frame["status"].get("error"))
         except Exception as e:
             log.warning("shadow process: unreadable answer: %s", e)
         if self.state == "running":
             self._end(self._exited())
+
+    def _watch(self) -> None:
+        """Ends the shadow once the door's queue for it passed its bound."""
+        while self.state == "running":
+            if self._behind.wait(1.0):
+                self._end(f"fell behind by {MAX_BACKLOG:,} inputs")
 
     def _exited(self) -> str:
         try:
@@ -217,11 +237,17 @@ class ShadowProcess:
         with self._cond:
             self._asked += 1
             n = self._asked
-        self._items.append((what, n))
-        self._wake.set()
-        with self._cond:
-            self._cond.wait_for(lambda: n in self._replies or self.state != "running", timeout)
-            return self._replies.pop(n, None)
+            self._waiting.add(n)
+        try:
+            self._items.append((what, n))
+            self._wake.set()
+            with self._cond:
+                self._cond.wait_for(lambda: n in self._replies or self.state != "running", timeout)
+                return self._replies.pop(n, None)
+        finally:
+            with self._cond:
+                self._waiting.discard(n)
+                self._replies.pop(n, None)
 
     def status(self) -> dict:
         st = self._ask() if self.state == "running" else None
@@ -247,32 +273,34 @@ class ShadowProcess:
 
     # ---------------------------------------------------------------- stopping
     def stop(self, why: str = "stopped by the operator") -> None:
-        if self.state != "running":
-            return
-        core = self._core
-        if core is not None:
-            core.swap_shadow(None, self)  # no more inputs
-        st = self._ask()  # its figures stay readable
-        if st is not None:
-            self._keep(st)
-        self.state = "stopped"
-        self._items.clear()
-        self._wake.set()
-        threading.Thread(target=self._reap, daemon=True).start()
-        log.info("shadow of %s stopped: %s", self.source, why)
+        """Stopped on request: no more inputs, its last figures kept."""
+        if self.state == "running":
+            core = self._core
+            if core is not None:
+                core.swap_shadow(None, self)  # no more inputs
+            st = self._ask()  # its figures stay readable
+            if st is not None:
+                self._keep(st)
+        self._end(why, error=False)
 
-    def _end(self, why: str | None) -> None:
-        """Stopped by itself: logged, and the door hands it nothing more."""
-        self.state, self.error = "stopped", why
+    def _end(self, why: str | None, error: bool = True) -> None:
+        """The one way to stopped (the first reason stays): logged, the
+        door hands it nothing more, and its process ends."""
+        with self._state_lock:
+            if self.state == "stopped":
+                return
+            self.state, self.error = "stopped", why if error else None
         core = self._core
         if core is not None:
             core.swap_shadow(None, self)
         self._items.clear()
         self._wake.set()
+        self._behind.set()
         with self._cond:
             self._cond.notify_all()
-        threading.Thread(target=self._reap, daemon=True).start()
-        log.warning("shadow of %s stopped: %s", self.source, why)
+        if self.proc is not None:
+            threading.Thread(target=self._reap, daemon=True).start()
+        (log.warning if error else log.info)("shadow of %s stopped: %s", self.source, why)
 
     def _reap(self) -> None:
         """The child exits once its pipe closes; one that does not in 5 s

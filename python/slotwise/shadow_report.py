@@ -297,16 +297,27 @@ def main(argv=None) -> int:
     p.add_argument("--max-bytes", type=int, default=MAX_BYTES, metavar="N", help="the largest event log read")
     p.add_argument("--max-cpu", type=float, default=MAX_CPU_S, metavar="S", help="CPU seconds the plays may spend")
     p.add_argument("--nice", type=int, default=0, metavar="N", help="lower this process's priority by N first")
+    p.add_argument("--max-memory", type=int, default=0, metavar="MB",
+                   help="the most address space this process may take (0: no bound)")
     args = p.parse_args(argv)
     try:
         if not (math.isfinite(args.since) and 0 < args.since <= MAX_SINCE_S):
             raise ReportError(f"--since {args.since:g}: from over 0 to {MAX_SINCE_S} seconds")
         if args.nice:
             os.nice(args.nice)
+        if args.max_memory > 0:  # a MemoryError then, not the host's OOM killer beside the live policy
+            import resource
+
+            limit = args.max_memory * 2**20
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         out = report(args.event_log, _candidate(args.candidate, args.name), args.since,
                      max_bytes=args.max_bytes, max_cpu_s=args.max_cpu)
     except ReportError as e:
         print("; ".join(str(e).splitlines()), file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"{args.event_log}: the replay needed more than its {args.max_memory} MB: rotate the event log, or "
+              "run slotwise shadow report --event-log FILE where the log is", file=sys.stderr)
         return 1
     json.dump(out, sys.stdout, separators=(",", ":"))
     return 0

@@ -17,8 +17,8 @@ import threading
 import time
 
 from .config import ConfigErrors, parse_allocations
-from .shadow import off_status
-from .shadow_process import ShadowProcess
+from .shadow import check_candidate, off_status
+from .shadow_process import ShadowProcess, child_env
 from .shadow_report import CHILD_WALL_S, MAX_SINCE_S
 
 log = logging.getLogger("slotwise.shadow")
@@ -28,6 +28,11 @@ log = logging.getLogger("slotwise.shadow")
 CHILD_CPU_S = 240.0
 #: How much lower the child's priority is than serve's.
 CHILD_NICE = 10
+#: The largest event log the child reads, and the address space it may take
+#: (a report reads the whole log: past these it says so, never pressing the
+#: live policy's host for memory).
+CHILD_LOG_BYTES = 256 * 2**20
+CHILD_MEMORY_MB = 3072
 #: The most of a child's stdout (its JSON) and of its stderr read.
 CHILD_OUT_BYTES = 8 * 2**20
 CHILD_ERR_BYTES = 64 * 2**10
@@ -58,6 +63,7 @@ class ShadowService:
         self.watcher = None
         self.errors: list[str] = []  # of the candidate file on disk, until fixed
         self._lock = threading.Lock()
+        self._starting = threading.Lock()
         self._reporting = threading.Lock()  # one report's child at a time
         self._reports: dict[tuple, tuple[float, dict]] = {}  # (text, source, since) -> (made, report)
         #: Report children started (each costs a play; the tests count them).
@@ -106,14 +112,14 @@ class ShadowService:
         return self.status()
 
     def _start(self, config, text: str, source: str) -> None:
-        with self.core._lock:  # validated as a reload is: over the live state
-            conflicts = self.core._engine.config_conflicts(config)
-        if conflicts:
-            raise ValueError("\n".join(conflicts))
-        s = ShadowProcess(config, text, source, event_log=self.event_log)  # on a core of its own
-        with self._lock:
-            self.shadow = s
-        s.attach(self.core)  # replaces (and stops) the one before
+        """One start at a time (the watcher's and a POST's): the last one
+        started is the one ``self.shadow`` names and the one running."""
+        with self._starting:
+            check_candidate(self.core, config)  # ValueError: FILE:LINE: lines
+            s = ShadowProcess(config, text, source, event_log=self.event_log)  # on a core of its own
+            with self._lock:
+                self.shadow = s
+            s.attach(self.core)  # replaces (and stops) the one before
 
     # ------------------------------------------------------------- stopping
     def stop_watching(self) -> None:
@@ -241,13 +247,14 @@ def play_report(log_path: str, text: str, source: str, since: int) -> dict:
     serve: niced, killed past CHILD_WALL_S (504), its output read up to a
     bound; 500 with the child's last line if it fails."""
     cmd = [sys.executable, "-m", "slotwise.shadow_report", f"--event-log={log_path}", "--candidate=-",
-           f"--name={source}", f"--since={since}", f"--max-cpu={CHILD_CPU_S:g}", f"--nice={CHILD_NICE}"]
+           f"--name={source}", f"--since={since}", f"--max-cpu={CHILD_CPU_S:g}", f"--nice={CHILD_NICE}",
+           f"--max-bytes={CHILD_LOG_BYTES}", f"--max-memory={CHILD_MEMORY_MB}"]
     try:
         with tempfile.TemporaryFile() as stdin:  # a file, not a pipe: nothing here can block writing it
             stdin.write(text.encode("utf-8"))
             stdin.seek(0)
             child = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=_child_env())
+                                     env=child_env())
     except OSError as e:
         raise ShadowError(500, f"cannot start the shadow report: {e.strerror or e}") from None
     out: list[bytes] = []
@@ -261,8 +268,9 @@ def play_report(log_path: str, text: str, source: str, since: int) -> dict:
     except subprocess.TimeoutExpired:
         child.kill()
         child.wait()
-        raise ShadowError(504, f"the shadow report took over {CHILD_WALL_S:.0f} s and was stopped: ask for a "
-                               "shorter since") from None
+        raise ShadowError(504, f"the shadow report took over {CHILD_WALL_S:.0f} s and was stopped (it plays "
+                               "serve's event log from its start: rotate the log, or run slotwise shadow report "
+                               "--event-log FILE where the log is)") from None
     finally:
         for r in readers:
             r.join()
@@ -291,11 +299,3 @@ def _read_some(stream, limit: int, into: list, over) -> None:
     if len(data) > limit:
         over()
     into.append(data)
-
-
-def _child_env() -> dict:
-    """serve's environment, with the directory serve's slotwise comes from
-    first on PYTHONPATH: the child plays with the same code."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}

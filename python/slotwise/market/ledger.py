@@ -21,6 +21,7 @@ other queue charged; it is logged and counted (``Market.counters``).
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import logging
 import math
@@ -127,6 +128,10 @@ class Market:
         #: operator makes (``slotwise serve --record`` logs them, so a replay
         #: applies them at the same point between the engine's calls).
         self.on_change = None
+        #: Held around each change an operator makes (serve sets the door's
+        #: lock): a change then falls between two of the engine's calls, in
+        #: the order a shadow and a replay see it.
+        self.guard = contextlib.nullcontext()
 
     # ----------------------------------------------------------- recording
     def snapshot(self) -> dict:
@@ -163,11 +168,13 @@ class Market:
         state.pop("_lock")
         state["store"] = MemoryStore()
         state["on_change"] = None  # a what-if copy records nothing
+        state["guard"] = None  # nor takes the live door's lock
         return state
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        self.guard = contextlib.nullcontext()
         self.store.save_accounts(list(self.accounts.values()))  # a copy that follows changes (a shadow) can apply them
 
     # ------------------------------------------------------------- queries
@@ -240,7 +247,7 @@ class Market:
 
     # ------------------------------------------------------------- changes
     def add_queue(self, queue: str, owner: str | None = None) -> str:
-        with self._lock:
+        with self.guard, self._lock:
             q = queue_path(_name(queue))
             if q in self.accounts:
                 raise MarketError(f"queue {q} is already in the market")
@@ -252,7 +259,7 @@ class Market:
             return q
 
     def remove_queue(self, queue: str) -> str:
-        with self._lock:
+        with self.guard, self._lock:
             q = self.resolve(queue)
             self.store.delete_account(q)
             del self.accounts[q]
@@ -262,7 +269,7 @@ class Market:
 
     def add_budget(self, queue: str, amount: float) -> float:
         amount = _amount(amount, "addBudget")
-        with self._lock:
+        with self.guard, self._lock:
             q = self.resolve(queue)
             a = self.accounts[q]
             budget = a.budget + amount
@@ -280,7 +287,7 @@ class Market:
         rate = _amount(rate, "setSpending")
         if not 0 <= rate <= MAX_RATE:
             raise MarketError(f"setSpending: the rate must be >= 0 and at most {MAX_RATE:g}, not {rate:g}")
-        with self._lock:
+        with self.guard, self._lock:
             q = self.resolve(queue)
             a = self.accounts[q]
             self.store.set_spending(q, rate)
@@ -366,7 +373,7 @@ class Market:
         that has none, in one store transaction, and record it; the ones
         opened.  If the store cannot save them, none is opened: logged and
         counted ("declare_failed"; the next reload or update pass tries again)."""
-        with self._lock:
+        with self.guard, self._lock:
             todo = list(dict.fromkeys(q for q in queues if q not in self.accounts))
             if not todo:
                 return []

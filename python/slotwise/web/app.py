@@ -369,15 +369,18 @@ def create_app(service: SchedulerService, token: AdminToken, metrics=None, refre
         """Stop the shadow (its figures stay readable)."""
         return _shadow_call(shadow.stop)
 
-    @app.get("/api/v1/shadow/report", response_model=schemas.ShadowReportOut, tags=["read"],
-             responses={400: {"model": schemas.ErrorOut}, 409: {"model": schemas.ErrorOut},
-                        500: {"model": schemas.ErrorOut}, 504: {"model": schemas.ErrorOut}})
+    @app.get("/api/v1/shadow/report", response_model=schemas.ShadowReportOut, tags=["admin"],
+             responses={400: {"model": schemas.ErrorOut}, 401: {"model": schemas.ErrorOut},
+                        409: {"model": schemas.ErrorOut}, 500: {"model": schemas.ErrorOut},
+                        504: {"model": schemas.ErrorOut}},
+             dependencies=[Depends(admin)])
     def shadow_report(since: str = Query("3600", description="the window: the log's last SECONDS (1 to 604800)")):
         """The recorded window (serve --record --event-log) played again under
         the live file and under the candidate the shadow runs, per queue beside
         what happened (`slotwise shadow report`). Played by a child process at
         a lower priority, never in this one; at most 300 s, one at a time, and
-        an answer is given again for 60 s."""
+        an answer is given again for 60 s. Admin: it costs up to minutes of a
+        core, as a dry run copies the engine."""
         return _shadow_call(shadow.report, since)
 
     @app.post("/api/v1/shadow/promote", response_model=schemas.PromoteOut, tags=["admin"],
