@@ -32,6 +32,7 @@ import time
 
 from slotwise.clock import ManualClock
 from slotwise.config import parse_allocations
+from slotwise.localcluster.process import rss_mb
 from slotwise.core import PolicyCore
 from slotwise.engine import MAX_ASSIGN_PER_HEARTBEAT
 from slotwise.settings import EngineSettings
@@ -42,14 +43,6 @@ ALLOC = """<allocations>
 </allocations>"""
 INT32 = 2**31 - 1
 REPEAT = 3
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def make_core() -> PolicyCore:

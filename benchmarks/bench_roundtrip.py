@@ -561,6 +561,7 @@ def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
     the medians per side and their ratios to none."""
     import statistics
 
+    import shadow_door
     from slotwise.config import parse_allocations
     from slotwise.shadow import Shadow
     from slotwise.shadow_process import ShadowProcess
@@ -587,16 +588,10 @@ def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
             sides[side].append(t)
             line = f"      shadow {side:<16}: round trip p50 {t['p50']:.0f} us, p99 {t['p99']:.0f} us"
             if s is not None:
-                full = s.status()
-                st = {k: full[k] for k in ("state", "error", "compared", "skipped", "diverged", "copies", "cpu_s",
-                                           "backlog")}
+                st = shadow_door.figures(s)
                 s.stop()
                 shadows[side].append(st)
-                hb = st["compared"] + st["skipped"]
-                line += (f" ({st['state']}: compared {st['compared']}, skipped {st['skipped']}, diverged "
-                         f"{st['diverged']}, copies {st['copies']}, CPU {1e6 * st['cpu_s'] / max(1, hb):.0f} us per "
-                         f"heartbeat, backlog {st['backlog']} at the end"
-                         + (f"; {st['error']}" if st["error"] else "") + ")")
+                line += f" ({shadow_door.said(st)}; backlog {st['backlog']} at the end)"
             print(line, flush=True)
     out: dict = {"shadows": shadows}
     for side, ts in sides.items():

@@ -23,6 +23,7 @@ import time
 
 from slotwise import protocol as wire
 from slotwise.core import PolicyCore
+from slotwise.localcluster.process import rss_mb
 from slotwise.shadow import Shadow
 from slotwise.shadow_process import ShadowProcess
 
@@ -105,6 +106,20 @@ def _drained(s, timeout: float = 120.0) -> float:
     return time.monotonic() - t0
 
 
+def figures(s) -> dict:
+    """What a shadow did over a window, from its status (either host)."""
+    st = s.status()
+    return {k: st[k] for k in ("state", "error", "compared", "skipped", "diverged", "copies", "cpu_s", "backlog")}
+
+
+def said(st: dict) -> str:
+    """``figures`` in a benchmark's line: its counts and CPU per heartbeat."""
+    hb = st["compared"] + st["skipped"]
+    return (f"{st['state']}: compared {st['compared']}, skipped {st['skipped']}, diverged {st['diverged']}, copies "
+            f"{st['copies']}, CPU {1e6 * st['cpu_s'] / max(1, hb):.0f} us per heartbeat (passes included)"
+            + (f"; error: {st['error']}" if st["error"] else ""))
+
+
 def _shadow(side: str, config):
     """The shadow of one side: ``name@thread`` on a thread of this process."""
     return Shadow(config, threaded=True) if side.endswith("@thread") else ShadowProcess(config)
@@ -143,19 +158,14 @@ def overhead(build_cluster, rng, rounds: int, window: int, rate: float) -> dict:
             o["up99"].append(_pct(updates, 0.99))
             if s is not None:
                 late = _drained(s)
-                st = s.status()
-                st = {k: st[k] for k in ("state", "error", "compared", "skipped", "diverged", "copies", "cpu_s")}
+                st = figures(s)
                 st.update(max_backlog=backlog[0], drain_s=late, door_cpu_s=door_cpu)
                 o["shadow"].append(st)
                 s.stop()
             line = (f"  round {r + 1} {side:<16} heartbeat p50 {o['p50'][-1]:7.1f} us  p99 {o['p99'][-1]:8.1f} us  "
                     f"update p50 {o['up50'][-1] / 1000:6.1f} ms  p99 {o['up99'][-1] / 1000:6.1f} ms")
             if s is not None:
-                hb = st["compared"] + st["skipped"]
-                line += (f"  | shadow {st['state']}, compared {st['compared']}, skipped {st['skipped']}, "
-                         f"diverged {st['diverged']}, copies {st['copies']}, CPU {1e6 * st['cpu_s'] / max(1, hb):.0f} us"
-                         f" per heartbeat (passes included), max backlog {st['max_backlog']}, drained "
-                         f"{late:.1f} s after" + (f"; error: {st['error']}" if st["error"] else ""))
+                line += f"  | shadow {said(st)}; max backlog {st['max_backlog']}, drained {late:.1f} s after"
             print(line, flush=True)
             gc.collect()
     summary = {}
@@ -166,14 +176,6 @@ def overhead(build_cluster, rng, rounds: int, window: int, rate: float) -> dict:
             continue
         summary[side]["ratio"] = {q: summary[side][q] / summary["off"][q] for q in ("p50", "p99", "up50", "up99")}
     return {"sides": summary, "windows": out}
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def memory(build_cluster, rng, heartbeats: int) -> dict:

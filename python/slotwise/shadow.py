@@ -44,7 +44,6 @@ import collections
 import copy
 import dataclasses
 import logging
-import sys
 import threading
 import time
 
@@ -67,10 +66,6 @@ STRIKES = 5
 WINDOW_S = 600.0
 #: Launches and preemptions kept for the window (the oldest go first).
 MAX_EVENTS = 200_000
-#: The interpreter's switch interval while a shadow runs on its thread
-#: (None: left as it is, 5 ms by default): the longest a door's call waits
-#: for the interpreter while the shadow computes.
-SWITCH_INTERVAL_S: float | None = None
 #: Heartbeats compared without a copy after which the follower's kept copies
 #: go (about half an engine; a candidate diverges on few heartbeats since it
 #: keeps its own delay state, and then pays a whole copy).
@@ -226,7 +221,6 @@ class Shadow:
         self._follower = self._candidate = None
         self._stale = False  # the candidate differs from the live state: made again before it compares
         self._remade_at = 0  # ``compared`` at the last copy
-        self._switch_before: float | None = None  # the switch interval this shadow replaced
         self._thread: threading.Thread | None = None
         self._dims = ("memory_mb", "vcores")
 
@@ -252,7 +246,6 @@ class Shadow:
             if start.engine is not None:
                 f._engine = start.engine
                 f._engine.clock = f._clock
-                services = f._engine.ctx.services
             f._moves, f._suspects = start.moves, start.suspects
             self._follower = f
             self._candidate = PolicyCore(self.config, start.settings, self._clock, EventLog(),
@@ -270,9 +263,6 @@ class Shadow:
         self._timeline.append((t, 0, 0))
         log.info("shadow of %s started", self.source)
         if self.threaded:
-            if SWITCH_INTERVAL_S is not None and sys.getswitchinterval() > SWITCH_INTERVAL_S:
-                self._switch_before = sys.getswitchinterval()
-                sys.setswitchinterval(SWITCH_INTERVAL_S)
             self._thread = threading.Thread(target=self._run, name="slotwise-shadow", daemon=True)
             self._thread.start()
 
@@ -436,7 +426,15 @@ class Shadow:
     def _remake(self) -> None:
         """The candidate made again from the follower: the live state now,
         under the candidate file (set as a reload sets it)."""
-        self._install(self._follower._engine.fork(self._candidate._clock))
+        f, c = self._follower, self._candidate
+        e = f._engine.fork(c._clock)
+        e.ctx.services = _own_services(f._engine.ctx.services)
+        with c._clock:
+            e.set_config(self.config)
+        c._engine = e
+        c.settings = f.settings
+        c._moves, c._suspects = copy.deepcopy(f._moves), set(f._suspects)
+        self._stale = False
         self.remakes += 1
         self._remade_at = self.compared
 
@@ -449,18 +447,6 @@ class Shadow:
             from .engine import fork as engine_fork
 
             engine_fork.forget(e)
-
-    def _install(self, e) -> None:
-        """``e``, a copy of the live state, as the candidate's engine under
-        the candidate file."""
-        f, c = self._follower, self._candidate
-        e.ctx.services = _own_services(f._engine.ctx.services)
-        with c._clock:
-            e.set_config(self.config)
-        c._engine = e
-        c.settings = f.settings
-        c._moves, c._suspects = copy.deepcopy(f._moves), set(f._suspects)
-        self._stale = False
 
     # ------------------------------------------------------------------ figures
     def _launches(self, side: str, t: float, assigned) -> None:
@@ -565,9 +551,6 @@ class Shadow:
             core.swap_shadow(None, self)
         self._items.clear()
         self._follower = self._candidate = None  # their memory goes
-        if self._switch_before is not None:
-            sys.setswitchinterval(self._switch_before)
-            self._switch_before = None
         self._wake.set()
         (log.warning if error else log.info)("shadow of %s stopped: %s", self.source, why)
 

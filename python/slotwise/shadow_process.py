@@ -396,12 +396,10 @@ class _Traced:
 
 def _status(s: Shadow, traced: _Traced | None) -> dict:
     """The shadow's status, with this process's resident memory."""
+    from .localcluster.process import rss_mb
+
     out = s.status()
-    try:
-        with open("/proc/self/status") as f:
-            out["rss_mb"] = next(int(x.split()[1]) / 1024 for x in f if x.startswith("VmRSS:"))
-    except (OSError, StopIteration):
-        out["rss_mb"] = None
+    out["rss_mb"] = rss_mb()
     if traced is not None:
         out["traced_bytes"] = traced.bytes()
     return out

@@ -34,6 +34,15 @@ def cmdline(pid: int) -> list[str] | None:
     return [a.decode(errors="replace") for a in raw.split(b"\0") if a] or None
 
 
+def rss_mb(pid: int | str = "self") -> float | None:
+    """A process's resident memory in MB (its VmRSS); None if gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(x.split()[1]) / 1024 for x in f if x.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return None
+
+
 def is_ours(pid: int | None, cluster_dir: Path) -> bool:
     if not pid:
         return False
