@@ -117,6 +117,7 @@ def console(browser, url: str, width: int, admin: bool = True):  # noqa: F811
         page.fill("#login input[name=admin_token]", TOKEN)
         page.click("#login button")
         page.locator("#logout").wait_for()
+    page.wait_for_load_state("load")  # the panel's script has run: its controls answer
     return page
 
 
@@ -197,9 +198,30 @@ def test_a_candidate_started_from_the_panel_diverges_shows_why_and_stops(browser
     said = page.locator("#shadow-none").inner_text()
     assert said.startswith("No shadow policy runs (the last candidate, cand.xml, was stopped by the operator "
                            "after 40 heartbeats compared"), said
-    assert page.locator("#shadow-said").inner_text() == "Stopped the shadow."
+    # The DELETE's answer says so (a refresh may show the stopped panel before that answer is read).
+    page.wait_for_function("() => document.querySelector('#shadow-said').textContent === 'Stopped the shadow.'")
     assert page.locator("#shadow-stop").is_hidden() and page.locator("#shadow-timeline").is_hidden()
     assert compete.core.shadow is None
+    page.close()
+
+
+def test_the_form_opened_before_its_script_ran_still_starts_from_the_live_file(browser, compete):  # noqa: F811
+    """A quick operator opens the form while the page still loads (its script held back
+    here by 1.5 s): once the script runs, the form holds the live file all the same."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(60000)
+
+    def late(route):
+        time.sleep(1.5)
+        route.continue_()
+    page.route("**/static/shadow.js", late)
+    page.goto(compete.url, wait_until="commit")
+    page.fill("#login input[name=admin_token]", TOKEN)
+    page.click("#login button", no_wait_after=True)
+    page.locator("#shadow-start > summary").click()
+    assert page.evaluate("() => document.readyState") != "complete"  # clicked before shadow.js ran
+    page.wait_for_function("() => document.querySelector('#shadow-text').value.includes('<allocations>')")
+    assert page.locator("#shadow-text").input_value() == LIVE
     page.close()
 
 

@@ -82,6 +82,8 @@ def open_panel(browser, url: str, width: int):  # noqa: F811
     page.goto(url)
     page.fill("#login input[name=admin_token]", TOKEN)
     page.click("#login button")
+    page.locator("#logout").wait_for()
+    page.wait_for_load_state("load")  # the panel's script has run: its controls answer
     page.locator("#whatif > summary").click()
     page.locator("#whatif-queue option[value='root.a']").wait_for(state="attached", timeout=30000)
     return page

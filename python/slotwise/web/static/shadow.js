@@ -143,15 +143,18 @@
       }
       await refresh();
     };
-    // Opened with nothing pasted yet: the live file, to change.
-    $("shadow-start").addEventListener("toggle", async () => {
+    // Opened with nothing pasted yet: the live file, to change. Also when it
+    // was opened before this script ran (a quick click while the page loads).
+    const fill = async () => {
       if (!$("shadow-start").open || $("shadow-text").value) return;
       try {
         const r = await fetch("/api/v1/config", {credentials: "same-origin"});
         const live = await r.json();
         if (!$("shadow-text").value && live.content) $("shadow-text").value = live.content;
       } catch (e) { /* left empty: paste one */ }
-    });
+    };
+    $("shadow-start").addEventListener("toggle", fill);
+    fill();
     $("shadow-form").addEventListener("submit", (ev) => {
       ev.preventDefault();
       const name = $("shadow-name").value.trim() || "candidate.xml";

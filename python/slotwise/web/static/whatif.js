@@ -165,6 +165,7 @@
   $("whatif-app").addEventListener("change", () => { delete $("whatif-priority").dataset.typed; chosenApp(); });
   $("whatif-priority").addEventListener("input", (ev) => { ev.target.dataset.typed = "1"; });
   panel.addEventListener("toggle", () => { if (panel.open) choices(); });
+  if (panel.open) choices();  // opened before this script ran (a quick click while the page loads)
   form.addEventListener("pointerenter", choices);
   form.addEventListener("submit", run);
   // The chart follows its box's width (the window's, 1400 px or 900 px alike).
