@@ -301,6 +301,13 @@ def python_breakdown(core: TimedCore) -> dict:
             "behind_update_wait": fig(behind or [0])}
 
 
+def nearest_rank(ranked: list, q: float) -> int:
+    """The nearest-rank percentile of sorted samples (CallStats.percentile's rule); 0 if none."""
+    if not ranked:
+        return 0
+    return ranked[min(len(ranked), max(1, math.ceil(q * len(ranked) - 1e-9))) - 1]
+
+
 def java_figures(stats: dict) -> dict:
     out = {"count": stats["count"], "samples": stats["samples"], "fallbacks": stats["fallbacks"],
            "failures": stats["failures"], "payload_chars": stats["payload_chars"],
@@ -436,8 +443,8 @@ def run(args) -> list[dict]:
         ep = server.gateway.entry_point
         timings_of = server.gateway.jvm.org.slotwise.shim.CallStats
 
-        def call_stats(method: str, reset: bool) -> dict:
-            stats = json.loads(timings_of.json(method, reset))
+        def call_stats(method: str, reset: bool, totals: bool = False) -> dict:
+            stats = json.loads(timings_of.json(method, reset, totals))
             link = json.loads(ep.status("{}"))
             stats.update(fallbacks=link["fallback_heartbeats"], failures=link["failures"])
             return stats
@@ -574,6 +581,7 @@ def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
     if args.shadow_thread:
         candidates.update({"identical@thread": candidates["identical"], "changed@thread": candidates["changed"]})
     sides: dict = {k: [] for k in candidates}
+    pooled: dict = {k: [] for k in candidates}  # every window's samples of a side together
     shadows: dict = {k: [] for k in candidates if k != "off"}
     for _ in range(args.shadow_rounds):
         for side, config in candidates.items():
@@ -584,8 +592,10 @@ def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
                 time.sleep(1.0)  # its first copy of the live state made
             call_stats("heartbeat", True)
             time.sleep(args.seconds)
-            t = java_figures(call_stats("heartbeat", False))["total"]
+            stats = call_stats("heartbeat", False, True)
+            t = java_figures(stats)["total"]
             sides[side].append(t)
+            pooled[side].extend(stats["total_us"])
             line = f"      shadow {side:<16}: round trip p50 {t['p50']:.0f} us, p99 {t['p99']:.0f} us"
             if s is not None:
                 st = shadow_door.figures(s)
@@ -596,14 +606,24 @@ def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
     out: dict = {"shadows": shadows}
     for side, ts in sides.items():
         out[side] = {q: statistics.median(t[q] for t in ts) for q in ("p50", "p99")}
+        ranked = sorted(pooled[side])
+        out[side]["pooled"] = {"samples": len(ranked), "p50": nearest_rank(ranked, 0.50),
+                               "p99": nearest_rank(ranked, 0.99)}
     shadowed = [k for k in candidates if k != "off"]
     for side in shadowed:
         out[side]["ratio"] = {q: out[side][q] / out["off"][q] for q in ("p50", "p99")}
+        out[side]["pooled_ratio"] = {q: out[side]["pooled"][q] / out["off"]["pooled"][q] for q in ("p50", "p99")}
     print(f"      shadow off: p50 {out['off']['p50']:.0f} us, p99 {out['off']['p99']:.0f} us; "
           + "; ".join(f"{side}: p50 {out[side]['p50']:.0f} us, p99 {out[side]['p99']:.0f} us (ratio p50 "
                       f"{out[side]['ratio']['p50']:.2f}, p99 {out[side]['ratio']['p99']:.2f})"
                       for side in shadowed)
           + f" (medians of {args.shadow_rounds} windows each, alternated; goal: ratios <= 1.05)", flush=True)
+    print("      pooled (every window's samples of a side together): "
+          + "; ".join(f"{side}: {out[side]['pooled']['samples']} samples, p50 {out[side]['pooled']['p50']} us, "
+                      f"p99 {out[side]['pooled']['p99']} us"
+                      + (f" (ratio p50 {out[side]['pooled_ratio']['p50']:.2f}, p99 {out[side]['pooled_ratio']['p99']:.2f})"
+                         if side != "off" else "")
+                      for side in candidates), flush=True)
     return out
 
 

@@ -50,7 +50,15 @@ public final class CallStats implements PolicyLink.CallObserver {
 
   /** For the benchmark, through the gateway: one method's figures; reset starts a new sample. */
   public static String json(String method, boolean reset) {
-    return of(method).toJson(reset);
+    return of(method).toJson(reset, false);
+  }
+
+  /**
+   * As {@link #json(String, boolean)}, with {@code total_us} too when asked: every
+   * sample's total in microseconds, sorted, so that windows of one kind can be pooled.
+   */
+  public static String json(String method, boolean reset, boolean totals) {
+    return of(method).toJson(reset, totals);
   }
 
   private final int capacity;
@@ -107,6 +115,10 @@ public final class CallStats implements PolicyLink.CallObserver {
    * and {@code answer_chars}: {@code mean, max}.
    */
   String toJson(boolean reset) {
+    return toJson(reset, false);
+  }
+
+  String toJson(boolean reset, boolean totals) {
     long n;
     int held;
     long[] w;
@@ -134,7 +146,14 @@ public final class CallStats implements PolicyLink.CallObserver {
     out.put("count", n);
     out.put("samples", held);
     out.put("capacity", capacity);
-    out.put("total_ns", summary(t));
+    out.put("total_ns", summary(t)); // sorts t
+    if (totals) {
+      long[] us = new long[t.length];
+      for (int i = 0; i < t.length; i++) {
+        us[i] = t[i] / 1000;
+      }
+      out.put("total_us", us);
+    }
     out.put("invoke_ns", summary(v));
     out.put("build_ns", summary(b));
     out.put("wait_ns", summary(w));

@@ -39,6 +39,18 @@ class CallStatsTest {
   }
 
   @Test
+  @SuppressWarnings("unchecked")
+  void givesEverySamplesTotalInMicrosecondsSortedOnlyWhenAsked() {
+    CallStats s = new CallStats(1000);
+    s.record(1, 1, 1, 3_500, 1, 1);
+    s.record(1, 1, 1, 1_999, 1, 1);
+    s.record(1, 1, 1, 2_000_000, 1, 1);
+    assertTrue(!parse(s.toJson(false)).containsKey("total_us"));
+    java.util.List<Number> us = (java.util.List<Number>) parse(s.toJson(false, true)).get("total_us");
+    assertEquals(java.util.List.of(1L, 3L, 2000L), us.stream().map(Number::longValue).toList());
+  }
+
+  @Test
   void summarisesTheSamples() {
     CallStats s = new CallStats(1000);
     for (int i = 1; i <= 200; i++) {
