@@ -109,7 +109,10 @@ def _drained(s, timeout: float = 120.0) -> float:
 def figures(s) -> dict:
     """What a shadow did over a window, from its status (either host)."""
     st = s.status()
-    return {k: st[k] for k in ("state", "error", "compared", "skipped", "diverged", "copies", "cpu_s", "backlog")}
+    out = {k: st[k] for k in ("state", "error", "compared", "skipped", "diverged", "copies", "cpu_s", "backlog")}
+    out["feed_cpu_s"] = st.get("feed_cpu_s")  # serve's feeder thread after the start (the process host only)
+    out["start_cpu_s"] = st.get("start_cpu_s")
+    return out
 
 
 def said(st: dict) -> str:
@@ -117,6 +120,8 @@ def said(st: dict) -> str:
     hb = st["compared"] + st["skipped"]
     return (f"{st['state']}: compared {st['compared']}, skipped {st['skipped']}, diverged {st['diverged']}, copies "
             f"{st['copies']}, CPU {1e6 * st['cpu_s'] / max(1, hb):.0f} us per heartbeat (passes included)"
+            + (f", serve's feeder {1e6 * st['feed_cpu_s'] / max(1, hb):.0f} us per heartbeat after "
+               f"{1e3 * st['start_cpu_s']:.0f} ms for the start's copy" if st.get("feed_cpu_s") is not None else "")
             + (f"; error: {st['error']}" if st["error"] else ""))
 
 

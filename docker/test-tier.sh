@@ -33,7 +33,7 @@ elif [ $rc != 0 ]; then
 fi
 trap finish EXIT
 bash docker/build-images.sh || { echo "docker tier: FAILED to build the images"; exit 1; }
-SLOTWISE_REQUIRE_DOCKER=1 "$PY" -m pytest -q -m docker tests/docker
+SLOTWISE_REQUIRE_DOCKER=1 "$PY" -m pytest -q --durations=10 -m docker tests/docker
 rc=$?
 echo "docker tier: $([ $rc = 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - started )) s" \
      "(engine, images and tests; the compose logs are in run/docker/*-test-compose.log)"

@@ -155,3 +155,20 @@ def test_a_shadow_replaced_is_stopped_outside_the_doors_lock():
     assert held == [False], "the old shadow was stopped while the door's lock was held"
     assert old.state == "stopped" and core.shadow is new
     new.stop()
+
+
+def test_a_heartbeats_message_crosses_the_pipe_as_msgpack_and_arrives_equal():
+    """The feeder's packing: a protocol message as msgpack bytes (cheap for
+    serve), decoded in the child into an equal message; other inputs as they are."""
+    from slotwise import protocol as wire
+    from slotwise.shadow_process import _PAYLOAD_DEC, _packed
+    from wiretools import app, node, payload, req
+
+    msg = payload(nodes=[node("n0", "h0", "/r1", 4096, 4)], apps=[app("x", "root.a", [req(1, 1024, 1, 5)])],
+                  finished=["c1"])
+    item = _packed(("input", "heartbeat", 12.5, msg, ["answer"]))
+    assert item[0] == "payload" and isinstance(item[3], bytes) and item[1:3] == ("heartbeat", 12.5)
+    back = _PAYLOAD_DEC.decode(item[3])
+    assert type(back) is wire.Payload and back == msg and item[4] == ["answer"]
+    other = ("input", "market", 13.0, {"op": "set_spending", "args": {}}, None)
+    assert _packed(other) is other

@@ -522,6 +522,10 @@ class ShadowOut(BaseModel):
     cpu_s: float = Field(description="the CPU seconds the candidate's comparisons took (copies included)")
     pid: int | None = Field(None, description="the shadow's process (it runs outside serve's interpreter)")
     rss_mb: float | None = Field(None, description="the shadow process's resident memory, MB")
+    start_cpu_s: float | None = Field(None, description="the CPU seconds serve's feeder thread spent pickling the "
+                                      "live state's copy for the shadow's process, once at its start")
+    feed_cpu_s: float | None = Field(None, description="the CPU seconds serve's feeder thread spent handing the "
+                                     "inputs to the shadow's process since (what the shadow costs serve itself)")
     window_s: float
     queues: list[ShadowQueue] = Field(description="per queue over the window: what each side gave")
     diverging: list[dict] = Field(description="the last 50 diverging heartbeats or passes, newest first")
