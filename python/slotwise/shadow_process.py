@@ -50,7 +50,7 @@ log = logging.getLogger("slotwise.shadow")
 #: The feeder hands the door's inputs over every FEED_S seconds (at once with a
 #: question, a candidate or a stop): the door only appends, and serve's
 #: interpreter is woken a few times a second for the shadow, not per heartbeat.
-FEED_S = 0.1
+FEED_S = 0.25
 #: Inputs pickled into one frame at most (the interpreter may switch between frames).
 MAX_BATCH = 64
 #: The largest frame read from the child (its status).
