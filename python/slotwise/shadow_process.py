@@ -52,7 +52,7 @@ log = logging.getLogger("slotwise.shadow")
 #: interpreter is woken a few times a second for the shadow, not per heartbeat.
 FEED_S = 0.25
 #: Inputs pickled into one frame at most (the interpreter may switch between frames).
-MAX_BATCH = 64
+MAX_BATCH = 8
 #: The largest frame read from the child (its status).
 MAX_FRAME = 64 * 1024 * 1024
 #: How long a status question waits for the child (seconds).
