@@ -301,13 +301,6 @@ def python_breakdown(core: TimedCore) -> dict:
             "behind_update_wait": fig(behind or [0])}
 
 
-def nearest_rank(ranked: list, q: float) -> int:
-    """The nearest-rank percentile of sorted samples (CallStats.percentile's rule); 0 if none."""
-    if not ranked:
-        return 0
-    return ranked[min(len(ranked), max(1, math.ceil(q * len(ranked) - 1e-9))) - 1]
-
-
 def java_figures(stats: dict) -> dict:
     out = {"count": stats["count"], "samples": stats["samples"], "fallbacks": stats["fallbacks"],
            "failures": stats["failures"], "payload_chars": stats["payload_chars"],
@@ -606,9 +599,8 @@ def shadow_windows(args, core, alloc: Path, call_stats) -> dict:
     out: dict = {"shadows": shadows}
     for side, ts in sides.items():
         out[side] = {q: statistics.median(t[q] for t in ts) for q in ("p50", "p99")}
-        ranked = sorted(pooled[side])
-        out[side]["pooled"] = {"samples": len(ranked), "p50": nearest_rank(ranked, 0.50),
-                               "p99": nearest_rank(ranked, 0.99)}
+        out[side]["pooled"] = {"samples": len(pooled[side]), "p50": pct(pooled[side], 0.50),
+                               "p99": pct(pooled[side], 0.99)}
     shadowed = [k for k in candidates if k != "off"]
     for side in shadowed:
         out[side]["ratio"] = {q: out[side][q] / out["off"][q] for q in ("p50", "p99")}
