@@ -206,20 +206,30 @@ def test_a_candidate_started_from_the_panel_diverges_shows_why_and_stops(browser
 
 
 def test_the_form_opened_before_its_script_ran_still_starts_from_the_live_file(browser, compete):  # noqa: F811
-    """A quick operator opens the form while the page still loads (its script held back
-    here by 1.5 s): once the script runs, the form holds the live file all the same."""
+    """A quick operator opens the form while the page still loads: once the panel's script
+    runs, the form holds the live file all the same. The script is held back here until the
+    form has been opened, so the order is certain, not a matter of timing."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60000)
+    held, hold = [], []
 
     def late(route):
-        time.sleep(1.5)
-        route.continue_()
+        if hold:
+            held.append(route)  # answered below, after the click
+        else:
+            route.continue_()
     page.route("**/static/shadow.js", late)
-    page.goto(compete.url, wait_until="commit")
+    page.goto(compete.url)
     page.fill("#login input[name=admin_token]", TOKEN)
+    hold.append(True)  # the admin page's shadow.js waits
     page.click("#login button", no_wait_after=True)
+    deadline = time.monotonic() + 60
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)  # lets Playwright hand the request to the handler
+    assert held, "the admin page never asked for shadow.js"
     page.locator("#shadow-start > summary").click()
-    assert page.evaluate("() => document.readyState") != "complete"  # clicked before shadow.js ran
+    assert page.locator("#shadow-text").input_value() == ""  # opened before shadow.js ran
+    held[0].continue_()
     page.wait_for_function("() => document.querySelector('#shadow-text').value.includes('<allocations>')")
     assert page.locator("#shadow-text").input_value() == LIVE
     page.close()
