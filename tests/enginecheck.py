@@ -43,6 +43,8 @@ def check_invariants(e) -> None:
         assert p.am_usage == _sum(c.resource for a in apps for c in a.containers.values() if c.is_am), p.name
         assert p.running_apps == sum(a.runnable for a in apps), p.name
         assert p.active_apps == sum(a.active for a in apps), p.name
+        wanting = Counter(k for a in apps for k in a.kinds)
+        assert {k: n for k, n in p.wanting.items() if n} == dict(wanting), p.name
         assert not (p.apps and p.children), f"{p.name} holds jobs and has children"
         keys = [(a.start_time, a.app_id) for a in p.apps]
         assert keys == sorted(keys), p.name

@@ -4,6 +4,7 @@ import pytest
 
 from slotwise.config.model import PlacementRule, UserConfig
 from slotwise.engine import PlacementRejected
+from enginecheck import check_invariants
 from support import fill, make_config, make_engine, running, submit
 
 
@@ -140,6 +141,58 @@ def test_reload_keeps_running_apps_in_removed_queues():
     assert running(e, "root.old") == 4
     assert e.queues["root.old"].weight == 1.0  # now an ordinary dynamic queue
     assert "root.new" in e.queues
+
+
+def _busy_tree():
+    """A two-level tree with running apps (their AMs among the containers)
+    and apps waiting on a queue's running limit."""
+    e, clock = make_engine({"p": {"children": {"a": {}, "b": {"max_running_apps": 1}}}, "c": {}}, nodes=2, slots=4)
+    for app, queue in (("x", "p.a"), ("y", "p.b"), ("z", "p.b"), ("w", "p.b"), ("v", "c")):
+        submit(e, app, queue, tasks=6, needs_am=True)
+        clock.advance(1)
+    fill(e, 2)
+    check_invariants(e)
+    return e
+
+
+def test_a_reload_on_the_same_tree_keeps_every_count_true():
+    """The same queues under the same parents: the counts are not made
+    again (a shadow's candidate pays for that per copy), and they stay true,
+    waiting apps that a raised limit lets run included."""
+    e = _busy_tree()
+    assert not e.apps["z"].runnable and e.queues["root.p"].running_apps == 2
+    usage = {name: q.usage for name, q in e.queues.items()}
+    e.set_config(make_config({"p": {"weight": 3.0, "children": {"a": {}, "b": {"max_running_apps": 3}}},
+                              "c": {"weight": 0.5}}))
+    check_invariants(e)
+    assert e.apps["z"].runnable and e.apps["w"].runnable and e.queues["root.p"].running_apps == 4
+    assert {name: q.usage for name, q in e.queues.items()} == usage
+    assert e.queues["root.p"].weight == 3.0
+    fill(e)
+    check_invariants(e)
+
+
+def test_a_reload_that_moves_the_tree_counts_again():
+    """A queue dropped while it holds apps stays on as a new dynamic queue,
+    a new parent comes: everything is counted anew, and true."""
+    e = _busy_tree()
+    e.set_config(make_config({"p": {"children": {"a": {}}}, "d": {"children": {"e": {}}}}))
+    assert e.apps["y"].queue.name == "root.p.b" and "root.d.e" in e.queues
+    check_invariants(e)
+    assert e.queues["root.p.b"].usage == e.apps["y"].usage + e.apps["z"].usage + e.apps["w"].usage
+    fill(e)
+    check_invariants(e)
+
+
+def test_a_fork_under_another_file_counts_true():
+    """A shadow's candidate: the live engine forked, another file set."""
+    e = _busy_tree()
+    f = e.fork()
+    f.set_config(make_config({"p": {"children": {"a": {"weight": 4.0}, "b": {"max_running_apps": 2}}}, "c": {}}))
+    check_invariants(f)
+    check_invariants(e)
+    assert f.queues["root.p.a"].weight == 4.0 and e.queues["root.p.a"].weight == 1.0
+    assert f.apps["z"].runnable and not e.apps["z"].runnable
 
 
 def test_reload_applies_new_weights():
