@@ -125,31 +125,25 @@ class Engine(NodeEvents):
         self.limits.config = config
         fork.forget(self)  # the tree is made again: the next fork copies every app
         self.share_rule = self.settings.rule_for(config.format)
-        shape = _shape(self.tree.queues)
+        shape = self.tree.shape()
         self.tree.rebuild(config, self.cluster, self.share_rule, self.settings.root_policy, self.clock.now())
         queues = self.queues.values()
         self._has_min_shares = any(p.min_share.any_positive() for p in queues)
         #: A policy that acts on the update pass (a market charging, weights moving).
         self._policy_hooks = any(type(p.policy).on_update is not SchedulingPolicy.on_update for p in queues)
         self._order_version += 1
-        # The counts a queue keeps of the apps beneath it (usage, running,
-        # wanting) and the users' counts depend on where the apps sit, not on
-        # the file: on the same tree (the same queues, each under the same
-        # parent) they stand, and only a new shape counts every app again
-        # (a shadow's candidate is made on the live tree once per diverging
-        # heartbeat: the count was half of its copy).
-        recount = _shape(self.tree.queues) != shape
+        # The counts of apps beneath each queue and per user stand on the same tree
+        # (a shadow's candidate, made per diverging heartbeat, spent half its copy here).
+        if recount := self.tree.shape() != shape:
+            self.limits.user_running = {}
         for p in queues:
             p.stale = True
             p.forget_order()
+            p.set_target_rule(self.settings)
             if recount:
                 p.usage = p.am_usage = ZERO
                 p.running_apps = p.active_apps = 0
                 p.wanting = {}
-        if recount:
-            self.limits.user_running = {}
-        for p in queues:
-            p.set_target_rule(self.settings)
         for app in self.apps.values():
             if recount:
                 self._attach(app, app.queue, +1)
@@ -453,8 +447,3 @@ class Engine(NodeEvents):
 def _by_submit(app: App) -> tuple:
     """Apps are kept in this order so policies can sort them stably."""
     return (app.start_time, app.app_id)
-
-
-def _shape(queues: dict) -> dict:
-    """The tree's shape: each queue (the object) and its parent's name."""
-    return {name: (q, q.parent.name if q.parent is not None else None) for name, q in queues.items()}

@@ -55,6 +55,11 @@ class QueueTree:
                            "and cannot become a parent queue; move or finish them first")
         return out
 
+    def shape(self) -> dict:
+        """Each queue (the object) and its parent's name: a reload that keeps
+        it keeps the counts each queue holds of the apps beneath it."""
+        return {name: (q, q.parent and q.parent.name) for name, q in self.queues.items()}
+
     def rebuild(self, config: AllocationConfig, cluster: Resource, rule: str, root_policy: str | None,
                 now: float) -> None:
         """The tree of ``config``. Queues keep their runtime state by name;
