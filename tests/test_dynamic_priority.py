@@ -371,3 +371,28 @@ def test_on_an_mrv1_cluster_each_kind_of_slot_is_split_by_the_rates():
         clock.advance(1.0)
     maps = {q: e.queues[f"root.dp.{q}"].usage.map_slots for q in ("prod", "research")}
     assert maps == {"prod": 6, "research": 2}
+
+
+def test_a_reload_keeps_the_markets_weights_until_the_next_pass():
+    """The weights the market set on the last pass are the ones in force
+    until the next: a reload of the file (which gives each child weight 1)
+    keeps them, so the heartbeats between decide as before it, and a
+    shadow's copy (a fork with a file set) decides as the live engine."""
+    e, clock, m = dp_engine(slots=8)
+    fund(m, alice=(4, 1000), bob=(1, 1000), sam=(1, 1000))
+    for q in ("alice", "bob", "sam"):
+        job(e, q, q)
+    e.update()
+    weights = {q: e.queues[f"root.dp.{q}"].weight for q in ("alice", "bob", "sam")}
+    assert weights == {"alice": 4, "bob": 1, "sam": 1}
+    twin = e.fork()
+    twin.set_config(make_config({"dp": {"scheduling_policy": DP, "children": {q: {} for q in ("alice", "bob", "sam")}},
+                                 "other": {}}))
+    e.set_config(make_config({"dp": {"scheduling_policy": DP, "children": {q: {} for q in ("alice", "bob", "sam")}}}))
+    assert {q: e.queues[f"root.dp.{q}"].weight for q in weights} == weights
+    assert {q: twin.queues[f"root.dp.{q}"].weight for q in weights} == weights
+    assert [(a.app_id, a.node_id) for a in fill(twin)] == [(a.app_id, a.node_id) for a in fill(e)]
+    assert running(e, "root.dp.alice") == 16  # 4 of every 6 slots, before the next pass too
+    # The parent's policy changed by the file: the file's weights.
+    e.set_config(make_config({"dp": {"children": {q: {} for q in ("alice", "bob", "sam")}}}))
+    assert {q: e.queues[f"root.dp.{q}"].weight for q in weights} == {"alice": 1, "bob": 1, "sam": 1}

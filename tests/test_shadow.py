@@ -513,10 +513,8 @@ DP_ALLOCATIONS = """<allocations>
 </allocations>"""
 
 
-def test_an_operators_market_change_reaches_the_shadow_as_it_reaches_the_live_engine():
-    """Spending rates changed after the shadow started: its replica must see
-    them (or it decides otherwise than the live engine and stops), and an
-    identical candidate still agrees on every heartbeat."""
+def _dp_door():
+    """A door over a Dynamic Priority parent of two queues, four nodes."""
     from slotwise import protocol as wire
     from slotwise.market import Market, MarketSettings
 
@@ -529,22 +527,28 @@ def test_an_operators_market_change_reaches_the_shadow_as_it_reaches_the_live_en
     for q in ("alice", "bob"):
         market.add_budget(f"root.dp.{q}", 10_000)
         market.set_spending(f"root.dp.{q}", 1)
-    res = wire.Resource(memory_mb=1024, vcores=1)
     nodes = [wire.Node(id=f"n{i}", host=f"h{i}", rack="/r0", capacity=wire.Resource(memory_mb=4096, vcores=4))
              for i in range(4)]
     core.handle_heartbeat(wire.Payload(now_ms=int(clock.now() * 1000), nodes=nodes))
-    s = Shadow(parse_allocations(DP_ALLOCATIONS, "candidate.xml"), threaded=False)
-    s.attach(core)
+    return core, market, clock
+
+
+def _dp_drive(core, clock, steps: int, at_step=None) -> None:
+    """Two apps asking for 200 containers each, a heartbeat or a pass every
+    0.25 s, containers ending as they go; ``at_step(step)`` before each."""
+    from slotwise import protocol as wire
+
+    res = wire.Resource(memory_mb=1024, vcores=1)
     running: list[str] = []
-    for step in range(240):
+    for step in range(steps):
+        if at_step is not None:
+            at_step(step)
         clock.advance(0.25)
         now_ms = int(clock.now() * 1000)
         apps = []
         if step == 0:
             apps = [wire.App(id=f"{q}-app", user=q, queue=f"dp.{q}", submit_ms=now_ms, priority=0,
                              requests=[wire.Request(priority=1, resource=res, count=200)]) for q in ("alice", "bob")]
-        if step == 40:  # alice bids four times bob's rate from now on
-            market.set_spending("root.dp.alice", 4)
         finished = running[:2] if step % 3 == 0 else []
         running = running[len(finished):]
         if step % 4 == 1:
@@ -557,6 +561,20 @@ def test_an_operators_market_change_reaches_the_shadow_as_it_reaches_the_live_en
             core.handle_update(wire.Payload(now_ms=now_ms, launched=[
                 wire.Container(id=f"c-{a.container_id}", app=a.app_id, node=a.node_id, resource=res,
                                priority=a.priority, engine_id=a.container_id) for a in decided]))
+
+
+def test_an_operators_market_change_reaches_the_shadow_as_it_reaches_the_live_engine():
+    """Spending rates changed after the shadow started: its replica must see
+    them (or it decides otherwise than the live engine and stops), and an
+    identical candidate still agrees on every heartbeat."""
+    core, market, clock = _dp_door()
+    s = Shadow(parse_allocations(DP_ALLOCATIONS, "candidate.xml"), threaded=False)
+    s.attach(core)
+
+    def bid(step):
+        if step == 40:  # alice bids four times bob's rate from now on
+            market.set_spending("root.dp.alice", 4)
+    _dp_drive(core, clock, 240, bid)
     st = s.status()
     assert st["state"] == "running", st["error"]
     assert st["compared"] > 100 and st["diverged"] == 0, st
@@ -565,3 +583,55 @@ def test_an_operators_market_change_reaches_the_shadow_as_it_reaches_the_live_en
     bob = sum(1 for c in e.containers.values() if c.app_id == "bob-app")
     assert alice > bob  # the change mattered to the live decisions
     s.stop()
+
+
+def test_market_changes_racing_heartbeats_reach_the_shadow_in_the_live_order():
+    """An operator's changes to the market, from another thread while
+    heartbeats come (as serve's admin API makes them): each falls between
+    two of the door's calls (the market's guard is the door's lock), so the
+    shadow's replica applies it where the live engine did and never decides
+    otherwise; the shadow follows on its own thread."""
+    import sys
+    import time
+
+    core, market, clock = _dp_door()
+    market.guard = core._lock  # as serve sets it (without it this fails: the replica stops, deciding otherwise)
+    s = Shadow(parse_allocations(DP_ALLOCATIONS, "candidate.xml"), threaded=True)
+    s.attach(core)
+    stop, made, changes = threading.Event(), threading.Event(), [0]
+
+    def operator():
+        while not stop.is_set():
+            market.set_spending("root.dp.alice", (1, 4, 2)[changes[0] % 3])
+            changes[0] += 1
+            made.set()
+            time.sleep(0.001)  # an eager operator, not a flood
+
+    def paced(step):  # at least one change every 5 steps, however the threads are scheduled
+        if step % 5 == 0:
+            assert made.wait(30), "the operator's thread made no change"
+            made.clear()
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # the threads interleave inside the door's calls, not only between them
+    t = threading.Thread(target=operator, daemon=True)
+    t.start()
+    try:
+        _dp_drive(core, clock, 1200, paced)
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(switch)
+    deadline = time.monotonic() + 60
+    while s.state == "running" and s.status()["backlog"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    st = s.status()
+    s.stop()
+    assert changes[0] >= 240, changes
+    assert st["state"] == "running", st["error"]
+    # The replica decided every heartbeat as the live engine did (else it stops
+    # with the reason): those behind the backlog's limit it followed without
+    # comparing them.
+    assert st["compared"] + st["skipped"] == 900 and st["compared"] > 0, st
+    # Copies made after skipped heartbeats decide as the live engine too: the
+    # market's weights come with them (tests/test_dynamic_priority.py).
+    assert st["diverged"] == 0, list(s.diverging)[:1]

@@ -68,6 +68,9 @@ class QueueTree:
         self.config = config
         old = self.queues
         self.queues = {}
+        # What a parent's policy set on its children (on_update), kept below.
+        kept = {name: (q.parent.name, type(q.parent.policy), {k: getattr(q, k) for k in q.parent.policy.sets_children})
+                for name, q in old.items() if q.parent is not None and q.parent.policy.sets_children}
 
         def build(qc, parent):
             queue = old.get(qc.name) or Queue(qc.name, parent, now)
@@ -89,6 +92,11 @@ class QueueTree:
         self.root = self.queues["root"]
         if root_policy:
             self.root.policy = get_policy(root_policy)
+        for name, (parent, policy, values) in kept.items():
+            q = self.queues.get(name)
+            if q is not None and q.parent is not None and q.parent.name == parent and type(q.parent.policy) is policy:
+                for k, v in values.items():
+                    setattr(q, k, v)
         for name, queue in old.items():
             if name not in self.queues and queue.apps:
                 leaf = self.ensure(name, cluster, rule, now, force=True)

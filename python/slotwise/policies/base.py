@@ -62,6 +62,10 @@ class SchedulingPolicy:
     keyed = False
     #: The dimensions compared for starvation and preemption.
     dimensions: tuple[str, ...] = ("memory_mb",)
+    #: The children's settings ``on_update`` sets (a market's weights): a
+    #: reload keeps them under the same parent and policy until the next pass,
+    #: instead of the file's, so a reload (or a shadow's copy) decides as before it.
+    sets_children: tuple[str, ...] = ()
 
     def sort_key(self, s: Schedulable, cluster: Resource, key: str = "memory_mb"):
         """``key``: the dimension on offer (resources.OFFERS): memory for a

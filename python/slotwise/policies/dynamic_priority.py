@@ -88,6 +88,7 @@ def _first_submit(s) -> float:
 
 class DynamicPriorityPolicy(SchedulingPolicy):
     name = "dynamic-priority"
+    sets_children = ("weight", "fair_share_timeout", "fair_share_threshold")
 
     def sort_key(self, s: Schedulable, cluster: Resource, key: str = "memory_mb"):
         if not hasattr(s, "children"):  # apps (the policy set on a leaf): as fair
