@@ -158,17 +158,28 @@ def test_a_shadow_replaced_is_stopped_outside_the_doors_lock():
 
 
 def test_a_heartbeats_message_crosses_the_pipe_as_msgpack_and_arrives_equal():
-    """The feeder's packing: a protocol message as msgpack bytes (cheap for
-    serve), decoded in the child into an equal message; other inputs as they are."""
+    """The feeder's packing: a protocol message as msgpack bytes, its answer
+    as tuples (cheap for serve), made again in the child into an equal
+    message and equal assignments, through a real pickle; other inputs as they are."""
+    import pickle
+
     from slotwise import protocol as wire
-    from slotwise.shadow_process import _PAYLOAD_DEC, _packed
+    from slotwise.engine.decisions import Assignment, Preemption
+    from slotwise.resources import Resource
+    from slotwise.shadow_process import _packed, _unpacked
     from wiretools import app, node, payload, req
 
     msg = payload(nodes=[node("n0", "h0", "/r1", 4096, 4)], apps=[app("x", "root.a", [req(1, 1024, 1, 5)])],
                   finished=["c1"])
-    item = _packed(("input", "heartbeat", 12.5, msg, ["answer"]))
+    answer = [Assignment("e1", "x", "root.a", "n0", 1, "node_local", Resource(1024, 1), False),
+              Assignment("e2", "x", "root.a", "n0", 0, "off_switch", Resource(512, 2, 1, 0), True)]
+    item = pickle.loads(pickle.dumps(_packed(("input", "heartbeat", 12.5, msg, answer))))
     assert item[0] == "payload" and isinstance(item[3], bytes) and item[1:3] == ("heartbeat", 12.5)
-    back = _PAYLOAD_DEC.decode(item[3])
-    assert type(back) is wire.Payload and back == msg and item[4] == ["answer"]
+    call, t, back, got = _unpacked(item)
+    assert (call, t) == ("heartbeat", 12.5) and type(back) is wire.Payload and back == msg
+    assert got == answer and all(type(a) is Assignment for a in got)
+    cut = [Preemption("e1", "x", "root.a", "n0", False, "fair_share")]
+    item = _packed(("input", "update", 13.0, msg, cut))
+    assert _unpacked(item) == ("update", 13.0, msg, cut)
     other = ("input", "market", 13.0, {"op": "set_spending", "args": {}}, None)
     assert _packed(other) is other
