@@ -37,13 +37,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checkout import run_on  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 GOAL_MS = 200.0
@@ -151,12 +152,9 @@ def child(args) -> None:
 
 
 def run_child(python_dir: Path, args, repeat: int) -> list[dict]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--nodes", str(args.nodes), "--apps",
-           str(args.apps), "--slots", str(args.slots), "--tasks", str(args.tasks), "--repeat", str(repeat),
-           "--horizon", str(args.horizon)]
-    env = {**os.environ, "PYTHONPATH": str(python_dir)}
-    done = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_on(python_dir, __file__, ["--child", "--nodes", str(args.nodes), "--apps", str(args.apps),
+                                         "--slots", str(args.slots), "--tasks", str(args.tasks),
+                                         "--repeat", str(repeat), "--horizon", str(args.horizon)])
 
 
 def report(label: str, runs: list[dict]) -> dict:

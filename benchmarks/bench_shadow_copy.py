@@ -1,14 +1,14 @@
 """What one copy of a changed shadow candidate costs: the follower forked
 and the candidate file set (``Shadow._remake``), per diverging heartbeat.
 
-Run: python benchmarks/bench_shadow_copy.py [--quick] [--against OTHER/python]
+Run: python benchmarks/bench_shadow_copy.py [--quick] [--baseline CHECKOUT]
 
 bench_engine's cluster at 100 apps (10 queues, 20 nodes) and at 1,000
 (100 queues, 1,000 nodes), a candidate that weighs queue0 4 times; the
 copy made N times, its CPU per copy, the median of 5 rounds. With
-``--against``, the same measured in turn from another checkout's
-``python`` directory, alternated (CPU time moves 2-3x between runs here,
-so only an alternation in one run compares two versions).
+``--baseline``, the same measured in turn on another checkout's
+``python/``, alternated (benchmarks/checkout.py; CPU time moves 2-3x
+between runs here, so only an alternation in one run compares two versions).
 """
 
 from __future__ import annotations
@@ -17,17 +17,18 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from checkout import run_on  # noqa: E402
+
 SCALES = ((10, 100, 20), (100, 1_000, 1_000))
 
 
 def measure(quick: bool) -> dict:
     """CPU ms per copy at each scale, in this process."""
-    sys.path.insert(0, HERE)
     import shadow_door
     from bench_engine import build_cluster
     from slotwise.shadow import Shadow
@@ -50,42 +51,33 @@ def measure(quick: bool) -> dict:
     return out
 
 
-def run_in(pythonpath: str, quick: bool) -> dict:
-    """``measure`` in a fresh interpreter on ``pythonpath``'s slotwise."""
-    env = dict(os.environ, PYTHONPATH=pythonpath)
-    cmd = [sys.executable, os.path.abspath(__file__), "--one"] + (["--quick"] if quick else [])
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
-    if done.returncode != 0:
-        raise SystemExit(f"bench_shadow_copy: the run on {pythonpath} failed: {done.stderr.strip()[-500:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer copies per round (about a minute)")
-    ap.add_argument("--against", metavar="DIR", help="another checkout's python directory, alternated with this one")
-    ap.add_argument("--rounds", type=int, default=3, help="alternations with --against (default 3)")
+    ap.add_argument("--baseline", metavar="CHECKOUT", help="another checkout, its python/ alternated with this tree's")
+    ap.add_argument("--rounds", type=int, default=3, help="alternations with --baseline (default 3)")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         print(json.dumps(measure(args.quick)))
         return
-    mine = os.path.join(os.path.dirname(HERE), "python")
-    sides = [("this tree", mine)] + ([("against", os.path.abspath(args.against))] if args.against else [])
+    sides = [("this tree", os.path.join(os.path.dirname(HERE), "python"))]
+    if args.baseline:
+        sides.append(("baseline", os.path.join(os.path.abspath(args.baseline), "python")))
+    argv = ["--one"] + (["--quick"] if args.quick else [])
     got: dict[str, list[dict]] = {name: [] for name, _ in sides}
-    for r in range(args.rounds if args.against else 1):
+    for r in range(args.rounds if args.baseline else 1):
         for name, path in (sides if r % 2 == 0 else sides[::-1]):
-            got[name].append(run_in(path, args.quick))
+            got[name].append(run_on(path, __file__, argv))
             print(f"round {r + 1} {name:9}: " + ", ".join(f"{k} apps {v:.2f} ms" for k, v in got[name][-1].items()),
                   flush=True)
-    for name, runs in got.items():
-        line = ", ".join(f"{k} apps {sorted(run[k] for run in runs)[len(runs) // 2]:.2f} ms" for k in runs[0])
-        print(f"{name}: the candidate's copy, CPU per copy (median of rounds): {line}")
-    if args.against:
-        a, b = got["this tree"], got["against"]
-        print("ratio this tree / against: " + ", ".join(
-            f"{k} apps {sorted(x[k] for x in a)[len(a) // 2] / sorted(x[k] for x in b)[len(b) // 2]:.2f}"
-            for k in a[0]))
+    mid = {name: {k: sorted(run[k] for run in runs)[len(runs) // 2] for k in runs[0]} for name, runs in got.items()}
+    for name, m in mid.items():
+        print(f"{name}: the candidate's copy, CPU per copy (median of rounds): "
+              + ", ".join(f"{k} apps {v:.2f} ms" for k, v in m.items()))
+    if args.baseline:
+        print("ratio this tree / baseline: " + ", ".join(
+            f"{k} apps {v / mid['baseline'][k]:.2f}" for k, v in mid["this tree"].items()))
 
 
 if __name__ == "__main__":

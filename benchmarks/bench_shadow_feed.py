@@ -1,12 +1,16 @@
 """Serve's side of the shadow's pipe at bench_engine's scale (1,000 nodes,
 1,000 apps, 3,000 heartbeats through a real door): the CPU the feeder's
-frames take to pickle per heartbeat, and the start copy's pickle, with
-the packing of the 2026-11-30 ninth session (a heartbeat's answer as
-tuples, ``Resource.__reduce__``) against the one before it, alternated in
-one process.
+frames take to pickle per heartbeat (``shadow_process._packed``, frames of
+``MAX_BATCH``), and the start copy's pickle. With ``--baseline``, the same
+on another checkout's ``python/``, alternated (benchmarks/checkout.py).
 
-Run: python benchmarks/bench_shadow_feed.py [--quick]
+Run: python benchmarks/bench_shadow_feed.py [--quick] [--baseline CHECKOUT]
 """
+
+from __future__ import annotations
+
+import argparse
+import json
 import os
 import pickle
 import random
@@ -14,12 +18,9 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_engine import build_cluster  # noqa: E402
-import shadow_door  # noqa: E402
-from slotwise.resources import Resource  # noqa: E402
-from slotwise.shadow import Shadow, capture  # noqa: E402
-from slotwise.shadow_process import _PAYLOAD_ENC, MAX_BATCH, _packed  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from checkout import run_on  # noqa: E402
 
 HEARTBEATS = 3_000
 
@@ -39,51 +40,58 @@ class Tap:
         self.offer(call, t, msg)
 
 
-def packed_before(item: tuple) -> tuple:
-    """The packing before: the message as msgpack, the answer as it is."""
-    if item[0] == "input" and type(item[3]).__name__ == "Payload":
-        return ("payload", item[1], item[2], _PAYLOAD_ENC.encode(item[3]), item[4])
-    return item
+def measure(repeat: int) -> dict:
+    """In this process, on the slotwise first on the path: the median of
+    ``repeat`` measurements of each figure."""
+    import shadow_door
+    from bench_engine import build_cluster
+    from slotwise.shadow import Shadow, capture
+    from slotwise.shadow_process import MAX_BATCH, _packed
 
-
-def feed_us(items: list, pack) -> float:
-    """CPU to pickle every frame the feeder would write, per heartbeat (us)."""
-    t0 = time.thread_time()
-    for i in range(0, len(items), MAX_BATCH):
-        pickle.dumps([pack(x) for x in items[i:i + MAX_BATCH]], protocol=pickle.HIGHEST_PROTOCOL)
-    return (time.thread_time() - t0) / HEARTBEATS * 1e6
-
-
-def start_ms(start) -> tuple[float, int]:
-    """CPU to pickle the start's copy (ms), and its size."""
-    t0 = time.thread_time()
-    data = pickle.dumps(start, protocol=pickle.HIGHEST_PROTOCOL)
-    return (time.thread_time() - t0) * 1e3, len(data)
-
-
-def main() -> None:
     core = shadow_door.door(build_cluster, random.Random(1), 100, 1_000, 1_000)
     tap = core.shadow = Tap()
     shadow_door.Driver(core).run(HEARTBEATS, 0.0)
     core.shadow = None
-    print(f"{len(tap.items):,} inputs from {HEARTBEATS:,} heartbeats")
     start = capture(core, Shadow(shadow_door.candidate(core._engine.config, 4.0), threaded=False))
-    reduce_now = Resource.__reduce__
-    rows: dict[str, list] = {"before": [], "now": []}
-    for r in range(2 if "--quick" in sys.argv else 6):
-        for side in (("before", "now") if r % 2 == 0 else ("now", "before")):
-            if side == "before":
-                del Resource.__reduce__  # pickled the default way, through copyreg
-                try:
-                    rows[side].append((feed_us(tap.items, packed_before), *start_ms(start)))
-                finally:
-                    Resource.__reduce__ = reduce_now
-            else:
-                rows[side].append((feed_us(tap.items, _packed), *start_ms(start)))
-    for side, got in rows.items():
-        print(f"{side}: the feeder's frames {statistics.median(g[0] for g in got):.1f} us per heartbeat, "
-              f"the start's copy pickled in {statistics.median(g[1] for g in got):.0f} ms "
-              f"({got[0][2] / 2**20:.2f} MiB) (medians of {len(got)}, alternated)")
+    feed, pickled = [], []
+    for _ in range(repeat):
+        t0 = time.thread_time()
+        for i in range(0, len(tap.items), MAX_BATCH):
+            pickle.dumps([_packed(x) for x in tap.items[i:i + MAX_BATCH]], protocol=pickle.HIGHEST_PROTOCOL)
+        feed.append((time.thread_time() - t0) / HEARTBEATS * 1e6)
+        t0 = time.thread_time()
+        data = pickle.dumps(start, protocol=pickle.HIGHEST_PROTOCOL)
+        pickled.append((time.thread_time() - t0) * 1e3)
+    return {"inputs": len(tap.items), "feed_us": statistics.median(feed), "start_ms": statistics.median(pickled),
+            "start_mib": len(data) / 2**20}
+
+
+def said(name: str, m: dict) -> str:
+    return (f"{name}: the feeder's frames {m['feed_us']:.1f} us per heartbeat ({int(m['inputs']):,} inputs from "
+            f"{HEARTBEATS:,} heartbeats), the start's copy pickled in {m['start_ms']:.0f} ms ({m['start_mib']:.2f} MiB)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="2 measurements a side instead of 6")
+    ap.add_argument("--baseline", metavar="CHECKOUT", help="another checkout, its python/ alternated with this tree's")
+    ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one)))
+        return
+    rounds = 2 if args.quick else 6
+    if not args.baseline:
+        print(said("this tree", measure(rounds)))
+        return
+    sides = [("this tree", os.path.join(os.path.dirname(HERE), "python")),
+             ("baseline", os.path.join(os.path.abspath(args.baseline), "python"))]
+    got: dict[str, list[dict]] = {name: [] for name, _ in sides}
+    for r in range(rounds):
+        for name, path in (sides if r % 2 == 0 else sides[::-1]):
+            got[name].append(run_on(path, __file__, ["--one", "1"]))
+    for name, runs in got.items():
+        print(said(name, {k: statistics.median(x[k] for x in runs) for k in runs[0]}) + f" (medians of {rounds}, alternated)")
 
 
 if __name__ == "__main__":

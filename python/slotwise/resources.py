@@ -144,7 +144,7 @@ class Resource:
         """Pickled as its four numbers: the default for a class with slots goes
         through copyreg in Python, twice as slow (a shadow's start copy and
         its feed hold thousands)."""
-        return Resource, (self.memory_mb, self.vcores, self.map_slots, self.reduce_slots)
+        return Resource, self._t()
 
     def _t(self) -> tuple:
         return (self.memory_mb, self.vcores, self.map_slots, self.reduce_slots)

@@ -29,7 +29,9 @@ nothing else reads it.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
+import operator
 import os
 import pickle
 import signal
@@ -71,6 +73,10 @@ _PAYLOAD_ENC = msgspec.msgpack.Encoder()
 _PAYLOAD_DEC = msgspec.msgpack.Decoder(wire.Payload)
 
 
+#: An assignment's fields in the dataclass's order (``Assignment(*fields)`` makes it again).
+_ASSIGNMENT_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(Assignment)))
+
+
 def _packed(item: tuple) -> tuple:
     """An input as it crosses the pipe: a protocol message as msgpack bytes,
     a heartbeat's answer as plain tuples (pickling the dataclasses took
@@ -78,8 +84,7 @@ def _packed(item: tuple) -> tuple:
     if item[0] == "input" and type(item[3]) is wire.Payload:
         answer = item[4]
         if item[1] == "heartbeat" and answer:
-            answer = [(a.container_id, a.app_id, a.queue, a.node_id, a.priority, a.locality, a.resource, a.is_am)
-                      for a in answer]
+            answer = [_ASSIGNMENT_FIELDS(a) for a in answer]
         return ("payload", item[1], item[2], _PAYLOAD_ENC.encode(item[3]), answer)
     return item
 

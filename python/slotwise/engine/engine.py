@@ -132,21 +132,21 @@ class Engine(NodeEvents):
         #: A policy that acts on the update pass (a market charging, weights moving).
         self._policy_hooks = any(type(p.policy).on_update is not SchedulingPolicy.on_update for p in queues)
         self._order_version += 1
-        # The counts of apps beneath each queue and per user stand on the same tree
-        # (a shadow's candidate, made per diverging heartbeat, spent half its copy here).
-        if recount := self.tree.shape() != shape:
-            self.limits.user_running = {}
         for p in queues:
             p.stale = True
             p.forget_order()
             p.set_target_rule(self.settings)
-            if recount:
+        # The counts of apps beneath each queue and per user stand on the same tree
+        # (a shadow's candidate, made per diverging heartbeat, spent half its copy here).
+        if self.tree.shape() != shape:
+            self.limits.user_running = {}
+            for p in queues:
                 p.usage = p.am_usage = ZERO
                 p.running_apps = p.active_apps = 0
                 p.wanting = {}
-        for app in self.apps.values():
-            if recount:
+            for app in self.apps.values():
                 self._attach(app, app.queue, +1)
+        for app in self.apps.values():
             app.delay = app.queue.set_target_rule(self.settings, self.delay)
         self._update_runnability()
 
